@@ -1,0 +1,21 @@
+//! Ed25519 signature verification (RFC 8032) with named rule modes.
+//!
+//! - [`verify`]: one signature, minimum latency (serial radix-2^51 backend).
+//! - [`verify_many`]: one verdict per signature, using SIMD lanes (four signatures per
+//!   AVX2 register when the CPU has AVX2) and all cores (rayon).
+//!
+//! Rules per [`Mode`] are tabulated in docs/ed25519-rules.md. All verification code is
+//! variable time: it only ever handles public data.
+
+#![cfg_attr(not(test), warn(missing_docs))]
+
+mod many;
+mod mode;
+#[allow(missing_docs)] // coordinates are named as in the formulas
+pub mod point;
+pub mod serial;
+mod verify;
+
+pub use many::{verify_many, verify_many_with, Backend, Item};
+pub use mode::{Mode, UnknownMode, VerifyError};
+pub use verify::verify;

@@ -1,0 +1,209 @@
+//! Serial (one signature at a time) Edwards25519 operations on [`Fe51`]: decoding,
+//! encoding, small-order tests, base-point tables and the variable-time double-scalar
+//! multiplication [a]A + [b]B used by verification.
+//!
+//! Double-scalar multiplication: width-5 NAF for the variable point (8 cached odd
+//! multiples A, 3A, ..., 15A) and width-8 NAF for the base point (64 affine odd multiples
+//! B, ..., 127B, built once). One shared chain of ~253 doublings; on average 253/6 variable
+//! additions and 253/9 base additions (Moller's interleaving, "Algorithms for
+//! multi-exponentiation", SAC 2001; the usual choice in ref10 and curve25519-dalek).
+//! Variable time: only for public inputs (verification).
+
+use std::sync::OnceLock;
+
+use wirespeed_field::{Fe51, FieldOps, Scalar};
+
+use crate::point::{AffineNiels, CurveField, Extended, ProjNiels, Projective};
+
+/// The standard base point encoding (y = 4/5, x even).
+pub const BASEPOINT_BYTES: [u8; 32] = [
+    0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+    0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+];
+
+/// p = 2^255 - 19, little-endian.
+const P_BYTES: [u8; 32] = [
+    0xed, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+];
+
+/// A decoded point with the facts the rule modes need about its encoding.
+#[derive(Clone, Copy, Debug)]
+pub struct Decoded {
+    /// The point.
+    pub point: Extended<Fe51>,
+    /// y (bits 0..254 of the encoding) was >= p.
+    pub y_non_canonical: bool,
+    /// x = 0 but the sign bit was set ("negative zero").
+    pub negative_zero: bool,
+}
+
+impl Decoded {
+    /// The encoding is the unique canonical one for the point.
+    pub fn is_canonical(&self) -> bool {
+        !self.y_non_canonical && !self.negative_zero
+    }
+}
+
+/// True iff bits 0..254 of `b`, read as an integer, are >= p.
+pub fn y_is_non_canonical(b: &[u8; 32]) -> bool {
+    for i in (0..32).rev() {
+        let v = if i == 31 { b[i] & 0x7f } else { b[i] };
+        if v != P_BYTES[i] {
+            return v > P_BYTES[i];
+        }
+    }
+    true
+}
+
+/// Decodes a point as curve25519-dalek, ed25519-zebra and RFC 8032 5.1.3 do, except that
+/// y >= p is reduced rather than rejected (the caller decides by mode) and x = 0 with the
+/// sign bit set is accepted as x = 0 (also reported). Returns None if y^2 - 1 over
+/// d y^2 + 1 is not a square (no point has that y). Variable time.
+pub fn vartime_decompress(b: &[u8; 32]) -> Option<Decoded> {
+    let y = Fe51::from_bytes(b);
+    let yy = y.square();
+    let u = yy.sub(&Fe51::ONE);
+    let v = yy.mul(&Fe51::EDWARDS_D).add(&Fe51::ONE);
+    let (is_square, x_abs) = Fe51::sqrt_ratio(&u, &v);
+    if !is_square {
+        return None;
+    }
+    let sign = b[31] >> 7 == 1;
+    let x = if sign { x_abs.neg() } else { x_abs };
+    let negative_zero = sign && x_abs.is_zero();
+    Some(Decoded {
+        point: Extended {
+            x,
+            y,
+            z: Fe51::ONE,
+            t: x.mul(&y),
+        },
+        y_non_canonical: y_is_non_canonical(b),
+        negative_zero,
+    })
+}
+
+impl Extended<Fe51> {
+    /// Canonical encoding (one inversion).
+    pub fn compress(&self) -> [u8; 32] {
+        let zi = self.z.invert();
+        let x = self.x.mul(&zi);
+        let y = self.y.mul(&zi);
+        let mut out = y.to_bytes();
+        out[31] |= (x.is_negative() as u8) << 7;
+        out
+    }
+
+    /// True iff this is the neutral element (X = 0 and Y = Z).
+    pub fn is_identity(&self) -> bool {
+        self.x.is_zero() && self.y.equals(&self.z)
+    }
+
+    /// True iff [8]P is the neutral element.
+    pub fn is_small_order(&self) -> bool {
+        self.mul_by_cofactor().is_identity()
+    }
+
+    /// Projective equality with an affine point (Z = 1): X = x Z and Y = y Z.
+    /// Replaces "encode and compare bytes" when the other point's encoding is canonical.
+    pub fn equals_affine(&self, other: &Extended<Fe51>) -> bool {
+        self.x.equals(&other.x.mul(&self.z)) && self.y.equals(&other.y.mul(&self.z))
+    }
+
+    /// Affine cached form (one inversion).
+    pub fn to_affine_niels(&self) -> AffineNiels<Fe51> {
+        let zi = self.z.invert();
+        let x = self.x.mul(&zi);
+        let y = self.y.mul(&zi);
+        AffineNiels {
+            y_plus_x: y.add(&x),
+            y_minus_x: y.sub(&x),
+            xy2d: x.mul(&y).mul(&Fe51::EDWARDS_D2),
+        }
+    }
+}
+
+/// The base point B.
+pub fn basepoint() -> Extended<Fe51> {
+    static B: OnceLock<Extended<Fe51>> = OnceLock::new();
+    *B.get_or_init(|| {
+        vartime_decompress(&BASEPOINT_BYTES)
+            .map(|d| d.point)
+            .unwrap_or_else(|| unreachable!("the base point encoding is valid"))
+    })
+}
+
+/// Odd multiples [1]P, [3]P, ..., [2n-1]P of an extended point.
+pub fn odd_multiples<const N: usize>(p: &Extended<Fe51>) -> [Extended<Fe51>; N] {
+    let p2 = p.double().to_proj_niels();
+    let mut out = [*p; N];
+    for i in 1..N {
+        out[i] = out[i - 1].add_niels(&p2).to_extended();
+    }
+    out
+}
+
+/// Affine odd multiples B, 3B, ..., 127B for the width-8 NAF of the base scalar.
+pub fn base_naf_table() -> &'static [AffineNiels<Fe51>; 64] {
+    static T: OnceLock<[AffineNiels<Fe51>; 64]> = OnceLock::new();
+    T.get_or_init(|| {
+        let m: [Extended<Fe51>; 64] = odd_multiples(&basepoint());
+        let mut t = [AffineNiels::identity(); 64];
+        for i in 0..64 {
+            t[i] = m[i].to_affine_niels();
+        }
+        t
+    })
+}
+
+/// [a]A + [b]B, variable time in a, A and b.
+pub fn vartime_double_scalar_mul_basepoint(
+    a: &Scalar,
+    pa: &Extended<Fe51>,
+    b: &Scalar,
+) -> Extended<Fe51> {
+    let a_naf = a.vartime_naf(5);
+    let b_naf = b.vartime_naf(8);
+    let multiples: [Extended<Fe51>; 8] = odd_multiples(pa);
+    let mut a_table = [ProjNiels::<Fe51>::identity(); 8];
+    for i in 0..8 {
+        a_table[i] = multiples[i].to_proj_niels();
+    }
+    let b_table = base_naf_table();
+
+    let mut i = 255usize;
+    while i > 0 && a_naf[i] == 0 && b_naf[i] == 0 {
+        i -= 1;
+    }
+    let mut r = Projective {
+        x: Fe51::zero(),
+        y: Fe51::one(),
+        z: Fe51::one(),
+    };
+    loop {
+        let mut t = r.double();
+        let da = a_naf[i];
+        let db = b_naf[i];
+        if da > 0 {
+            t = t.to_extended().add_niels(&a_table[(da / 2) as usize]);
+        } else if da < 0 {
+            t = t.to_extended().sub_niels(&a_table[(-da / 2) as usize]);
+        }
+        if db > 0 {
+            t = t.to_extended().add_affine(&b_table[(db / 2) as usize]);
+        } else if db < 0 {
+            t = t.to_extended().sub_affine(&b_table[(-db / 2) as usize]);
+        }
+        if i == 0 {
+            return t.to_extended();
+        }
+        r = t.to_projective();
+        i -= 1;
+    }
+}
+
+/// [b]B, variable time (used by tests and key derivation checks).
+pub fn vartime_basepoint_mul(b: &Scalar) -> Extended<Fe51> {
+    vartime_double_scalar_mul_basepoint(&Scalar::ZERO, &Extended::identity(), b)
+}
