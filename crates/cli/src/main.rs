@@ -1,1 +1,124 @@
-fn main() {}
+//! `wirespeed`: verify, generate test data, and demonstrate every system.
+//!
+//! Every error ends the process with one line on stderr and a non-zero status: 2 for a
+//! truncated or malformed input file, 1 for everything else.
+
+mod args;
+mod bench;
+mod demo;
+mod error;
+mod gen;
+mod table;
+mod verify;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::{Parser, Subcommand};
+
+use crate::error::{CliError, EXIT_ERROR};
+
+/// The wirespeed command line.
+#[derive(Parser, Debug)]
+#[command(
+    name = "wirespeed",
+    version,
+    about = "wirespeed: high-speed cryptographic verification",
+    after_help = "Exit status: 0 on success, 2 for a truncated or malformed input file, \
+                  1 for any other error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Verify a file of Ed25519 signature records, one verdict per record
+    Verify(verify::VerifyArgs),
+    /// Generate deterministic test data
+    #[command(subcommand)]
+    Gen(gen::GenCommand),
+    /// Run each system's main job on built-in inputs and print a table per system
+    Demo(demo::DemoArgs),
+    /// Benchmark wirespeed beside peer libraries, in the same run
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+fn run(cli: &Cli) -> Result<(), CliError> {
+    match &cli.command {
+        Command::Verify(args) => verify::run(args),
+        Command::Gen(cmd) => gen::run(cmd),
+        Command::Demo(args) => demo::run(args),
+        Command::Bench(cmd) => bench::run(cmd),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Help and version go to stdout with status 0; a usage error becomes one line on stderr
+/// and status 1.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(EXIT_ERROR)
+        }
+        _ => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+/// Joins a multi-line clap message into one line: the text before the usage block, tips
+/// and the closing pointer dropped, followed by a pointer to `--help`.
+fn one_line(rendered: &str) -> String {
+    let parts: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("tip:") && !l.starts_with("For more information")
+        })
+        .collect();
+    format!("{} (see --help)", parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        let e = Cli::try_parse_from(["wirespeed", "gen", "sigs", "--n", "5"])
+            .expect_err("missing arguments");
+        let line = one_line(&e.render().to_string());
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.starts_with("error: "), "{line}");
+        assert!(line.contains("--msg-len"), "{line}");
+    }
+}

@@ -9,6 +9,7 @@
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+mod lanes;
 mod many;
 mod mode;
 #[allow(missing_docs)] // coordinates are named as in the formulas

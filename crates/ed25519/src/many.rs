@@ -2,9 +2,15 @@
 
 use rayon::prelude::*;
 
+#[cfg(target_arch = "x86_64")]
+use crate::lanes;
 use crate::mode::{Mode, VerifyError};
-use crate::serial;
-use crate::verify::{finish, prepare};
+#[cfg(target_arch = "x86_64")]
+use crate::point::Extended;
+#[cfg(target_arch = "x86_64")]
+use crate::verify::{finish, prepare, Prepared};
+#[cfg(target_arch = "x86_64")]
+use wirespeed_field::Fe51;
 
 /// One signature to verify. Lengths are checked by the verifier, not here.
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +33,9 @@ pub enum Backend {
     Serial,
     /// Four signatures per AVX2 register (x86-64 with AVX2 only).
     Avx2,
+    /// Eight signatures per AVX-512 register, 52-bit IFMA multipliers (x86-64 with
+    /// AVX-512F and AVX-512 IFMA only).
+    Ifma,
 }
 
 impl Backend {
@@ -36,6 +45,7 @@ impl Backend {
             Backend::Auto => "auto",
             Backend::Serial => "serial",
             Backend::Avx2 => "avx2",
+            Backend::Ifma => "ifma",
         }
     }
 
@@ -44,6 +54,7 @@ impl Backend {
         match self {
             Backend::Auto | Backend::Serial => true,
             Backend::Avx2 => avx2_available(),
+            Backend::Ifma => ifma_available(),
         }
     }
 
@@ -51,7 +62,9 @@ impl Backend {
     pub fn resolve(&self) -> Backend {
         match self {
             Backend::Auto => {
-                if avx2_available() {
+                if ifma_available() {
+                    Backend::Ifma
+                } else if avx2_available() {
                     Backend::Avx2
                 } else {
                     Backend::Serial
@@ -70,6 +83,33 @@ fn avx2_available() -> bool {
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
+    }
+}
+
+fn ifma_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512ifma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+impl Backend {
+    /// Every concrete backend (not `Auto`).
+    pub const CONCRETE: [Backend; 3] = [Backend::Serial, Backend::Avx2, Backend::Ifma];
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Backend, String> {
+        [Backend::Auto, Backend::Serial, Backend::Avx2, Backend::Ifma]
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| format!("unknown backend '{s}' (expected auto, serial, avx2 or ifma)"))
     }
 }
 
@@ -97,7 +137,16 @@ pub fn verify_many_with(
     out.par_chunks_mut(CHUNK)
         .zip(items.par_chunks(CHUNK))
         .for_each(|(o, it)| match backend {
-            Backend::Avx2 => verify_chunk_lanes(it, mode, o),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `backend` passed `available()`, so the CPU has AVX2.
+            Backend::Avx2 => unsafe {
+                verify_chunk_lanes::<4>(it, mode, o, lanes::double_scalar_mul_avx2)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `backend` passed `available()`, so the CPU has AVX-512F and IFMA.
+            Backend::Ifma => unsafe {
+                verify_chunk_lanes::<8>(it, mode, o, lanes::double_scalar_mul_ifma)
+            },
             _ => verify_chunk_serial(it, mode, o),
         });
     out
@@ -109,15 +158,32 @@ fn verify_chunk_serial(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), Ver
     }
 }
 
-fn verify_chunk_lanes(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), VerifyError>]) {
-    // Placeholder until the lane backend lands: serial per item.
-    for (o, it) in out.iter_mut().zip(items) {
-        *o = match prepare(it.msg, it.sig, it.pk, mode) {
-            Ok(p) => finish(
-                &p,
-                &serial::vartime_double_scalar_mul_basepoint(&p.k, &p.neg_a, &p.s),
-            ),
-            Err(e) => Err(e),
-        };
+/// Prepares every item serially, then runs the double-scalar multiplications N at a time.
+///
+/// # Safety
+/// `dsm` must be safe to call on this CPU.
+#[cfg(target_arch = "x86_64")]
+unsafe fn verify_chunk_lanes<const N: usize>(
+    items: &[Item<'_>],
+    mode: Mode,
+    out: &mut [Result<(), VerifyError>],
+    dsm: unsafe fn(&[Prepared], &mut [Extended<Fe51>]),
+) {
+    let mut ready: Vec<(usize, Prepared)> = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        match prepare(it.msg, it.sig, it.pk, mode) {
+            Ok(p) => ready.push((i, p)),
+            Err(e) => out[i] = Err(e),
+        }
+    }
+    let mut q = [Extended::<Fe51>::identity(); N];
+    for group in ready.chunks(N) {
+        // Pad a short last group with copies of its first item; results discarded.
+        let batch: [Prepared; N] = std::array::from_fn(|j| group.get(j).unwrap_or(&group[0]).1);
+        // SAFETY: forwarded contract.
+        unsafe { dsm(&batch, &mut q) };
+        for (j, (i, p)) in group.iter().enumerate() {
+            out[*i] = finish(p, &q[j]);
+        }
     }
 }

@@ -26,12 +26,15 @@ pub(crate) struct Prepared {
     pub cofactored: bool,
 }
 
+/// R, S and A as fixed-size views of the caller's bytes.
+pub(crate) type Parts<'a> = (&'a [u8; 32], &'a [u8; 32], &'a [u8; 32]);
+
 /// Splits and checks lengths.
 #[inline]
 pub(crate) fn split<'a>(
     sig: &'a [u8],
     pk: &'a [u8],
-) -> Result<(&'a [u8; 32], &'a [u8; 32], &'a [u8; 32]), VerifyError> {
+) -> Result<Parts<'a>, VerifyError> {
     let sig: &[u8; 64] = sig.try_into().map_err(|_| VerifyError::BadLength)?;
     let pk: &[u8; 32] = pk.try_into().map_err(|_| VerifyError::BadLength)?;
     let (r, s) = sig.split_at(32);

@@ -151,6 +151,12 @@ impl Fe51 {
         Fe51(l)
     }
 
+    /// One carry pass: any limbs < 2^63 in, reduced limbs (< 2^51 + 2^15) out.
+    #[inline(always)]
+    pub fn weak_reduce(&self) -> Fe51 {
+        Fe51::carry(self.0)
+    }
+
     /// True iff the canonical value is odd ("negative" in RFC 8032 terms).
     pub fn is_negative(&self) -> bool {
         self.to_bytes()[0] & 1 == 1

@@ -3,6 +3,8 @@
 //! - [`Fe51`]: GF(2^255-19), one element in five radix-2^51 limbs (serial, u128 products).
 //! - [`avx2::Fe26x4`]: GF(2^255-19), four independent elements in the four 64-bit lanes of
 //!   AVX2 registers (radix 2^25.5), one lane per signature.
+//! - [`ifma::Fe51x8`]: GF(2^255-19), eight elements in the lanes of AVX-512 registers,
+//!   multiplied with the 52-bit IFMA instructions.
 //! - [`Scalar`]: integers mod the Ed25519 group order L.
 //!
 //! Every backend implements [`FieldOps`], so the curve code is written once and
@@ -12,6 +14,11 @@
 
 pub mod fe51;
 pub mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+pub mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub mod ifma;
 
 pub use fe51::Fe51;
 pub use scalar::Scalar;

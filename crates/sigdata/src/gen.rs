@@ -15,8 +15,14 @@ pub const KEYS: usize = 64;
 /// them is corrupted (one bit flipped in the message, R, S or the key), chosen at random.
 pub fn generate(n: usize, msg_len: usize, seed: u64, bad_frac: f64) -> Vec<Record> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let keys: Vec<SigningKey> = (0..KEYS.min(n.max(1))).map(|_| SigningKey::generate(&mut rng)).collect();
-    let bad_frac = if bad_frac.is_finite() { bad_frac.clamp(0.0, 1.0) } else { 0.0 };
+    let keys: Vec<SigningKey> = (0..KEYS.min(n.max(1)))
+        .map(|_| SigningKey::generate(&mut rng))
+        .collect();
+    let bad_frac = if bad_frac.is_finite() {
+        bad_frac.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     (0..n)
         .map(|i| {
             let sk = &keys[i % keys.len()];

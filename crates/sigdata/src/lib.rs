@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod format;
 pub mod gen;
 
 /// One signature record. Lengths are whatever the input held; the verifier rejects a

@@ -1,0 +1,684 @@
+//! `wirespeed bench ed25519`: wirespeed's Ed25519 verification beside ed25519-dalek,
+//! ed25519-zebra, ring and OpenSSL, on the same generated data in the same run.
+//!
+//! For every (signature count, message length, thread count) the harness builds one rayon
+//! pool with that many threads and times each contender on the same all-valid records
+//! (`sigdata::gen::generate`): one untimed warm-up pass, then `reps` measured passes, and
+//! the median is reported. Per-item peers are parallelized with `par_iter` over the items
+//! in that pool; dalek's `verify_batch` gets batches of 64 with `par_iter` over the
+//! batches; wirespeed's `verify_many` runs inside the pool and uses it. Every pass must
+//! accept every signature, or the run fails: a contender that rejects valid signatures
+//! would otherwise look fast for the wrong reason.
+//!
+//! Keys arrive as bytes (as in a transaction stream), so each contender parses its key
+//! inside the timed loop; dalek is also shown with keys parsed beforehand, labelled so.
+//!
+//! Single-signature latency (p50, p99) is measured on one thread with an HDR histogram,
+//! one call per sample.
+
+mod report;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rayon::prelude::*;
+use wirespeed_ed25519::{verify, verify_many, verify_many_with, Backend, Item, Mode};
+use wirespeed_sigdata::{gen, Record};
+
+use crate::machine::{self, Machine};
+
+pub use report::{render_json, render_markdown};
+
+/// Options of `wirespeed bench ed25519`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Smoke run: 1,000 signatures, 128-byte messages, 2 reps, 500 latency samples.
+    #[arg(long)]
+    pub quick: bool,
+    /// Measured passes per timing after one warm-up pass; the median is reported
+    /// [default: 5, or 2 with --quick].
+    #[arg(long, value_name = "N")]
+    pub reps: Option<usize>,
+    /// Print the results as JSON instead of the markdown table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Signature counts to time, comma-separated [default: 1000,20000].
+    #[arg(long, value_name = "N,..", value_delimiter = ',')]
+    pub counts: Vec<usize>,
+    /// Message lengths in bytes, comma-separated [default: 128,1232].
+    #[arg(long, value_name = "BYTES,..", value_delimiter = ',')]
+    pub msg_lens: Vec<usize>,
+    /// Thread counts (one rayon pool each), comma-separated [default: 1,2].
+    #[arg(long, value_name = "N,..", value_delimiter = ',')]
+    pub threads: Vec<usize>,
+    /// Single calls timed per contender for the latency percentiles
+    /// [default: 3000, or 500 with --quick].
+    #[arg(long, value_name = "N")]
+    pub latency_samples: Option<usize>,
+    /// Seed of the generated signatures.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+/// What one run measures (the resolved [`BenchArgs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Signature counts.
+    pub counts: Vec<usize>,
+    /// Message lengths in bytes.
+    pub msg_lens: Vec<usize>,
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Measured passes per timing.
+    pub reps: usize,
+    /// Single calls per contender and message length for the latency percentiles.
+    pub latency_samples: usize,
+    /// Generator seed.
+    pub seed: u64,
+}
+
+impl Config {
+    /// Applies defaults (and `--quick`) and rejects zero counts, lengths or threads.
+    pub fn from_args(args: &BenchArgs) -> Result<Config, String> {
+        let or = |v: &[usize], full: &[usize], quick: &[usize]| {
+            if !v.is_empty() {
+                v.to_vec()
+            } else if args.quick {
+                quick.to_vec()
+            } else {
+                full.to_vec()
+            }
+        };
+        let cfg = Config {
+            counts: or(&args.counts, &[1_000, 20_000], &[1_000]),
+            msg_lens: or(&args.msg_lens, &[128, 1232], &[128]),
+            threads: or(&args.threads, &[1, 2], &[1, 2]),
+            reps: args.reps.unwrap_or(if args.quick { 2 } else { 5 }),
+            latency_samples: args
+                .latency_samples
+                .unwrap_or(if args.quick { 500 } else { 3_000 }),
+            seed: args.seed,
+        };
+        if cfg.counts.contains(&0) || cfg.threads.contains(&0) {
+            return Err("signature counts and thread counts must be at least 1".into());
+        }
+        if cfg.reps == 0 {
+            return Err("--reps must be at least 1".into());
+        }
+        Ok(cfg)
+    }
+}
+
+/// One implementation (and calling convention) being timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Contender {
+    /// `wirespeed_ed25519::verify(.., Mode::Strict)` per item.
+    WsVerify,
+    /// `wirespeed_ed25519::verify_many(.., Mode::Strict)` (backend auto).
+    WsVerifyMany,
+    /// `verify_many_with(.., Mode::Strict, Backend::Serial)`.
+    WsVerifyManySerial,
+    /// ed25519-dalek `VerifyingKey::from_bytes` + `verify` per item.
+    DalekVerify,
+    /// ed25519-dalek `VerifyingKey::from_bytes` + `verify_strict` per item.
+    DalekVerifyStrict,
+    /// ed25519-dalek `verify` with keys parsed before the timed loop.
+    DalekVerifyPreparsed,
+    /// ed25519-dalek `verify_strict` with keys parsed before the timed loop.
+    DalekVerifyStrictPreparsed,
+    /// ed25519-dalek `verify_batch` over batches of [`DALEK_BATCH`] (keys parsed inside).
+    DalekVerifyBatch,
+    /// ed25519-zebra `VerificationKey::try_from(bytes)?.verify(..)` (ZIP-215 rules).
+    Zebra,
+    /// ring `UnparsedPublicKey::new(&ED25519, pk).verify(..)`.
+    Ring,
+    /// OpenSSL `PKey::public_key_from_raw_bytes` + `Verifier::verify_oneshot`.
+    Openssl,
+}
+
+/// Signatures per `ed25519_dalek::verify_batch` call.
+pub const DALEK_BATCH: usize = 64;
+
+impl Contender {
+    /// Every contender of the throughput table, wirespeed first.
+    pub const ALL: [Contender; 11] = [
+        Contender::WsVerify,
+        Contender::WsVerifyMany,
+        Contender::WsVerifyManySerial,
+        Contender::DalekVerify,
+        Contender::DalekVerifyStrict,
+        Contender::DalekVerifyPreparsed,
+        Contender::DalekVerifyStrictPreparsed,
+        Contender::DalekVerifyBatch,
+        Contender::Zebra,
+        Contender::Ring,
+        Contender::Openssl,
+    ];
+
+    /// The contenders of the latency table (one signature per call, key as bytes).
+    pub const LATENCY: [Contender; 5] = [
+        Contender::WsVerify,
+        Contender::DalekVerifyStrict,
+        Contender::Zebra,
+        Contender::Ring,
+        Contender::Openssl,
+    ];
+
+    /// The label used in tables.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Contender::WsVerify => "wirespeed verify (strict)",
+            Contender::WsVerifyMany => "wirespeed verify_many (strict, auto)",
+            Contender::WsVerifyManySerial => "wirespeed verify_many (strict, serial)",
+            Contender::DalekVerify => "ed25519-dalek 2 verify",
+            Contender::DalekVerifyStrict => "ed25519-dalek 2 verify_strict",
+            Contender::DalekVerifyPreparsed => "ed25519-dalek 2 verify (keys pre-parsed)",
+            Contender::DalekVerifyStrictPreparsed => {
+                "ed25519-dalek 2 verify_strict (keys pre-parsed)"
+            }
+            Contender::DalekVerifyBatch => "ed25519-dalek 2 verify_batch (64)",
+            Contender::Zebra => "ed25519-zebra 4 verify",
+            Contender::Ring => "ring 0.17 verify",
+            Contender::Openssl => "OpenSSL verify_oneshot",
+        }
+    }
+
+    /// A short stable name for JSON output.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Contender::WsVerify => "wirespeed-verify",
+            Contender::WsVerifyMany => "wirespeed-verify-many",
+            Contender::WsVerifyManySerial => "wirespeed-verify-many-serial",
+            Contender::DalekVerify => "dalek-verify",
+            Contender::DalekVerifyStrict => "dalek-verify-strict",
+            Contender::DalekVerifyPreparsed => "dalek-verify-preparsed",
+            Contender::DalekVerifyStrictPreparsed => "dalek-verify-strict-preparsed",
+            Contender::DalekVerifyBatch => "dalek-verify-batch",
+            Contender::Zebra => "zebra-verify",
+            Contender::Ring => "ring-verify",
+            Contender::Openssl => "openssl-verify",
+        }
+    }
+
+    /// True for wirespeed's own entry points.
+    pub fn is_wirespeed(&self) -> bool {
+        matches!(
+            self,
+            Contender::WsVerify | Contender::WsVerifyMany | Contender::WsVerifyManySerial
+        )
+    }
+
+    /// How many of the dataset's signatures this contender accepts, using the current
+    /// rayon pool (call it inside `ThreadPool::install`).
+    pub fn count_valid(&self, data: &Dataset<'_>) -> usize {
+        let items = &data.items;
+        match self {
+            Contender::WsVerifyMany => count_ok(&verify_many(items, Mode::Strict)),
+            Contender::WsVerifyManySerial => {
+                count_ok(&verify_many_with(items, Mode::Strict, Backend::Serial))
+            }
+            Contender::DalekVerifyPreparsed | Contender::DalekVerifyStrictPreparsed => {
+                let strict = *self == Contender::DalekVerifyStrictPreparsed;
+                items
+                    .par_iter()
+                    .zip(data.dalek_keys.par_iter())
+                    .filter(|(it, vk)| match vk {
+                        Some(vk) => dalek_preparsed(vk, it, strict),
+                        None => false,
+                    })
+                    .count()
+            }
+            Contender::DalekVerifyBatch => items
+                .par_chunks(DALEK_BATCH)
+                .map(|chunk| if dalek_batch(chunk) { chunk.len() } else { 0 })
+                .sum(),
+            c => items.par_iter().filter(|it| c.verify_one(it)).count(),
+        }
+    }
+
+    /// Verifies one signature from bytes, parsing the key as part of the call. The
+    /// batch and pre-parsed dalek variants verify the item on its own the same way.
+    pub fn verify_one(&self, it: &Item<'_>) -> bool {
+        match self {
+            Contender::WsVerify | Contender::WsVerifyMany | Contender::WsVerifyManySerial => {
+                verify(it.msg, it.sig, it.pk, Mode::Strict).is_ok()
+            }
+            Contender::DalekVerify | Contender::DalekVerifyPreparsed => dalek(it, false),
+            Contender::DalekVerifyStrict | Contender::DalekVerifyStrictPreparsed => dalek(it, true),
+            Contender::DalekVerifyBatch => dalek_batch(std::slice::from_ref(it)),
+            Contender::Zebra => zebra(it),
+            Contender::Ring => ring_verify(it),
+            Contender::Openssl => openssl_verify(it),
+        }
+    }
+}
+
+fn count_ok<E>(v: &[Result<(), E>]) -> usize {
+    v.iter().filter(|r| r.is_ok()).count()
+}
+
+fn dalek_key(pk: &[u8]) -> Option<ed25519_dalek::VerifyingKey> {
+    ed25519_dalek::VerifyingKey::from_bytes(pk.try_into().ok()?).ok()
+}
+
+fn dalek_sig(sig: &[u8]) -> Option<ed25519_dalek::Signature> {
+    Some(ed25519_dalek::Signature::from_bytes(sig.try_into().ok()?))
+}
+
+fn dalek(it: &Item<'_>, strict: bool) -> bool {
+    match dalek_key(it.pk) {
+        Some(vk) => dalek_preparsed(&vk, it, strict),
+        None => false,
+    }
+}
+
+fn dalek_preparsed(vk: &ed25519_dalek::VerifyingKey, it: &Item<'_>, strict: bool) -> bool {
+    use ed25519_dalek::Verifier;
+    let Some(sig) = dalek_sig(it.sig) else {
+        return false;
+    };
+    if strict {
+        vk.verify_strict(it.msg, &sig).is_ok()
+    } else {
+        vk.verify(it.msg, &sig).is_ok()
+    }
+}
+
+fn dalek_batch(chunk: &[Item<'_>]) -> bool {
+    let mut msgs = Vec::with_capacity(chunk.len());
+    let mut sigs = Vec::with_capacity(chunk.len());
+    let mut keys = Vec::with_capacity(chunk.len());
+    for it in chunk {
+        let (Some(sig), Some(vk)) = (dalek_sig(it.sig), dalek_key(it.pk)) else {
+            return false;
+        };
+        msgs.push(it.msg);
+        sigs.push(sig);
+        keys.push(vk);
+    }
+    ed25519_dalek::verify_batch(&msgs, &sigs, &keys).is_ok()
+}
+
+fn zebra(it: &Item<'_>) -> bool {
+    let Ok(vk) = ed25519_zebra::VerificationKey::try_from(it.pk) else {
+        return false;
+    };
+    let Ok(sig) = <[u8; 64]>::try_from(it.sig) else {
+        return false;
+    };
+    vk.verify(&ed25519_zebra::Signature::from_bytes(&sig), it.msg)
+        .is_ok()
+}
+
+fn ring_verify(it: &Item<'_>) -> bool {
+    use ring::signature::{UnparsedPublicKey, ED25519};
+    UnparsedPublicKey::new(&ED25519, it.pk)
+        .verify(it.msg, it.sig)
+        .is_ok()
+}
+
+fn openssl_verify(it: &Item<'_>) -> bool {
+    use openssl::pkey::{Id, PKey};
+    use openssl::sign::Verifier;
+    let Ok(pkey) = PKey::public_key_from_raw_bytes(it.pk, Id::ED25519) else {
+        return false;
+    };
+    let Ok(mut v) = Verifier::new_without_digest(&pkey) else {
+        return false;
+    };
+    v.verify_oneshot(it.sig, it.msg).unwrap_or(false)
+}
+
+/// Records borrowed as [`Item`]s, plus dalek keys parsed ahead for the pre-parsed variants.
+#[derive(Debug)]
+pub struct Dataset<'a> {
+    /// The signatures, as wirespeed's API takes them.
+    pub items: Vec<Item<'a>>,
+    /// `VerifyingKey::from_bytes` of each key (`None` where it does not parse).
+    pub dalek_keys: Vec<Option<ed25519_dalek::VerifyingKey>>,
+}
+
+impl<'a> Dataset<'a> {
+    /// Borrows the records and pre-parses the dalek keys.
+    pub fn new(records: &'a [Record]) -> Dataset<'a> {
+        let items: Vec<Item<'a>> = records
+            .iter()
+            .map(|r| Item {
+                msg: &r.msg,
+                sig: &r.sig,
+                pk: &r.pk,
+            })
+            .collect();
+        let dalek_keys = items.iter().map(|it| dalek_key(it.pk)).collect();
+        Dataset { items, dalek_keys }
+    }
+
+    /// The number of signatures.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when there are no signatures.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// One throughput measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThroughputRow {
+    /// Signatures per pass.
+    pub count: usize,
+    /// Message length in bytes.
+    pub msg_len: usize,
+    /// Threads in the pool.
+    pub threads: usize,
+    /// Who was timed.
+    pub contender: Contender,
+    /// Median seconds per pass.
+    pub median_s: f64,
+}
+
+impl ThroughputRow {
+    /// Verifications per second, all threads together.
+    pub fn per_s(&self) -> f64 {
+        self.count as f64 / self.median_s
+    }
+
+    /// Verifications per second per thread (one thread per core).
+    pub fn per_s_per_core(&self) -> f64 {
+        self.per_s() / self.threads as f64
+    }
+}
+
+/// One latency measurement (one thread, one signature per call).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyRow {
+    /// Message length in bytes.
+    pub msg_len: usize,
+    /// Who was timed.
+    pub contender: Contender,
+    /// Calls recorded.
+    pub samples: u64,
+    /// Median, nanoseconds.
+    pub p50_ns: u64,
+    /// 99th percentile, nanoseconds.
+    pub p99_ns: u64,
+}
+
+/// Everything one run measured, with the machine it ran on.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The machine.
+    pub machine: Machine,
+    /// When (UTC).
+    pub date: String,
+    /// What was measured.
+    pub config: Config,
+    /// The backend `verify_many` resolved `Auto` to on this machine.
+    pub auto_backend: &'static str,
+    /// `OpenSSL_version` of the linked library.
+    pub openssl_version: &'static str,
+    /// The command line that reproduces the run.
+    pub command: String,
+    /// Throughput, grouped by (count, msg_len, threads) in the order measured.
+    pub throughput: Vec<ThroughputRow>,
+    /// Latency, by message length.
+    pub latency: Vec<LatencyRow>,
+}
+
+/// Times one contender: a warm-up pass, then `reps` passes; returns the median. Fails if
+/// any pass accepts fewer (or more) signatures than the dataset holds.
+fn time_throughput(
+    c: Contender,
+    data: &Dataset<'_>,
+    pool: &rayon::ThreadPool,
+    reps: usize,
+) -> Result<f64, String> {
+    let n = data.len();
+    let check = |valid: usize| {
+        if valid == n {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: accepted {valid} of {n} valid signatures",
+                c.label()
+            ))
+        }
+    };
+    check(pool.install(|| c.count_valid(data)))?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        let valid = pool.install(|| std::hint::black_box(c.count_valid(data)));
+        times.push(t.elapsed());
+        check(valid)?;
+    }
+    Ok(median(&mut times).as_secs_f64())
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort_unstable();
+    let n = times.len();
+    if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2
+    }
+}
+
+/// Times `samples` single calls on the current thread after a short warm-up, cycling
+/// through the dataset's signatures.
+fn time_latency(c: Contender, data: &Dataset<'_>, samples: usize) -> Result<LatencyRow, String> {
+    let items = &data.items;
+    if items.is_empty() {
+        return Err("latency needs at least one signature".into());
+    }
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+        .map_err(|e| format!("histogram: {e}"))?;
+    let warm = samples.clamp(1, 200);
+    for it in items.iter().cycle().take(warm) {
+        std::hint::black_box(c.verify_one(std::hint::black_box(it)));
+    }
+    for it in items.iter().cycle().take(samples) {
+        let t = Instant::now();
+        let ok = std::hint::black_box(c.verify_one(std::hint::black_box(it)));
+        let ns = t.elapsed().as_nanos().clamp(1, u128::from(u64::MAX)) as u64;
+        if !ok {
+            return Err(format!("{}: rejected a valid signature", c.label()));
+        }
+        hist.saturating_record(ns);
+    }
+    Ok(LatencyRow {
+        msg_len: items[0].msg.len(),
+        contender: c,
+        samples: hist.len(),
+        p50_ns: hist.value_at_quantile(0.50),
+        p99_ns: hist.value_at_quantile(0.99),
+    })
+}
+
+/// Runs every measurement of `cfg`, reporting progress on stderr when `progress` is set.
+pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, String> {
+    let pools = cfg
+        .threads
+        .iter()
+        .map(|&t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .thread_name(|i| format!("bench-ed25519-{i}"))
+                .build()
+                .map(|p| (t, p))
+                .map_err(|e| format!("thread pool of {t}: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let max_count = cfg.counts.iter().copied().max().unwrap_or(0);
+    let mut throughput = Vec::new();
+    let mut latency = Vec::new();
+    for &msg_len in &cfg.msg_lens {
+        let records = gen::generate(
+            max_count.max(cfg.latency_samples.min(4096)).max(1),
+            msg_len,
+            cfg.seed,
+            0.0,
+        );
+        for &count in &cfg.counts {
+            let data = Dataset::new(&records[..count]);
+            for (threads, pool) in &pools {
+                if progress {
+                    eprintln!(
+                        "ed25519: {count} signatures, {msg_len}-byte messages, {threads} thread(s)"
+                    );
+                }
+                for c in Contender::ALL {
+                    let median_s = time_throughput(c, &data, pool, cfg.reps)?;
+                    throughput.push(ThroughputRow {
+                        count,
+                        msg_len,
+                        threads: *threads,
+                        contender: c,
+                        median_s,
+                    });
+                }
+            }
+        }
+        if cfg.latency_samples > 0 {
+            if progress {
+                eprintln!("ed25519: latency, {msg_len}-byte messages, 1 thread");
+            }
+            let data = Dataset::new(&records);
+            for c in Contender::LATENCY {
+                latency.push(time_latency(c, &data, cfg.latency_samples)?);
+            }
+        }
+    }
+    Ok(Report {
+        machine: Machine::detect(),
+        date: machine::utc_now(),
+        config: cfg.clone(),
+        auto_backend: Backend::Auto.resolve().name(),
+        openssl_version: openssl::version::version(),
+        command: command.to_string(),
+        throughput,
+        latency,
+    })
+}
+
+impl Default for BenchArgs {
+    /// The full run, as `wirespeed bench ed25519` with no flags.
+    fn default() -> BenchArgs {
+        BenchArgs {
+            quick: false,
+            reps: None,
+            json: false,
+            out: None,
+            counts: Vec::new(),
+            msg_lens: Vec::new(),
+            threads: Vec::new(),
+            latency_samples: None,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// The generator seed when `--seed` is not given.
+pub const DEFAULT_SEED: u64 = 1;
+
+impl BenchArgs {
+    /// The command line that reproduces these options.
+    pub fn command_line(&self) -> String {
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut s = String::from("wirespeed bench ed25519");
+        if self.quick {
+            s += " --quick";
+        }
+        if let Some(r) = self.reps {
+            s += &format!(" --reps {r}");
+        }
+        if !self.counts.is_empty() {
+            s += &format!(" --counts {}", list(&self.counts));
+        }
+        if !self.msg_lens.is_empty() {
+            s += &format!(" --msg-lens {}", list(&self.msg_lens));
+        }
+        if !self.threads.is_empty() {
+            s += &format!(" --threads {}", list(&self.threads));
+        }
+        if let Some(n) = self.latency_samples {
+            s += &format!(" --latency-samples {n}");
+        }
+        if self.seed != DEFAULT_SEED {
+            s += &format!(" --seed {}", self.seed);
+        }
+        s
+    }
+}
+
+/// Runs the benchmark: prints the markdown table (or JSON with `--json`) on stdout and
+/// writes the markdown to `--out` when given.
+pub fn run(args: &BenchArgs) -> Result<(), String> {
+    let cfg = Config::from_args(args)?;
+    let report = measure(&cfg, &args.command_line(), true)?;
+    let md = render_markdown(&report);
+    if let Some(path) = &args.out {
+        std::fs::write(path, &md).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    if args.json {
+        let json = serde_json::to_string_pretty(&render_json(&report))
+            .map_err(|e| format!("JSON: {e}"))?;
+        println!("{json}");
+    } else {
+        print!("{md}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_odd_and_even() {
+        let ms = Duration::from_millis;
+        assert_eq!(median(&mut [ms(3), ms(1), ms(2)]), ms(2));
+        assert_eq!(
+            median(&mut [ms(4), ms(1), ms(2), ms(3)]),
+            Duration::from_micros(2500)
+        );
+    }
+
+    #[test]
+    fn quick_config() {
+        let cfg = Config::from_args(&BenchArgs {
+            quick: true,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(cfg.counts, [1_000]);
+        assert_eq!(cfg.msg_lens, [128]);
+        assert_eq!(cfg.threads, [1, 2]);
+        assert_eq!(cfg.reps, 2);
+        let full = Config::from_args(&BenchArgs::default()).unwrap();
+        assert_eq!(full.counts, [1_000, 20_000]);
+        assert_eq!(full.msg_lens, [128, 1232]);
+        assert_eq!(full.reps, 5);
+    }
+
+    #[test]
+    fn zero_reps_rejected() {
+        let args = BenchArgs {
+            reps: Some(0),
+            ..Default::default()
+        };
+        assert!(Config::from_args(&args).is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! The machine a benchmark ran on, and when: printed at the head of every report so a
+//! figure in BENCHMARKS.md can be traced to its hardware.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// CPU model, core count and the SIMD features wirespeed's backends care about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// `model name` from /proc/cpuinfo ("unknown" where it cannot be read).
+    pub cpu: String,
+    /// Logical cores the process may use.
+    pub cores: usize,
+    /// The CPU reports AVX2.
+    pub avx2: bool,
+    /// The CPU reports AVX-512 IFMA.
+    pub avx512ifma: bool,
+}
+
+impl Machine {
+    /// Reads /proc/cpuinfo (Linux); elsewhere falls back to run-time feature detection.
+    pub fn detect() -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let field = |name: &str| {
+            cpuinfo.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().to_string())
+            })
+        };
+        let flags = field("flags").unwrap_or_default();
+        let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        Machine {
+            cpu: field("model name").unwrap_or_else(|| "unknown".to_string()),
+            cores,
+            avx2: has("avx2") || avx2_detected(),
+            avx512ifma: has("avx512ifma"),
+        }
+    }
+
+    /// One line for a report header.
+    pub fn summary(&self) -> String {
+        let yn = |b: bool| if b { "yes" } else { "no" };
+        format!(
+            "{}, {} logical cores, AVX2: {}, AVX-512 IFMA: {}",
+            self.cpu,
+            self.cores,
+            yn(self.avx2),
+            yn(self.avx512ifma)
+        )
+    }
+}
+
+fn avx2_detected() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The current UTC date and time as `YYYY-MM-DD HH:MM UTC`.
+pub fn utc_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day); the algorithm is
+/// H. Hinnant's `civil_from_days` (chrono-compatible date algorithms).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn detect_does_not_panic() {
+        let m = Machine::detect();
+        assert!(m.cores >= 1);
+        assert!(!m.summary().is_empty());
+    }
+}

@@ -1,0 +1,19 @@
+//! `wirespeed bench`: side-by-side comparisons with peer libraries (crate wirespeed-bench).
+
+use clap::Subcommand;
+
+use crate::error::CliError;
+
+/// What `wirespeed bench` measures.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Ed25519 verification beside ed25519-dalek, ed25519-zebra, ring and OpenSSL
+    Ed25519(wirespeed_bench::ed25519::BenchArgs),
+}
+
+/// Runs `wirespeed bench`.
+pub fn run(cmd: &BenchCommand) -> Result<(), CliError> {
+    match cmd {
+        BenchCommand::Ed25519(args) => wirespeed_bench::ed25519::run(args).map_err(CliError::Bench),
+    }
+}

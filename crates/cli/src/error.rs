@@ -1,0 +1,95 @@
+//! The CLI's errors: each becomes one line on stderr and an exit status.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use wirespeed_sigdata::format::{ParseError, WriteError};
+
+/// Exit status for a truncated or malformed input file (records before it were handled).
+pub const EXIT_MALFORMED: u8 = 2;
+/// Exit status for every other error.
+pub const EXIT_ERROR: u8 = 1;
+
+/// Everything that can stop a subcommand.
+#[derive(Debug)]
+pub enum CliError {
+    /// An argument value that parsed but is out of bounds.
+    Invalid(String),
+    /// An input file could not be opened or read.
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// An output file could not be created or written.
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Records could not be written.
+    WriteRecords {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: WriteError,
+    },
+    /// The input file is truncated or malformed at one record.
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Where and why.
+        error: ParseError,
+    },
+    /// Standard output could not be written.
+    Stdout(io::Error),
+    /// The worker thread pool could not be built.
+    ThreadPool(String),
+    /// A demo section's results failed their correctness check.
+    Check(String),
+    /// A benchmark failed.
+    Bench(String),
+    /// A failure that is no fault of the input (a bug).
+    Internal(String),
+}
+
+impl CliError {
+    /// The process exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Malformed { .. } => EXIT_MALFORMED,
+            _ => EXIT_ERROR,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Invalid(m) => f.write_str(m),
+            CliError::Open { path, source } => {
+                write!(f, "cannot read '{}': {source}", path.display())
+            }
+            CliError::Output { path, source } => {
+                write!(f, "cannot write '{}': {source}", path.display())
+            }
+            CliError::WriteRecords { path, source } => match source {
+                WriteError::Io(e) => write!(f, "cannot write '{}': {e}", path.display()),
+                e => write!(f, "cannot write '{}': {e}", path.display()),
+            },
+            CliError::Malformed { path, error } => {
+                write!(f, "'{}': {error}", path.display())
+            }
+            CliError::Stdout(e) => write!(f, "cannot write to standard output: {e}"),
+            CliError::ThreadPool(e) => write!(f, "cannot start worker threads: {e}"),
+            CliError::Check(m) => write!(f, "check failed: {m}"),
+            CliError::Bench(m) => write!(f, "benchmark failed: {m}"),
+            CliError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}

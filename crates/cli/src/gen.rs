@@ -1,0 +1,110 @@
+//! `wirespeed gen`: deterministic test data.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use wirespeed_sigdata::format::{self, Format};
+use wirespeed_sigdata::gen::generate;
+
+use crate::args::parse_format;
+use crate::error::CliError;
+
+/// Most records `gen sigs` writes.
+pub const MAX_N: usize = 100_000_000;
+/// Longest message `gen sigs` writes (16 MiB).
+pub const MAX_MSG_LEN: usize = 16 << 20;
+/// Most record bytes `gen sigs` holds in memory before writing (16 GiB).
+pub const MAX_TOTAL_BYTES: u64 = 16 << 30;
+
+/// What `wirespeed gen` generates.
+#[derive(Subcommand, Debug)]
+pub enum GenCommand {
+    /// Ed25519 signature records (the input of `wirespeed verify`)
+    Sigs(GenSigsArgs),
+}
+
+/// Arguments of `wirespeed gen sigs`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+The same --n, --msg-len, --seed and --bad-frac always give the same records.
+Limits: N <= 100,000,000, L <= 16 MiB (16,777,216), N * (L + 96) <= 16 GiB.")]
+pub struct GenSigsArgs {
+    /// Number of records
+    #[arg(long, value_name = "N")]
+    pub n: usize,
+
+    /// Message length in bytes
+    #[arg(long, value_name = "L")]
+    pub msg_len: usize,
+
+    /// Seed of the deterministic generator
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
+
+    /// Output file (replaced if it exists)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// Fraction of records corrupted by one flipped bit (0 to 1)
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_fraction)]
+    pub bad_frac: f64,
+
+    /// File format: bin or jsonl [default: jsonl for a .jsonl file, else bin]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub format: Option<Format>,
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("'{s}' is not a fraction between 0 and 1")),
+    }
+}
+
+/// Checks the size bounds of `gen sigs`.
+pub fn check_bounds(n: usize, msg_len: usize) -> Result<(), CliError> {
+    if n > MAX_N {
+        return Err(CliError::Invalid(format!(
+            "--n {n} is too large (at most {MAX_N})"
+        )));
+    }
+    if msg_len > MAX_MSG_LEN {
+        return Err(CliError::Invalid(format!(
+            "--msg-len {msg_len} is too large (at most {MAX_MSG_LEN} bytes)"
+        )));
+    }
+    let total = (n as u64).saturating_mul(msg_len as u64 + 96);
+    if total > MAX_TOTAL_BYTES {
+        return Err(CliError::Invalid(format!(
+            "--n {n} records of --msg-len {msg_len} bytes make {total} bytes \
+             (at most {MAX_TOTAL_BYTES})"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `wirespeed gen`.
+pub fn run(cmd: &GenCommand) -> Result<(), CliError> {
+    match cmd {
+        GenCommand::Sigs(args) => run_sigs(args),
+    }
+}
+
+fn run_sigs(args: &GenSigsArgs) -> Result<(), CliError> {
+    check_bounds(args.n, args.msg_len)?;
+    let format = args.format.unwrap_or_else(|| Format::from_path(&args.out));
+    let records = generate(args.n, args.msg_len, args.seed, args.bad_frac);
+    format::write_path(&args.out, format, &records).map_err(|source| CliError::WriteRecords {
+        path: args.out.clone(),
+        source,
+    })?;
+    let bytes = std::fs::metadata(&args.out).map_or(0, |m| m.len());
+    writeln!(
+        std::io::stdout().lock(),
+        "wrote {} records to '{}' ({format}, {bytes} bytes)",
+        args.n,
+        args.out.display()
+    )
+    .map_err(CliError::Stdout)
+}
