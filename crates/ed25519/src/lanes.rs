@@ -70,14 +70,24 @@ impl<F: Lanes> SignedTable<F> {
         }
     }
 
+    /// Written with plain loops (no closures) so it inlines into the `#[target_feature]`
+    /// callers together with the field operations.
+    #[inline(always)]
     fn from_proj(m: &[ProjNiels<F>; 9]) -> Self {
-        let e = |i: usize| if i >= 8 { m[i - 8] } else { m[8 - i].neg() };
-        SignedTable {
-            a: std::array::from_fn(|i| e(i).y_plus_x),
-            b: std::array::from_fn(|i| e(i).y_minus_x),
-            c: std::array::from_fn(|i| e(i).z),
-            d: std::array::from_fn(|i| e(i).t2d),
+        let mut t = SignedTable {
+            a: [F::zero(); 17],
+            b: [F::zero(); 17],
+            c: [F::zero(); 17],
+            d: [F::zero(); 17],
+        };
+        for i in 0..17 {
+            let e = if i >= 8 { m[i - 8] } else { m[8 - i].neg() };
+            t.a[i] = e.y_plus_x;
+            t.b[i] = e.y_minus_x;
+            t.c[i] = e.z;
+            t.d[i] = e.t2d;
         }
+        t
     }
 }
 
@@ -104,6 +114,19 @@ pub(crate) unsafe fn build_base_table<F: Lanes>() -> SignedTable<F> {
         c: std::array::from_fn(|i| splat(&e(i).xy2d)),
         d: std::array::from_fn(|_| F::zero()),
     }
+}
+
+/// The table of [-8..8]P for a lane point P.
+#[inline(always)]
+fn signed_multiples<F: Lanes>(p: &Extended<F>) -> SignedTable<F> {
+    let mut m = [ProjNiels::<F>::identity(); 9];
+    m[1] = p.to_proj_niels();
+    let mut acc = *p;
+    for i in 2..9 {
+        acc = acc.add_niels(&m[1]).to_extended();
+        m[i] = acc.to_proj_niels();
+    }
+    SignedTable::from_proj(&m)
 }
 
 /// Signed radix-16 digits of a scalar (< 2^253), each in [-8, 8], as table indices.
@@ -133,15 +156,7 @@ pub(crate) unsafe fn double_scalar_mul<F: Lanes>(items: &[Prepared], out: &mut [
         z: pack(&|p| p.neg_a.z),
         t: pack(&|p| p.neg_a.t),
     };
-    // Multiples 0..8 of -A, cached.
-    let mut m = [ProjNiels::<F>::identity(); 9];
-    m[1] = a.to_proj_niels();
-    let mut acc = a;
-    for i in 2..9 {
-        acc = acc.add_niels(&m[1]).to_extended();
-        m[i] = acc.to_proj_niels();
-    }
-    let a_table = SignedTable::from_proj(&m);
+    let a_table = signed_multiples(&a);
     // SAFETY: forwarded contract.
     let b_table = unsafe { F::base_table() };
 
@@ -192,9 +207,85 @@ pub(crate) unsafe fn double_scalar_mul<F: Lanes>(items: &[Prepared], out: &mut [
 /// Implements [`CurveField`] and [`Lanes`] for a lane type and defines its entry point,
 /// a `#[target_feature]` instantiation of [`double_scalar_mul`] so that every inlined
 /// field operation is compiled for the instruction set.
+/// Digits for the four-product path: magnitudes below 2^130 need 33 signed radix-16 digits.
+const HALF_DIGITS: usize = 33;
+
+/// Returns sum_j [e_j]P_j over the four (point, scalar) pairs, scalars below 2^130, running
+/// the four products in lanes 0..3 (further lanes compute the identity and are ignored).
+/// Used by single-signature verification after scalar halving (see `crate::halving`).
+///
+/// # Safety
+/// The CPU must support F's instruction set.
+#[inline(always)]
+pub(crate) unsafe fn four_product_sum<F: Lanes>(
+    points: &[Extended<Fe51>; 4],
+    scalars: &[Scalar; 4],
+) -> Extended<Fe51> {
+    let n = F::N;
+    debug_assert!(n >= 4);
+    let id = Extended::<Fe51>::identity();
+    let lane = |j: usize| if j < 4 { points[j] } else { id };
+    let mut xs = [Fe51::ZERO; 8];
+    let mut ys = [Fe51::ZERO; 8];
+    let mut zs = [Fe51::ZERO; 8];
+    let mut ts = [Fe51::ZERO; 8];
+    for j in 0..n {
+        let p = lane(j);
+        (xs[j], ys[j], zs[j], ts[j]) = (p.x, p.y, p.z, p.t);
+    }
+    // SAFETY: forwarded contract.
+    let p = unsafe {
+        Extended::<F> {
+            x: F::pack(&xs[..n]),
+            y: F::pack(&ys[..n]),
+            z: F::pack(&zs[..n]),
+            t: F::pack(&ts[..n]),
+        }
+    };
+    let table = signed_multiples(&p);
+    let mut d = [[0i8; HALF_DIGITS]; 8];
+    for j in 0..4 {
+        scalars[j].signed_radix(4, &mut d[j]);
+    }
+    let mut idx = [8usize; 8];
+    let mut r = Extended::<F>::identity();
+    for w in (0..HALF_DIGITS).rev() {
+        if w != HALF_DIGITS - 1 {
+            let q = r
+                .to_projective()
+                .double()
+                .to_projective()
+                .double()
+                .to_projective()
+                .double()
+                .to_projective();
+            r = q.double().to_extended();
+        }
+        for j in 0..4 {
+            idx[j] = (d[j][w] + 8) as usize;
+        }
+        r = r.add_niels(&table.proj_niels(&idx[..n])).to_extended();
+    }
+    r.x.unpack(&mut xs[..n]);
+    r.y.unpack(&mut ys[..n]);
+    r.z.unpack(&mut zs[..n]);
+    r.t.unpack(&mut ts[..n]);
+    let part = |j: usize| Extended {
+        x: xs[j],
+        y: ys[j],
+        z: zs[j],
+        t: ts[j],
+    };
+    let mut sum = part(0);
+    for j in 1..4 {
+        sum = sum.add_niels(&part(j).to_proj_niels()).to_extended();
+    }
+    sum
+}
+
 #[cfg(target_arch = "x86_64")]
 macro_rules! lane_backend {
-    ($ty:ty, $n:expr, $features:literal, $entry:ident) => {
+    ($ty:ty, $n:expr, $features:literal, $entry:ident, $entry4:ident) => {
         impl CurveField for $ty {
             #[inline(always)]
             fn zero() -> Self {
@@ -245,6 +336,19 @@ macro_rules! lane_backend {
             // SAFETY: the features are enabled here and present (caller's contract).
             unsafe { double_scalar_mul::<$ty>(items, out) }
         }
+
+        /// The four-product instantiation for this backend.
+        ///
+        /// # Safety
+        /// The CPU must support the instruction set named in the attribute.
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $entry4(
+            points: &[Extended<Fe51>; 4],
+            scalars: &[Scalar; 4],
+        ) -> Extended<Fe51> {
+            // SAFETY: the features are enabled here and present (caller's contract).
+            unsafe { four_product_sum::<$ty>(points, scalars) }
+        }
     };
 }
 
@@ -253,12 +357,14 @@ lane_backend!(
     wirespeed_field::avx2::Fe26x4,
     4,
     "avx2",
-    double_scalar_mul_avx2
+    double_scalar_mul_avx2,
+    four_product_sum_avx2
 );
 #[cfg(target_arch = "x86_64")]
 lane_backend!(
     wirespeed_field::ifma::Fe51x8,
     8,
     "avx512f,avx512ifma",
-    double_scalar_mul_ifma
+    double_scalar_mul_ifma,
+    four_product_sum_ifma
 );

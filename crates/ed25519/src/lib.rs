@@ -9,6 +9,7 @@
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+mod halving;
 mod lanes;
 mod many;
 mod mode;

@@ -8,7 +8,8 @@ use crate::mode::{Mode, VerifyError};
 #[cfg(target_arch = "x86_64")]
 use crate::point::Extended;
 #[cfg(target_arch = "x86_64")]
-use crate::verify::{finish, prepare, Prepared};
+use crate::verify::{finish, Prepared};
+use crate::verify::{prepare, verify_prepared_serial};
 #[cfg(target_arch = "x86_64")]
 use wirespeed_field::Fe51;
 
@@ -154,7 +155,7 @@ pub fn verify_many_with(
 
 fn verify_chunk_serial(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), VerifyError>]) {
     for (o, it) in out.iter_mut().zip(items) {
-        *o = crate::verify(it.msg, it.sig, it.pk, mode);
+        *o = prepare(it.msg, it.sig, it.pk, mode).and_then(|p| verify_prepared_serial(&p));
     }
 }
 

@@ -134,6 +134,18 @@ pub fn basepoint() -> Extended<Fe51> {
     })
 }
 
+/// 2^128 B, the base of the high half in the halved verification equation.
+pub fn basepoint_2_128() -> Extended<Fe51> {
+    static B: OnceLock<Extended<Fe51>> = OnceLock::new();
+    *B.get_or_init(|| {
+        let mut p = basepoint().to_projective();
+        for _ in 0..127 {
+            p = p.double().to_projective();
+        }
+        p.double().to_extended()
+    })
+}
+
 /// Odd multiples [1]P, [3]P, ..., [2n-1]P of an extended point.
 pub fn odd_multiples<const N: usize>(p: &Extended<Fe51>) -> [Extended<Fe51>; N] {
     let p2 = p.double().to_proj_niels();

@@ -7,9 +7,11 @@
 use sha2::{Digest, Sha512};
 use wirespeed_field::{Fe51, Scalar};
 
+use crate::halving;
 use crate::mode::{Mode, VerifyError};
 use crate::point::Extended;
 use crate::serial::{self, vartime_decompress};
+use std::sync::OnceLock;
 
 /// A signature that passed every encoding rule of its mode and awaits the equation.
 #[derive(Clone, Copy, Debug)]
@@ -31,10 +33,7 @@ pub(crate) type Parts<'a> = (&'a [u8; 32], &'a [u8; 32], &'a [u8; 32]);
 
 /// Splits and checks lengths.
 #[inline]
-pub(crate) fn split<'a>(
-    sig: &'a [u8],
-    pk: &'a [u8],
-) -> Result<Parts<'a>, VerifyError> {
+pub(crate) fn split<'a>(sig: &'a [u8], pk: &'a [u8]) -> Result<Parts<'a>, VerifyError> {
     let sig: &[u8; 64] = sig.try_into().map_err(|_| VerifyError::BadLength)?;
     let pk: &[u8; 32] = pk.try_into().map_err(|_| VerifyError::BadLength)?;
     let (r, s) = sig.split_at(32);
@@ -104,9 +103,74 @@ pub(crate) fn finish(p: &Prepared, q: &Extended<Fe51>) -> Result<(), VerifyError
     }
 }
 
-/// Verifies one signature with the serial backend: minimum latency for a single item.
+/// A four-product routine from a lane backend (see `crate::lanes::four_product_sum`).
+type FourProducts = unsafe fn(&[Extended<Fe51>; 4], &[Scalar; 4]) -> Extended<Fe51>;
+
+/// The lane backend for single signatures, chosen once by run-time CPU detection.
+fn four_products() -> Option<FourProducts> {
+    static F: OnceLock<Option<FourProducts>> = OnceLock::new();
+    *F.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512ifma")
+            {
+                return Some(crate::lanes::four_product_sum_ifma as FourProducts);
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Some(crate::lanes::four_product_sum_avx2 as FourProducts);
+            }
+        }
+        None
+    })
+}
+
+/// The equation through scalar halving: Q' = [k2 S]B - [k2]R - [k1]A must be the identity
+/// (cofactorless) or have small order (cofactored). None if halving found no pair.
+pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<(), VerifyError>> {
+    let h = halving::vartime_halve(&p.k)?;
+    let mut c = h.k2_abs.mul(&p.s);
+    if h.k2_neg {
+        c = c.neg();
+    }
+    let c_lo = Scalar([c.0[0], c.0[1], 0, 0]);
+    let c_hi = Scalar([c.0[2], c.0[3], 0, 0]);
+    let r_term = if h.k2_neg { p.r } else { p.r.neg() };
+    let points = [
+        serial::basepoint(),
+        serial::basepoint_2_128(),
+        r_term,
+        p.neg_a,
+    ];
+    // SAFETY: `run` was chosen by `four_products` after detecting its CPU features.
+    let q = unsafe { run(&points, &[c_lo, c_hi, h.k2_abs, h.k1]) };
+    let ok = if p.cofactored {
+        q.mul_by_cofactor().is_identity()
+    } else {
+        q.is_identity()
+    };
+    Some(if ok {
+        Ok(())
+    } else {
+        Err(VerifyError::EquationFailed)
+    })
+}
+
+/// Verifies one signature with minimum latency: scalar halving and the four half-size
+/// products in SIMD lanes where the CPU has AVX-512 IFMA or AVX2, else the serial wNAF
+/// double-scalar multiplication.
 pub fn verify(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> Result<(), VerifyError> {
     let p = prepare(msg, sig, pk, mode)?;
+    if let Some(run) = four_products() {
+        if let Some(v) = equation_halved(&p, run) {
+            return v;
+        }
+    }
+    verify_prepared_serial(&p)
+}
+
+/// The serial wNAF path for a prepared signature.
+pub(crate) fn verify_prepared_serial(p: &Prepared) -> Result<(), VerifyError> {
     let q = serial::vartime_double_scalar_mul_basepoint(&p.k, &p.neg_a, &p.s);
-    finish(&p, &q)
+    finish(p, &q)
 }

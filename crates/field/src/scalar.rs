@@ -173,6 +173,15 @@ impl Scalar {
         }
     }
 
+    /// (-a) mod L.
+    pub fn neg(&self) -> Scalar {
+        if self.0 == [0; 4] {
+            *self
+        } else {
+            Scalar(sub4(&L, &self.0).0)
+        }
+    }
+
     /// Bit i (0 = least significant).
     #[inline]
     pub fn bit(&self, i: usize) -> u8 {
