@@ -156,7 +156,7 @@ pub(crate) fn vartime_halve(k: &Scalar) -> Option<Halved> {
         Some(Halved {
             k1: Scalar(r),
             k2_abs: Scalar(t),
-            k2_neg: idx % 2 == 0,
+            k2_neg: idx.is_multiple_of(2),
         })
     };
     if let Some(h) = mk(r1, t1, i) {
