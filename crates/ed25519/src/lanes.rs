@@ -308,17 +308,16 @@ macro_rules! lane_backend {
             const N: usize = $n;
             #[inline(always)]
             unsafe fn pack(v: &[Fe51]) -> Self {
-                let a: [Fe51; $n] = std::array::from_fn(|j| v[j]);
                 // SAFETY: forwarded contract.
-                unsafe { <$ty>::pack(&a) }
+                unsafe { <$ty>::pack(v) }
             }
             #[inline(always)]
             fn unpack(&self, out: &mut [Fe51]) {
-                out.copy_from_slice(&<$ty>::unpack(self));
+                <$ty>::unpack_into(self, out)
             }
             #[inline(always)]
             fn select(table: &[Self], idx: &[usize]) -> Self {
-                <$ty>::select(table, &std::array::from_fn(|j| idx[j]))
+                <$ty>::select(table, idx)
             }
             unsafe fn base_table() -> &'static SignedTable<Self> {
                 static T: OnceLock<SignedTable<$ty>> = OnceLock::new();
@@ -359,6 +358,14 @@ lane_backend!(
     "avx2",
     double_scalar_mul_avx2,
     four_product_sum_avx2
+);
+#[cfg(target_arch = "x86_64")]
+lane_backend!(
+    wirespeed_field::ifma::Fe51x4,
+    4,
+    "avx512f,avx512ifma,avx512vl",
+    double_scalar_mul_ifma4,
+    four_product_sum_ifma4
 );
 #[cfg(target_arch = "x86_64")]
 lane_backend!(

@@ -112,9 +112,12 @@ fn four_products() -> Option<FourProducts> {
     *F.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512ifma")
-            {
+            let ifma = std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512ifma");
+            if ifma && std::arch::is_x86_feature_detected!("avx512vl") {
+                return Some(crate::lanes::four_product_sum_ifma4 as FourProducts);
+            }
+            if ifma {
                 return Some(crate::lanes::four_product_sum_ifma as FourProducts);
             }
             if std::arch::is_x86_feature_detected!("avx2") {

@@ -120,7 +120,8 @@ impl Fe26x4 {
     /// # Safety
     /// The CPU must support AVX2.
     #[inline(always)]
-    pub unsafe fn pack(v: &[Fe51; 4]) -> Fe26x4 {
+    pub unsafe fn pack(v: &[Fe51]) -> Fe26x4 {
+        assert!(v.len() == 4);
         let r = [
             v[0].weak_reduce(),
             v[1].weak_reduce(),
@@ -149,7 +150,7 @@ impl Fe26x4 {
     #[inline(always)]
     pub unsafe fn splat(v: &Fe51) -> Fe26x4 {
         // SAFETY: forwarded contract.
-        unsafe { Fe26x4::pack(&[*v, *v, *v, *v]) }
+        unsafe { Fe26x4::pack(&[*v; 4]) }
     }
 
     /// Unpacks the four lanes.
@@ -171,10 +172,17 @@ impl Fe26x4 {
         out
     }
 
+    /// Writes the four lanes to `out` (exactly four elements).
+    #[inline(always)]
+    pub fn unpack_into(&self, out: &mut [Fe51]) {
+        out.copy_from_slice(&self.unpack());
+    }
+
     /// Per-lane table lookup: lane j of the result is lane j of `table[idx[j]]`.
     /// Indices are bounds-checked.
     #[inline(always)]
-    pub fn select(table: &[Fe26x4], idx: &[usize; 4]) -> Fe26x4 {
+    pub fn select(table: &[Fe26x4], idx: &[usize]) -> Fe26x4 {
+        assert!(idx.len() == 4);
         assert!(
             idx.iter().all(|&i| i < table.len()),
             "lane table index out of range"

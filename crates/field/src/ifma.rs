@@ -1,13 +1,16 @@
-//! GF(2^255-19) eight lanes at a time with AVX-512 IFMA: [`Fe51x8`] holds eight
-//! independent field elements (one per 64-bit lane of a zmm register, so one per
-//! signature), each in five radix-2^51 limbs; limb i of all lanes lives in one `__m512i`.
+//! GF(2^255-19) in the lanes of AVX-512 IFMA registers: [`Fe51x8`] (zmm, eight lanes)
+//! and [`Fe51x4`] (ymm, four lanes, needs AVX-512VL) hold independent field elements,
+//! one per 64-bit lane (one per signature, or one per product in single verification),
+//! each in five radix-2^51 limbs; limb i of all lanes lives in one vector. One generic
+//! implementation, [`Fe51v`], serves both widths through [`IfmaVec`].
 //!
 //! Products use `vpmadd52luq`/`vpmadd52huq`, which multiply the low 52 bits of each lane
 //! and add the low or high 52 bits of the 104-bit product to an accumulator. In radix
 //! 2^51 the high half of a_i b_j weighs 2^52 = 2 * 2^51 at column i+j, so column k sums
 //! lo(i+j=k) + 2 hi(i+j=k-1), and columns 5..9 fold into 0..4 times 19 (2^255 = 19).
 //! The same layout as curve25519-dalek's IFMA backend (de Valence, "Accelerating
-//! Edwards curve arithmetic with parallel formulas", 2018), written independently.
+//! Edwards curve arithmetic with parallel formulas", 2018), written independently; the
+//! column lists were produced mechanically by a script (see docs/field-arithmetic.md).
 //!
 //! Limb bounds (per lane):
 //! - reduced: every limb < 2^51 + 2^17, in particular < 2^52, which is what the IFMA
@@ -17,91 +20,227 @@
 //!   c_k + 19 c_(k+5) < 2^61, and one parallel carry pass leaves limbs < 2^51 + 2^15.
 //! - `add`/`sub`/`neg` sums are < 2^56 before their parallel carry pass.
 //!
-//! Safety model: as in [`crate::avx2`], a `Fe51x8` can only be created by the `unsafe`
-//! constructors, whose contract is that the CPU has AVX-512F and AVX-512 IFMA.
+//! Safety model: as in [`crate::avx2`], a value can only be created by the `unsafe`
+//! constructors, whose contract is that the CPU has the instruction sets of its width
+//! (AVX-512F + AVX-512 IFMA for zmm; AVX-512 IFMA + AVX-512VL for ymm).
 
 use core::arch::x86_64::*;
+use core::fmt::Debug;
 
 use crate::{Fe51, FieldOps};
 
-/// Eight field elements, one per lane (see module docs).
+/// One SIMD register width usable by [`Fe51v`]. Every method needs the width's
+/// instruction sets; callers guarantee them through the constructors of [`Fe51v`].
+pub trait IfmaVec: Copy + Debug + Send + Sync + 'static {
+    /// 64-bit lanes per register.
+    const LANES: usize;
+    /// All lanes = v.
+    fn splat(v: u64) -> Self;
+    /// acc + low 52 bits of a*b (low 52 bits of a and b).
+    fn madd_lo(acc: Self, a: Self, b: Self) -> Self;
+    /// acc + high 52 bits of a*b.
+    fn madd_hi(acc: Self, a: Self, b: Self) -> Self;
+    /// Lane-wise a + b.
+    fn add(a: Self, b: Self) -> Self;
+    /// Lane-wise a - b.
+    fn sub(a: Self, b: Self) -> Self;
+    /// Lane-wise a & b.
+    fn and(a: Self, b: Self) -> Self;
+    /// Lane-wise a >> 51.
+    fn shr51(a: Self) -> Self;
+    /// Lane-wise a << 1.
+    fn shl1(a: Self) -> Self;
+    /// Lane-wise a << 4.
+    fn shl4(a: Self) -> Self;
+    /// Loads LANES u64 from `src` (length >= LANES).
+    fn load(src: &[u64]) -> Self;
+    /// Stores LANES u64 to `dst` (length >= LANES).
+    fn store(self, dst: &mut [u64]);
+    /// Lane j = base[idx[j]]; the caller guarantees every index is in bounds.
+    ///
+    /// # Safety
+    /// Every lane of `idx` must index inside the allocation `base` points into.
+    unsafe fn gather(base: *const i64, idx: Self) -> Self;
+}
+
+macro_rules! ifma_vec {
+    ($v:ty, $lanes:expr, $madd_lo:ident, $madd_hi:ident, $add:ident, $sub:ident, $and:ident,
+     $srli:ident, $slli:ident, $set1:ident, $loadu:ident, $storeu:ident, $gather:ident) => {
+        // SAFETY (every block below): values of this type reach these methods only through
+        // `Fe51v`, whose constructors require the width's instruction sets (module docs).
+        impl IfmaVec for $v {
+            const LANES: usize = $lanes;
+            #[inline(always)]
+            fn splat(v: u64) -> Self {
+                // SAFETY: see above.
+                unsafe { $set1(v as i64) }
+            }
+            #[inline(always)]
+            fn madd_lo(acc: Self, a: Self, b: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $madd_lo(acc, a, b) }
+            }
+            #[inline(always)]
+            fn madd_hi(acc: Self, a: Self, b: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $madd_hi(acc, a, b) }
+            }
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $add(a, b) }
+            }
+            #[inline(always)]
+            fn sub(a: Self, b: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $sub(a, b) }
+            }
+            #[inline(always)]
+            fn and(a: Self, b: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $and(a, b) }
+            }
+            #[inline(always)]
+            fn shr51(a: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $srli::<51>(a) }
+            }
+            #[inline(always)]
+            fn shl1(a: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $slli::<1>(a) }
+            }
+            #[inline(always)]
+            fn shl4(a: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $slli::<4>(a) }
+            }
+            #[inline(always)]
+            fn load(src: &[u64]) -> Self {
+                assert!(src.len() >= $lanes);
+                // SAFETY: see above; `src` holds at least LANES u64 (checked).
+                unsafe { $loadu(src.as_ptr() as *const _) }
+            }
+            #[inline(always)]
+            fn store(self, dst: &mut [u64]) {
+                assert!(dst.len() >= $lanes);
+                // SAFETY: see above; `dst` holds at least LANES u64 (checked).
+                unsafe { $storeu(dst.as_mut_ptr() as *mut _, self) }
+            }
+            #[inline(always)]
+            unsafe fn gather(base: *const i64, idx: Self) -> Self {
+                // SAFETY: see above; indices in bounds (caller's contract).
+                unsafe { $gather(base, idx) }
+            }
+        }
+    };
+}
+
+/// # Safety
+/// AVX-512F present; every lane of `idx` indexes inside `base`'s allocation.
+#[inline(always)]
+unsafe fn gather512(base: *const i64, idx: __m512i) -> __m512i {
+    // SAFETY: forwarded contract.
+    unsafe { _mm512_i64gather_epi64::<8>(idx, base) }
+}
+
+/// # Safety
+/// AVX2 present; every lane of `idx` indexes inside `base`'s allocation.
+#[inline(always)]
+unsafe fn gather256(base: *const i64, idx: __m256i) -> __m256i {
+    // SAFETY: forwarded contract.
+    unsafe { _mm256_i64gather_epi64::<8>(base, idx) }
+}
+
+ifma_vec!(
+    __m512i,
+    8,
+    _mm512_madd52lo_epu64,
+    _mm512_madd52hi_epu64,
+    _mm512_add_epi64,
+    _mm512_sub_epi64,
+    _mm512_and_si512,
+    _mm512_srli_epi64,
+    _mm512_slli_epi64,
+    _mm512_set1_epi64,
+    _mm512_loadu_si512,
+    _mm512_storeu_si512,
+    gather512
+);
+ifma_vec!(
+    __m256i,
+    4,
+    _mm256_madd52lo_epu64,
+    _mm256_madd52hi_epu64,
+    _mm256_add_epi64,
+    _mm256_sub_epi64,
+    _mm256_and_si256,
+    _mm256_srli_epi64,
+    _mm256_slli_epi64,
+    _mm256_set1_epi64x,
+    _mm256_loadu_si256,
+    _mm256_storeu_si256,
+    gather256
+);
+
+/// Field elements in the lanes of an IFMA register (see module docs).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-pub struct Fe51x8(pub [__m512i; 5]);
+#[repr(C)]
+pub struct Fe51v<V>(pub [V; 5]);
+
+/// Eight elements in zmm registers (AVX-512F + AVX-512 IFMA).
+pub type Fe51x8 = Fe51v<__m512i>;
+/// Four elements in ymm registers (AVX-512 IFMA + AVX-512VL).
+pub type Fe51x4 = Fe51v<__m256i>;
 
 const MASK51: u64 = (1 << 51) - 1;
 
 #[inline(always)]
-fn lo52(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
-    // SAFETY: only reachable through Fe51x8 methods, which exist only on CPUs with
-    // AVX-512F and AVX-512 IFMA.
-    unsafe { _mm512_madd52lo_epu64(acc, a, b) }
+fn lo52<V: IfmaVec>(acc: V, a: V, b: V) -> V {
+    V::madd_lo(acc, a, b)
 }
 
 #[inline(always)]
-fn hi52(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
-    // SAFETY: as for `lo52`.
-    unsafe { _mm512_madd52hi_epu64(acc, a, b) }
+fn hi52<V: IfmaVec>(acc: V, a: V, b: V) -> V {
+    V::madd_hi(acc, a, b)
 }
 
 #[inline(always)]
-fn add(a: __m512i, b: __m512i) -> __m512i {
-    // SAFETY: as for `lo52`.
-    unsafe { _mm512_add_epi64(a, b) }
+fn add<V: IfmaVec>(a: V, b: V) -> V {
+    V::add(a, b)
 }
 
 #[inline(always)]
-fn sub(a: __m512i, b: __m512i) -> __m512i {
-    // SAFETY: as for `lo52`.
-    unsafe { _mm512_sub_epi64(a, b) }
-}
-
-#[inline(always)]
-fn splat(v: u64) -> __m512i {
-    // SAFETY: as for `lo52`.
-    unsafe { _mm512_set1_epi64(v as i64) }
-}
-
-#[inline(always)]
-fn times19(a: __m512i) -> __m512i {
-    // SAFETY: as for `lo52`. 19 a = 16 a + 2 a + a, a < 2^57.
-    unsafe { add(add(_mm512_slli_epi64(a, 4), _mm512_slli_epi64(a, 1)), a) }
-}
-
-#[inline(always)]
-fn double(a: __m512i) -> __m512i {
-    // SAFETY: as for `lo52`.
-    unsafe { _mm512_slli_epi64(a, 1) }
+fn times19<V: IfmaVec>(a: V) -> V {
+    // 19 a = 16 a + 2 a + a, a < 2^57.
+    V::add(V::add(V::shl4(a), V::shl1(a)), a)
 }
 
 /// One parallel carry pass over five sums (each < 2^62): limb i keeps its low 51 bits
 /// and receives the carry of limb i-1 (limb 0 receives 19 times the carry of limb 4).
 #[inline(always)]
-fn carry(c: [__m512i; 5]) -> Fe51x8 {
-    // SAFETY: as for `lo52`.
-    unsafe {
-        let m = splat(MASK51);
-        let k0 = _mm512_srli_epi64(c[0], 51);
-        let k1 = _mm512_srli_epi64(c[1], 51);
-        let k2 = _mm512_srli_epi64(c[2], 51);
-        let k3 = _mm512_srli_epi64(c[3], 51);
-        let k4 = _mm512_srli_epi64(c[4], 51);
-        Fe51x8([
-            add(_mm512_and_si512(c[0], m), times19(k4)),
-            add(_mm512_and_si512(c[1], m), k0),
-            add(_mm512_and_si512(c[2], m), k1),
-            add(_mm512_and_si512(c[3], m), k2),
-            add(_mm512_and_si512(c[4], m), k3),
-        ])
-    }
+fn carry<V: IfmaVec>(c: [V; 5]) -> Fe51v<V> {
+    let m = V::splat(MASK51);
+    let k0 = V::shr51(c[0]);
+    let k1 = V::shr51(c[1]);
+    let k2 = V::shr51(c[2]);
+    let k3 = V::shr51(c[3]);
+    let k4 = V::shr51(c[4]);
+    Fe51v([
+        add(V::and(c[0], m), times19(k4)),
+        add(V::and(c[1], m), k0),
+        add(V::and(c[2], m), k1),
+        add(V::and(c[3], m), k2),
+        add(V::and(c[4], m), k3),
+    ])
 }
 
 /// Combines columns c_k = lo_k + 2 hi_k (k = 0..9), folds 5..9 onto 0..4, carries.
 #[inline(always)]
-fn fold(lo: [__m512i; 10], hi: [__m512i; 10]) -> Fe51x8 {
-    let mut c = [splat(0); 10];
+fn fold<V: IfmaVec>(lo: [V; 10], hi: [V; 10]) -> Fe51v<V> {
+    let mut c = lo;
     for k in 0..10 {
-        c[k] = add(lo[k], double(hi[k]));
+        c[k] = add(lo[k], V::shl1(hi[k]));
     }
     carry([
         add(c[0], times19(c[5])),
@@ -112,13 +251,14 @@ fn fold(lo: [__m512i; 10], hi: [__m512i; 10]) -> Fe51x8 {
     ])
 }
 
-impl Fe51x8 {
-    /// Packs eight elements, lane j = `v[j]`.
+impl<V: IfmaVec> Fe51v<V> {
+    /// Packs `V::LANES` elements, lane j = `v[j]`.
     ///
     /// # Safety
-    /// The CPU must support AVX-512F and AVX-512 IFMA.
+    /// The CPU must support the instruction sets of this width (module docs).
     #[inline(always)]
-    pub unsafe fn pack(v: &[Fe51; 8]) -> Fe51x8 {
+    pub unsafe fn pack(v: &[Fe51]) -> Self {
+        assert!(v.len() == V::LANES);
         let mut limbs = [[0u64; 8]; 5];
         for (j, fe) in v.iter().enumerate() {
             let r = fe.weak_reduce();
@@ -126,66 +266,57 @@ impl Fe51x8 {
                 limbs[i][j] = r.0[i];
             }
         }
-        // SAFETY: AVX-512F present (caller's contract); unaligned loads of 8 u64.
-        let mut out = [splat(0); 5];
+        let mut out = [V::splat(0); 5];
         for i in 0..5 {
-            // SAFETY: as above.
-            out[i] = unsafe { _mm512_loadu_si512(limbs[i].as_ptr() as *const _) };
+            out[i] = V::load(&limbs[i]);
         }
-        Fe51x8(out)
+        Fe51v(out)
     }
 
-    /// Unpacks the eight lanes.
+    /// Writes the lanes to `out` (exactly `V::LANES` elements).
     #[inline(always)]
-    pub fn unpack(&self) -> [Fe51; 8] {
+    pub fn unpack_into(&self, out: &mut [Fe51]) {
+        assert!(out.len() == V::LANES);
         let mut limbs = [[0u64; 8]; 5];
         for i in 0..5 {
-            // SAFETY: AVX-512F present (type invariant); unaligned store of 8 u64.
-            unsafe { _mm512_storeu_si512(limbs[i].as_mut_ptr() as *mut _, self.0[i]) };
+            self.0[i].store(&mut limbs[i]);
         }
-        std::array::from_fn(|j| {
-            Fe51([
+        for (j, fe) in out.iter_mut().enumerate() {
+            *fe = Fe51([
                 limbs[0][j],
                 limbs[1][j],
                 limbs[2][j],
                 limbs[3][j],
                 limbs[4][j],
             ])
-            .weak_reduce()
-        })
+            .weak_reduce();
+        }
     }
 
-    /// Per-lane table lookup: lane j of the result is lane j of `table[idx[j]]`.
-    /// Indices are bounds-checked.
+    /// Per-lane table lookup: lane j of the result is lane j of `table[idx[j]]`
+    /// (`idx` has `V::LANES` entries, each bounds-checked).
     #[inline(always)]
-    pub fn select(table: &[Fe51x8], idx: &[usize; 8]) -> Fe51x8 {
+    pub fn select(table: &[Self], idx: &[usize]) -> Self {
         assert!(
-            idx.iter().all(|&i| i < table.len()),
+            idx.len() == V::LANES && idx.iter().all(|&i| i < table.len()),
             "lane table index out of range"
         );
-        // Offsets in u64 units: entry * 40 + limb * 8 + lane.
-        let mut base = [0i64; 8];
-        for j in 0..8 {
-            base[j] = (idx[j] * 40 + j) as i64;
+        let stride = 5 * V::LANES;
+        let mut base = [0u64; 8];
+        for j in 0..V::LANES {
+            base[j] = (idx[j] * stride + j) as u64;
         }
         let ptr = table.as_ptr() as *const i64;
-        // SAFETY: AVX-512F present (type invariant); every address is
-        // entry*40 + limb*8 + lane < table.len()*40 u64s from the start, in bounds.
-        unsafe {
-            let vi = _mm512_loadu_si512(base.as_ptr() as *const _);
-            let eight = _mm512_set1_epi64(8);
-            let v1 = _mm512_add_epi64(vi, eight);
-            let v2 = _mm512_add_epi64(v1, eight);
-            let v3 = _mm512_add_epi64(v2, eight);
-            let v4 = _mm512_add_epi64(v3, eight);
-            Fe51x8([
-                _mm512_i64gather_epi64::<8>(vi, ptr),
-                _mm512_i64gather_epi64::<8>(v1, ptr),
-                _mm512_i64gather_epi64::<8>(v2, ptr),
-                _mm512_i64gather_epi64::<8>(v3, ptr),
-                _mm512_i64gather_epi64::<8>(v4, ptr),
-            ])
+        let step = V::splat(V::LANES as u64);
+        let mut vi = V::load(&base);
+        let mut out = [V::splat(0); 5];
+        for limb in out.iter_mut() {
+            // SAFETY: every address is entry*stride + limb*LANES + lane, below
+            // table.len()*stride u64s from the start (indices checked above).
+            *limb = unsafe { V::gather(ptr, vi) };
+            vi = V::add(vi, step);
         }
+        Fe51v(out)
     }
 }
 
@@ -198,9 +329,9 @@ const SIXTEEN_P: [u64; 5] = [
     16 * MASK51,
 ];
 
-impl FieldOps for Fe51x8 {
+impl<V: IfmaVec> FieldOps for Fe51v<V> {
     #[inline(always)]
-    fn add(&self, b: &Fe51x8) -> Fe51x8 {
+    fn add(&self, b: &Self) -> Self {
         let (a, b) = (&self.0, &b.0);
         carry([
             add(a[0], b[0]),
@@ -212,28 +343,28 @@ impl FieldOps for Fe51x8 {
     }
 
     #[inline(always)]
-    fn sub(&self, b: &Fe51x8) -> Fe51x8 {
+    fn sub(&self, b: &Self) -> Self {
         let mut r = self.0;
         for i in 0..5 {
-            r[i] = sub(add(r[i], splat(SIXTEEN_P[i])), b.0[i]);
+            r[i] = V::sub(add(r[i], V::splat(SIXTEEN_P[i])), b.0[i]);
         }
         carry(r)
     }
 
     #[inline(always)]
-    fn neg(&self) -> Fe51x8 {
+    fn neg(&self) -> Self {
         let mut r = self.0;
         for i in 0..5 {
-            r[i] = sub(splat(SIXTEEN_P[i]), r[i]);
+            r[i] = V::sub(V::splat(SIXTEEN_P[i]), r[i]);
         }
         carry(r)
     }
 
     #[inline(always)]
-    fn mul(&self, rhs: &Fe51x8) -> Fe51x8 {
+    fn mul(&self, rhs: &Self) -> Self {
         let a = &self.0;
         let b = &rhs.0;
-        let z = splat(0);
+        let z = V::splat(0);
         let lo0 = lo52(z, a[0], b[0]);
         let hi0 = z;
         let lo1 = lo52(lo52(z, a[0], b[1]), a[1], b[0]);
@@ -293,9 +424,9 @@ impl FieldOps for Fe51x8 {
     }
 
     #[inline(always)]
-    fn square(&self) -> Fe51x8 {
+    fn square(&self) -> Self {
         let a = &self.0;
-        let z = splat(0);
+        let z = V::splat(0);
         let lo0 = lo52(z, a[0], a[0]);
         let lo1 = add(lo52(z, a[0], a[1]), lo52(z, a[0], a[1]));
         let lo2 = add(

@@ -65,7 +65,7 @@ fn lanes_match_serial() {
             rng.gen_range(0..3),
             rng.gen_range(0..3),
         ];
-        let sel = Fe26x4::select(&table, &idx);
+        let sel = Fe26x4::select(&table, &idx[..]);
         let src = [a, b, c];
         assert!(same(&sel, &std::array::from_fn(|j| src[idx[j]][j])));
     }

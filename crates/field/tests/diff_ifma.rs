@@ -1,13 +1,17 @@
-//! The AVX-512 IFMA eight-lane backend against the serial backend.
+//! The AVX-512 IFMA backends (eight lanes in zmm, four in ymm) against the serial backend.
 #![cfg(target_arch = "x86_64")]
 
 use rand::{Rng, SeedableRng};
-use wirespeed_field::ifma::Fe51x8;
+use wirespeed_field::ifma::{Fe51v, Fe51x4, Fe51x8, IfmaVec};
 use wirespeed_field::{Fe51, FieldOps};
 
-fn has_ifma() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512ifma")
+fn has(features: &[&str]) -> bool {
+    features.iter().all(|f| match *f {
+        "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+        "avx512ifma" => std::arch::is_x86_feature_detected!("avx512ifma"),
+        "avx512vl" => std::arch::is_x86_feature_detected!("avx512vl"),
+        _ => false,
+    })
 }
 
 fn rand_fe(rng: &mut impl Rng) -> Fe51 {
@@ -16,44 +20,39 @@ fn rand_fe(rng: &mut impl Rng) -> Fe51 {
     match rng.gen_range(0..8) {
         0 => b = [0xff; 32],
         1 => b = [0; 32],
+        // Limbs at the top of the reduced range.
+        2 => {
+            return Fe51([
+                (1 << 51) + 0x7fff,
+                (1 << 51) + 1,
+                (1 << 51) - 1,
+                (1 << 51) + 0x7fff,
+                (1 << 51) - 1,
+            ])
+        }
         _ => {}
     }
-    // Limbs at the top of the reduced range now and then.
-    let fe = Fe51::from_bytes(&b);
-    if rng.gen_range(0..8) == 0 {
-        Fe51([
-            (1 << 51) + 0x7fff,
-            (1 << 51) + 1,
-            (1 << 51) - 1,
-            (1 << 51) + 0x7fff,
-            (1 << 51) - 1,
-        ])
-    } else {
-        fe
-    }
+    Fe51::from_bytes(&b)
 }
 
-fn same(a: &Fe51x8, b: &[Fe51; 8]) -> bool {
-    a.unpack()
-        .iter()
-        .zip(b)
-        .all(|(x, y)| x.to_bytes() == y.to_bytes())
+fn same<V: IfmaVec>(a: &Fe51v<V>, b: &[Fe51]) -> bool {
+    let mut out = vec![Fe51::ZERO; V::LANES];
+    a.unpack_into(&mut out);
+    out.iter().zip(b).all(|(x, y)| x.to_bytes() == y.to_bytes())
 }
 
-#[test]
-fn lanes_match_serial() {
-    if !has_ifma() {
-        eprintln!("skipping: no AVX-512 IFMA on this CPU");
-        return;
-    }
-    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+/// # Safety
+/// The CPU must have the instruction sets of width V.
+unsafe fn check<V: IfmaVec>(seed: u64) {
+    let n = V::LANES;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for _ in 0..20_000 {
-        let a: [Fe51; 8] = std::array::from_fn(|_| rand_fe(&mut rng));
-        let b: [Fe51; 8] = std::array::from_fn(|_| rand_fe(&mut rng));
-        // SAFETY: AVX-512F and IFMA were detected above.
-        let (va, vb) = unsafe { (Fe51x8::pack(&a), Fe51x8::pack(&b)) };
-        let f = |op: &dyn Fn(&Fe51, &Fe51) -> Fe51| -> [Fe51; 8] {
-            std::array::from_fn(|j| op(&a[j], &b[j]))
+        let a: Vec<Fe51> = (0..n).map(|_| rand_fe(&mut rng)).collect();
+        let b: Vec<Fe51> = (0..n).map(|_| rand_fe(&mut rng)).collect();
+        // SAFETY: forwarded contract.
+        let (va, vb) = unsafe { (Fe51v::<V>::pack(&a), Fe51v::<V>::pack(&b)) };
+        let f = |op: &dyn Fn(&Fe51, &Fe51) -> Fe51| -> Vec<Fe51> {
+            (0..n).map(|j| op(&a[j], &b[j])).collect()
         };
         assert!(same(&va.mul(&vb), &f(&|x, y| x.mul(y))));
         assert!(same(&va.square(), &f(&|x, _| x.square())));
@@ -62,19 +61,37 @@ fn lanes_match_serial() {
         assert!(same(&va.neg(), &f(&|x, _| x.neg())));
         // Outputs of every op feed every op (all outputs are reduced).
         let s = va.add(&vb).add(&va.sub(&vb));
-        assert!(same(
-            &s.mul(&s.square()),
-            &f(&|x, y| {
-                let s = x.add(y).weak_reduce().add(&x.sub(y)).weak_reduce();
-                s.mul(&s.square())
-            })
-        ));
+        let want = f(&|x, y| {
+            let s = x.add(y).weak_reduce().add(&x.sub(y)).weak_reduce();
+            s.mul(&s.square())
+        });
+        assert!(same(&s.mul(&s.square()), &want));
         let table = [va, vb];
-        let idx: [usize; 8] = std::array::from_fn(|_| rng.gen_range(0..2));
-        let src = [a, b];
-        assert!(same(
-            &Fe51x8::select(&table, &idx),
-            &std::array::from_fn(|j| src[idx[j]][j])
-        ));
+        let idx: Vec<usize> = (0..n).map(|_| rng.gen_range(0..2)).collect();
+        let src = [&a, &b];
+        let want: Vec<Fe51> = (0..n).map(|j| src[idx[j]][j]).collect();
+        assert!(same(&Fe51v::select(&table, &idx), &want));
     }
+}
+
+#[test]
+fn zmm_lanes_match_serial() {
+    if !has(&["avx512f", "avx512ifma"]) {
+        eprintln!("skipping: no AVX-512 IFMA on this CPU");
+        return;
+    }
+    // SAFETY: the features were detected above.
+    unsafe { check::<core::arch::x86_64::__m512i>(9) };
+    let _: Option<Fe51x8> = None;
+}
+
+#[test]
+fn ymm_lanes_match_serial() {
+    if !has(&["avx512f", "avx512ifma", "avx512vl"]) {
+        eprintln!("skipping: no AVX-512 IFMA/VL on this CPU");
+        return;
+    }
+    // SAFETY: the features were detected above.
+    unsafe { check::<core::arch::x86_64::__m256i>(10) };
+    let _: Option<Fe51x4> = None;
 }
