@@ -14,12 +14,9 @@ pub fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
 }
 
-/// `--backend auto|serial|avx2`.
+/// `--backend auto|serial|avx2|ifma|ifma8`.
 pub fn parse_backend(s: &str) -> Result<Backend, String> {
-    [Backend::Auto, Backend::Serial, Backend::Avx2]
-        .into_iter()
-        .find(|b| b.name() == s)
-        .ok_or_else(|| format!("unknown backend '{s}' (expected auto, serial or avx2)"))
+    s.parse()
 }
 
 /// `--format bin|jsonl`.
@@ -56,7 +53,7 @@ pub fn group_digits(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -79,6 +76,8 @@ mod tests {
     #[test]
     fn names_parse() {
         assert_eq!(parse_backend("avx2"), Ok(Backend::Avx2));
+        assert_eq!(parse_backend("ifma"), Ok(Backend::Ifma));
+        assert_eq!(parse_backend("ifma8"), Ok(Backend::Ifma8));
         assert!(parse_backend("gpu").is_err());
         assert_eq!(parse_mode("zip215"), Ok(Mode::Zip215));
         assert!(parse_mode("loose").is_err());

@@ -35,7 +35,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
-    /// Arithmetic backend: auto, serial or avx2 (avx2 falls back to serial without AVX2)
+    /// Arithmetic backend: auto, serial, avx2, ifma or ifma8 (one this CPU lacks falls back to serial)
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = parse_backend)]
     pub backend: Backend,
 

@@ -71,7 +71,12 @@ fn main() {
             n as f64 / dalek,
             dalek / ours
         );
-        for b in [Backend::Serial, Backend::Avx2, Backend::Ifma] {
+        for b in [
+            Backend::Serial,
+            Backend::Avx2,
+            Backend::Ifma,
+            Backend::Ifma8,
+        ] {
             let t = Instant::now();
             let v = pool.install(|| verify_many_with(&items, Mode::Strict, b));
             let s = t.elapsed().as_secs_f64();

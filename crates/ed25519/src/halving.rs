@@ -1,13 +1,13 @@
 //! Scalar halving for single-signature verification.
 //!
 //! The check Q = [S]B - R - [k]A = 0 costs a 253-bit double-scalar multiplication. Given
-//! integers (k1, k2) with k1 = k2 k (mod 8L), k2 odd and |k1|, |k2| < 2^130, we instead
+//! integers (k1, k2) with k1 = k2 k (mod 8L), k2 odd and |k1|, |k2| < 2^131, we instead
 //! test Q' = [k2 S mod L]B - [k2]R - [k1]A = [k2]Q. Because the group has order 8L and
 //! gcd(k2, 8L) = 1, [k2] is a bijection, so Q' = 0 iff Q = 0 and [8]Q' = 0 iff [8]Q = 0:
 //! the rewrite is exact for the cofactorless and the cofactored equation alike, even when
 //! A or R has a small-order component (which a reduction mod L alone would get wrong).
 //! Splitting k2 S mod L = c_lo + 2^128 c_hi with a table for 2^128 B leaves four products
-//! of at most 130 bits, which share one chain of ~130 doublings instead of ~253; the
+//! of at most 131 bits, which share one chain of ~130 doublings instead of ~253; the
 //! lane backends run the four products in four lanes at once.
 //!
 //! The pair comes from the extended Euclidean algorithm on (8L, k), stopped at the first
@@ -16,7 +16,7 @@
 //! "Optimized lattice basis reduction in dimension 2, and fast Schnorr and EdDSA
 //! signature verification", 2020, shows the 2-dimensional reduction view). Consecutive
 //! t_i are coprime, so one of the neighbouring candidates has t odd; if no candidate fits
-//! 130 bits the caller falls back to the plain double-scalar multiplication.
+//! 131 bits the caller falls back to the plain double-scalar multiplication.
 //!
 //! Variable time: public data only.
 
@@ -119,7 +119,7 @@ fn divrem(a: &U256, b: &U256) -> (U256, U256) {
     (q, r)
 }
 
-/// The halved form of k: k1 = k2 k (mod 8L), k2 odd, magnitudes below 2^130.
+/// The halved form of k: k1 = k2 k (mod 8L), k2 odd, magnitudes below 2^131.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Halved {
     /// k1 (non-negative).
@@ -130,7 +130,9 @@ pub(crate) struct Halved {
     pub k2_neg: bool,
 }
 
-const LIMIT_BITS: u32 = 130;
+/// Largest magnitude (bits) the four-product path takes: 33 signed radix-16 digits cover
+/// values below 2^131 with the top digit at most 8.
+const LIMIT_BITS: u32 = 131;
 
 /// Finds (k1, k2) for k (an integer in [0, L)), or None in the rare case no candidate
 /// fits (the caller then uses the unhalved path).
@@ -179,7 +181,7 @@ mod tests {
     /// Checks k1 = k2 k (mod 8L) with exact integer arithmetic on 512-bit products.
     fn holds(k: &Scalar, h: &Halved) -> bool {
         // Compute k2 * k mod 8L by long division on 8 limbs: reuse divrem on values that
-        // fit by reducing step by step (k2 < 2^130, k < 2^253: product < 2^383).
+        // fit by reducing step by step (k2 < 2^131, k < 2^253).
         let mut acc = [0u64; 4];
         // Horner over the bits of k2.
         for bit in (0..256).rev() {
@@ -233,6 +235,27 @@ mod tests {
                 assert!(holds(&k, &h), "relation fails for {k:?}");
                 assert_eq!(h.k2_abs.0[0] & 1, 1);
                 assert!(bitlen(&h.k1.0) <= LIMIT_BITS && bitlen(&h.k2_abs.0) <= LIMIT_BITS);
+                // The four-product path's 33 signed radix-16 digits must stay in [-8, 8]
+                // (its table range) and represent the value exactly.
+                for v in [h.k1, h.k2_abs] {
+                    let mut d = [0i8; 33];
+                    v.signed_radix(4, &mut d);
+                    assert!(
+                        d.iter().all(|x| (-8..=8).contains(x)),
+                        "digit out of range for {v:?}"
+                    );
+                    let mut acc = [0u64; 4];
+                    for x in d.iter().rev() {
+                        acc = shl(&acc, 4);
+                        let m = [x.unsigned_abs() as u64, 0, 0, 0];
+                        acc = if *x >= 0 {
+                            add(&acc, &m)
+                        } else {
+                            sub(&acc, &m)
+                        };
+                    }
+                    assert_eq!(acc, v.0);
+                }
             }
         }
         assert!(found > 4900, "halving fell back too often: {found}/5000");

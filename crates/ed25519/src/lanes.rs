@@ -207,10 +207,10 @@ pub(crate) unsafe fn double_scalar_mul<F: Lanes>(items: &[Prepared], out: &mut [
 /// Implements [`CurveField`] and [`Lanes`] for a lane type and defines its entry point,
 /// a `#[target_feature]` instantiation of [`double_scalar_mul`] so that every inlined
 /// field operation is compiled for the instruction set.
-/// Digits for the four-product path: magnitudes below 2^130 need 33 signed radix-16 digits.
+/// Digits for the four-product path: magnitudes below 2^131 need 33 signed radix-16 digits.
 const HALF_DIGITS: usize = 33;
 
-/// Returns sum_j [e_j]P_j over the four (point, scalar) pairs, scalars below 2^130, running
+/// Returns sum_j [e_j]P_j over the four (point, scalar) pairs, scalars below 2^131, running
 /// the four products in lanes 0..3 (further lanes compute the identity and are ignored).
 /// Used by single-signature verification after scalar halving (see `crate::halving`).
 ///
@@ -285,7 +285,7 @@ pub(crate) unsafe fn four_product_sum<F: Lanes>(
 
 #[cfg(target_arch = "x86_64")]
 macro_rules! lane_backend {
-    ($ty:ty, $n:expr, $features:literal, $entry:ident, $entry4:ident) => {
+    ($ty:ty, $n:expr, $features:literal, $entry:ident, $entry4:ident, $pow:ident) => {
         impl CurveField for $ty {
             #[inline(always)]
             fn zero() -> Self {
@@ -336,6 +336,21 @@ macro_rules! lane_backend {
             unsafe { double_scalar_mul::<$ty>(items, out) }
         }
 
+        /// Raises each of `x` (at most N values) to (p-5)/8, writing `out`.
+        ///
+        /// # Safety
+        /// The CPU must support the instruction set named in the attribute.
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $pow(x: &[Fe51], out: &mut [Fe51]) {
+            let mut v = [Fe51::ONE; $n];
+            v[..x.len()].copy_from_slice(x);
+            // SAFETY: the features are enabled here and present (caller's contract).
+            let r = wirespeed_field::pow_p58(&unsafe { <$ty as Lanes>::pack(&v) });
+            let mut o = [Fe51::ZERO; $n];
+            <$ty as Lanes>::unpack(&r, &mut o);
+            out.copy_from_slice(&o[..x.len()]);
+        }
+
         /// The four-product instantiation for this backend.
         ///
         /// # Safety
@@ -357,7 +372,8 @@ lane_backend!(
     4,
     "avx2",
     double_scalar_mul_avx2,
-    four_product_sum_avx2
+    four_product_sum_avx2,
+    pow_p58_avx2
 );
 #[cfg(target_arch = "x86_64")]
 lane_backend!(
@@ -365,7 +381,8 @@ lane_backend!(
     4,
     "avx512f,avx512ifma,avx512vl",
     double_scalar_mul_ifma4,
-    four_product_sum_ifma4
+    four_product_sum_ifma4,
+    pow_p58_ifma4
 );
 #[cfg(target_arch = "x86_64")]
 lane_backend!(
@@ -373,5 +390,6 @@ lane_backend!(
     8,
     "avx512f,avx512ifma",
     double_scalar_mul_ifma,
-    four_product_sum_ifma
+    four_product_sum_ifma,
+    pow_p58_ifma
 );

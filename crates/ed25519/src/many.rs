@@ -8,7 +8,9 @@ use crate::mode::{Mode, VerifyError};
 #[cfg(target_arch = "x86_64")]
 use crate::point::Extended;
 #[cfg(target_arch = "x86_64")]
-use crate::verify::{finish, Prepared};
+use crate::serial::DecompressStart;
+#[cfg(target_arch = "x86_64")]
+use crate::verify::{finish, parse, prepare_decoded, Prepared};
 use crate::verify::{prepare, verify_prepared_serial};
 #[cfg(target_arch = "x86_64")]
 use wirespeed_field::Fe51;
@@ -34,9 +36,13 @@ pub enum Backend {
     Serial,
     /// Four signatures per AVX2 register (x86-64 with AVX2 only).
     Avx2,
-    /// Eight signatures per AVX-512 register, 52-bit IFMA multipliers (x86-64 with
-    /// AVX-512F and AVX-512 IFMA only).
+    /// Four signatures per 256-bit register with the 52-bit AVX-512 IFMA multipliers
+    /// (x86-64 with AVX-512F, AVX-512 IFMA and AVX-512VL).
     Ifma,
+    /// Eight signatures per 512-bit register with AVX-512 IFMA (x86-64 with AVX-512F and
+    /// AVX-512 IFMA). On CPUs that split 512-bit operations in two (AMD Zen 4) this is no
+    /// faster than `Ifma`; see BENCHMARKS.md.
+    Ifma8,
 }
 
 impl Backend {
@@ -47,6 +53,7 @@ impl Backend {
             Backend::Serial => "serial",
             Backend::Avx2 => "avx2",
             Backend::Ifma => "ifma",
+            Backend::Ifma8 => "ifma8",
         }
     }
 
@@ -55,7 +62,8 @@ impl Backend {
         match self {
             Backend::Auto | Backend::Serial => true,
             Backend::Avx2 => avx2_available(),
-            Backend::Ifma => ifma_available(),
+            Backend::Ifma => ifma_available() && vl_available(),
+            Backend::Ifma8 => ifma_available(),
         }
     }
 
@@ -63,8 +71,10 @@ impl Backend {
     pub fn resolve(&self) -> Backend {
         match self {
             Backend::Auto => {
-                if ifma_available() {
+                if ifma_available() && vl_available() {
                     Backend::Ifma
+                } else if ifma_available() {
+                    Backend::Ifma8
                 } else if avx2_available() {
                     Backend::Avx2
                 } else {
@@ -87,6 +97,17 @@ fn avx2_available() -> bool {
     }
 }
 
+fn vl_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512vl")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 fn ifma_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -101,16 +122,29 @@ fn ifma_available() -> bool {
 
 impl Backend {
     /// Every concrete backend (not `Auto`).
-    pub const CONCRETE: [Backend; 3] = [Backend::Serial, Backend::Avx2, Backend::Ifma];
+    pub const CONCRETE: [Backend; 4] = [
+        Backend::Serial,
+        Backend::Avx2,
+        Backend::Ifma,
+        Backend::Ifma8,
+    ];
 }
 
 impl std::str::FromStr for Backend {
     type Err = String;
     fn from_str(s: &str) -> Result<Backend, String> {
-        [Backend::Auto, Backend::Serial, Backend::Avx2, Backend::Ifma]
-            .into_iter()
-            .find(|b| b.name() == s)
-            .ok_or_else(|| format!("unknown backend '{s}' (expected auto, serial, avx2 or ifma)"))
+        [
+            Backend::Auto,
+            Backend::Serial,
+            Backend::Avx2,
+            Backend::Ifma,
+            Backend::Ifma8,
+        ]
+        .into_iter()
+        .find(|b| b.name() == s)
+        .ok_or_else(|| {
+            format!("unknown backend '{s}' (expected auto, serial, avx2, ifma or ifma8)")
+        })
     }
 }
 
@@ -141,12 +175,35 @@ pub fn verify_many_with(
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `backend` passed `available()`, so the CPU has AVX2.
             Backend::Avx2 => unsafe {
-                verify_chunk_lanes::<4>(it, mode, o, lanes::double_scalar_mul_avx2)
+                verify_chunk_lanes::<4>(
+                    it,
+                    mode,
+                    o,
+                    lanes::pow_p58_avx2,
+                    lanes::double_scalar_mul_avx2,
+                )
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `backend` passed `available()`: AVX-512F, IFMA and VL are present.
+            Backend::Ifma => unsafe {
+                verify_chunk_lanes::<4>(
+                    it,
+                    mode,
+                    o,
+                    lanes::pow_p58_ifma4,
+                    lanes::double_scalar_mul_ifma4,
+                )
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `backend` passed `available()`, so the CPU has AVX-512F and IFMA.
-            Backend::Ifma => unsafe {
-                verify_chunk_lanes::<8>(it, mode, o, lanes::double_scalar_mul_ifma)
+            Backend::Ifma8 => unsafe {
+                verify_chunk_lanes::<8>(
+                    it,
+                    mode,
+                    o,
+                    lanes::pow_p58_ifma,
+                    lanes::double_scalar_mul_ifma,
+                )
             },
             _ => verify_chunk_serial(it, mode, o),
         });
@@ -159,22 +216,51 @@ fn verify_chunk_serial(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), Ver
     }
 }
 
-/// Prepares every item serially, then runs the double-scalar multiplications N at a time.
+/// Runs a chunk through a lane backend in three phases: (1) per item, the checks that
+/// need no field arithmetic and the cheap start of both point decodings; (2) the two
+/// square-root exponentiations of every item, N at a time in lanes; (3) per item, the
+/// rest of the rules and the hash, then the double-scalar multiplications N at a time.
+/// Every rule is applied in the same order as in [`crate::verify`], so the verdicts
+/// (and reasons) are identical.
 ///
 /// # Safety
-/// `dsm` must be safe to call on this CPU.
+/// `pow` and `dsm` must be safe to call on this CPU.
 #[cfg(target_arch = "x86_64")]
 unsafe fn verify_chunk_lanes<const N: usize>(
     items: &[Item<'_>],
     mode: Mode,
     out: &mut [Result<(), VerifyError>],
+    pow: unsafe fn(&[Fe51], &mut [Fe51]),
     dsm: unsafe fn(&[Prepared], &mut [Extended<Fe51>]),
 ) {
-    let mut ready: Vec<(usize, Prepared)> = Vec::with_capacity(items.len());
+    // Phase 1.
+    let mut parsed = Vec::with_capacity(items.len());
+    let mut starts = Vec::with_capacity(2 * items.len());
     for (i, it) in items.iter().enumerate() {
-        match prepare(it.msg, it.sig, it.pk, mode) {
-            Ok(p) => ready.push((i, p)),
+        match parse(it.msg, it.sig, it.pk) {
+            Ok(p) => {
+                starts.push(DecompressStart::new(p.a_bytes));
+                starts.push(DecompressStart::new(p.r_bytes));
+                parsed.push((i, p));
+            }
             Err(e) => out[i] = Err(e),
+        }
+    }
+    // Phase 2.
+    let inputs: Vec<Fe51> = starts.iter().map(|s| s.uv7).collect();
+    let mut pows = vec![Fe51::ZERO; inputs.len()];
+    for (x, o) in inputs.chunks(N).zip(pows.chunks_mut(N)) {
+        // SAFETY: forwarded contract.
+        unsafe { pow(x, o) };
+    }
+    // Phase 3.
+    let mut ready: Vec<(usize, Prepared)> = Vec::with_capacity(parsed.len());
+    for (n, (i, p)) in parsed.iter().enumerate() {
+        let a = starts[2 * n].finish(p.a_bytes, &pows[2 * n]);
+        let r = starts[2 * n + 1].finish(p.r_bytes, &pows[2 * n + 1]);
+        match prepare_decoded(p, a, r, mode) {
+            Ok(q) => ready.push((*i, q)),
+            Err(e) => out[*i] = Err(e),
         }
     }
     let mut q = [Extended::<Fe51>::identity(); N];

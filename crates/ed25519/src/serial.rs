@@ -61,27 +61,54 @@ pub fn y_is_non_canonical(b: &[u8; 32]) -> bool {
 /// sign bit set is accepted as x = 0 (also reported). Returns None if y^2 - 1 over
 /// d y^2 + 1 is not a square (no point has that y). Variable time.
 pub fn vartime_decompress(b: &[u8; 32]) -> Option<Decoded> {
-    let y = Fe51::from_bytes(b);
-    let yy = y.square();
-    let u = yy.sub(&Fe51::ONE);
-    let v = yy.mul(&Fe51::EDWARDS_D).add(&Fe51::ONE);
-    let (is_square, x_abs) = Fe51::sqrt_ratio(&u, &v);
-    if !is_square {
-        return None;
+    let st = DecompressStart::new(b);
+    st.finish(b, &wirespeed_field::pow_p58(&st.uv7))
+}
+
+/// The cheap first part of [`vartime_decompress`]; the expensive exponentiation
+/// (u v^7)^((p-5)/8) is left to the caller so that SIMD lanes can run many at once.
+#[derive(Clone, Copy, Debug)]
+pub struct DecompressStart {
+    y: Fe51,
+    u: Fe51,
+    v: Fe51,
+    uv3: Fe51,
+    /// u v^7: raise this to (p-5)/8 and pass the result to [`DecompressStart::finish`].
+    pub uv7: Fe51,
+}
+
+impl DecompressStart {
+    /// u = y^2 - 1, v = d y^2 + 1 and the products the square root needs.
+    pub fn new(b: &[u8; 32]) -> DecompressStart {
+        let y = Fe51::from_bytes(b);
+        let yy = y.square();
+        let u = yy.sub(&Fe51::ONE);
+        let v = yy.mul(&Fe51::EDWARDS_D).add(&Fe51::ONE);
+        let (uv3, uv7) = Fe51::sqrt_ratio_start(&u, &v);
+        DecompressStart { y, u, v, uv3, uv7 }
     }
-    let sign = b[31] >> 7 == 1;
-    let x = if sign { x_abs.neg() } else { x_abs };
-    let negative_zero = sign && x_abs.is_zero();
-    Some(Decoded {
-        point: Extended {
-            x,
-            y,
-            z: Fe51::ONE,
-            t: x.mul(&y),
-        },
-        y_non_canonical: y_is_non_canonical(b),
-        negative_zero,
-    })
+
+    /// Completes decoding of `b` given pow = uv7^((p-5)/8).
+    pub fn finish(&self, b: &[u8; 32], pow: &Fe51) -> Option<Decoded> {
+        let (is_square, x_abs) = Fe51::sqrt_ratio_finish(&self.u, &self.v, &self.uv3, pow);
+        if !is_square {
+            return None;
+        }
+        let sign = b[31] >> 7 == 1;
+        let x = if sign { x_abs.neg() } else { x_abs };
+        let negative_zero = sign && x_abs.is_zero();
+        let y = self.y;
+        Some(Decoded {
+            point: Extended {
+                x,
+                y,
+                z: Fe51::ONE,
+                t: x.mul(&y),
+            },
+            y_non_canonical: y_is_non_canonical(b),
+            negative_zero,
+        })
+    }
 }
 
 impl Extended<Fe51> {

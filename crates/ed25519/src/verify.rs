@@ -10,7 +10,7 @@ use wirespeed_field::{Fe51, Scalar};
 use crate::halving;
 use crate::mode::{Mode, VerifyError};
 use crate::point::Extended;
-use crate::serial::{self, vartime_decompress};
+use crate::serial::{self, vartime_decompress, Decoded, DecompressStart};
 use std::sync::OnceLock;
 
 /// A signature that passed every encoding rule of its mode and awaits the equation.
@@ -42,6 +42,32 @@ pub(crate) fn split<'a>(sig: &'a [u8], pk: &'a [u8]) -> Result<Parts<'a>, Verify
     Ok((r, s, pk))
 }
 
+/// A signature whose lengths and S passed, before any point is decoded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Parsed<'a> {
+    pub msg: &'a [u8],
+    pub r_bytes: &'a [u8; 32],
+    pub a_bytes: &'a [u8; 32],
+    pub s: Scalar,
+}
+
+/// The checks that need no field arithmetic: lengths, then S < L.
+#[inline]
+pub(crate) fn parse<'a>(
+    msg: &'a [u8],
+    sig: &'a [u8],
+    pk: &'a [u8],
+) -> Result<Parsed<'a>, VerifyError> {
+    let (r_bytes, s_bytes, a_bytes) = split(sig, pk)?;
+    let s = Scalar::from_canonical_bytes(s_bytes).ok_or(VerifyError::ScalarOutOfRange)?;
+    Ok(Parsed {
+        msg,
+        r_bytes,
+        a_bytes,
+        s,
+    })
+}
+
 /// Applies every rule of `mode` except the equation, and hashes.
 pub(crate) fn prepare(
     msg: &[u8],
@@ -49,10 +75,23 @@ pub(crate) fn prepare(
     pk: &[u8],
     mode: Mode,
 ) -> Result<Prepared, VerifyError> {
-    let (r_bytes, s_bytes, a_bytes) = split(sig, pk)?;
-    let s = Scalar::from_canonical_bytes(s_bytes).ok_or(VerifyError::ScalarOutOfRange)?;
+    let p = parse(msg, sig, pk)?;
+    let a = vartime_decompress(p.a_bytes);
+    if a.is_none() {
+        return Err(VerifyError::InvalidPointA);
+    }
+    prepare_decoded(&p, a, vartime_decompress(p.r_bytes), mode)
+}
 
-    let a = vartime_decompress(a_bytes).ok_or(VerifyError::InvalidPointA)?;
+/// The rules on decoded A and R (None: not a curve point), in the order A decoding,
+/// A canonical, A small order, R decoding, R small order, R canonical; then the hash.
+pub(crate) fn prepare_decoded(
+    p: &Parsed<'_>,
+    a: Option<Decoded>,
+    r: Option<Decoded>,
+    mode: Mode,
+) -> Result<Prepared, VerifyError> {
+    let a = a.ok_or(VerifyError::InvalidPointA)?;
     if mode.requires_canonical_a() && !a.is_canonical() {
         return Err(VerifyError::NonCanonicalA);
     }
@@ -60,7 +99,7 @@ pub(crate) fn prepare(
         return Err(VerifyError::SmallOrderA);
     }
 
-    let r = vartime_decompress(r_bytes).ok_or(VerifyError::InvalidPointR)?;
+    let r = r.ok_or(VerifyError::InvalidPointR)?;
     if mode.rejects_small_order() && r.point.is_small_order() {
         return Err(VerifyError::SmallOrderR);
     }
@@ -69,13 +108,13 @@ pub(crate) fn prepare(
     }
 
     let mut h = Sha512::new();
-    h.update(r_bytes);
-    h.update(a_bytes);
-    h.update(msg);
+    h.update(p.r_bytes);
+    h.update(p.a_bytes);
+    h.update(p.msg);
     let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
 
     Ok(Prepared {
-        s,
+        s: p.s,
         k,
         neg_a: a.point.neg(),
         r: r.point,
@@ -105,23 +144,45 @@ pub(crate) fn finish(p: &Prepared, q: &Extended<Fe51>) -> Result<(), VerifyError
 
 /// A four-product routine from a lane backend (see `crate::lanes::four_product_sum`).
 type FourProducts = unsafe fn(&[Extended<Fe51>; 4], &[Scalar; 4]) -> Extended<Fe51>;
+/// A lane exponentiation x -> x^((p-5)/8) for up to N inputs.
+type PowLanes = unsafe fn(&[Fe51], &mut [Fe51]);
 
-/// The lane backend for single signatures, chosen once by run-time CPU detection.
-fn four_products() -> Option<FourProducts> {
-    static F: OnceLock<Option<FourProducts>> = OnceLock::new();
-    *F.get_or_init(|| {
+/// The lane routines single-signature verification uses.
+#[derive(Clone, Copy)]
+struct SingleBackend {
+    /// Both square roots (A and R) at once.
+    pow: PowLanes,
+    /// The four half-size products.
+    four: FourProducts,
+}
+
+/// The lane backend for single signatures, chosen once by run-time CPU detection:
+/// four-lane IFMA (ymm) where present, else eight-lane IFMA, else AVX2, else none.
+fn single_backend() -> Option<SingleBackend> {
+    static B: OnceLock<Option<SingleBackend>> = OnceLock::new();
+    *B.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
+            use crate::lanes::*;
             let ifma = std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512ifma");
             if ifma && std::arch::is_x86_feature_detected!("avx512vl") {
-                return Some(crate::lanes::four_product_sum_ifma4 as FourProducts);
+                return Some(SingleBackend {
+                    pow: pow_p58_ifma4,
+                    four: four_product_sum_ifma4,
+                });
             }
             if ifma {
-                return Some(crate::lanes::four_product_sum_ifma as FourProducts);
+                return Some(SingleBackend {
+                    pow: pow_p58_ifma,
+                    four: four_product_sum_ifma,
+                });
             }
             if std::arch::is_x86_feature_detected!("avx2") {
-                return Some(crate::lanes::four_product_sum_avx2 as FourProducts);
+                return Some(SingleBackend {
+                    pow: pow_p58_avx2,
+                    four: four_product_sum_avx2,
+                });
             }
         }
         None
@@ -159,17 +220,27 @@ pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<
     })
 }
 
-/// Verifies one signature with minimum latency: scalar halving and the four half-size
-/// products in SIMD lanes where the CPU has AVX-512 IFMA or AVX2, else the serial wNAF
-/// double-scalar multiplication.
+/// Verifies one signature with minimum latency. Where the CPU has AVX-512 IFMA or AVX2:
+/// both point decodings' square roots run side by side in two SIMD lanes, and the
+/// equation runs as four half-size products in four lanes after scalar halving. Else
+/// the serial path (wNAF double-scalar multiplication). Both give the same verdicts.
 pub fn verify(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> Result<(), VerifyError> {
-    let p = prepare(msg, sig, pk, mode)?;
-    if let Some(run) = four_products() {
-        if let Some(v) = equation_halved(&p, run) {
-            return v;
-        }
-    }
-    verify_prepared_serial(&p)
+    let Some(be) = single_backend() else {
+        return verify_prepared_serial(&prepare(msg, sig, pk, mode)?);
+    };
+    let p = parse(msg, sig, pk)?;
+    let sa = DecompressStart::new(p.a_bytes);
+    let sr = DecompressStart::new(p.r_bytes);
+    let mut pw = [Fe51::ZERO; 2];
+    // SAFETY: `be` was chosen by `single_backend` after detecting its CPU features.
+    unsafe { (be.pow)(&[sa.uv7, sr.uv7], &mut pw) };
+    let prep = prepare_decoded(
+        &p,
+        sa.finish(p.a_bytes, &pw[0]),
+        sr.finish(p.r_bytes, &pw[1]),
+        mode,
+    )?;
+    equation_halved(&prep, be.four).unwrap_or_else(|| verify_prepared_serial(&prep))
 }
 
 /// The serial wNAF path for a prepared signature.

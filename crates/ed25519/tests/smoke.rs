@@ -56,7 +56,13 @@ fn verify_many_backends_agree_with_verify() {
             .iter()
             .map(|it| verify(it.msg, it.sig, it.pk, mode))
             .collect();
-        for b in [Backend::Serial, Backend::Avx2, Backend::Ifma, Backend::Auto] {
+        for b in [
+            Backend::Serial,
+            Backend::Avx2,
+            Backend::Ifma,
+            Backend::Ifma8,
+            Backend::Auto,
+        ] {
             assert_eq!(verify_many_with(&items, mode, b), want, "{mode} {b:?}");
         }
     }

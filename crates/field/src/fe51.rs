@@ -175,57 +175,35 @@ impl Fe51 {
     /// self^(2^k).
     #[inline]
     pub fn square_n(&self, k: u32) -> Fe51 {
-        let mut r = *self;
-        for _ in 0..k {
-            r = r.square();
-        }
-        r
-    }
-
-    /// Returns (self^(2^250 - 1), self^11), the shared prefix of inversion and sqrt.
-    fn pow22501(&self) -> (Fe51, Fe51) {
-        let t0 = self.square(); // 2
-        let t1 = t0.square_n(2); // 8
-        let t2 = self.mul(&t1); // 9
-        let t3 = t0.mul(&t2); // 11
-        let t4 = t3.square(); // 22
-        let t5 = t2.mul(&t4); // 31 = 2^5 - 1
-        let t6 = t5.square_n(5);
-        let t7 = t6.mul(&t5); // 2^10 - 1
-        let t8 = t7.square_n(10);
-        let t9 = t8.mul(&t7); // 2^20 - 1
-        let t10 = t9.square_n(20);
-        let t11 = t10.mul(&t9); // 2^40 - 1
-        let t12 = t11.square_n(10);
-        let t13 = t12.mul(&t7); // 2^50 - 1
-        let t14 = t13.square_n(50);
-        let t15 = t14.mul(&t13); // 2^100 - 1
-        let t16 = t15.square_n(100);
-        let t17 = t16.mul(&t15); // 2^200 - 1
-        let t18 = t17.square_n(50);
-        let t19 = t18.mul(&t13); // 2^250 - 1
-        (t19, t3)
+        crate::square_n(self, k)
     }
 
     /// self^(p-2) = 1/self (0 maps to 0).
     pub fn invert(&self) -> Fe51 {
-        let (t19, t3) = self.pow22501();
+        let (t19, t3) = crate::pow22501(self);
         t19.square_n(5).mul(&t3) // 2^255 - 32 + 11 = p - 2
-    }
-
-    /// self^((p-5)/8) = self^(2^252 - 3).
-    fn pow_p58(&self) -> Fe51 {
-        let (t19, _) = self.pow22501();
-        t19.square_n(2).mul(self)
     }
 
     /// Given u, v with v != 0, returns (true, +sqrt(u/v)) if u/v is a square, (true, 0) if
     /// u = 0, and (false, garbage) otherwise. The root returned is the non-negative one.
     /// Method: RFC 8032 section 5.1.3 step 2-3 (x = u v^3 (u v^7)^((p-5)/8)).
     pub fn sqrt_ratio(u: &Fe51, v: &Fe51) -> (bool, Fe51) {
+        let (uv3, uv7) = Fe51::sqrt_ratio_start(u, v);
+        Fe51::sqrt_ratio_finish(u, v, &uv3, &crate::pow_p58(&uv7))
+    }
+
+    /// The cheap first step of [`Fe51::sqrt_ratio`]: (u v^3, u v^7). The caller raises
+    /// u v^7 to (p-5)/8 (possibly many at once in SIMD lanes) and calls
+    /// [`Fe51::sqrt_ratio_finish`].
+    pub fn sqrt_ratio_start(u: &Fe51, v: &Fe51) -> (Fe51, Fe51) {
         let v3 = v.square().mul(v);
         let v7 = v3.square().mul(v);
-        let mut r = u.mul(&v3).mul(&u.mul(&v7).pow_p58());
+        (u.mul(&v3), u.mul(&v7))
+    }
+
+    /// The last step of [`Fe51::sqrt_ratio`], given pow = (u v^7)^((p-5)/8).
+    pub fn sqrt_ratio_finish(u: &Fe51, v: &Fe51, uv3: &Fe51, pow: &Fe51) -> (bool, Fe51) {
+        let mut r = uv3.mul(pow);
         let check = v.mul(&r.square());
         let neg_u = u.neg();
         let correct = check.equals(u);

@@ -61,7 +61,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
             pk: &r.pk,
         })
         .collect();
-    let backends: Vec<Backend> = [Backend::Serial, Backend::Avx2]
+    let backends: Vec<Backend> = Backend::CONCRETE
         .into_iter()
         .filter(Backend::available)
         .collect();
