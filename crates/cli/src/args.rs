@@ -14,7 +14,7 @@ pub fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
 }
 
-/// `--backend auto|serial|avx2|ifma|ifma8`.
+/// `--backend auto|serial|avx2|ifma|ifma4`.
 pub fn parse_backend(s: &str) -> Result<Backend, String> {
     s.parse()
 }
@@ -77,7 +77,7 @@ mod tests {
     fn names_parse() {
         assert_eq!(parse_backend("avx2"), Ok(Backend::Avx2));
         assert_eq!(parse_backend("ifma"), Ok(Backend::Ifma));
-        assert_eq!(parse_backend("ifma8"), Ok(Backend::Ifma8));
+        assert_eq!(parse_backend("ifma4"), Ok(Backend::Ifma4));
         assert!(parse_backend("gpu").is_err());
         assert_eq!(parse_mode("zip215"), Ok(Mode::Zip215));
         assert!(parse_mode("loose").is_err());

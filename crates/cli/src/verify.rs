@@ -35,7 +35,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
-    /// Arithmetic backend: auto, serial, avx2, ifma or ifma8 (one this CPU lacks falls back to serial)
+    /// Arithmetic backend: auto, serial, avx2, ifma or ifma4 (one this CPU lacks falls back to serial)
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = parse_backend)]
     pub backend: Backend,
 

@@ -1,7 +1,9 @@
-//! Quick single-core speed check: wirespeed verify / verify_many per backend beside
-//! ed25519-dalek verify_strict, in the same run. Full side-by-side: `wirespeed bench ed25519`.
+//! Quick single-core speed check: wirespeed `verify` and `verify_many` per backend beside
+//! ed25519-dalek `verify_strict` (key parsed inside the loop), in the same run, as the
+//! median of interleaved repetitions. The full side-by-side with every peer is
+//! `wirespeed bench ed25519`.
 //!
-//! cargo run --release -p wirespeed-ed25519 --example speed
+//! cargo run --release -p wirespeed-ed25519 --example speed [-- REPS]
 
 use std::time::Instant;
 
@@ -9,8 +11,17 @@ use ed25519_dalek::{Signer, SigningKey};
 use rand::{RngCore, SeedableRng};
 use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode};
 
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
 fn main() {
-    let n = 4096;
+    let reps: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(9);
+    let n = 2048;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let recs: Vec<_> = (0..n)
         .map(|_| {
@@ -36,25 +47,19 @@ fn main() {
         .num_threads(1)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    if std::env::var("ONLY_VERIFY").is_ok() {
-        let t = Instant::now();
-        for _ in 0..5 {
-            for it in &items {
-                assert!(verify(it.msg, it.sig, it.pk, Mode::Strict).is_ok());
-            }
-        }
-        println!(
-            "verify only: {:.2} us",
-            t.elapsed().as_secs_f64() * 1e6 / (5 * n) as f64
-        );
-        return;
-    }
-    for round in 0..3 {
+    let backends: Vec<Backend> = Backend::CONCRETE
+        .into_iter()
+        .filter(Backend::available)
+        .collect();
+    let mut names = vec!["verify".to_string(), "dalek verify_strict".to_string()];
+    names.extend(backends.iter().map(|b| format!("verify_many/{}", b.name())));
+    let mut samples = vec![Vec::new(); names.len()];
+    for _ in 0..reps {
         let t = Instant::now();
         for it in &items {
             assert!(verify(it.msg, it.sig, it.pk, Mode::Strict).is_ok());
         }
-        let ours = t.elapsed().as_secs_f64();
+        samples[0].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
         for it in &items {
             let vk = ed25519_dalek::VerifyingKey::from_bytes(it.pk.try_into().unwrap_or(&[0; 32]));
@@ -63,26 +68,21 @@ fn main() {
                 matches!((vk, sig), (Ok(vk), Ok(sig)) if vk.verify_strict(it.msg, &sig).is_ok())
             );
         }
-        let dalek = t.elapsed().as_secs_f64();
-        let mut line = format!(
-            "round {round}: verify {:.0}/s ({:.2} us), dalek verify_strict {:.0}/s, ratio {:.2}",
-            n as f64 / ours,
-            ours * 1e6 / n as f64,
-            n as f64 / dalek,
-            dalek / ours
-        );
-        for b in [
-            Backend::Serial,
-            Backend::Avx2,
-            Backend::Ifma,
-            Backend::Ifma8,
-        ] {
+        samples[1].push(t.elapsed().as_secs_f64());
+        for (k, b) in backends.iter().enumerate() {
             let t = Instant::now();
-            let v = pool.install(|| verify_many_with(&items, Mode::Strict, b));
-            let s = t.elapsed().as_secs_f64();
+            let v = pool.install(|| verify_many_with(&items, Mode::Strict, *b));
+            samples[2 + k].push(t.elapsed().as_secs_f64());
             assert!(v.iter().all(|r| r.is_ok()));
-            line += &format!(", many/{} {:.0}/s", b.name(), n as f64 / s);
         }
-        println!("{line}");
+    }
+    let med: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
+    for (name, m) in names.iter().zip(&med) {
+        println!(
+            "{name:<24} {:>9.0}/s  {:>7.2} us/sig  x{:.2} vs dalek verify_strict",
+            n as f64 / m,
+            m * 1e6 / n as f64,
+            med[1] / m
+        );
     }
 }

@@ -379,7 +379,7 @@ lane_backend!(
 lane_backend!(
     wirespeed_field::ifma::Fe51x4,
     4,
-    "avx512f,avx512ifma,avx512vl",
+    "avx512f,avx512ifma,avx512vl,avx512dq",
     double_scalar_mul_ifma4,
     four_product_sum_ifma4,
     pow_p58_ifma4
@@ -388,7 +388,7 @@ lane_backend!(
 lane_backend!(
     wirespeed_field::ifma::Fe51x8,
     8,
-    "avx512f,avx512ifma",
+    "avx512f,avx512ifma,avx512dq",
     double_scalar_mul_ifma,
     four_product_sum_ifma,
     pow_p58_ifma

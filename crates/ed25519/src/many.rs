@@ -36,13 +36,13 @@ pub enum Backend {
     Serial,
     /// Four signatures per AVX2 register (x86-64 with AVX2 only).
     Avx2,
-    /// Four signatures per 256-bit register with the 52-bit AVX-512 IFMA multipliers
-    /// (x86-64 with AVX-512F, AVX-512 IFMA and AVX-512VL).
+    /// Eight signatures per 512-bit register with the 52-bit AVX-512 IFMA multipliers
+    /// (x86-64 with AVX-512F, AVX-512 IFMA and AVX-512DQ).
     Ifma,
-    /// Eight signatures per 512-bit register with AVX-512 IFMA (x86-64 with AVX-512F and
-    /// AVX-512 IFMA). On CPUs that split 512-bit operations in two (AMD Zen 4) this is no
-    /// faster than `Ifma`; see BENCHMARKS.md.
-    Ifma8,
+    /// Four signatures per 256-bit register with AVX-512 IFMA (also needs AVX-512VL).
+    /// Slower than `Ifma` for batches on the machines measured (BENCHMARKS.md); single
+    /// verification uses this width for its four products.
+    Ifma4,
 }
 
 impl Backend {
@@ -53,7 +53,7 @@ impl Backend {
             Backend::Serial => "serial",
             Backend::Avx2 => "avx2",
             Backend::Ifma => "ifma",
-            Backend::Ifma8 => "ifma8",
+            Backend::Ifma4 => "ifma4",
         }
     }
 
@@ -62,8 +62,8 @@ impl Backend {
         match self {
             Backend::Auto | Backend::Serial => true,
             Backend::Avx2 => avx2_available(),
-            Backend::Ifma => ifma_available() && vl_available(),
-            Backend::Ifma8 => ifma_available(),
+            Backend::Ifma => ifma_available(),
+            Backend::Ifma4 => ifma_available() && vl_available(),
         }
     }
 
@@ -71,10 +71,8 @@ impl Backend {
     pub fn resolve(&self) -> Backend {
         match self {
             Backend::Auto => {
-                if ifma_available() && vl_available() {
+                if ifma_available() {
                     Backend::Ifma
-                } else if ifma_available() {
-                    Backend::Ifma8
                 } else if avx2_available() {
                     Backend::Avx2
                 } else {
@@ -126,7 +124,7 @@ impl Backend {
         Backend::Serial,
         Backend::Avx2,
         Backend::Ifma,
-        Backend::Ifma8,
+        Backend::Ifma4,
     ];
 }
 
@@ -138,12 +136,12 @@ impl std::str::FromStr for Backend {
             Backend::Serial,
             Backend::Avx2,
             Backend::Ifma,
-            Backend::Ifma8,
+            Backend::Ifma4,
         ]
         .into_iter()
         .find(|b| b.name() == s)
         .ok_or_else(|| {
-            format!("unknown backend '{s}' (expected auto, serial, avx2, ifma or ifma8)")
+            format!("unknown backend '{s}' (expected auto, serial, avx2, ifma or ifma4)")
         })
     }
 }
@@ -184,25 +182,25 @@ pub fn verify_many_with(
                 )
             },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `backend` passed `available()`: AVX-512F, IFMA and VL are present.
+            // SAFETY: `backend` passed `available()`: AVX-512F, IFMA and DQ are present.
             Backend::Ifma => unsafe {
-                verify_chunk_lanes::<4>(
-                    it,
-                    mode,
-                    o,
-                    lanes::pow_p58_ifma4,
-                    lanes::double_scalar_mul_ifma4,
-                )
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `backend` passed `available()`, so the CPU has AVX-512F and IFMA.
-            Backend::Ifma8 => unsafe {
                 verify_chunk_lanes::<8>(
                     it,
                     mode,
                     o,
                     lanes::pow_p58_ifma,
                     lanes::double_scalar_mul_ifma,
+                )
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `backend` passed `available()`: AVX-512F, IFMA, DQ and VL are present.
+            Backend::Ifma4 => unsafe {
+                verify_chunk_lanes::<4>(
+                    it,
+                    mode,
+                    o,
+                    lanes::pow_p58_ifma4,
+                    lanes::double_scalar_mul_ifma4,
                 )
             },
             _ => verify_chunk_serial(it, mode, o),

@@ -165,7 +165,8 @@ fn single_backend() -> Option<SingleBackend> {
         {
             use crate::lanes::*;
             let ifma = std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512ifma");
+                && std::arch::is_x86_feature_detected!("avx512ifma")
+                && std::arch::is_x86_feature_detected!("avx512dq");
             if ifma && std::arch::is_x86_feature_detected!("avx512vl") {
                 return Some(SingleBackend {
                     pow: pow_p58_ifma4,

@@ -60,7 +60,7 @@ fn verify_many_backends_agree_with_verify() {
             Backend::Serial,
             Backend::Avx2,
             Backend::Ifma,
-            Backend::Ifma8,
+            Backend::Ifma4,
             Backend::Auto,
         ] {
             assert_eq!(verify_many_with(&items, mode, b), want, "{mode} {b:?}");

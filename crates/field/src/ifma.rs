@@ -20,9 +20,13 @@
 //!   c_k + 19 c_(k+5) < 2^61, and one parallel carry pass leaves limbs < 2^51 + 2^15.
 //! - `add`/`sub`/`neg` sums are < 2^56 before their parallel carry pass.
 //!
+//! Multiplying by 19 (fold and carry) uses one `vpmullq` (AVX-512DQ) instead of two
+//! shifts and two adds: measured faster on AMD Zen 4, where it is a single operation
+//! (BENCHMARKS.md); on Intel cores it is three, and the shift form would be the choice.
+//!
 //! Safety model: as in [`crate::avx2`], a value can only be created by the `unsafe`
 //! constructors, whose contract is that the CPU has the instruction sets of its width
-//! (AVX-512F + AVX-512 IFMA for zmm; AVX-512 IFMA + AVX-512VL for ymm).
+//! (AVX-512F + IFMA + DQ for zmm; additionally AVX-512VL for ymm).
 
 use core::arch::x86_64::*;
 use core::fmt::Debug;
@@ -48,6 +52,8 @@ pub trait IfmaVec: Copy + Debug + Send + Sync + 'static {
     fn and(a: Self, b: Self) -> Self;
     /// Lane-wise a >> 51.
     fn shr51(a: Self) -> Self;
+    /// Lane-wise 19 a.
+    fn mul19(a: Self) -> Self;
     /// Lane-wise a << 1.
     fn shl1(a: Self) -> Self;
     /// Lane-wise a << 4.
@@ -65,7 +71,7 @@ pub trait IfmaVec: Copy + Debug + Send + Sync + 'static {
 
 macro_rules! ifma_vec {
     ($v:ty, $lanes:expr, $madd_lo:ident, $madd_hi:ident, $add:ident, $sub:ident, $and:ident,
-     $srli:ident, $slli:ident, $set1:ident, $loadu:ident, $storeu:ident, $gather:ident) => {
+     $srli:ident, $slli:ident, $set1:ident, $loadu:ident, $storeu:ident, $gather:ident, $mullo:ident) => {
         // SAFETY (every block below): values of this type reach these methods only through
         // `Fe51v`, whose constructors require the width's instruction sets (module docs).
         impl IfmaVec for $v {
@@ -104,6 +110,11 @@ macro_rules! ifma_vec {
             fn shr51(a: Self) -> Self {
                 // SAFETY: see above.
                 unsafe { $srli::<51>(a) }
+            }
+            #[inline(always)]
+            fn mul19(a: Self) -> Self {
+                // SAFETY: see above.
+                unsafe { $mullo(a, $set1(19)) }
             }
             #[inline(always)]
             fn shl1(a: Self) -> Self {
@@ -165,7 +176,8 @@ ifma_vec!(
     _mm512_set1_epi64,
     _mm512_loadu_si512,
     _mm512_storeu_si512,
-    gather512
+    gather512,
+    _mm512_mullo_epi64
 );
 ifma_vec!(
     __m256i,
@@ -180,7 +192,8 @@ ifma_vec!(
     _mm256_set1_epi64x,
     _mm256_loadu_si256,
     _mm256_storeu_si256,
-    gather256
+    gather256,
+    _mm256_mullo_epi64
 );
 
 /// Field elements in the lanes of an IFMA register (see module docs).
@@ -212,8 +225,7 @@ fn add<V: IfmaVec>(a: V, b: V) -> V {
 
 #[inline(always)]
 fn times19<V: IfmaVec>(a: V) -> V {
-    // 19 a = 16 a + 2 a + a, a < 2^57.
-    V::add(V::add(V::shl4(a), V::shl1(a)), a)
+    V::mul19(a)
 }
 
 /// One parallel carry pass over five sums (each < 2^62): limb i keeps its low 51 bits
