@@ -345,14 +345,7 @@ pub struct Dataset<'a> {
 impl<'a> Dataset<'a> {
     /// Borrows the records and pre-parses the dalek keys.
     pub fn new(records: &'a [Record]) -> Dataset<'a> {
-        let items: Vec<Item<'a>> = records
-            .iter()
-            .map(|r| Item {
-                msg: &r.msg,
-                sig: &r.sig,
-                pk: &r.pk,
-            })
-            .collect();
+        let items: Vec<Item<'a>> = wirespeed_sigdata::items(records);
         let dalek_keys = items.iter().map(|it| dalek_key(it.pk)).collect();
         Dataset { items, dalek_keys }
     }

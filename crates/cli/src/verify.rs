@@ -101,15 +101,7 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
         path: args.file.clone(),
         source,
     })?;
-    let items: Vec<Item<'_>> = read
-        .records
-        .iter()
-        .map(|r| Item {
-            msg: &r.msg,
-            sig: &r.sig,
-            pk: &r.pk,
-        })
-        .collect();
+    let items: Vec<Item<'_>> = wirespeed_sigdata::items(&read.records);
 
     let threads = args.threads.unwrap_or_else(all_cores);
     let (verdicts, secs) = in_pool(threads, || {

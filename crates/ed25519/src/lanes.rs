@@ -129,6 +129,20 @@ fn signed_multiples<F: Lanes>(p: &Extended<F>) -> SignedTable<F> {
     SignedTable::from_proj(&m)
 }
 
+/// [16]P: four doublings, staying in projective coordinates until the last.
+#[inline(always)]
+fn times16<F: Lanes>(p: &Extended<F>) -> Extended<F> {
+    let q = p
+        .to_projective()
+        .double()
+        .to_projective()
+        .double()
+        .to_projective()
+        .double()
+        .to_projective();
+    q.double().to_extended()
+}
+
 /// Signed radix-16 digits of a scalar (< 2^253), each in [-8, 8], as table indices.
 fn digits(s: &Scalar) -> [i8; 64] {
     let mut d = [0i8; 64];
@@ -168,15 +182,7 @@ pub(crate) unsafe fn double_scalar_mul<F: Lanes>(items: &[Prepared], out: &mut [
     let mut r = Extended::<F>::identity();
     for w in (0..64).rev() {
         if w != 63 {
-            let p = r
-                .to_projective()
-                .double()
-                .to_projective()
-                .double()
-                .to_projective()
-                .double()
-                .to_projective();
-            r = p.double().to_extended();
+            r = times16(&r);
         }
         for j in 0..n {
             ia[j] = (kd[j][w] + 8) as usize;
@@ -251,15 +257,7 @@ pub(crate) unsafe fn four_product_sum<F: Lanes>(
     let mut r = Extended::<F>::identity();
     for w in (0..HALF_DIGITS).rev() {
         if w != HALF_DIGITS - 1 {
-            let q = r
-                .to_projective()
-                .double()
-                .to_projective()
-                .double()
-                .to_projective()
-                .double()
-                .to_projective();
-            r = q.double().to_extended();
+            r = times16(&r);
         }
         for j in 0..4 {
             idx[j] = (d[j][w] + 8) as usize;

@@ -20,4 +20,4 @@ mod verify;
 
 pub use many::{verify_many, verify_many_with, Backend, Item};
 pub use mode::{Mode, UnknownMode, VerifyError};
-pub use verify::verify;
+pub use verify::{verify, verify_backend};

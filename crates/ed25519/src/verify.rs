@@ -8,6 +8,7 @@ use sha2::{Digest, Sha512};
 use wirespeed_field::{Fe51, Scalar};
 
 use crate::halving;
+use crate::many::Backend;
 use crate::mode::{Mode, VerifyError};
 use crate::point::Extended;
 use crate::serial::{self, vartime_decompress, Decoded, DecompressStart};
@@ -150,6 +151,8 @@ type PowLanes = unsafe fn(&[Fe51], &mut [Fe51]);
 /// The lane routines single-signature verification uses.
 #[derive(Clone, Copy)]
 struct SingleBackend {
+    /// Which lane backend this is.
+    which: Backend,
     /// Both square roots (A and R) at once.
     pow: PowLanes,
     /// The four half-size products.
@@ -169,18 +172,21 @@ fn single_backend() -> Option<SingleBackend> {
                 && std::arch::is_x86_feature_detected!("avx512dq");
             if ifma && std::arch::is_x86_feature_detected!("avx512vl") {
                 return Some(SingleBackend {
+                    which: Backend::Ifma4,
                     pow: pow_p58_ifma4,
                     four: four_product_sum_ifma4,
                 });
             }
             if ifma {
                 return Some(SingleBackend {
+                    which: Backend::Ifma,
                     pow: pow_p58_ifma,
                     four: four_product_sum_ifma,
                 });
             }
             if std::arch::is_x86_feature_detected!("avx2") {
                 return Some(SingleBackend {
+                    which: Backend::Avx2,
                     pow: pow_p58_avx2,
                     four: four_product_sum_avx2,
                 });
@@ -219,6 +225,11 @@ pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<
     } else {
         Err(VerifyError::EquationFailed)
     })
+}
+
+/// The backend [`verify`] runs on this CPU (chosen once at run time).
+pub fn verify_backend() -> Backend {
+    single_backend().map_or(Backend::Serial, |b| b.which)
 }
 
 /// Verifies one signature with minimum latency. Where the CPU has AVX-512 IFMA or AVX2:

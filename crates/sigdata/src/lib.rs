@@ -17,3 +17,19 @@ pub struct Record {
     /// The public key (32 bytes when well formed).
     pub pk: Vec<u8>,
 }
+
+impl Record {
+    /// A borrowed view for the verifier.
+    pub fn item(&self) -> wirespeed_ed25519::Item<'_> {
+        wirespeed_ed25519::Item {
+            msg: &self.msg,
+            sig: &self.sig,
+            pk: &self.pk,
+        }
+    }
+}
+
+/// Borrowed views of many records, in order.
+pub fn items(records: &[Record]) -> Vec<wirespeed_ed25519::Item<'_>> {
+    records.iter().map(Record::item).collect()
+}

@@ -53,14 +53,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     )
     .map_err(CliError::Stdout)?;
 
-    let items: Vec<Item<'_>> = records
-        .iter()
-        .map(|r| Item {
-            msg: &r.msg,
-            sig: &r.sig,
-            pk: &r.pk,
-        })
-        .collect();
+    let items: Vec<Item<'_>> = wirespeed_sigdata::items(&records);
     let backends: Vec<Backend> = Backend::CONCRETE
         .into_iter()
         .filter(Backend::available)
@@ -110,7 +103,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
         let row = Row {
             mode,
             call: "verify",
-            backend: Backend::Serial.name(),
+            backend: wirespeed_ed25519::verify_backend().name(),
             threads: 1,
             rate: single.rate,
             latency: Some(single.latency),
