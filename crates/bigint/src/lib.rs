@@ -1,0 +1,26 @@
+//! Fixed-width big integers for wirespeed's RSA-group work (VDF, RSA primitives).
+//!
+//! - [`Uint<L>`]: an unsigned integer of `L` 64-bit limbs (little-endian), for the sizes
+//!   in use [`U1024`], [`U2048`], [`U3072`], [`U4096`] and small ones for exponents.
+//! - [`MontCtx<L>`]: a Montgomery context for one odd modulus: multiplication and a
+//!   dedicated squaring, with conversion in and out of Montgomery form only at the ends
+//!   of a chain.
+//!
+//! Limb bounds and reduction rules are stated in each module.
+
+#![cfg_attr(not(test), warn(missing_docs))]
+
+pub mod mont;
+pub mod uint;
+
+pub use mont::{MontCtx, MontError};
+pub use uint::{ParseError, Uint};
+
+/// 1024-bit integer.
+pub type U1024 = Uint<16>;
+/// 2048-bit integer.
+pub type U2048 = Uint<32>;
+/// 3072-bit integer.
+pub type U3072 = Uint<48>;
+/// 4096-bit integer.
+pub type U4096 = Uint<64>;

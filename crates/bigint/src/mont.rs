@@ -1,0 +1,262 @@
+//! Montgomery arithmetic modulo an odd `n` of `L` limbs, R = 2^(64 L).
+//!
+//! Representation: a value a < n is held as aR mod n ("Montgomery form"); convert in
+//! with [`MontCtx::to_mont`] and out with [`MontCtx::from_mont`] only at the ends of a
+//! chain, so a chain of T squarings costs T Montgomery squarings and two conversions.
+//!
+//! Bounds: every input must be < n and every output is < n (fully reduced): the
+//! multiplication leaves t < 2n (Montgomery, "Modular multiplication without trial
+//! division", 1985) and one conditional subtraction, computed without a data-dependent
+//! branch, finishes.
+//!
+//! - `mul`: CIOS, "coarsely integrated operand scanning" (Koc, Acar, Kaliski, "Analyzing
+//!   and comparing Montgomery multiplication algorithms", 1996): 2 L^2 + L word products.
+//! - `sqr`: a dedicated squaring: the L(L-1)/2 cross products once, doubled by one shift,
+//!   plus L squares, then a separate Montgomery reduction (L^2 + L products): about 3/4
+//!   of `mul`'s products.
+//!
+//! Both are portable Rust over u128 products; a mulx/adcx/adox assembly path chosen at
+//! run time is planned beside them (see docs and BENCHMARKS.md).
+
+use crate::uint::Uint;
+
+/// Largest supported limb count (4096 bits).
+pub const MAX_LIMBS: usize = 64;
+
+/// Why a modulus cannot have a Montgomery context.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MontError {
+    /// The modulus is even (Montgomery reduction needs gcd(n, 2^64) = 1).
+    EvenModulus,
+    /// The modulus is 1 (every residue is 0).
+    ModulusOne,
+    /// The type is wider than [`MAX_LIMBS`] limbs.
+    TooWide,
+}
+
+impl std::fmt::Display for MontError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MontError::EvenModulus => "modulus must be odd",
+            MontError::ModulusOne => "modulus must be greater than 1",
+            MontError::TooWide => "modulus wider than 4096 bits",
+        })
+    }
+}
+
+impl std::error::Error for MontError {}
+
+/// Precomputed constants for one odd modulus.
+#[derive(Clone, Debug)]
+pub struct MontCtx<const L: usize> {
+    n: Uint<L>,
+    /// -n^(-1) mod 2^64.
+    n0inv: u64,
+    /// R mod n (1 in Montgomery form).
+    one: Uint<L>,
+    /// R^2 mod n.
+    r2: Uint<L>,
+}
+
+#[inline(always)]
+fn mac(acc: u64, a: u64, b: u64, carry: u64) -> (u64, u64) {
+    let t = acc as u128 + (a as u128) * (b as u128) + carry as u128;
+    (t as u64, (t >> 64) as u64)
+}
+
+impl<const L: usize> MontCtx<L> {
+    /// Builds the context; `n` must be odd and greater than 1.
+    pub fn new(n: &Uint<L>) -> Result<Self, MontError> {
+        if L > MAX_LIMBS {
+            return Err(MontError::TooWide);
+        }
+        if !n.is_odd() {
+            return Err(MontError::EvenModulus);
+        }
+        if *n == Uint::ONE {
+            return Err(MontError::ModulusOne);
+        }
+        // Newton: inv = n0^-1 mod 2^64 (each step doubles the correct low bits).
+        let n0 = n.0[0];
+        let mut inv = 1u64;
+        for _ in 0..6 {
+            inv = inv.wrapping_mul(2u64.wrapping_sub(n0.wrapping_mul(inv)));
+        }
+        // R mod n and R^2 mod n by doubling 1 modulo n, 64L and then 64L more times.
+        let mut x = Uint::<L>::ONE;
+        let mut one = Uint::ZERO;
+        for i in 0..2 * Uint::<L>::BITS {
+            x = Self::double_mod(&x, n);
+            if i + 1 == Uint::<L>::BITS {
+                one = x;
+            }
+        }
+        Ok(MontCtx {
+            n: *n,
+            n0inv: inv.wrapping_neg(),
+            one,
+            r2: x,
+        })
+    }
+
+    /// 2x mod n for x < n.
+    fn double_mod(x: &Uint<L>, n: &Uint<L>) -> Uint<L> {
+        let (d, carry) = x.shl1();
+        let (s, borrow) = d.overflowing_sub(n);
+        if carry || !borrow {
+            s
+        } else {
+            d
+        }
+    }
+
+    /// The modulus.
+    pub fn modulus(&self) -> &Uint<L> {
+        &self.n
+    }
+
+    /// 1 in Montgomery form (R mod n).
+    pub fn one(&self) -> Uint<L> {
+        self.one
+    }
+
+    /// aR mod n, for a < n.
+    pub fn to_mont(&self, a: &Uint<L>) -> Uint<L> {
+        self.mul(a, &self.r2)
+    }
+
+    /// a R^-1 mod n: leaves Montgomery form.
+    pub fn from_mont(&self, a: &Uint<L>) -> Uint<L> {
+        self.mul(a, &Uint::ONE)
+    }
+
+    /// Reduces any a (possibly >= n) modulo n and converts to Montgomery form.
+    pub fn reduce_to_mont(&self, a: &Uint<L>) -> Uint<L> {
+        // a R^-1 (any a < R gives a result < n), then times R^2 twice: a R.
+        let t = self.mul(a, &Uint::ONE);
+        self.mul(&self.mul(&t, &self.r2), &self.r2)
+    }
+
+    /// Final conditional subtraction: t (with a possible carry limb) to t mod n, given
+    /// t < 2n. Branch-free selection.
+    #[inline(always)]
+    fn finish(&self, t: &Uint<L>, carry: u64) -> Uint<L> {
+        let (s, borrow) = t.overflowing_sub(&self.n);
+        // Keep t only when there was no carry and t < n (the subtraction borrowed).
+        let keep_t = ((borrow as u64) & (carry ^ 1)).wrapping_neg();
+        let mut out = [0u64; L];
+        for i in 0..L {
+            out[i] = (t.0[i] & keep_t) | (s.0[i] & !keep_t);
+        }
+        Uint(out)
+    }
+
+    /// a b R^-1 mod n (CIOS), for a, b < n.
+    #[inline]
+    pub fn mul(&self, a: &Uint<L>, b: &Uint<L>) -> Uint<L> {
+        let n = &self.n.0;
+        let mut t = [0u64; L];
+        let mut t_hi = 0u64; // limb L of the running sum
+        for i in 0..L {
+            // t += a_i * b
+            let ai = a.0[i];
+            let mut c = 0u64;
+            for j in 0..L {
+                (t[j], c) = mac(t[j], ai, b.0[j], c);
+            }
+            let s = t_hi as u128 + c as u128;
+            let t_top = (s >> 64) as u64; // limb L+1, 0 or 1
+            t_hi = s as u64;
+            // t = (t + m n) / 2^64 with m chosen so the low limb vanishes
+            let m = t[0].wrapping_mul(self.n0inv);
+            let (_, mut c) = mac(t[0], m, n[0], 0);
+            for j in 1..L {
+                (t[j - 1], c) = mac(t[j], m, n[j], c);
+            }
+            let s = t_hi as u128 + c as u128;
+            t[L - 1] = s as u64;
+            t_hi = t_top + (s >> 64) as u64;
+        }
+        self.finish(&Uint(t), t_hi)
+    }
+
+    /// a^2 R^-1 mod n, for a < n (dedicated squaring, then reduction).
+    #[inline]
+    pub fn sqr(&self, a: &Uint<L>) -> Uint<L> {
+        let mut t = [0u64; 2 * MAX_LIMBS];
+        let t = &mut t[..2 * L];
+        let a = &a.0;
+        // Cross products a_i a_j, i < j, row by row.
+        for i in 0..L {
+            let mut c = 0u64;
+            for j in i + 1..L {
+                (t[i + j], c) = mac(t[i + j], a[i], a[j], c);
+            }
+            t[i + L] = c;
+        }
+        // Double them, add the squares a_i^2 at 2i.
+        let mut top = 0u64;
+        for limb in t.iter_mut() {
+            let v = *limb;
+            *limb = (v << 1) | top;
+            top = v >> 63;
+        }
+        let mut c = 0u64;
+        for i in 0..L {
+            let sq = (a[i] as u128) * (a[i] as u128);
+            let s = t[2 * i] as u128 + (sq as u64) as u128 + c as u128;
+            t[2 * i] = s as u64;
+            let s2 = t[2 * i + 1] as u128 + (sq >> 64) + (s >> 64);
+            t[2 * i + 1] = s2 as u64;
+            c = (s2 >> 64) as u64;
+        }
+        self.redc(t)
+    }
+
+    /// Montgomery reduction of a 2L-limb value t < n R: returns t R^-1 mod n.
+    #[inline(always)]
+    fn redc(&self, t: &mut [u64]) -> Uint<L> {
+        let n = &self.n.0;
+        let mut carry_top = 0u64;
+        for i in 0..L {
+            let m = t[i].wrapping_mul(self.n0inv);
+            let mut c = 0u64;
+            for j in 0..L {
+                (t[i + j], c) = mac(t[i + j], m, n[j], c);
+            }
+            let s = t[i + L] as u128 + c as u128 + carry_top as u128;
+            t[i + L] = s as u64;
+            carry_top = (s >> 64) as u64;
+        }
+        let mut out = [0u64; L];
+        out.copy_from_slice(&t[L..2 * L]);
+        self.finish(&Uint(out), carry_top)
+    }
+
+    /// a^(2^k) in Montgomery form: k squarings.
+    pub fn sqr_n(&self, a: &Uint<L>, k: u64) -> Uint<L> {
+        let mut x = *a;
+        for _ in 0..k {
+            x = self.sqr(&x);
+        }
+        x
+    }
+
+    /// base^e for base in Montgomery form and a public exponent given as little-endian
+    /// limbs of any length; left-to-right square-and-multiply. Variable time in `e`:
+    /// public exponents only.
+    pub fn vartime_pow(&self, base: &Uint<L>, e: &[u64]) -> Uint<L> {
+        let mut acc = self.one;
+        let bits = e
+            .iter()
+            .rposition(|&l| l != 0)
+            .map_or(0, |i| 64 * i + 64 - e[i].leading_zeros() as usize);
+        for i in (0..bits).rev() {
+            acc = self.sqr(&acc);
+            if (e[i / 64] >> (i % 64)) & 1 == 1 {
+                acc = self.mul(&acc, base);
+            }
+        }
+        acc
+    }
+}

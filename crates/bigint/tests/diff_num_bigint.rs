@@ -1,0 +1,151 @@
+//! Montgomery arithmetic against num-bigint as the oracle: random odd moduli of every
+//! size in use (and extreme ones), random operands and the edge values 0, 1, n - 1.
+
+use num_bigint::BigUint;
+use rand::{Rng, SeedableRng};
+use wirespeed_bigint::{MontCtx, MontError, Uint};
+
+fn big<const L: usize>(a: &Uint<L>) -> BigUint {
+    BigUint::from_bytes_be(&a.to_be_bytes())
+}
+
+fn from_big<const L: usize>(b: &BigUint) -> Uint<L> {
+    Uint::from_be_bytes(&b.to_bytes_be()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn rand_uint<const L: usize>(rng: &mut impl Rng, bits: usize) -> Uint<L> {
+    let mut l = [0u64; L];
+    rng.fill(&mut l[..]);
+    let mut x = Uint(l);
+    if bits < 64 * L {
+        x = x.shr(64 * L - bits);
+    }
+    x
+}
+
+fn moduli<const L: usize>(rng: &mut impl Rng) -> Vec<Uint<L>> {
+    let top = 64 * L;
+    let mut v = vec![
+        Uint([u64::MAX; L]),                                  // 2^(64L) - 1
+        Uint::<L>::from_u64(3),                               // tiny
+        from_big(&((BigUint::from(1u8) << (top - 1)) + 1u8)), // 2^(64L-1) + 1
+    ];
+    for bits in [top, top - 1, top - 63, top / 2 + 1] {
+        for _ in 0..4 {
+            let mut n = rand_uint::<L>(rng, bits);
+            n.0[0] |= 1;
+            if n.bits() > 1 {
+                v.push(n);
+            }
+        }
+    }
+    v
+}
+
+fn check<const L: usize>(seed: u64, per_modulus: usize) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    for n in moduli::<L>(&mut rng) {
+        let ctx = MontCtx::new(&n).unwrap_or_else(|e| panic!("{e}"));
+        let nb = big(&n);
+        let r = BigUint::from(1u8) << (64 * L);
+        let rinv = r
+            .modinv(&nb)
+            .unwrap_or_else(|| panic!("R invertible mod odd n"));
+        let nm1 = from_big::<L>(&(&nb - 1u8));
+        let mut values = vec![Uint::ZERO, Uint::ONE, nm1];
+        for _ in 0..per_modulus {
+            values.push(from_big(&(big(&rand_uint::<L>(&mut rng, 64 * L)) % &nb)));
+        }
+        for (i, a) in values.iter().enumerate() {
+            let b = &values[(i * 7 + 3) % values.len()];
+            let (ab, bb) = (big(a), big(b));
+            assert_eq!(
+                big(&ctx.mul(a, b)),
+                (&ab * &bb * &rinv) % &nb,
+                "mul, n = {n:?}"
+            );
+            assert_eq!(
+                big(&ctx.sqr(a)),
+                (&ab * &ab * &rinv) % &nb,
+                "sqr, n = {n:?}"
+            );
+            let am = ctx.to_mont(a);
+            assert_eq!(big(&am), (&ab * &r) % &nb);
+            assert_eq!(ctx.from_mont(&am), *a);
+            // A chain of squarings, converted only at the ends.
+            let k = 1 + (i as u64 % 40);
+            let want = ab.modpow(&(BigUint::from(1u8) << k), &nb);
+            assert_eq!(big(&ctx.from_mont(&ctx.sqr_n(&am, k))), want, "2^{k} chain");
+            // Public-exponent power.
+            let e = [rng.gen::<u64>(), rng.gen::<u64>() >> (i % 64)];
+            let eb = BigUint::from(e[0]) + (BigUint::from(e[1]) << 64);
+            assert_eq!(
+                big(&ctx.from_mont(&ctx.vartime_pow(&am, &e))),
+                ab.modpow(&eb, &nb)
+            );
+        }
+        // Reduction of values >= n.
+        let x = rand_uint::<L>(&mut rng, 64 * L);
+        assert_eq!(big(&ctx.from_mont(&ctx.reduce_to_mont(&x))), big(&x) % &nb);
+    }
+}
+
+#[test]
+fn one_limb() {
+    check::<1>(1, 50);
+}
+
+#[test]
+fn four_limbs() {
+    check::<4>(2, 30);
+}
+
+#[test]
+fn u1024() {
+    check::<16>(3, 12);
+}
+
+#[test]
+fn u2048() {
+    check::<32>(4, 6);
+}
+
+#[test]
+fn u3072_and_u4096() {
+    check::<48>(5, 2);
+    check::<64>(6, 2);
+}
+
+#[test]
+fn bad_moduli_are_typed_errors() {
+    assert_eq!(
+        MontCtx::new(&Uint::<4>::from_u64(10)).err(),
+        Some(MontError::EvenModulus)
+    );
+    assert_eq!(
+        MontCtx::new(&Uint::<4>::ONE).err(),
+        Some(MontError::ModulusOne)
+    );
+    assert_eq!(
+        MontCtx::new(&Uint::<4>::ZERO).err(),
+        Some(MontError::EvenModulus)
+    );
+}
+
+#[test]
+fn parsing_round_trips_and_rejects() {
+    let x = Uint::<4>::from_hex("0x1234abcdEF").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(x.to_hex(), "1234abcdef");
+    assert_eq!(
+        Uint::<1>::from_hex("00000000000000000000ff").map(|v| v.0[0]),
+        Ok(255)
+    );
+    assert!(Uint::<1>::from_hex("1ffffffffffffffff").is_err());
+    assert!(Uint::<1>::from_hex("12g4").is_err());
+    assert!(Uint::<1>::from_hex("").is_err());
+    assert!(Uint::<1>::from_be_bytes(&[1; 9]).is_err());
+    assert_eq!(
+        Uint::<2>::from_be_bytes(&[0, 0, 0, 1, 2]).map(|v| v.0[0]),
+        Ok(0x0102)
+    );
+}
