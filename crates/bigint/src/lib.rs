@@ -10,10 +10,12 @@
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+#[cfg(target_arch = "x86_64")]
+pub mod adx;
 pub mod mont;
 pub mod uint;
 
-pub use mont::{MontCtx, MontError};
+pub use mont::{Kernel, MontCtx, MontError};
 pub use uint::{ParseError, Uint};
 
 /// 1024-bit integer.

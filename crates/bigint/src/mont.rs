@@ -9,14 +9,15 @@
 //! division", 1985) and one conditional subtraction, computed without a data-dependent
 //! branch, finishes.
 //!
-//! - `mul`: CIOS, "coarsely integrated operand scanning" (Koc, Acar, Kaliski, "Analyzing
-//!   and comparing Montgomery multiplication algorithms", 1996): 2 L^2 + L word products.
+//! - `mul`: separated operand scanning (Koc, Acar, Kaliski, "Analyzing and comparing
+//!   Montgomery multiplication algorithms", 1996): the 2L-limb product, then a Montgomery
+//!   reduction; 2 L^2 + L word products.
 //! - `sqr`: a dedicated squaring: the L(L-1)/2 cross products once, doubled by one shift,
-//!   plus L squares, then a separate Montgomery reduction (L^2 + L products): about 3/4
-//!   of `mul`'s products.
+//!   plus L squares, then the reduction (L^2 + L products): about 3/4 of `mul`'s products.
 //!
-//! Both are portable Rust over u128 products; a mulx/adcx/adox assembly path chosen at
-//! run time is planned beside them (see docs and BENCHMARKS.md).
+//! Both are written once over a row kernel, acc[0..len] += a * b[0..len]: a portable one
+//! over u128 products, and on x86-64 with BMI2 + ADX the `mulx`/`adcx`/`adox` kernel of
+//! [`crate::adx`], chosen when the context is built ([`Kernel`]).
 
 use crate::uint::Uint;
 
@@ -56,12 +57,64 @@ pub struct MontCtx<const L: usize> {
     one: Uint<L>,
     /// R^2 mod n.
     r2: Uint<L>,
+    /// The row kernel in use.
+    kernel: Kernel,
 }
 
 #[inline(always)]
 fn mac(acc: u64, a: u64, b: u64, carry: u64) -> (u64, u64) {
     let t = acc as u128 + (a as u128) * (b as u128) + carry as u128;
     (t as u64, (t >> 64) as u64)
+}
+
+/// Which multiply-accumulate row kernel a context uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// Portable Rust (u128 products).
+    Portable,
+    /// x86-64 `mulx` with two carry chains (`adcx`/`adox`); needs BMI2 and ADX.
+    Adx,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU supports.
+    pub fn detect() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if crate::adx::available() {
+            return Kernel::Adx;
+        }
+        Kernel::Portable
+    }
+
+    /// True if this CPU can run the kernel.
+    pub fn available(&self) -> bool {
+        match self {
+            Kernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Adx => crate::adx::available(),
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Adx => false,
+        }
+    }
+}
+
+/// acc[0..len] += a * b[0..len] (len = b.len() <= acc.len()); returns the carry word.
+#[inline(always)]
+fn row(kernel: Kernel, acc: &mut [u64], b: &[u64], a: u64) -> u64 {
+    assert!(acc.len() >= b.len());
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: contexts only hold Kernel::Adx after `available()` confirmed BMI2 and
+        // ADX; both slices hold at least b.len() limbs (asserted above).
+        Kernel::Adx => unsafe { crate::adx::row(acc.as_mut_ptr(), b.as_ptr(), a, b.len()) },
+        _ => {
+            let mut c = 0u64;
+            for (t, &bj) in acc.iter_mut().zip(b) {
+                (*t, c) = mac(*t, a, bj, c);
+            }
+            c
+        }
+    }
 }
 
 impl<const L: usize> MontCtx<L> {
@@ -96,6 +149,7 @@ impl<const L: usize> MontCtx<L> {
             n0inv: inv.wrapping_neg(),
             one,
             r2: x,
+            kernel: Kernel::detect(),
         })
     }
 
@@ -108,6 +162,21 @@ impl<const L: usize> MontCtx<L> {
         } else {
             d
         }
+    }
+
+    /// The same context with another kernel; an unavailable one falls back to portable.
+    pub fn with_kernel(mut self, kernel: Kernel) -> Self {
+        self.kernel = if kernel.available() {
+            kernel
+        } else {
+            Kernel::Portable
+        };
+        self
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
     }
 
     /// The modulus.
@@ -151,33 +220,16 @@ impl<const L: usize> MontCtx<L> {
         Uint(out)
     }
 
-    /// a b R^-1 mod n (CIOS), for a, b < n.
+    /// a b R^-1 mod n, for a, b < n.
     #[inline]
     pub fn mul(&self, a: &Uint<L>, b: &Uint<L>) -> Uint<L> {
-        let n = &self.n.0;
-        let mut t = [0u64; L];
-        let mut t_hi = 0u64; // limb L of the running sum
+        let mut t = [0u64; 2 * MAX_LIMBS];
+        let t = &mut t[..2 * L];
         for i in 0..L {
-            // t += a_i * b
-            let ai = a.0[i];
-            let mut c = 0u64;
-            for j in 0..L {
-                (t[j], c) = mac(t[j], ai, b.0[j], c);
-            }
-            let s = t_hi as u128 + c as u128;
-            let t_top = (s >> 64) as u64; // limb L+1, 0 or 1
-            t_hi = s as u64;
-            // t = (t + m n) / 2^64 with m chosen so the low limb vanishes
-            let m = t[0].wrapping_mul(self.n0inv);
-            let (_, mut c) = mac(t[0], m, n[0], 0);
-            for j in 1..L {
-                (t[j - 1], c) = mac(t[j], m, n[j], c);
-            }
-            let s = t_hi as u128 + c as u128;
-            t[L - 1] = s as u64;
-            t_hi = t_top + (s >> 64) as u64;
+            // Row i adds into t[i..i+L] and its carry is limb i+L, not written before.
+            t[i + L] = row(self.kernel, &mut t[i..i + L], &b.0, a.0[i]);
         }
-        self.finish(&Uint(t), t_hi)
+        self.redc(t)
     }
 
     /// a^2 R^-1 mod n, for a < n (dedicated squaring, then reduction).
@@ -186,13 +238,10 @@ impl<const L: usize> MontCtx<L> {
         let mut t = [0u64; 2 * MAX_LIMBS];
         let t = &mut t[..2 * L];
         let a = &a.0;
-        // Cross products a_i a_j, i < j, row by row.
+        // Cross products a_i a_j, i < j, row by row; row i adds into t[2i+1..i+L] and
+        // its carry is limb i+L, not written before.
         for i in 0..L {
-            let mut c = 0u64;
-            for j in i + 1..L {
-                (t[i + j], c) = mac(t[i + j], a[i], a[j], c);
-            }
-            t[i + L] = c;
+            t[i + L] = row(self.kernel, &mut t[2 * i + 1..i + L], &a[i + 1..], a[i]);
         }
         // Double them, add the squares a_i^2 at 2i.
         let mut top = 0u64;
@@ -220,10 +269,7 @@ impl<const L: usize> MontCtx<L> {
         let mut carry_top = 0u64;
         for i in 0..L {
             let m = t[i].wrapping_mul(self.n0inv);
-            let mut c = 0u64;
-            for j in 0..L {
-                (t[i + j], c) = mac(t[i + j], m, n[j], c);
-            }
+            let c = row(self.kernel, &mut t[i..i + L], n, m);
             let s = t[i + L] as u128 + c as u128 + carry_top as u128;
             t[i + L] = s as u64;
             carry_top = (s >> 64) as u64;

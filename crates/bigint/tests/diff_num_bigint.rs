@@ -3,7 +3,7 @@
 
 use num_bigint::BigUint;
 use rand::{Rng, SeedableRng};
-use wirespeed_bigint::{MontCtx, MontError, Uint};
+use wirespeed_bigint::{Kernel, MontCtx, MontError, Uint};
 
 fn big<const L: usize>(a: &Uint<L>) -> BigUint {
     BigUint::from_bytes_be(&a.to_be_bytes())
@@ -44,8 +44,18 @@ fn moduli<const L: usize>(rng: &mut impl Rng) -> Vec<Uint<L>> {
 
 fn check<const L: usize>(seed: u64, per_modulus: usize) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    for n in moduli::<L>(&mut rng) {
-        let ctx = MontCtx::new(&n).unwrap_or_else(|e| panic!("{e}"));
+    let kernels: Vec<Kernel> = [Kernel::Portable, Kernel::Adx]
+        .into_iter()
+        .filter(Kernel::available)
+        .collect();
+    for (n, kernel) in moduli::<L>(&mut rng)
+        .into_iter()
+        .flat_map(|n| kernels.iter().map(move |k| (n, *k)))
+    {
+        let ctx = MontCtx::new(&n)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_kernel(kernel);
+        assert_eq!(ctx.kernel(), kernel);
         let nb = big(&n);
         let r = BigUint::from(1u8) << (64 * L);
         let rinv = r
@@ -108,6 +118,14 @@ fn u1024() {
 #[test]
 fn u2048() {
     check::<32>(4, 6);
+}
+
+#[test]
+fn odd_lengths_use_the_remainder_loop() {
+    // Limb counts that are not multiples of 4 exercise the kernel's single-limb loop.
+    check::<3>(7, 20);
+    check::<5>(8, 20);
+    check::<7>(9, 10);
 }
 
 #[test]
