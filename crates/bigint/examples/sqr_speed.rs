@@ -1,5 +1,6 @@
 //! ns per modular squaring in a chain x -> x^2 mod N, wirespeed Montgomery squaring beside
-//! OpenSSL (BN_mod_sqr through the openssl crate) and num-bigint, in the same run, at
+//! GMP (mpz square then mpz mod, through rug), OpenSSL (BN_mod_sqr through the openssl
+//! crate) and num-bigint, in the same run, at
 //! 1024, 2048, 3072 and 4096 bits (median of 7 passes). The full comparison (with GMP)
 //! is planned for `wirespeed bench vdf`.
 //!
@@ -10,6 +11,7 @@ use std::time::Instant;
 use num_bigint::BigUint;
 use openssl::bn::{BigNum, BigNumContext};
 use rand::{Rng, SeedableRng};
+use rug::Assign;
 use wirespeed_bigint::{MontCtx, Uint};
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -36,7 +38,12 @@ fn run<const L: usize>(rng: &mut impl Rng, chain: u64) {
         BigNum::from_slice(&x.to_be_bytes()).unwrap_or_else(|e| panic!("{e}")),
     );
     let mut bnctx = BigNumContext::new().unwrap_or_else(|e| panic!("{e}"));
-    let (mut ours, mut ossl, mut nbig) = (vec![], vec![], vec![]);
+    let (gn, gx) = (
+        rug::Integer::from_digits(&n.to_be_bytes(), rug::integer::Order::Msf),
+        rug::Integer::from_digits(&x.to_be_bytes(), rug::integer::Order::Msf),
+    );
+    let (mut ours, mut ossl, mut nbig, mut gmp) = (vec![], vec![], vec![], vec![]);
+    let mut gmp_result = rug::Integer::new();
     let mut results = (
         Uint::<L>::ZERO,
         BigUint::default(),
@@ -60,6 +67,17 @@ fn run<const L: usize>(rng: &mut impl Rng, chain: u64) {
         results.2 = a;
 
         let t = Instant::now();
+        let mut a = gx.clone();
+        let mut sq = rug::Integer::new();
+        for _ in 0..chain {
+            sq.assign(a.square_ref());
+            sq %= &gn;
+            std::mem::swap(&mut a, &mut sq);
+        }
+        gmp.push(t.elapsed().as_secs_f64() * 1e9 / chain as f64);
+        gmp_result = a;
+
+        let t = Instant::now();
         let mut a = xb.clone();
         for _ in 0..chain {
             a = (&a * &a) % &nb;
@@ -69,10 +87,14 @@ fn run<const L: usize>(rng: &mut impl Rng, chain: u64) {
     }
     assert_eq!(BigUint::from_bytes_be(&results.0.to_be_bytes()), results.1);
     assert_eq!(results.2.to_vec(), results.1.to_bytes_be());
-    let (o, s, b) = (median(ours), median(ossl), median(nbig));
+    assert_eq!(
+        gmp_result.to_digits::<u8>(rug::integer::Order::Msf),
+        results.1.to_bytes_be()
+    );
+    let (o, s, b, g) = (median(ours), median(ossl), median(nbig), median(gmp));
     println!(
-        "{:>5} bits: wirespeed {:>7.0} ns ({:>5.0} cycles @2.6GHz)  OpenSSL BN_mod_sqr {:>7.0} ns  num-bigint {:>7.0} ns  ratio ws/OpenSSL {:.2}",
-        64 * L, o, o * 2.6, s, b, o / s
+        "{:>5} bits: wirespeed {:>6.0} ns ({:>5.0} cycles @2.6GHz)  GMP {:>6.0} ns  OpenSSL BN_mod_sqr {:>6.0} ns  num-bigint {:>6.0} ns  ws/GMP {:.2}  ws/OpenSSL {:.2}",
+        64 * L, o, o * 2.6, g, s, b, o / g, o / s
     );
 }
 
