@@ -1,14 +1,14 @@
 //! `wirespeed verify`: one verdict per signature record in a file.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 use serde::Serialize;
 use wirespeed_ed25519::{verify_many_with, Backend, Item, Mode, VerifyError};
-use wirespeed_sigdata::format::{self, Format};
+use wirespeed_sigdata::format::{Format, RecordReader};
 
 use crate::args::{all_cores, in_pool, parse_backend, parse_format, parse_mode, parse_threads};
 use crate::error::CliError;
@@ -50,6 +50,10 @@ pub struct VerifyArgs {
     /// Print the summary as one JSON object (count, valid, invalid, secs, per_sec)
     #[arg(long)]
     pub json: bool,
+
+    /// Records per batch (memory bound); hidden, for tests of batch boundaries
+    #[arg(long, hide = true, default_value_t = BATCH, value_parser = parse_batch)]
+    pub batch: usize,
 }
 
 /// The summary printed after verification.
@@ -68,9 +72,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn new(verdicts: &[Result<(), VerifyError>], secs: f64) -> Summary {
-        let valid = verdicts.iter().filter(|v| v.is_ok()).count();
-        let count = verdicts.len();
+    fn new(count: usize, valid: usize, secs: f64) -> Summary {
         let per_sec = if secs > 0.0 { count as f64 / secs } else { 0.0 };
         Summary {
             count,
@@ -94,30 +96,77 @@ impl Summary {
     }
 }
 
-/// Runs `wirespeed verify`.
+fn parse_batch(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a positive batch size")),
+    }
+}
+
+/// Records verified per batch: memory stays bounded however large the file is, and each
+/// batch is large enough to keep every core busy.
+const BATCH: usize = 1 << 16;
+
+/// Runs `wirespeed verify`: streams the file in batches, verifies each batch on the
+/// pool, and appends its verdicts before reading the next.
 pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
     let format = args.format.unwrap_or_else(|| Format::from_path(&args.file));
-    let read = format::read_path(&args.file, format).map_err(|source| CliError::Open {
+    let open_err = |source| CliError::Open {
         path: args.file.clone(),
         source,
-    })?;
-    let items: Vec<Item<'_>> = wirespeed_sigdata::items(&read.records);
+    };
+    let file = File::open(&args.file).map_err(open_err)?;
+    let total = file.metadata().map_err(open_err)?.len();
+    let mut reader =
+        RecordReader::new(BufReader::with_capacity(256 << 10, file), format).with_total_len(total);
+    let mut verdict_out = match &args.verdicts {
+        Some(path) => Some(VerdictWriter::create(path)?),
+        None => None,
+    };
 
     let threads = args.threads.unwrap_or_else(all_cores);
-    let (verdicts, secs) = in_pool(threads, || {
-        let start = Instant::now();
-        let v = verify_many_with(&items, args.mode, args.backend);
-        (v, start.elapsed().as_secs_f64())
+    let outcome = in_pool(threads, || -> Result<_, CliError> {
+        let (mut count, mut valid, mut secs) = (0usize, 0usize, 0f64);
+        let mut batch = Vec::with_capacity(args.batch.min(1 << 12));
+        let mut error = None;
+        loop {
+            batch.clear();
+            while batch.len() < args.batch {
+                match reader.next() {
+                    Some(Ok(r)) => batch.push(r),
+                    Some(Err(e)) => {
+                        error = Some(e);
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            if !batch.is_empty() {
+                let items: Vec<Item<'_>> = wirespeed_sigdata::items(&batch);
+                let start = Instant::now();
+                let verdicts = verify_many_with(&items, args.mode, args.backend);
+                secs += start.elapsed().as_secs_f64();
+                count += verdicts.len();
+                valid += verdicts.iter().filter(|v| v.is_ok()).count();
+                if let Some(w) = verdict_out.as_mut() {
+                    w.write(&verdicts)?;
+                }
+            }
+            if error.is_some() || batch.len() < args.batch {
+                break;
+            }
+        }
+        Ok((Summary::new(count, valid, secs), error))
     })
     .map_err(CliError::ThreadPool)?;
-
-    if let Some(path) = &args.verdicts {
-        write_verdicts(path, &verdicts)?;
+    let (summary, error) = outcome?;
+    if let Some(w) = verdict_out {
+        w.finish()?;
     }
-    let line = Summary::new(&verdicts, secs).line(args.json);
+    let line = summary.line(args.json);
     writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)?;
 
-    match read.error {
+    match error {
         Some(error) => Err(CliError::Malformed {
             path: args.file.clone(),
             error,
@@ -126,19 +175,42 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
     }
 }
 
-/// Writes `ok` or `invalid <Reason>` per verdict, one per line.
-pub fn write_verdicts(path: &Path, verdicts: &[Result<(), VerifyError>]) -> Result<(), CliError> {
-    let err = |source| CliError::Output {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut out = BufWriter::new(File::create(path).map_err(err)?);
-    for v in verdicts {
-        match v {
-            Ok(()) => out.write_all(b"ok\n"),
-            Err(e) => writeln!(out, "invalid {}", e.name()),
-        }
-        .map_err(err)?;
+/// The verdict file: one line per record, `ok` or `invalid <Reason>`, in input order.
+struct VerdictWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl VerdictWriter {
+    fn create(path: &Path) -> Result<Self, CliError> {
+        let out = File::create(path).map_err(|source| CliError::Output {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(VerdictWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::new(out),
+        })
     }
-    out.flush().map_err(err)
+
+    fn write(&mut self, verdicts: &[Result<(), VerifyError>]) -> Result<(), CliError> {
+        for v in verdicts {
+            match v {
+                Ok(()) => self.out.write_all(b"ok\n"),
+                Err(e) => writeln!(self.out, "invalid {}", e.name()),
+            }
+            .map_err(|source| CliError::Output {
+                path: self.path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), CliError> {
+        self.out.flush().map_err(|source| CliError::Output {
+            path: self.path,
+            source,
+        })
+    }
 }

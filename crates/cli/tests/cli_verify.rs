@@ -251,6 +251,25 @@ fn truncated_file_verifies_the_records_before_it_and_exits_2() {
     let sig_at = 17 * record + 4 + 20;
     std::fs::write(&file, &full[..sig_at + 10]).expect("truncate");
     let out = dir.path("v.txt");
+    // Batch sizes around the error position and the default exercise every boundary.
+    for batch in ["1", "5", "16", "17", "18", "65536"] {
+        let o = wirespeed(&[
+            "verify".to_string(),
+            file.display().to_string(),
+            "--verdicts".into(),
+            out.display().to_string(),
+            "--batch".into(),
+            batch.into(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "batch {batch}: {}", stderr(&o));
+        let all = records(&dir_copy(&dir, &full), Format::Bin);
+        assert_eq!(
+            verdict_lines(&out),
+            expected_verdicts(&all[..17], Mode::Strict),
+            "batch {batch}"
+        );
+        assert_eq!(summary(stdout(&o).trim()).0, 17, "batch {batch}");
+    }
     let o = wirespeed(&[
         "verify".to_string(),
         file.display().to_string(),
