@@ -54,13 +54,22 @@ pub enum CliError {
     Bench(String),
     /// A failure that is no fault of the input (a bug).
     Internal(String),
+    /// An input file that is not a well-formed document of its kind (exit 2).
+    MalformedInput {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, one line.
+        message: String,
+    },
+    /// A VDF evaluation or proof that could not be done or did not verify.
+    Vdf(wirespeed_vdf::VdfError),
 }
 
 impl CliError {
     /// The process exit status for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Malformed { .. } => EXIT_MALFORMED,
+            CliError::Malformed { .. } | CliError::MalformedInput { .. } => EXIT_MALFORMED,
             _ => EXIT_ERROR,
         }
     }
@@ -88,6 +97,10 @@ impl fmt::Display for CliError {
             CliError::Check(m) => write!(f, "check failed: {m}"),
             CliError::Bench(m) => write!(f, "benchmark failed: {m}"),
             CliError::Internal(m) => write!(f, "internal error: {m}"),
+            CliError::MalformedInput { path, message } => {
+                write!(f, "'{}': {message}", path.display())
+            }
+            CliError::Vdf(e) => write!(f, "{e}"),
         }
     }
 }

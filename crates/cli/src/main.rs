@@ -9,6 +9,7 @@ mod demo;
 mod error;
 mod gen;
 mod table;
+mod vdf;
 mod verify;
 
 use std::process::ExitCode;
@@ -44,6 +45,9 @@ enum Command {
     /// Benchmark wirespeed beside peer libraries, in the same run
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Verifiable delay function in an RSA group: evaluate with a proof, verify a proof
+    #[command(subcommand)]
+    Vdf(vdf::VdfCommand),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -52,6 +56,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Gen(cmd) => gen::run(cmd),
         Command::Demo(args) => demo::run(args),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Vdf(cmd) => vdf::run(cmd),
     }
 }
 

@@ -1,0 +1,139 @@
+//! `wirespeed vdf eval|verify` end to end: outputs against num-bigint, proof files
+//! verified, tampered files rejected (exit 1), malformed files (exit 2), bad inputs.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use num_bigint::BigUint;
+
+fn wirespeed(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(args)
+        .output()
+        .expect("run wirespeed")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wirespeed-cli-vdf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+/// A fixed odd 1024-bit modulus (not a product of known primes; fine for the chain).
+fn modulus_hex() -> String {
+    let mut n: BigUint = BigUint::from(1u8) << 1023usize;
+    n +=
+        BigUint::parse_bytes(b"1234567890abcdef1234567890abcdef1234567890abcdef", 16).expect("hex");
+    n += 1u8; // keep it odd
+    if &n % 2u8 == BigUint::from(0u8) {
+        n += 1u8;
+    }
+    n.to_str_radix(16)
+}
+
+#[test]
+fn eval_json_matches_num_bigint_for_several_t() {
+    let nh = modulus_hex();
+    let n = BigUint::parse_bytes(nh.as_bytes(), 16).expect("n");
+    for (x, t) in [("2", 1u64), ("3", 2), ("abcdef", 17), ("123456789", 1000)] {
+        let o = wirespeed(&[
+            "vdf",
+            "eval",
+            "--modulus",
+            &nh,
+            "--x",
+            x,
+            "--t",
+            &t.to_string(),
+            "--proof",
+            "none",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let keys: Vec<&str> = v
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys.len(), 5, "{keys:?}");
+        let want = BigUint::parse_bytes(x.as_bytes(), 16)
+            .expect("x")
+            .modpow(&(BigUint::from(1u8) << (t as usize)), &n);
+        assert_eq!(v["y"].as_str().expect("y"), want.to_str_radix(16));
+        assert_eq!(v["t"].as_u64(), Some(t));
+        assert_eq!(v["bits"].as_u64(), Some(1024));
+    }
+}
+
+#[test]
+fn proofs_verify_and_tampering_is_rejected() {
+    let nh = modulus_hex();
+    for proof in ["wesolowski", "pietrzak"] {
+        let file = temp(&format!("{proof}.json"));
+        let f = file.to_str().expect("path");
+        let o = wirespeed(&[
+            "vdf",
+            "eval",
+            "--modulus",
+            &nh,
+            "--x",
+            "5",
+            "--t",
+            "777",
+            "--proof",
+            proof,
+            "--out",
+            f,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = wirespeed(&["vdf", "verify", f]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+        doc["t"] = serde_json::json!(778);
+        let bad = temp(&format!("{proof}-bad.json"));
+        std::fs::write(&bad, doc.to_string()).expect("write");
+        let o = wirespeed(&["vdf", "verify", bad.to_str().expect("path")]);
+        assert_eq!(o.status.code(), Some(1), "tampered T must be invalid");
+        assert!(!o.stderr.is_empty());
+    }
+    let mal = temp("malformed.json");
+    std::fs::write(&mal, "{\"modulus\": 12").expect("write");
+    assert_eq!(
+        wirespeed(&["vdf", "verify", mal.to_str().expect("path")])
+            .status
+            .code(),
+        Some(2)
+    );
+    let missing = temp("does-not-exist.json");
+    assert_eq!(
+        wirespeed(&["vdf", "verify", missing.to_str().expect("path")])
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors() {
+    let nh = modulus_hex();
+    for args in [
+        vec!["vdf", "eval", "--modulus", &nh, "--x", "1", "--t", "10"], // trivial x
+        vec!["vdf", "eval", "--modulus", "1234", "--x", "3", "--t", "10"], // even, small
+        vec!["vdf", "eval", "--x", "3", "--t", "0"],                    // T out of range
+        vec!["vdf", "eval", "--x", "zz", "--t", "5"],                   // bad hex
+    ] {
+        let o = wirespeed(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}

@@ -1,0 +1,330 @@
+//! JSON and binary encodings of a [`VdfProof`], with strict decoding.
+//!
+//! JSON (one object, no other fields):
+//! `{"modulus": hex, "x": hex, "t": number, "y": hex, "proof": {"type": "wesolowski",
+//! "pi": hex}}` or `... "proof": {"type": "pietrzak", "mu": [hex, ...]}}`.
+//! Hex is big-endian without prefix or leading zeros ("0" alone for zero, which no field
+//! accepts); digits a-f in either case are accepted, the encoder writes lowercase. Inputs
+//! longer than [`MAX_JSON_LEN`] bytes, hex longer than 1024 digits and more than
+//! [`MAX_MU`] mu values are refused before they are stored.
+//!
+//! Binary (all integers big-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 1 | version = 1 |
+//! | 1 | proof type: 1 = Wesolowski, 2 = Pietrzak |
+//! | 2 | m = byte length of N, 128..=512 |
+//! | m | N (first byte nonzero) |
+//! | 8 | T |
+//! | m | x |
+//! | m | y |
+//! | m | pi (Wesolowski) — or 1 byte c <= 64, then c values of m bytes (Pietrzak) |
+//!
+//! Both decoders then apply the same checks: N odd of 1024..=4096 bits; T in 1..=2^40;
+//! 1 < x < N - 1; y, pi and every mu in 1..=(N-1)/2 (canonical, see [`crate::modulus`]);
+//! exactly ceil(log2 T) mu values. Decoding does not verify the proof: call
+//! [`VdfProof::verify`].
+
+use std::fmt;
+
+use serde::de::{IgnoredAny, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use wirespeed_bigint::U4096;
+
+use crate::eval::check_delay;
+use crate::pietrzak::{proof_len, MAX_MU};
+use crate::{DecodeError, Modulus, Proof, VdfError, VdfProof};
+
+/// Largest JSON input accepted (a 4096-bit Pietrzak proof with 40 values is about 45 KiB).
+pub const MAX_JSON_LEN: usize = 256 * 1024;
+/// Binary format version.
+pub const BINARY_VERSION: u8 = 1;
+const TYPE_WESOLOWSKI: u8 = 1;
+const TYPE_PIETRZAK: u8 = 2;
+/// Most hex digits in a value (4096 bits).
+const MAX_HEX_DIGITS: usize = 1024;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonDoc {
+    modulus: String,
+    x: String,
+    t: u64,
+    y: String,
+    proof: JsonProof,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonProof {
+    #[serde(rename = "type")]
+    kind: String,
+    pi: Option<String>,
+    mu: Option<MuList>,
+}
+
+/// Up to [`MAX_MU`] strings kept; further elements are skipped unstored and counted.
+struct MuList {
+    values: Vec<String>,
+    total: usize,
+}
+
+impl<'de> Deserialize<'de> for MuList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MuList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of hex strings")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MuList, A::Error> {
+                let mut values = Vec::new();
+                let mut total = 0usize;
+                loop {
+                    if total < MAX_MU {
+                        match seq.next_element::<String>()? {
+                            Some(s) => values.push(s),
+                            None => break,
+                        }
+                    } else if seq.next_element::<IgnoredAny>()?.is_none() {
+                        break;
+                    }
+                    total += 1;
+                }
+                Ok(MuList { values, total })
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// Strict hex: nonempty, at most 1024 digits, no prefix, no leading zero.
+fn parse_hex(field: &'static str, s: &str) -> Result<U4096, DecodeError> {
+    let bad = |reason| Err(DecodeError::BadHex { field, reason });
+    if s.is_empty() {
+        return bad("empty hex string");
+    }
+    if s.len() > MAX_HEX_DIGITS {
+        return bad("longer than 1024 hex digits (4096 bits)");
+    }
+    if !s.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return bad("not a hex string (digits 0-9, a-f only, no 0x prefix)");
+    }
+    if s.len() > 1 && s.starts_with('0') {
+        return bad("leading zeros are not allowed");
+    }
+    U4096::from_hex(s).or(bad("not a hex string"))
+}
+
+/// The checks both decoders share (see the module docs).
+fn validate(
+    modulus: U4096,
+    x: U4096,
+    t: u64,
+    y: U4096,
+    proof: Proof,
+) -> Result<VdfProof, DecodeError> {
+    let invalid = |field, error| DecodeError::Invalid { field, error };
+    let n = Modulus::new(&modulus).map_err(|e| invalid("modulus", e))?;
+    check_delay(t).map_err(|e| invalid("t", e))?;
+    n.check_input(&x).map_err(|e| invalid("x", e))?;
+    if !n.is_canonical_element(&y) {
+        return Err(invalid("y", VdfError::OutputOutOfRange));
+    }
+    match &proof {
+        Proof::Wesolowski { pi } => {
+            if !n.is_canonical_element(pi) {
+                return Err(invalid("pi", VdfError::ProofValueOutOfRange));
+            }
+        }
+        Proof::Pietrzak { mu } => {
+            let expected = proof_len(t);
+            if mu.len() != expected {
+                return Err(invalid(
+                    "mu",
+                    VdfError::ProofLength {
+                        expected,
+                        got: mu.len(),
+                    },
+                ));
+            }
+            if !mu.iter().all(|m| n.is_canonical_element(m)) {
+                return Err(invalid("mu", VdfError::ProofValueOutOfRange));
+            }
+        }
+    }
+    Ok(VdfProof {
+        modulus: n,
+        x,
+        t,
+        y,
+        proof,
+    })
+}
+
+impl VdfProof {
+    /// The JSON form (compact, lowercase hex; see the module docs).
+    pub fn to_json(&self) -> String {
+        let proof = match &self.proof {
+            Proof::Wesolowski { pi } => {
+                format!(r#"{{"type":"wesolowski","pi":"{}"}}"#, pi.to_hex())
+            }
+            Proof::Pietrzak { mu } => {
+                let list: Vec<String> = mu.iter().map(|m| format!("\"{}\"", m.to_hex())).collect();
+                format!(r#"{{"type":"pietrzak","mu":[{}]}}"#, list.join(","))
+            }
+        };
+        format!(
+            r#"{{"modulus":"{}","x":"{}","t":{},"y":"{}","proof":{}}}"#,
+            self.modulus.value().to_hex(),
+            self.x.to_hex(),
+            self.t,
+            self.y.to_hex(),
+            proof
+        )
+    }
+
+    /// Strict JSON decoding (see the module docs); does not verify the proof.
+    pub fn from_json(s: &str) -> Result<Self, DecodeError> {
+        if s.len() > MAX_JSON_LEN {
+            return Err(DecodeError::TooLarge {
+                len: s.len(),
+                max: MAX_JSON_LEN,
+            });
+        }
+        let doc: JsonDoc = serde_json::from_str(s).map_err(|e| DecodeError::Json(e.to_string()))?;
+        let proof = match (doc.proof.kind.as_str(), doc.proof.pi, doc.proof.mu) {
+            ("wesolowski", Some(pi), None) => Proof::Wesolowski {
+                pi: parse_hex("pi", &pi)?,
+            },
+            ("wesolowski", _, _) => {
+                return Err(DecodeError::ProofFields(
+                    "a wesolowski proof has exactly the field pi",
+                ))
+            }
+            ("pietrzak", None, Some(list)) => {
+                if list.total > MAX_MU {
+                    return Err(DecodeError::TooManyMu {
+                        count: list.total,
+                        max: MAX_MU,
+                    });
+                }
+                let mu = list
+                    .values
+                    .iter()
+                    .map(|m| parse_hex("mu", m))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Proof::Pietrzak { mu }
+            }
+            ("pietrzak", _, _) => {
+                return Err(DecodeError::ProofFields(
+                    "a pietrzak proof has exactly the field mu",
+                ))
+            }
+            (other, _, _) => return Err(DecodeError::UnknownProofType(other.to_string())),
+        };
+        validate(
+            parse_hex("modulus", &doc.modulus)?,
+            parse_hex("x", &doc.x)?,
+            doc.t,
+            parse_hex("y", &doc.y)?,
+            proof,
+        )
+    }
+
+    /// The binary form (see the module docs).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let n = &self.modulus;
+        let m = n.byte_len();
+        let mut out = Vec::with_capacity(4 + 8 + m * (4 + MAX_MU));
+        out.push(BINARY_VERSION);
+        out.push(match self.proof {
+            Proof::Wesolowski { .. } => TYPE_WESOLOWSKI,
+            Proof::Pietrzak { .. } => TYPE_PIETRZAK,
+        });
+        out.extend_from_slice(&(m as u16).to_be_bytes());
+        out.extend_from_slice(&n.value_bytes(n.value()));
+        out.extend_from_slice(&self.t.to_be_bytes());
+        out.extend_from_slice(&n.value_bytes(&self.x));
+        out.extend_from_slice(&n.value_bytes(&self.y));
+        match &self.proof {
+            Proof::Wesolowski { pi } => out.extend_from_slice(&n.value_bytes(pi)),
+            Proof::Pietrzak { mu } => {
+                out.push(mu.len() as u8);
+                for v in mu {
+                    out.extend_from_slice(&n.value_bytes(v));
+                }
+            }
+        }
+        out
+    }
+
+    /// Strict binary decoding (see the module docs); does not verify the proof. Lengths
+    /// are checked against the input before anything is stored.
+    pub fn from_bytes(b: &[u8]) -> Result<Self, DecodeError> {
+        let truncated = |needed| DecodeError::Truncated {
+            needed,
+            got: b.len(),
+        };
+        if b.len() < 4 {
+            return Err(truncated(4));
+        }
+        if b[0] != BINARY_VERSION {
+            return Err(DecodeError::Version(b[0]));
+        }
+        let kind = b[1];
+        if kind != TYPE_WESOLOWSKI && kind != TYPE_PIETRZAK {
+            return Err(DecodeError::UnknownProofType(kind.to_string()));
+        }
+        let m = u16::from_be_bytes([b[2], b[3]]) as usize;
+        if !(128..=512).contains(&m) {
+            return Err(DecodeError::ModulusLength(m));
+        }
+        // Header, N, T, x, y.
+        let fixed = 4 + m + 8 + 2 * m;
+        let (count, needed) = if kind == TYPE_WESOLOWSKI {
+            (1, fixed + m)
+        } else {
+            if b.len() <= fixed {
+                return Err(truncated(fixed + 1));
+            }
+            let c = b[fixed] as usize;
+            if c > MAX_MU {
+                return Err(DecodeError::TooManyMu {
+                    count: c,
+                    max: MAX_MU,
+                });
+            }
+            (c, fixed + 1 + c * m)
+        };
+        if b.len() < needed {
+            return Err(truncated(needed));
+        }
+        if b.len() > needed {
+            return Err(DecodeError::TrailingBytes(b.len() - needed));
+        }
+        if b[4] == 0 {
+            return Err(DecodeError::ModulusLength(m));
+        }
+        // m <= 512 bytes: every value fits a U4096.
+        let value = |at: usize| U4096::from_be_bytes(&b[at..at + m]).unwrap_or(U4096::ZERO);
+        let modulus = value(4);
+        let mut tb = [0u8; 8];
+        tb.copy_from_slice(&b[4 + m..12 + m]);
+        let t = u64::from_be_bytes(tb);
+        let x = value(12 + m);
+        let y = value(12 + 2 * m);
+        let proof = if kind == TYPE_WESOLOWSKI {
+            Proof::Wesolowski {
+                pi: value(12 + 3 * m),
+            }
+        } else {
+            let start = fixed + 1;
+            Proof::Pietrzak {
+                mu: (0..count).map(|i| value(start + i * m)).collect(),
+            }
+        };
+        validate(modulus, x, t, y, proof)
+    }
+}

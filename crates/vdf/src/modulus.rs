@@ -1,0 +1,219 @@
+//! The RSA modulus N and the group the VDF works in.
+//!
+//! - Any odd N of 1024..=4096 bits. Arithmetic runs in the smallest of `U1024`, `U2048`,
+//!   `U3072`, `U4096` that holds N: [`Modulus`] keeps one Montgomery context of that
+//!   width and a `dispatch!` macro instantiates generic code for each of the four widths.
+//!   Public values travel as `U4096` (any value below N fits); conversion to the working
+//!   width is a limb copy.
+//! - The group is (Z/NZ)* / {1, -1}: every element is named by its canonical
+//!   representative |v| = min(v, N - v), in 1..=(N-1)/2. Without the quotient a prover
+//!   could claim -y as the output with proof -pi (l is odd, so (-pi)^l x^r = -y) and
+//!   Pietrzak's halving would accept a sign flip in mu half the time: -1 is the one known
+//!   low-order element of (Z/NZ)*, which both proofs must exclude (see the discussions of
+//!   low-order elements in Boneh, Bunz, Fisch, "A survey of two verifiable delay
+//!   functions", 2018, and of (Z/NZ)* / {1, -1} in Wesolowski, "Efficient verifiable delay
+//!   functions", 2019). Outputs, proof values and hashed intermediate values are canonical; inputs x are any
+//!   1 < x < N - 1.
+//! - The default modulus is the RSA-2048 factoring challenge number (RSA Laboratories,
+//!   1991): 617 decimal digits, factorization unknown.
+
+use wirespeed_bigint::{MontCtx, Uint, U1024, U2048, U3072, U4096};
+
+use crate::VdfError;
+
+/// The RSA-2048 challenge number, big-endian hex. Its decimal expansion (617 digits,
+/// 2519590847...2120720357) is checked in the tests.
+pub const RSA_2048_HEX: &str = "\
+c7970ceedcc3b0754490201a7aa613cd73911081c790f5f1a8726f463550bb5b7ff0db8e1ea1189ec72f93d165\
+0011bd721aeeacc2acde32a04107f0648c2813a31f5b0b7765ff8b44b4b6ffc93384b646eb09c7cf5e8592d40e\
+a33c80039f35b4f14a04b51f7bfd781be4d1673164ba8eb991c2c4d730bbbe35f592bdef524af7e8daefd26c66\
+fc02c479af89d64d373f442709439de66ceb955f3ea37d5159f6135809f85334b5cb1813addc80cd05609f10ac\
+6a95ad65872c909525bdad32bc729592642920f24c61dc5b3c3b7923e56b16a4d9d373d8721f24a3fc0f1b3131\
+f55615172866bccc30f95054c824e733a5eb6817f7bc16399d48c6361cc7e5";
+
+/// Smallest supported modulus size in bits.
+pub const MIN_MODULUS_BITS: usize = 1024;
+/// Largest supported modulus size in bits.
+pub const MAX_MODULUS_BITS: usize = 4096;
+
+/// A Montgomery context of the working width (boxed: the widths differ in size).
+#[derive(Clone, Debug)]
+pub(crate) enum Ctx {
+    W16(Box<MontCtx<16>>),
+    W32(Box<MontCtx<32>>),
+    W48(Box<MontCtx<48>>),
+    W64(Box<MontCtx<64>>),
+}
+
+/// Runs `$body` with `$ctx` bound to the modulus' Montgomery context at its working width
+/// (`&MontCtx<L>` for L in 16, 32, 48, 64); `$body` is generic code compiled four times.
+macro_rules! dispatch {
+    ($m:expr, $ctx:ident => $body:expr) => {
+        match $m.ctx() {
+            $crate::modulus::Ctx::W16(c) => {
+                let $ctx = &**c;
+                $body
+            }
+            $crate::modulus::Ctx::W32(c) => {
+                let $ctx = &**c;
+                $body
+            }
+            $crate::modulus::Ctx::W48(c) => {
+                let $ctx = &**c;
+                $body
+            }
+            $crate::modulus::Ctx::W64(c) => {
+                let $ctx = &**c;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// A validated VDF modulus with its Montgomery context.
+#[derive(Clone, Debug)]
+pub struct Modulus {
+    n: U4096,
+    bits: usize,
+    ctx: Ctx,
+}
+
+impl PartialEq for Modulus {
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n
+    }
+}
+
+impl Eq for Modulus {}
+
+impl Modulus {
+    /// Validates N (odd, 1024..=4096 bits) and builds its context.
+    pub fn new(n: &U4096) -> Result<Self, VdfError> {
+        let bits = n.bits();
+        if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) {
+            return Err(VdfError::ModulusSize { bits });
+        }
+        if !n.is_odd() {
+            return Err(VdfError::EvenModulus);
+        }
+        let ctx = match bits {
+            0..=1024 => Ctx::W16(context(n)?),
+            1025..=2048 => Ctx::W32(context(n)?),
+            2049..=3072 => Ctx::W48(context(n)?),
+            _ => Ctx::W64(context(n)?),
+        };
+        Ok(Modulus { n: *n, bits, ctx })
+    }
+
+    /// N from big-endian bytes (leading zero bytes allowed).
+    pub fn from_be_bytes(b: &[u8]) -> Result<Self, VdfError> {
+        let first = b.iter().position(|&x| x != 0).unwrap_or(b.len());
+        let n = U4096::from_be_bytes(&b[first..]).map_err(|_| VdfError::ModulusSize {
+            bits: 8 * (b.len() - first),
+        })?;
+        Self::new(&n)
+    }
+
+    /// The RSA-2048 challenge number ([`RSA_2048_HEX`]), the default modulus.
+    pub fn rsa2048() -> Self {
+        let n = U4096::from_hex(RSA_2048_HEX).expect("RSA_2048_HEX is valid hex");
+        Self::new(&n).expect("RSA-2048 is an odd 2048-bit number")
+    }
+
+    /// N.
+    pub fn value(&self) -> &U4096 {
+        &self.n
+    }
+
+    /// Size of N in bits.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+
+    /// Size of N in bytes: the width of every value in the encodings and the hashes.
+    pub fn byte_len(&self) -> usize {
+        self.bits.div_ceil(8)
+    }
+
+    /// Working width in 64-bit limbs (16, 32, 48 or 64).
+    pub fn limbs(&self) -> usize {
+        match self.ctx {
+            Ctx::W16(_) => 16,
+            Ctx::W32(_) => 32,
+            Ctx::W48(_) => 48,
+            Ctx::W64(_) => 64,
+        }
+    }
+
+    pub(crate) fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// v as `byte_len()` big-endian bytes (v < N).
+    pub(crate) fn value_bytes(&self, v: &U4096) -> Vec<u8> {
+        let b = v.to_be_bytes();
+        b[b.len() - self.byte_len()..].to_vec()
+    }
+
+    /// Checks an input x: 1 < x < N - 1.
+    pub fn check_input(&self, x: &U4096) -> Result<(), VdfError> {
+        if *x >= self.n {
+            return Err(VdfError::InputOutOfRange);
+        }
+        let (n_minus_1, _) = self.n.overflowing_sub(&U4096::ONE);
+        if *x <= U4096::ONE || *x == n_minus_1 {
+            return Err(VdfError::TrivialInput);
+        }
+        Ok(())
+    }
+
+    /// The canonical representative |v| = min(v, N - v) of v < N.
+    pub fn canonical(&self, v: &U4096) -> U4096 {
+        let (neg, _) = self.n.overflowing_sub(v);
+        if neg < *v {
+            neg
+        } else {
+            *v
+        }
+    }
+
+    /// True for 1 <= v <= (N-1)/2: a canonical, nonzero group element.
+    pub fn is_canonical_element(&self, v: &U4096) -> bool {
+        !v.is_zero() && *v < self.n && self.canonical(v) == *v
+    }
+}
+
+/// The context at width L for an odd N above 1 (so `MontCtx::new` cannot fail; its error
+/// is mapped anyway).
+fn context<const L: usize>(n: &U4096) -> Result<Box<MontCtx<L>>, VdfError> {
+    MontCtx::new(&n.resize::<L>())
+        .map(Box::new)
+        .map_err(|_| VdfError::EvenModulus)
+}
+
+/// |v| = min(v, N - v) at the working width, for v < N.
+pub(crate) fn canon<const L: usize>(n: &Uint<L>, v: &Uint<L>) -> Uint<L> {
+    let (neg, _) = n.overflowing_sub(v);
+    if neg < *v {
+        neg
+    } else {
+        *v
+    }
+}
+
+/// Narrows a value below N to the working width.
+pub(crate) fn narrow<const L: usize>(v: &U4096) -> Uint<L> {
+    v.resize::<L>()
+}
+
+/// Widens a working-width value to `U4096`.
+pub(crate) fn widen<const L: usize>(v: &Uint<L>) -> U4096 {
+    v.resize::<64>()
+}
+
+// The working widths the dispatch covers.
+const _: () = {
+    assert!(U1024::BITS == 1024 && U2048::BITS == 2048);
+    assert!(U3072::BITS == 3072 && U4096::BITS == 4096);
+};
