@@ -3,3 +3,4 @@
 
 pub mod ed25519;
 pub mod machine;
+pub mod vdf;

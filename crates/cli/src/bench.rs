@@ -9,11 +9,14 @@ use crate::error::CliError;
 pub enum BenchCommand {
     /// Ed25519 verification beside ed25519-dalek, ed25519-zebra, ring and OpenSSL
     Ed25519(wirespeed_bench::ed25519::BenchArgs),
+    /// Modular squaring (1024-4096 bits) beside GMP, OpenSSL and num-bigint; VDF proof overhead
+    Vdf(wirespeed_bench::vdf::BenchArgs),
 }
 
 /// Runs `wirespeed bench`.
 pub fn run(cmd: &BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Ed25519(args) => wirespeed_bench::ed25519::run(args).map_err(CliError::Bench),
+        BenchCommand::Vdf(args) => wirespeed_bench::vdf::run(args).map_err(CliError::Bench),
     }
 }

@@ -1,0 +1,258 @@
+//! `wirespeed bench vdf`: ns per modular squaring in a chain x -> x^2 mod N at 1024 to
+//! 4096 bits, wirespeed beside GMP (mpz square then remainder, through rug, linked from
+//! the system library), OpenSSL (`BN_mod_sqr` through the openssl crate) and num-bigint
+//! in the same run; then the Wesolowski and Pietrzak proof overhead after an evaluation
+//! of T squarings at 2048 bits, and their verification times.
+
+use std::time::Instant;
+
+use clap::Args;
+use num_bigint::BigUint;
+use openssl::bn::{BigNum, BigNumContext};
+use rug::Assign;
+use wirespeed_bigint::{MontCtx, Uint};
+use wirespeed_vdf::{eval, prove, EvalOptions, Modulus, ProofKind, U4096};
+
+use crate::machine::{utc_now, Machine};
+
+/// Options of `wirespeed bench vdf`.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Squarings per timed pass at 2048 bits (scaled by size for the others)
+    #[arg(long, default_value_t = 10_000)]
+    pub chain: u64,
+    /// Timed passes per contender after one warm-up; the median is reported
+    #[arg(long, default_value_t = 7)]
+    pub reps: usize,
+    /// T for the proof-overhead measurement at 2048 bits (0 skips it)
+    #[arg(long, default_value_t = 1 << 20)]
+    pub proof_t: u64,
+    /// Smoke run: short chains, 2 passes, T = 4096
+    #[arg(long)]
+    pub quick: bool,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// One row: ns per squaring for each contender.
+#[derive(Debug, Clone)]
+pub struct SquaringRow {
+    /// Modulus size.
+    pub bits: usize,
+    /// wirespeed Montgomery squaring.
+    pub wirespeed: f64,
+    /// GMP mpz square + remainder.
+    pub gmp: f64,
+    /// OpenSSL BN_mod_sqr.
+    pub openssl: f64,
+    /// num-bigint square + remainder.
+    pub num_bigint: f64,
+}
+
+/// A deterministic odd full-width modulus and a base below it.
+fn inputs<const L: usize>(seed: u64) -> (Uint<L>, Uint<L>) {
+    let mut s = seed | 1;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut n = [0u64; L];
+    let mut x = [0u64; L];
+    for i in 0..L {
+        n[i] = next();
+        x[i] = next();
+    }
+    n[0] |= 1;
+    n[L - 1] |= 1 << 63;
+    x[L - 1] >>= 1;
+    (Uint(n), Uint(x))
+}
+
+/// Times a squaring chain of `chain` steps for every contender and checks they agree.
+pub fn squaring_row<const L: usize>(chain: u64, reps: usize) -> Result<SquaringRow, String> {
+    let (n, x) = inputs::<L>(0x9e37_79b9_7f4a_7c15 ^ L as u64);
+    let ctx = MontCtx::new(&n).map_err(|e| e.to_string())?;
+    let (nb, xb) = (
+        BigUint::from_bytes_be(&n.to_be_bytes()),
+        BigUint::from_bytes_be(&x.to_be_bytes()),
+    );
+    let order = rug::integer::Order::Msf;
+    let (gn, gx) = (
+        rug::Integer::from_digits(&n.to_be_bytes(), order),
+        rug::Integer::from_digits(&x.to_be_bytes(), order),
+    );
+    let ossl = |e: openssl::error::ErrorStack| e.to_string();
+    let (on, ox) = (
+        BigNum::from_slice(&n.to_be_bytes()).map_err(ossl)?,
+        BigNum::from_slice(&x.to_be_bytes()).map_err(ossl)?,
+    );
+    let mut bnctx = BigNumContext::new().map_err(ossl)?;
+    let per = |t: Instant| t.elapsed().as_secs_f64() * 1e9 / chain as f64;
+    let (mut ws, mut gmp, mut os, mut nbig) = (vec![], vec![], vec![], vec![]);
+    let mut out = (
+        Uint::<L>::ZERO,
+        rug::Integer::new(),
+        BigNum::new().map_err(ossl)?,
+        BigUint::default(),
+    );
+    for rep in 0..=reps {
+        let t = Instant::now();
+        out.0 = ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&x), chain));
+        let a = per(t);
+
+        let t = Instant::now();
+        let (mut v, mut sq) = (gx.clone(), rug::Integer::new());
+        for _ in 0..chain {
+            sq.assign(v.square_ref());
+            sq %= &gn;
+            std::mem::swap(&mut v, &mut sq);
+        }
+        let b = per(t);
+        out.1 = v;
+
+        let t = Instant::now();
+        let (mut v, mut w) = (ox.to_owned().map_err(ossl)?, BigNum::new().map_err(ossl)?);
+        for _ in 0..chain {
+            w.mod_sqr(&v, &on, &mut bnctx).map_err(ossl)?;
+            std::mem::swap(&mut v, &mut w);
+        }
+        let c = per(t);
+        out.2 = v;
+
+        let t = Instant::now();
+        let mut v = xb.clone();
+        for _ in 0..chain {
+            v = (&v * &v) % &nb;
+        }
+        let d = per(t);
+        out.3 = v;
+        if rep > 0 {
+            ws.push(a);
+            gmp.push(b);
+            os.push(c);
+            nbig.push(d);
+        }
+    }
+    let want = out.3.to_bytes_be();
+    if BigUint::from_bytes_be(&out.0.to_be_bytes()).to_bytes_be() != want
+        || out.1.to_digits::<u8>(order) != want
+        || out.2.to_vec() != want
+    {
+        return Err(format!(
+            "{} bits: contenders disagree on x^(2^{chain}) mod N",
+            64 * L
+        ));
+    }
+    Ok(SquaringRow {
+        bits: 64 * L,
+        wirespeed: median(ws),
+        gmp: median(gmp),
+        openssl: median(os),
+        num_bigint: median(nbig),
+    })
+}
+
+/// Proof overhead at 2048 bits (RSA-2048 challenge modulus, x = 3).
+#[derive(Debug, Clone)]
+pub struct ProofRow {
+    /// Which proof.
+    pub kind: ProofKind,
+    /// T.
+    pub t: u64,
+    /// Evaluation seconds (T squarings, checkpoints included).
+    pub eval_secs: f64,
+    /// Proving seconds after the last squaring.
+    pub prove_secs: f64,
+    /// Verification milliseconds.
+    pub verify_ms: f64,
+}
+
+/// Evaluates once and times both provers and verifiers.
+pub fn proof_rows(t: u64) -> Result<Vec<ProofRow>, String> {
+    let n = Modulus::rsa2048();
+    let x = U4096::from_u64(3);
+    let start = Instant::now();
+    let ev = eval(&n, &x, t, &EvalOptions::default()).map_err(|e| e.to_string())?;
+    let eval_secs = start.elapsed().as_secs_f64();
+    let mut rows = vec![];
+    for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
+        let p0 = Instant::now();
+        let proof = prove(&n, &ev, kind).map_err(|e| e.to_string())?;
+        let prove_secs = p0.elapsed().as_secs_f64();
+        let mut times = vec![];
+        for _ in 0..5 {
+            let v0 = Instant::now();
+            proof
+                .verify()
+                .map_err(|e| format!("{kind:?} proof does not verify: {e}"))?;
+            times.push(v0.elapsed().as_secs_f64() * 1e3);
+        }
+        rows.push(ProofRow {
+            kind,
+            t,
+            eval_secs,
+            prove_secs,
+            verify_ms: median(times),
+        });
+    }
+    Ok(rows)
+}
+
+/// Runs the benchmark and prints a markdown report.
+pub fn run(args: &BenchArgs) -> Result<(), String> {
+    let (chain, reps, proof_t) = if args.quick {
+        (500, 2, 4096)
+    } else {
+        (args.chain.max(1), args.reps.max(1), args.proof_t)
+    };
+    eprintln!("vdf: squaring chains");
+    let rows = vec![
+        squaring_row::<16>(chain * 4, reps)?,
+        squaring_row::<32>(chain, reps)?,
+        squaring_row::<48>((chain / 2).max(1), reps)?,
+        squaring_row::<64>((chain / 4).max(1), reps)?,
+    ];
+    let ghz = 2.6;
+    let m = Machine::detect();
+    println!("## Modular squaring and VDF proofs: wirespeed and peers\n");
+    println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
+    println!("- Chain x -> x^2 mod N, random odd full-width N; median of {reps} passes after a warm-up; every contender reaches the same value");
+    println!("- Peers: GMP (system library via rug: mpz square, then remainder), OpenSSL `BN_mod_sqr`, num-bigint\n");
+    println!("| bits | wirespeed ns | cycles at {ghz} GHz | GMP ns | OpenSSL ns | num-bigint ns | ws / GMP | ws / OpenSSL |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
+            r.bits,
+            r.wirespeed,
+            r.wirespeed * ghz,
+            r.gmp,
+            r.openssl,
+            r.num_bigint,
+            r.wirespeed / r.gmp,
+            r.wirespeed / r.openssl
+        );
+    }
+    if proof_t > 0 {
+        eprintln!("vdf: evaluation of T = {proof_t} at 2048 bits and proofs");
+        println!("\n| proof | T | evaluation s | proof s after the last squaring | overhead | verify ms |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        for r in proof_rows(proof_t)? {
+            println!(
+                "| {:?} | {} | {:.2} | {:.3} | {:.2}% | {:.2} |",
+                r.kind,
+                r.t,
+                r.eval_secs,
+                r.prove_secs,
+                100.0 * r.prove_secs / r.eval_secs,
+                r.verify_ms
+            );
+        }
+    }
+    Ok(())
+}
