@@ -105,8 +105,8 @@ fn modulus(a: &EvalArgs) -> Result<Modulus, CliError> {
     Modulus::new(&hex_arg("--modulus", &hex)?).map_err(CliError::Vdf)
 }
 
-/// Reads a text file of at most `max` bytes (refused before reading more).
-fn read_bounded(path: &Path, max: usize) -> Result<String, CliError> {
+/// Reads a file of at most `max` bytes (refused before reading more).
+fn read_bounded_bytes(path: &Path, max: usize) -> Result<Vec<u8>, CliError> {
     let open = |source| CliError::Open {
         path: path.to_path_buf(),
         source,
@@ -118,8 +118,12 @@ fn read_bounded(path: &Path, max: usize) -> Result<String, CliError> {
             message: format!("file has {len} bytes; at most {max} are accepted"),
         });
     }
-    let bytes = std::fs::read(path).map_err(open)?;
-    String::from_utf8(bytes).map_err(|_| CliError::MalformedInput {
+    std::fs::read(path).map_err(open)
+}
+
+/// Reads a UTF-8 text file of at most `max` bytes.
+fn read_bounded(path: &Path, max: usize) -> Result<String, CliError> {
+    String::from_utf8(read_bounded_bytes(path, max)?).map_err(|_| CliError::MalformedInput {
         path: path.to_path_buf(),
         message: "not UTF-8 text".into(),
     })
@@ -217,18 +221,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 }
 
 fn run_verify(path: &Path) -> Result<(), CliError> {
-    let open = |source| CliError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
-    let len = std::fs::metadata(path).map_err(open)?.len();
-    if len > MAX_JSON_LEN as u64 {
-        return Err(CliError::MalformedInput {
-            path: path.to_path_buf(),
-            message: format!("file has {len} bytes; at most {MAX_JSON_LEN} are accepted"),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(open)?;
+    let bytes = read_bounded_bytes(path, MAX_JSON_LEN)?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let decoded = if first == Some(&b'{') {
         std::str::from_utf8(&bytes)
