@@ -2,13 +2,14 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use wirespeed_vdf::encode::MAX_JSON_LEN;
-use wirespeed_vdf::{eval, prove, EvalOptions, Modulus, ProofKind, VdfProof, U4096};
+use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
+use wirespeed_vdf::{eval, prove, EvalOptions, Evaluation, Modulus, ProofKind, VdfProof, U4096};
 
 use crate::error::CliError;
 
@@ -17,6 +18,8 @@ use crate::error::CliError;
 pub enum VdfCommand {
     /// Evaluate y = x^(2^T) mod N by T sequential squarings, with a proof
     Eval(EvalArgs),
+    /// Continue an evaluation saved with `vdf eval --checkpoint-dir DIR` (same answer)
+    Resume(ResumeArgs),
     /// Verify a proof file written by `vdf eval --out` (JSON or the binary form)
     #[command(
         after_help = "Exit status: 0 valid, 1 invalid (the reason is printed), \
@@ -64,6 +67,48 @@ pub struct EvalArgs {
     /// Print one JSON object: y (hex), t, bits, secs, ns_per_square
     #[arg(long)]
     pub json: bool,
+    /// Save the evaluation's state here (atomically) so `vdf resume DIR` can continue it
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub saving: SaveArgs,
+}
+
+/// How a resumable evaluation saves and checks itself.
+#[derive(Args, Debug)]
+pub struct SaveArgs {
+    /// With --checkpoint-dir: seconds between saves
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_secs)]
+    pub save_every: f64,
+    /// With --checkpoint-dir: recompute every n-th checkpoint segment to catch arithmetic
+    /// faults (0: never)
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub verify_every: u64,
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds between 0 and 86400"
+        )),
+    }
+}
+
+/// Arguments of `wirespeed vdf resume`.
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// The directory given to `vdf eval --checkpoint-dir`
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Write the statement and proof as JSON to this file
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print one JSON object: y (hex), t, bits, secs, ns_per_square
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub saving: SaveArgs,
 }
 
 /// Arguments of `wirespeed vdf verify`.
@@ -87,6 +132,7 @@ struct EvalSummary {
 pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
     match cmd {
         VdfCommand::Eval(a) => run_eval(a),
+        VdfCommand::Resume(a) => run_resume(a),
         VdfCommand::Verify(a) => run_verify(&a.file),
     }
 }
@@ -143,70 +189,179 @@ fn progress_bar(t: u64) -> Option<ProgressBar> {
     Some(bar)
 }
 
-fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
-    let n = modulus(a)?;
-    let x = hex_arg("--x", &a.x)?;
-    let bar = progress_bar(a.t);
+/// Where an evaluation's result goes.
+struct Finish<'a> {
+    kind: Option<ProofKind>,
+    out: Option<&'a Path>,
+    json: bool,
+}
+
+fn proof_kind(p: ProofChoice) -> Option<ProofKind> {
+    match p {
+        ProofChoice::Wesolowski => Some(ProofKind::Wesolowski),
+        ProofChoice::Pietrzak => Some(ProofKind::Pietrzak),
+        ProofChoice::None => None,
+    }
+}
+
+fn resume_err(e: ResumeError) -> CliError {
+    match e {
+        ResumeError::Io(path, source) => CliError::Open { path, source },
+        ResumeError::Malformed(message) => CliError::MalformedInput {
+            path: PathBuf::from("state"),
+            message,
+        },
+        ResumeError::Vdf(e) => CliError::Vdf(e),
+    }
+}
+
+/// Runs `f` with a progress callback (a bar on a terminal, nothing otherwise) and
+/// returns its result and the seconds it took.
+fn with_progress<T>(total: u64, start_at: u64, f: impl FnOnce(&dyn Fn(u64)) -> T) -> (T, f64) {
+    let bar = progress_bar(total);
     let start = Instant::now();
     let tick = |done: u64| {
         if let Some(b) = &bar {
             b.set_position(done);
             let secs = start.elapsed().as_secs_f64();
-            if done > 0 {
-                b.set_message(format!("{:.1} ns/square", secs * 1e9 / done as f64));
+            if done > start_at {
+                b.set_message(format!(
+                    "{:.1} ns/square",
+                    secs * 1e9 / (done - start_at) as f64
+                ));
             }
         }
     };
-    let opts = EvalOptions {
-        checkpoint_every: 0,
-        progress: Some(&tick),
-    };
-    let ev = eval(&n, &x, a.t, &opts).map_err(CliError::Vdf)?;
+    let r = f(&tick);
     let secs = start.elapsed().as_secs_f64();
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
+    (r, secs)
+}
 
-    let kind = match a.proof {
-        ProofChoice::Wesolowski => Some(ProofKind::Wesolowski),
-        ProofChoice::Pietrzak => Some(ProofKind::Pietrzak),
-        ProofChoice::None => None,
+fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
+    let n = modulus(a)?;
+    let x = hex_arg("--x", &a.x)?;
+    let kind = proof_kind(a.proof);
+    let (ev, secs) = match &a.checkpoint_dir {
+        None => {
+            let (ev, secs) = with_progress(a.t, 0, |tick| {
+                eval(
+                    &n,
+                    &x,
+                    a.t,
+                    &EvalOptions {
+                        checkpoint_every: 0,
+                        progress: Some(tick),
+                    },
+                )
+            });
+            (ev.map_err(CliError::Vdf)?, secs)
+        }
+        Some(dir) => {
+            let state = State::new(n.clone(), x, a.t, 0, kind).map_err(CliError::Vdf)?;
+            state.save(dir).map_err(resume_err)?;
+            let (ev, secs) = with_progress(a.t, 0, |tick| {
+                resume::run(state, dir, &a.saving.options(tick))
+            });
+            (ev.map_err(resume_err)?, secs)
+        }
     };
-    if let Some(kind) = kind {
+    finish(
+        &n,
+        &ev,
+        a.t,
+        secs,
+        &Finish {
+            kind,
+            out: a.out.as_deref(),
+            json: a.json,
+        },
+    )
+}
+
+impl SaveArgs {
+    fn options<'a>(&self, tick: &'a dyn Fn(u64)) -> RunOptions<'a> {
+        RunOptions {
+            save_every: Duration::from_secs_f64(self.save_every),
+            verify_every: self.verify_every,
+            progress: Some(tick),
+        }
+    }
+}
+
+fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
+    let state = State::load(&a.dir).map_err(|e| match e {
+        ResumeError::Malformed(message) => CliError::MalformedInput {
+            path: State::path(&a.dir),
+            message,
+        },
+        e => resume_err(e),
+    })?;
+    let n = state.modulus.clone();
+    let (t, kind, from) = (state.t, state.proof, state.done);
+    let (ev, secs) = with_progress(t, from, |tick| {
+        resume::run(state, &a.dir, &a.saving.options(tick))
+    });
+    let ev = ev.map_err(resume_err)?;
+    finish(
+        &n,
+        &ev,
+        (t - from).max(1),
+        secs,
+        &Finish {
+            kind,
+            out: a.out.as_deref(),
+            json: a.json,
+        },
+    )
+}
+
+/// Proves (if asked), writes --out, prints the result. `squarings` is how many this run
+/// performed (for ns per squaring).
+fn finish(
+    n: &Modulus,
+    ev: &Evaluation,
+    squarings: u64,
+    secs: f64,
+    f: &Finish<'_>,
+) -> Result<(), CliError> {
+    if let Some(kind) = f.kind {
         let p0 = Instant::now();
-        let proof = prove(&n, &ev, kind).map_err(CliError::Vdf)?;
+        let proof = prove(n, ev, kind).map_err(CliError::Vdf)?;
         let proof_secs = p0.elapsed().as_secs_f64();
-        if !a.json && std::io::stderr().is_terminal() {
+        if !f.json && std::io::stderr().is_terminal() {
             eprintln!(
                 "{kind:?} proof in {proof_secs:.3} s after the last squaring ({:.1}% of the evaluation)",
                 100.0 * proof_secs / secs.max(1e-9)
             );
         }
-        if let Some(path) = &a.out {
+        if let Some(path) = f.out {
             write_file(path, proof.to_json().as_bytes())?;
         }
-    } else if let Some(path) = &a.out {
+    } else if let Some(path) = f.out {
         let doc = serde_json::json!({
             "modulus": n.value().to_hex(),
-            "x": x.to_hex(),
-            "t": a.t,
+            "x": ev.x.to_hex(),
+            "t": ev.t,
             "y": ev.output.to_hex(),
         });
         write_file(path, doc.to_string().as_bytes())?;
     }
 
     let mut stdout = std::io::stdout().lock();
-    if a.json {
+    if f.json {
         let s = EvalSummary {
             y: ev.y.to_hex(),
-            t: a.t,
+            t: ev.t,
             bits: n.bits(),
             secs,
-            ns_per_square: secs * 1e9 / a.t as f64,
+            ns_per_square: secs * 1e9 / squarings as f64,
         };
         let line = serde_json::to_string(&s).map_err(|e| CliError::Internal(e.to_string()))?;
         writeln!(stdout, "{line}").map_err(CliError::Stdout)
-    } else if a.out.is_none() {
+    } else if f.out.is_none() {
         writeln!(stdout, "{}", ev.y.to_hex()).map_err(CliError::Stdout)
     } else {
         Ok(())

@@ -137,3 +137,78 @@ fn bad_inputs_are_one_line_errors() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn killed_evaluation_resumes_to_the_same_answer() {
+    let nh = modulus_hex();
+    let dir = temp("resume-dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    let t = "3000000";
+    let d = dir.to_str().expect("path");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args([
+            "vdf",
+            "eval",
+            "--modulus",
+            &nh,
+            "--x",
+            "3",
+            "--t",
+            t,
+            "--proof",
+            "none",
+            "--json",
+        ])
+        .args(["--checkpoint-dir", d, "--save-every", "0.05"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Wait for a saved state with some progress, then kill -9.
+    let start = std::time::Instant::now();
+    let killed_at = loop {
+        if let Ok(s) = wirespeed_vdf::resume::State::load(&dir) {
+            if s.done > 0 {
+                child.kill().expect("kill");
+                break s.done;
+            }
+        }
+        assert!(start.elapsed().as_secs() < 120, "no progress saved");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let _ = child.wait();
+    let resumed = wirespeed(&["vdf", "resume", d, "--json"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let direct = wirespeed(&[
+        "vdf",
+        "eval",
+        "--modulus",
+        &nh,
+        "--x",
+        "3",
+        "--t",
+        t,
+        "--proof",
+        "none",
+        "--json",
+    ]);
+    let y = |o: &Output| -> String {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        v["y"].as_str().expect("y").to_string()
+    };
+    assert_eq!(
+        y(&resumed),
+        y(&direct),
+        "resumed after a kill at {killed_at} squarings"
+    );
+    // A damaged state file is refused with exit 2, not resumed.
+    let state = dir.join("state");
+    let mut bytes = std::fs::read(&state).expect("state");
+    bytes[20] ^= 1;
+    std::fs::write(&state, bytes).expect("write");
+    assert_eq!(wirespeed(&["vdf", "resume", d]).status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

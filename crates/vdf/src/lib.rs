@@ -43,6 +43,7 @@ pub mod eval;
 pub mod modulus;
 pub mod pietrzak;
 pub mod prime;
+pub mod resume;
 pub mod wesolowski;
 
 pub use error::{DecodeError, VdfError};
