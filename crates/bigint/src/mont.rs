@@ -288,6 +288,20 @@ impl<const L: usize> MontCtx<L> {
         x
     }
 
+    /// base^e for base in Montgomery form, in time independent of the value of e (for
+    /// secret exponents): all 64 L bits are processed, each with one squaring and one
+    /// multiplication whose result is kept or dropped by a mask, never a branch.
+    pub fn pow_ct(&self, base: &Uint<L>, e: &Uint<L>) -> Uint<L> {
+        let mut acc = self.one;
+        for i in (0..Uint::<L>::BITS).rev() {
+            acc = self.sqr(&acc);
+            let with = self.mul(&acc, base);
+            let bit = (e.0[i / 64] >> (i % 64)) & 1;
+            acc = Uint::select(&acc, &with, bit);
+        }
+        acc
+    }
+
     /// base^e for base in Montgomery form and a public exponent given as little-endian
     /// limbs of any length; left-to-right square-and-multiply. Variable time in `e`:
     /// public exponents only.

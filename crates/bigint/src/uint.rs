@@ -193,6 +193,27 @@ impl<const L: usize> Uint<L> {
         (Uint(out), borrow != 0)
     }
 
+    /// `a` if `choice` is 0, `b` if it is 1, by masking (no branch on `choice`).
+    #[inline]
+    pub fn select(a: &Self, b: &Self, choice: u64) -> Self {
+        let mask = (choice & 1).wrapping_neg();
+        let mut out = [0u64; L];
+        for i in 0..L {
+            out[i] = a.0[i] ^ ((a.0[i] ^ b.0[i]) & mask);
+        }
+        Uint(out)
+    }
+
+    /// Remainder modulo a small odd or even divisor d > 0 (variable time: public d, and
+    /// used on candidates that are discarded or whose remainder is not secret).
+    pub fn rem_u64(&self, d: u64) -> u64 {
+        let mut r = 0u128;
+        for limb in self.0.iter().rev() {
+            r = ((r << 64) | *limb as u128) % d as u128;
+        }
+        r as u64
+    }
+
     /// Shift left by one bit, returning the bit shifted out.
     pub fn shl1(&self) -> (Self, bool) {
         let mut out = [0u64; L];

@@ -9,6 +9,7 @@ mod demo;
 mod error;
 mod gen;
 mod table;
+mod timelock;
 mod vdf;
 mod verify;
 
@@ -48,6 +49,9 @@ enum Command {
     /// Verifiable delay function in an RSA group: evaluate with a proof, verify a proof
     #[command(subcommand)]
     Vdf(vdf::VdfCommand),
+    /// Time-lock puzzles: lock a message for T sequential squarings, solve, open
+    #[command(subcommand)]
+    Timelock(timelock::TimelockCommand),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -57,6 +61,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Demo(args) => demo::run(args),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Vdf(cmd) => vdf::run(cmd),
+        Command::Timelock(cmd) => timelock::run(cmd),
     }
 }
 

@@ -212,3 +212,40 @@ fn killed_evaluation_resumes_to_the_same_answer() {
     assert_eq!(wirespeed(&["vdf", "resume", d]).status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn timelock_create_solve_open_and_lcs35() {
+    let puzzle = temp("tl.json");
+    let w = temp("tl.w");
+    let p = puzzle.to_str().expect("path");
+    let o = wirespeed(&[
+        "timelock",
+        "create",
+        "--t",
+        "3000",
+        "--bits",
+        "1024",
+        "--message",
+        "open sesame",
+        "--out",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = wirespeed(&["timelock", "solve", p, "--out", w.to_str().expect("path")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sol = format!("@{}", w.display());
+    let o = wirespeed(&["timelock", "open", p, "--solution", &sol]);
+    assert_eq!(o.stdout, b"open sesame");
+    let o = wirespeed(&["timelock", "open", p, "--solution", "abcdef"]);
+    assert_eq!(o.status.code(), Some(1));
+
+    // LCS35 form: a puzzle made with the trapdoor, solved by the CLI.
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(35);
+    let secret = wirespeed_vdf::U4096::from_u64(0xfeed_beef);
+    let l = wirespeed_vdf::timelock::Lcs35::create(2048, 2_000, &secret, &mut rng).expect("create");
+    let f = temp("lcs35.txt");
+    std::fs::write(&f, l.to_text()).expect("write");
+    let o = wirespeed(&["timelock", "solve", "--lcs35", f.to_str().expect("path")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "feedbeef");
+}

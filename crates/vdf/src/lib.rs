@@ -44,6 +44,7 @@ pub mod modulus;
 pub mod pietrzak;
 pub mod prime;
 pub mod resume;
+pub mod timelock;
 pub mod wesolowski;
 
 pub use error::{DecodeError, VdfError};

@@ -1,0 +1,176 @@
+//! `wirespeed timelock create|solve|open`: time-lock puzzles (see wirespeed_vdf::timelock).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use wirespeed_vdf::timelock::{self, Lcs35, Puzzle, TimelockError, MAX_MESSAGE};
+use wirespeed_vdf::{EvalOptions, U4096};
+
+use crate::error::CliError;
+
+/// `wirespeed timelock ...`.
+#[derive(Subcommand, Debug)]
+pub enum TimelockCommand {
+    /// Lock a message for T squarings (fast: uses the factors of a fresh modulus)
+    Create(CreateArgs),
+    /// Solve a puzzle by T sequential squarings; prints the solution w (hex)
+    Solve(SolveArgs),
+    /// Open a puzzle with its solution; writes the message
+    Open(OpenArgs),
+}
+
+/// Arguments of `timelock create`.
+#[derive(Args, Debug)]
+pub struct CreateArgs {
+    /// T, the number of squarings a solver must do
+    #[arg(long, value_name = "T")]
+    pub t: u64,
+    /// Modulus size: 1024 or 2048
+    #[arg(long, default_value_t = 2048)]
+    pub bits: usize,
+    /// The message (text)
+    #[arg(
+        long,
+        conflicts_with = "message_file",
+        required_unless_present = "message_file"
+    )]
+    pub message: Option<String>,
+    /// The message, read from a file (at most 1 MiB)
+    #[arg(long, value_name = "FILE")]
+    pub message_file: Option<PathBuf>,
+    /// Where to write the puzzle (JSON)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// Arguments of `timelock solve`.
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    /// The puzzle (JSON from `timelock create`, or with --lcs35 the text form n, t, z)
+    #[arg(value_name = "PUZZLE")]
+    pub puzzle: PathBuf,
+    /// The puzzle is in Rivest's LCS35 form; print the secret z XOR w (hex)
+    #[arg(long)]
+    pub lcs35: bool,
+    /// Also write the solution (hex) to this file
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Arguments of `timelock open`.
+#[derive(Args, Debug)]
+pub struct OpenArgs {
+    /// The puzzle (JSON)
+    #[arg(value_name = "PUZZLE")]
+    pub puzzle: PathBuf,
+    /// The solution w in hex, or @FILE to read it from a file
+    #[arg(long, value_name = "HEX|@FILE")]
+    pub solution: String,
+    /// Write the message here instead of standard output
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs a `timelock` subcommand.
+pub fn run(cmd: &TimelockCommand) -> Result<(), CliError> {
+    match cmd {
+        TimelockCommand::Create(a) => create(a),
+        TimelockCommand::Solve(a) => solve(a),
+        TimelockCommand::Open(a) => open(a),
+    }
+}
+
+fn tl_err(path: &Path) -> impl Fn(TimelockError) -> CliError + '_ {
+    move |e| match e {
+        TimelockError::Malformed(message) => CliError::MalformedInput {
+            path: path.to_path_buf(),
+            message,
+        },
+        TimelockError::Vdf(e) => CliError::Vdf(e),
+        e => CliError::Invalid(e.to_string()),
+    }
+}
+
+fn read_text(path: &Path, max: usize) -> Result<String, CliError> {
+    let bytes = read_bytes(path, max)?;
+    String::from_utf8(bytes).map_err(|_| CliError::MalformedInput {
+        path: path.to_path_buf(),
+        message: "not UTF-8 text".into(),
+    })
+}
+
+fn read_bytes(path: &Path, max: usize) -> Result<Vec<u8>, CliError> {
+    let open = |source| CliError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(open)?.len();
+    if len > max as u64 {
+        return Err(CliError::MalformedInput {
+            path: path.to_path_buf(),
+            message: format!("file has {len} bytes; at most {max}"),
+        });
+    }
+    std::fs::read(path).map_err(open)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|source| CliError::Output {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn create(a: &CreateArgs) -> Result<(), CliError> {
+    let message = match (&a.message, &a.message_file) {
+        (Some(m), _) => m.clone().into_bytes(),
+        (None, Some(f)) => read_bytes(f, MAX_MESSAGE)?,
+        (None, None) => {
+            return Err(CliError::Invalid(
+                "--message or --message-file is required".into(),
+            ))
+        }
+    };
+    let mut rng = rand::rngs::OsRng;
+    let (puzzle, _) = timelock::create(a.bits, a.t, &message, &mut rng).map_err(tl_err(&a.out))?;
+    write(&a.out, puzzle.to_json().as_bytes())
+}
+
+fn solve(a: &SolveArgs) -> Result<(), CliError> {
+    let text = read_text(&a.puzzle, 3 * MAX_MESSAGE)?;
+    let hex = if a.lcs35 {
+        let p = Lcs35::parse(&text).map_err(tl_err(&a.puzzle))?;
+        p.solve(&EvalOptions::default())
+            .map_err(tl_err(&a.puzzle))?
+            .to_hex()
+    } else {
+        let p = Puzzle::from_json(&text).map_err(tl_err(&a.puzzle))?;
+        timelock::solve(&p, &EvalOptions::default())
+            .map_err(tl_err(&a.puzzle))?
+            .to_hex()
+    };
+    if let Some(out) = &a.out {
+        write(out, hex.as_bytes())?;
+    }
+    writeln!(std::io::stdout().lock(), "{hex}").map_err(CliError::Stdout)
+}
+
+fn open(a: &OpenArgs) -> Result<(), CliError> {
+    let p =
+        Puzzle::from_json(&read_text(&a.puzzle, 3 * MAX_MESSAGE)?).map_err(tl_err(&a.puzzle))?;
+    let hex = match a.solution.strip_prefix('@') {
+        Some(f) => read_text(Path::new(f), 4096)?,
+        None => a.solution.clone(),
+    };
+    let w =
+        U4096::from_hex(hex.trim()).map_err(|e| CliError::Invalid(format!("--solution: {e}")))?;
+    let msg = timelock::open(&p, &w).map_err(tl_err(&a.puzzle))?;
+    match &a.out {
+        Some(path) => write(path, &msg),
+        None => std::io::stdout()
+            .lock()
+            .write_all(&msg)
+            .map_err(CliError::Stdout),
+    }
+}
