@@ -3,7 +3,7 @@
 //!
 //! Values stay in Montgomery form for the whole chain (`MontCtx::sqr_n`); x is converted
 //! in once, and each checkpoint and y are converted out once. The checkpoint interval k
-//! defaults to ceil(T / 4095), so at most 4096 checkpoints are kept (2 MiB at 4096 bits),
+//! defaults to ceil(T / 16383), so at most 16384 checkpoints are kept (8 MiB as U4096),
 //! and any interval is refused if it keeps more than [`MAX_CHECKPOINTS`]. The checkpoints
 //! let the provers run without repeating the T squarings (Wesolowski, "Efficient
 //! verifiable delay functions", 2019, section 4.1).
@@ -18,7 +18,7 @@ use crate::{Modulus, VdfError};
 /// Largest accepted T: 2^40 squarings (about two weeks at 1 us per squaring).
 pub const MAX_DELAY: u64 = 1 << 40;
 /// Checkpoints kept when the interval is chosen automatically (at most).
-pub const DEFAULT_CHECKPOINTS: u64 = 4096;
+pub const DEFAULT_CHECKPOINTS: u64 = 1 << 14;
 /// Most checkpoints an explicit interval may ask for (32 MiB of `U4096`).
 pub const MAX_CHECKPOINTS: u64 = 1 << 16;
 /// The progress callback is called at least every this many squarings.
@@ -27,7 +27,7 @@ const PROGRESS_STEP: u64 = 1 << 16;
 /// Options for [`eval`].
 #[derive(Clone, Copy, Default)]
 pub struct EvalOptions<'a> {
-    /// Checkpoint interval k in squarings; 0 picks ceil(T / 4095) (at most 4096 kept).
+    /// Checkpoint interval k in squarings; 0 picks ceil(T / 16383) (at most 16384 kept).
     pub checkpoint_every: u64,
     /// Called with the number of squarings done so far, at least every 65536 squarings,
     /// at each checkpoint and at the end.

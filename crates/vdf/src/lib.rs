@@ -22,7 +22,7 @@
 //!   would also verify (see [`modulus`]). [`Evaluation`] carries both y (the exact power,
 //!   for time-lock uses) and the output.
 //! - Evaluation ([`eval()`]): Montgomery squarings end to end, checkpoints every k squarings
-//!   (at most 4096 by default) for the provers.
+//!   (at most 16384 by default) for the provers.
 //! - Proofs: Wesolowski ([`wesolowski`]; one group element, challenge a 128-bit prime from
 //!   [`prime::hash_to_prime`], tested with our Baillie-PSW) and Pietrzak ([`pietrzak`];
 //!   ceil(log2 T) group elements). Both provers start from the checkpoints. All data are

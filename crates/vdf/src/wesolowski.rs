@@ -22,6 +22,8 @@
 //!   r = 2^(T - p - w) mod l, stepped from block to block by multiplying r by 2^k mod l.
 //!   Cost about T/kappa + (k/kappa) 2^(kappa+1) + k group operations; kappa (<= 16) is
 //!   chosen to minimise it. Only blocks below bit T - 127 are visited (q < 2^(T-127)).
+//!   The blocks are split into one range per rayon worker (x^q = prod_i C_i^(Q_i) needs no
+//!   coordination between ranges); the partial products are multiplied at the end.
 
 use wirespeed_bigint::{MontCtx, Uint, U4096};
 
@@ -147,14 +149,50 @@ fn checkpoint_inner<const L: usize>(ctx: &MontCtx<L>, ev: &Evaluation, l: u128) 
     let Ok(lctx) = MontCtx::new(&to_uint(l)) else {
         return U4096::ONE; // l is an odd prime > 2^127: unreachable
     };
+    // x^q = prod_i C_i^(Q_i) splits over block ranges: one range per worker thread
+    // (rayon's pool), each with its own buckets, multiplied together at the end.
+    let parts = rayon::current_num_threads().clamp(1, blocks.max(1) as usize) as u64;
+    let kappa = choose_window(k, blocks.div_ceil(parts));
+    let ranges: Vec<(u64, u64)> = (0..parts)
+        .map(|p| (p * blocks / parts, (p + 1) * blocks / parts))
+        .collect();
+    use rayon::prelude::*;
+    let products: Vec<Option<Uint<L>>> = ranges
+        .par_iter()
+        .map(|&(lo, hi)| range_product(ctx, &lctx, &c, l, t, k, kappa, lo, hi))
+        .collect();
+    let pi = products
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| ctx.mul(&a, &b))
+        .map_or(Uint::ONE, |a| ctx.from_mont(&a));
+    widen(&canon(ctx.modulus(), &pi))
+}
+
+/// prod over blocks i in [lo, hi) of C_i^(Q_i), in Montgomery form (None for 1), by the
+/// windowed bucket method described in the module docs.
+fn range_product<const L: usize>(
+    ctx: &MontCtx<L>,
+    lctx: &MontCtx<2>,
+    c: &[Uint<L>],
+    l: u128,
+    t: u64,
+    k: u64,
+    kappa: u32,
+    lo: u64,
+    hi: u64,
+) -> Option<Uint<L>> {
+    if lo >= hi {
+        return None;
+    }
     // 2^k mod l in Montgomery form: steps r from block i to block i - 1.
-    let step = lctx.to_mont(&pow2_mod(&lctx, k));
-    let kappa = choose_window(k, blocks);
+    let step = lctx.to_mont(&pow2_mod(lctx, k));
     let mut buckets: Vec<Option<Uint<L>>> = vec![None; 1 << kappa];
     let mut acc: Option<Uint<L>> = None;
     let offsets: Vec<u64> = (0..k.div_ceil(kappa as u64))
         .map(|j| j * kappa as u64)
         .collect();
+    let top = t - 128;
     for &o in offsets.iter().rev() {
         if let Some(a) = acc {
             acc = Some(ctx.sqr_n(&a, kappa as u64));
@@ -165,13 +203,15 @@ fn checkpoint_inner<const L: usize>(ctx: &MontCtx<L>, ev: &Evaluation, l: u128) 
         }
         // Blocks whose window position p = i k + o satisfies p <= T - 128, from the top:
         // r_i = 2^(T - p - w) mod l.
-        let top = t - 128;
         if o > top {
             continue;
         }
-        let i_max = ((top - o) / k).min(blocks - 1);
-        let mut r = lctx.to_mont(&pow2_mod(&lctx, t - (i_max * k + o) - w as u64));
-        for i in (0..=i_max).rev() {
+        let i_max = ((top - o) / k).min(hi - 1);
+        if i_max < lo {
+            continue;
+        }
+        let mut r = lctx.to_mont(&pow2_mod(lctx, t - (i_max * k + o) - w as u64));
+        for i in (lo..=i_max).rev() {
             let d = div_step(from_uint(&lctx.from_mont(&r)), l, w) as usize;
             if d != 0 {
                 buckets[d] = Some(match &buckets[d] {
@@ -205,11 +245,7 @@ fn checkpoint_inner<const L: usize>(ctx: &MontCtx<L>, ev: &Evaluation, l: u128) 
             });
         }
     }
-    let pi = match acc {
-        Some(a) => ctx.from_mont(&a),
-        None => Uint::ONE,
-    };
-    widen(&canon(ctx.modulus(), &pi))
+    acc
 }
 
 /// Verifies pi for the statement y = |x^(2^T)| mod N: x a valid input, T in range, y and
