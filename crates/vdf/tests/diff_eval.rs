@@ -96,10 +96,11 @@ fn checkpoints_hold_intermediate_powers() {
 }
 
 #[test]
-fn default_interval_keeps_at_most_4096_checkpoints() {
-    for t in [1u64, 4094, 4095, 4096, 100_000, 1 << 30, 1 << 40] {
+fn default_interval_keeps_at_most_the_default_number_of_checkpoints() {
+    let d = wirespeed_vdf::eval::DEFAULT_CHECKPOINTS;
+    for t in [1u64, d - 2, d - 1, d, d + 1, 100_000, 1 << 30, 1 << 40] {
         let (k, count) = checkpoint_interval(t, 0).unwrap_or_else(|e| panic!("{e}"));
-        assert!(count <= 4096, "T {t}: {count}");
+        assert!(count <= d, "T {t}: {count}");
         assert_eq!(count, t / k + 1);
     }
     assert_eq!(
