@@ -56,6 +56,12 @@ pub struct SolveArgs {
     /// Also write the solution (hex) to this file
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Save progress here (atomically, every --save-every seconds); rerunning the same
+    /// command after a crash or kill resumes from the saved state
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub saving: crate::vdf::SaveArgs,
 }
 
 /// Arguments of `timelock open`.
@@ -139,21 +145,83 @@ fn create(a: &CreateArgs) -> Result<(), CliError> {
 
 fn solve(a: &SolveArgs) -> Result<(), CliError> {
     let text = read_text(&a.puzzle, 3 * MAX_MESSAGE)?;
-    let hex = if a.lcs35 {
-        let p = Lcs35::parse(&text).map_err(tl_err(&a.puzzle))?;
-        p.solve(&EvalOptions::default())
-            .map_err(tl_err(&a.puzzle))?
-            .to_hex()
+    let lcs35 = if a.lcs35 {
+        Some(Lcs35::parse(&text).map_err(tl_err(&a.puzzle))?)
     } else {
-        let p = Puzzle::from_json(&text).map_err(tl_err(&a.puzzle))?;
-        timelock::solve(&p, &EvalOptions::default())
-            .map_err(tl_err(&a.puzzle))?
-            .to_hex()
+        None
+    };
+    let (modulus, t) = match &lcs35 {
+        Some(p) => (p.modulus.clone(), p.t),
+        None => {
+            let p = Puzzle::from_json(&text).map_err(tl_err(&a.puzzle))?;
+            if p.base != U4096::from_u64(2) {
+                return Err(CliError::Invalid(
+                    "only base-2 puzzles are supported".into(),
+                ));
+            }
+            (p.modulus, p.t)
+        }
+    };
+    let w = match &a.checkpoint_dir {
+        None => {
+            wirespeed_vdf::eval(&modulus, &U4096::from_u64(2), t, &EvalOptions::default())
+                .map_err(CliError::Vdf)?
+                .y
+        }
+        Some(dir) => solve_resumable(&modulus, t, dir, &a.saving)?,
+    };
+    let hex = match &lcs35 {
+        Some(p) => p.secret(&w).to_hex(),
+        None => w.to_hex(),
     };
     if let Some(out) = &a.out {
         write(out, hex.as_bytes())?;
     }
     writeln!(std::io::stdout().lock(), "{hex}").map_err(CliError::Stdout)
+}
+
+/// 2^(2^T) mod N, saving into `dir` and resuming a state found there for the same N, T.
+fn solve_resumable(
+    modulus: &wirespeed_vdf::Modulus,
+    t: u64,
+    dir: &Path,
+    saving: &crate::vdf::SaveArgs,
+) -> Result<U4096, CliError> {
+    use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
+    let two = U4096::from_u64(2);
+    let state = match State::load(dir) {
+        Ok(s) if s.modulus == *modulus && s.x == two && s.t == t => s,
+        Ok(_) => {
+            return Err(CliError::Invalid(format!(
+                "'{}' holds the state of a different puzzle",
+                dir.display()
+            )))
+        }
+        Err(ResumeError::Io(..)) => {
+            State::new(modulus.clone(), two, t, 0, None).map_err(CliError::Vdf)?
+        }
+        Err(ResumeError::Malformed(message)) => {
+            return Err(CliError::MalformedInput {
+                path: State::path(dir),
+                message,
+            })
+        }
+        Err(ResumeError::Vdf(e)) => return Err(CliError::Vdf(e)),
+    };
+    let opts = RunOptions {
+        save_every: std::time::Duration::from_secs_f64(saving.save_every),
+        verify_every: saving.verify_every,
+        progress: None,
+    };
+    let ev = resume::run(state, dir, &opts).map_err(|e| match e {
+        ResumeError::Io(path, source) => CliError::Output { path, source },
+        ResumeError::Malformed(message) => CliError::MalformedInput {
+            path: State::path(dir),
+            message,
+        },
+        ResumeError::Vdf(e) => CliError::Vdf(e),
+    })?;
+    Ok(ev.y)
 }
 
 fn open(a: &OpenArgs) -> Result<(), CliError> {

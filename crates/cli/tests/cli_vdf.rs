@@ -249,3 +249,50 @@ fn timelock_create_solve_open_and_lcs35() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "feedbeef");
 }
+
+#[test]
+fn timelock_solve_saves_resumes_and_refuses_another_puzzles_state() {
+    let (a, b) = (temp("tla.json"), temp("tlb.json"));
+    for (f, msg) in [(&a, "first"), (&b, "second")] {
+        let o = wirespeed(&[
+            "timelock",
+            "create",
+            "--t",
+            "2500",
+            "--bits",
+            "1024",
+            "--message",
+            msg,
+            "--out",
+            f.to_str().expect("path"),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let dir = temp("tl-state");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("path");
+    let solve = |p: &PathBuf| {
+        wirespeed(&[
+            "timelock",
+            "solve",
+            p.to_str().expect("path"),
+            "--checkpoint-dir",
+            d,
+        ])
+    };
+    let first = solve(&a);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(dir.join("state").exists());
+    // Solving again resumes from the saved (complete) state: same solution.
+    let again = solve(&a);
+    assert_eq!(again.stdout, first.stdout);
+    let direct = wirespeed(&["timelock", "solve", a.to_str().expect("path")]);
+    assert_eq!(direct.stdout, first.stdout);
+    // The state belongs to puzzle a: puzzle b is refused, not answered wrongly.
+    assert_eq!(solve(&b).status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
