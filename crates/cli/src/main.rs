@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod demo;
 mod error;
+mod files;
 mod gen;
 mod table;
 mod timelock;

@@ -8,6 +8,7 @@ use wirespeed_vdf::timelock::{self, Lcs35, Puzzle, TimelockError, MAX_MESSAGE};
 use wirespeed_vdf::{EvalOptions, U4096};
 
 use crate::error::CliError;
+use crate::files::{read_bounded_bytes, read_bounded_text, write_file};
 
 /// `wirespeed timelock ...`.
 #[derive(Subcommand, Debug)]
@@ -98,40 +99,10 @@ fn tl_err(path: &Path) -> impl Fn(TimelockError) -> CliError + '_ {
     }
 }
 
-fn read_text(path: &Path, max: usize) -> Result<String, CliError> {
-    let bytes = read_bytes(path, max)?;
-    String::from_utf8(bytes).map_err(|_| CliError::MalformedInput {
-        path: path.to_path_buf(),
-        message: "not UTF-8 text".into(),
-    })
-}
-
-fn read_bytes(path: &Path, max: usize) -> Result<Vec<u8>, CliError> {
-    let open = |source| CliError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
-    let len = std::fs::metadata(path).map_err(open)?.len();
-    if len > max as u64 {
-        return Err(CliError::MalformedInput {
-            path: path.to_path_buf(),
-            message: format!("file has {len} bytes; at most {max}"),
-        });
-    }
-    std::fs::read(path).map_err(open)
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes).map_err(|source| CliError::Output {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 fn create(a: &CreateArgs) -> Result<(), CliError> {
     let message = match (&a.message, &a.message_file) {
         (Some(m), _) => m.clone().into_bytes(),
-        (None, Some(f)) => read_bytes(f, MAX_MESSAGE)?,
+        (None, Some(f)) => read_bounded_bytes(f, MAX_MESSAGE)?,
         (None, None) => {
             return Err(CliError::Invalid(
                 "--message or --message-file is required".into(),
@@ -140,11 +111,11 @@ fn create(a: &CreateArgs) -> Result<(), CliError> {
     };
     let mut rng = rand::rngs::OsRng;
     let (puzzle, _) = timelock::create(a.bits, a.t, &message, &mut rng).map_err(tl_err(&a.out))?;
-    write(&a.out, puzzle.to_json().as_bytes())
+    write_file(&a.out, puzzle.to_json().as_bytes())
 }
 
 fn solve(a: &SolveArgs) -> Result<(), CliError> {
-    let text = read_text(&a.puzzle, 3 * MAX_MESSAGE)?;
+    let text = read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?;
     let lcs35 = if a.lcs35 {
         Some(Lcs35::parse(&text).map_err(tl_err(&a.puzzle))?)
     } else {
@@ -175,7 +146,7 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
         None => w.to_hex(),
     };
     if let Some(out) = &a.out {
-        write(out, hex.as_bytes())?;
+        write_file(out, hex.as_bytes())?;
     }
     writeln!(std::io::stdout().lock(), "{hex}").map_err(CliError::Stdout)
 }
@@ -225,17 +196,17 @@ fn solve_resumable(
 }
 
 fn open(a: &OpenArgs) -> Result<(), CliError> {
-    let p =
-        Puzzle::from_json(&read_text(&a.puzzle, 3 * MAX_MESSAGE)?).map_err(tl_err(&a.puzzle))?;
+    let p = Puzzle::from_json(&read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?)
+        .map_err(tl_err(&a.puzzle))?;
     let hex = match a.solution.strip_prefix('@') {
-        Some(f) => read_text(Path::new(f), 4096)?,
+        Some(f) => read_bounded_text(Path::new(f), 4096)?,
         None => a.solution.clone(),
     };
     let w =
         U4096::from_hex(hex.trim()).map_err(|e| CliError::Invalid(format!("--solution: {e}")))?;
     let msg = timelock::open(&p, &w).map_err(tl_err(&a.puzzle))?;
     match &a.out {
-        Some(path) => write(path, &msg),
+        Some(path) => write_file(path, &msg),
         None => std::io::stdout()
             .lock()
             .write_all(&msg)

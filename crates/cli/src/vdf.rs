@@ -12,6 +12,7 @@ use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
 use wirespeed_vdf::{eval, prove, EvalOptions, Evaluation, Modulus, ProofKind, VdfProof, U4096};
 
 use crate::error::CliError;
+use crate::files::{read_bounded_bytes, read_bounded_text, write_file};
 
 /// `wirespeed vdf ...`.
 #[derive(Subcommand, Debug)]
@@ -145,34 +146,10 @@ fn hex_arg(what: &str, s: &str) -> Result<U4096, CliError> {
 fn modulus(a: &EvalArgs) -> Result<Modulus, CliError> {
     let hex = match (&a.modulus, &a.modulus_file) {
         (Some(h), _) => h.clone(),
-        (None, Some(path)) => read_bounded(path, MAX_JSON_LEN)?,
+        (None, Some(path)) => read_bounded_text(path, MAX_JSON_LEN)?,
         (None, None) => return Ok(Modulus::rsa2048()),
     };
     Modulus::new(&hex_arg("--modulus", &hex)?).map_err(CliError::Vdf)
-}
-
-/// Reads a file of at most `max` bytes (refused before reading more).
-fn read_bounded_bytes(path: &Path, max: usize) -> Result<Vec<u8>, CliError> {
-    let open = |source| CliError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
-    let len = std::fs::metadata(path).map_err(open)?.len();
-    if len > max as u64 {
-        return Err(CliError::MalformedInput {
-            path: path.to_path_buf(),
-            message: format!("file has {len} bytes; at most {max} are accepted"),
-        });
-    }
-    std::fs::read(path).map_err(open)
-}
-
-/// Reads a UTF-8 text file of at most `max` bytes.
-fn read_bounded(path: &Path, max: usize) -> Result<String, CliError> {
-    String::from_utf8(read_bounded_bytes(path, max)?).map_err(|_| CliError::MalformedInput {
-        path: path.to_path_buf(),
-        message: "not UTF-8 text".into(),
-    })
 }
 
 fn progress_bar(t: u64) -> Option<ProgressBar> {
@@ -366,13 +343,6 @@ fn finish(
     } else {
         Ok(())
     }
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes).map_err(|source| CliError::Output {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 fn run_verify(path: &Path) -> Result<(), CliError> {

@@ -145,20 +145,21 @@ fn killed_evaluation_resumes_to_the_same_answer() {
     let _ = std::fs::remove_dir_all(&dir);
     let t = "3000000";
     let d = dir.to_str().expect("path");
+    let eval_args = [
+        "vdf",
+        "eval",
+        "--modulus",
+        &nh,
+        "--x",
+        "3",
+        "--t",
+        t,
+        "--proof",
+        "none",
+        "--json",
+    ];
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args([
-            "vdf",
-            "eval",
-            "--modulus",
-            &nh,
-            "--x",
-            "3",
-            "--t",
-            t,
-            "--proof",
-            "none",
-            "--json",
-        ])
+        .args(eval_args)
         .args(["--checkpoint-dir", d, "--save-every", "0.05"])
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -182,19 +183,7 @@ fn killed_evaluation_resumes_to_the_same_answer() {
         "{}",
         String::from_utf8_lossy(&resumed.stderr)
     );
-    let direct = wirespeed(&[
-        "vdf",
-        "eval",
-        "--modulus",
-        &nh,
-        "--x",
-        "3",
-        "--t",
-        t,
-        "--proof",
-        "none",
-        "--json",
-    ]);
+    let direct = wirespeed(&eval_args);
     let y = |o: &Output| -> String {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
         v["y"].as_str().expect("y").to_string()
