@@ -1,6 +1,10 @@
 //! Evaluation against num-bigint's modpow(x, 2^T, N) for random moduli of every working
 //! width, the checkpoints, the input and modulus rules, and the RSA-2048 constant.
 
+mod common;
+
+use common::random_odd;
+
 use std::cell::RefCell;
 
 use num_bigint::BigUint;
@@ -15,16 +19,6 @@ fn big(v: &U4096) -> BigUint {
 
 fn from_big(b: &BigUint) -> U4096 {
     U4096::from_be_bytes(&b.to_bytes_be()).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// A random odd number of exactly `bits` bits.
-fn random_modulus(rng: &mut impl Rng, bits: usize) -> U4096 {
-    let mut l = [0u64; 64];
-    rng.fill(&mut l[..]);
-    let mut n = Uint(l).shr(4096 - bits);
-    n.0[(bits - 1) / 64] |= 1 << ((bits - 1) % 64);
-    n.0[0] |= 1;
-    n
 }
 
 fn random_below(rng: &mut impl Rng, n: &U4096) -> U4096 {
@@ -42,7 +36,7 @@ fn oracle(x: &U4096, t: u64, n: &U4096) -> BigUint {
 fn eval_matches_modpow_at_every_width() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     for bits in [1024, 1025, 2048, 2100, 3072, 4096] {
-        let nv = random_modulus(&mut rng, bits);
+        let nv = random_odd(&mut rng, bits);
         let n = Modulus::new(&nv).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(n.bits(), bits);
         let expected_limbs = match bits {
@@ -70,7 +64,7 @@ fn eval_matches_modpow_at_every_width() {
 #[test]
 fn checkpoints_hold_intermediate_powers() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(2);
-    let nv = random_modulus(&mut rng, 2048);
+    let nv = random_odd(&mut rng, 2048);
     let n = Modulus::new(&nv).unwrap_or_else(|e| panic!("{e}"));
     let x = random_below(&mut rng, &nv);
     for (t, k) in [(100u64, 7u64), (100, 100), (100, 101), (64, 8), (150, 0)] {

@@ -1,25 +1,15 @@
 //! JSON and binary encodings: round trips for both proof types at several widths, and the
 //! strict decoders' rejections, each with its typed error; random corruptions never panic.
 
+mod common;
+
+use common::{ok, random_modulus};
+
 use rand::{Rng, SeedableRng};
-use wirespeed_bigint::Uint;
 use wirespeed_vdf::encode::MAX_JSON_LEN;
 use wirespeed_vdf::{
     eval, prove, DecodeError, EvalOptions, Modulus, Proof, ProofKind, VdfError, VdfProof, U4096,
 };
-
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn random_modulus(rng: &mut impl Rng, bits: usize) -> Modulus {
-    let mut l = [0u64; 64];
-    rng.fill(&mut l[..]);
-    let mut n = Uint(l).shr(4096 - bits);
-    n.0[(bits - 1) / 64] |= 1 << ((bits - 1) % 64);
-    n.0[0] |= 1;
-    ok(Modulus::new(&n))
-}
 
 fn proof(n: &Modulus, t: u64, kind: ProofKind) -> VdfProof {
     let ev = ok(eval(n, &U4096::from_u64(3), t, &EvalOptions::default()));

@@ -3,6 +3,10 @@
 //! flips in y, the proof, x, T or N are rejected, -y with -pi is rejected, provers run on
 //! another thread beside an evaluation, and the verification time is printed.
 
+mod common;
+
+use common::{ok, random_modulus};
+
 use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
@@ -15,19 +19,6 @@ use wirespeed_vdf::{
 };
 
 const DELAYS: [u64; 8] = [1, 2, 3, 5, 100, 1000, 1024, 4097];
-
-fn ok<T>(r: Result<T, VdfError>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn random_modulus(rng: &mut impl Rng, bits: usize) -> Modulus {
-    let mut l = [0u64; 64];
-    rng.fill(&mut l[..]);
-    let mut n = Uint(l).shr(4096 - bits);
-    n.0[(bits - 1) / 64] |= 1 << ((bits - 1) % 64);
-    n.0[0] |= 1;
-    ok(Modulus::new(&n))
-}
 
 fn random_input(rng: &mut impl Rng, n: &Modulus) -> U4096 {
     let mut l = [0u64; 64];
