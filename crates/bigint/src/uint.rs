@@ -225,6 +225,33 @@ impl<const L: usize> Uint<L> {
         (Uint(out), carry != 0)
     }
 
+    /// Shift left by `n` bits (n < 64 L); bits shifted past the top are dropped.
+    pub fn shl(&self, n: usize) -> Self {
+        let (w, b) = (n / 64, n % 64);
+        let mut out = [0u64; L];
+        for i in w..L {
+            out[i] = self.0[i - w] << b;
+            if b != 0 && i > w {
+                out[i] |= self.0[i - w - 1] >> (64 - b);
+            }
+        }
+        Uint(out)
+    }
+
+    /// self * b mod 2^(64 L).
+    pub fn wrapping_mul(&self, b: &Self) -> Self {
+        let mut r = [0u64; L];
+        for i in 0..L {
+            let mut carry = 0u128;
+            for j in 0..L - i {
+                let t = (self.0[i] as u128) * (b.0[j] as u128) + r[i + j] as u128 + carry;
+                r[i + j] = t as u64;
+                carry = t >> 64;
+            }
+        }
+        Uint(r)
+    }
+
     /// Shift right by `n` bits (n < 64 L).
     pub fn shr(&self, n: usize) -> Self {
         let (w, b) = (n / 64, n % 64);

@@ -135,6 +135,19 @@ fn u3072_and_u4096() {
 }
 
 #[test]
+fn shifts_and_wrapping_mul_match_num_bigint() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let top = BigUint::from(1u8) << 256usize;
+    for _ in 0..500 {
+        let (a, b) = (rand_uint::<4>(&mut rng, 256), rand_uint::<4>(&mut rng, 256));
+        let n = rng.gen_range(0..256usize);
+        assert_eq!(big(&a.shl(n)), (big(&a) << n) % &top);
+        assert_eq!(big(&a.shr(n)), big(&a) >> n);
+        assert_eq!(big(&a.wrapping_mul(&b)), (big(&a) * big(&b)) % &top);
+    }
+}
+
+#[test]
 fn bad_moduli_are_typed_errors() {
     assert_eq!(
         MontCtx::new(&Uint::<4>::from_u64(10)).err(),

@@ -20,108 +20,41 @@
 //!
 //! Variable time: public data only.
 
+use wirespeed_bigint::Uint;
 use wirespeed_field::Scalar;
 
-type U256 = [u64; 4];
+type U256 = Uint<4>;
 
 /// 8L as little-endian limbs.
-const EIGHT_L: U256 = [
+const EIGHT_L: U256 = Uint([
     0xc09318d2e7ae9f68,
     0xa6f7cef517bce6b2,
     0x0000000000000000,
     0x8000000000000000,
-];
-
-fn bitlen(a: &U256) -> u32 {
-    for i in (0..4).rev() {
-        if a[i] != 0 {
-            return 64 * i as u32 + 64 - a[i].leading_zeros();
-        }
-    }
-    0
-}
-
-fn geq(a: &U256, b: &U256) -> bool {
-    for i in (0..4).rev() {
-        if a[i] != b[i] {
-            return a[i] > b[i];
-        }
-    }
-    true
-}
-
-fn sub(a: &U256, b: &U256) -> U256 {
-    let mut r = [0u64; 4];
-    let mut borrow = false;
-    for i in 0..4 {
-        let (d1, b1) = a[i].overflowing_sub(b[i]);
-        let (d2, b2) = d1.overflowing_sub(borrow as u64);
-        r[i] = d2;
-        borrow = b1 || b2;
-    }
-    r
-}
-
-fn add(a: &U256, b: &U256) -> U256 {
-    let mut r = [0u64; 4];
-    let mut carry = false;
-    for i in 0..4 {
-        let (s1, c1) = a[i].overflowing_add(b[i]);
-        let (s2, c2) = s1.overflowing_add(carry as u64);
-        r[i] = s2;
-        carry = c1 || c2;
-    }
-    r
-}
-
-fn shl(a: &U256, s: u32) -> U256 {
-    let (w, b) = ((s / 64) as usize, s % 64);
-    let mut r = [0u64; 4];
-    for i in (w..4).rev() {
-        r[i] = a[i - w] << b;
-        if b != 0 && i > w {
-            r[i] |= a[i - w - 1] >> (64 - b);
-        }
-    }
-    r
-}
-
-/// a * b mod 2^256.
-fn mul(a: &U256, b: &U256) -> U256 {
-    let mut r = [0u64; 4];
-    for i in 0..4 {
-        let mut carry = 0u128;
-        for j in 0..4 - i {
-            let t = (a[i] as u128) * (b[j] as u128) + r[i + j] as u128 + carry;
-            r[i + j] = t as u64;
-            carry = t >> 64;
-        }
-    }
-    r
-}
+]);
 
 /// (a / b, a mod b) for b != 0, by shift-and-subtract (quotients are almost always a
 /// few bits in Euclid's algorithm).
 fn divrem(a: &U256, b: &U256) -> (U256, U256) {
-    if !geq(a, b) {
-        return ([0; 4], *a);
+    if a < b {
+        return (Uint::ZERO, *a);
     }
     // Quotients 1..=4 cover about 70% of Euclid steps (Gauss-Kuzmin); subtract directly.
-    let mut r = sub(a, b);
+    let mut r = a.overflowing_sub(b).0;
     for q in 1..=4u64 {
-        if !geq(&r, b) {
-            return ([q, 0, 0, 0], r);
+        if r < *b {
+            return (Uint::from_u64(q), r);
         }
-        r = sub(&r, b);
+        r = r.overflowing_sub(b).0;
     }
-    let shift = bitlen(a) - bitlen(b);
+    let shift = a.bits() - b.bits();
     let mut r = *a;
-    let mut q = [0u64; 4];
+    let mut q = Uint::ZERO;
     for i in (0..=shift).rev() {
-        let bs = shl(b, i);
-        if geq(&r, &bs) {
-            r = sub(&r, &bs);
-            q[(i / 64) as usize] |= 1 << (i % 64);
+        let bs = b.shl(i);
+        if r >= bs {
+            r = r.overflowing_sub(&bs).0;
+            q.0[i / 64] |= 1 << (i % 64);
         }
     }
     (q, r)
@@ -140,41 +73,41 @@ pub(crate) struct Halved {
 
 /// Largest magnitude (bits) the four-product path takes: 33 signed radix-16 digits cover
 /// values below 2^131 with the top digit at most 8.
-const LIMIT_BITS: u32 = 131;
+const LIMIT_BITS: usize = 131;
 
 /// Finds (k1, k2) for k (an integer in [0, L)), or None in the rare case no candidate
 /// fits (the caller then uses the unhalved path).
 pub(crate) fn vartime_halve(k: &Scalar) -> Option<Halved> {
     // Remainders r and cofactor magnitudes t; sign(t_i) = (-1)^(i+1) for i >= 1.
-    let (mut r0, mut r1) = (EIGHT_L, k.0);
-    let (mut t0, mut t1) = ([0u64; 4], [1u64, 0, 0, 0]);
+    let (mut r0, mut r1) = (EIGHT_L, Uint(k.0));
+    let (mut t0, mut t1) = (U256::ZERO, U256::ONE);
     let mut i = 1u32; // index of (r1, t1)
-    while bitlen(&r1) > 128 {
-        if r1 == [0; 4] {
+    while r1.bits() > 128 {
+        if r1.is_zero() {
             return None;
         }
         let (q, r2) = divrem(&r0, &r1);
-        let t2 = add(&t0, &mul(&q, &t1));
+        let t2 = t0.overflowing_add(&q.wrapping_mul(&t1)).0;
         (r0, r1) = (r1, r2);
         (t0, t1) = (t1, t2);
         i += 1;
     }
     let mk = |r: U256, t: U256, idx: u32| -> Option<Halved> {
-        if t[0] & 1 == 0 || bitlen(&r) > LIMIT_BITS || bitlen(&t) > LIMIT_BITS {
+        if !t.is_odd() || r.bits() > LIMIT_BITS || t.bits() > LIMIT_BITS {
             return None;
         }
         Some(Halved {
-            k1: Scalar(r),
-            k2_abs: Scalar(t),
+            k1: Scalar(r.0),
+            k2_abs: Scalar(t.0),
             k2_neg: idx.is_multiple_of(2),
         })
     };
     if let Some(h) = mk(r1, t1, i) {
         return Some(h);
     }
-    if r1 != [0; 4] {
+    if !r1.is_zero() {
         let (q, r2) = divrem(&r0, &r1);
-        let t2 = add(&t0, &mul(&q, &t1));
+        let t2 = t0.overflowing_add(&q.wrapping_mul(&t1)).0;
         if let Some(h) = mk(r2, t2, i + 1) {
             return Some(h);
         }
@@ -186,36 +119,38 @@ pub(crate) fn vartime_halve(k: &Scalar) -> Option<Halved> {
 mod tests {
     use super::*;
 
-    /// Checks k1 = k2 k (mod 8L) with exact integer arithmetic on 512-bit products.
+    /// (a + b) mod 8L for a, b < 8L (8L < 2^256, so a + b < 2^257: use the carry).
+    fn add_mod(a: &U256, b: &U256) -> U256 {
+        let (s, carry) = a.overflowing_add(b);
+        if carry || s >= EIGHT_L {
+            s.overflowing_sub(&EIGHT_L).0
+        } else {
+            s
+        }
+    }
+
+    /// Checks k1 = k2 k (mod 8L) exactly, by Horner over the bits of k2.
     fn holds(k: &Scalar, h: &Halved) -> bool {
-        // Compute k2 * k mod 8L by long division on 8 limbs: reuse divrem on values that
-        // fit by reducing step by step (k2 < 2^131, k < 2^253).
-        let mut acc = [0u64; 4];
-        // Horner over the bits of k2.
+        let k = Uint(k.0);
+        let mut acc = U256::ZERO;
         for bit in (0..256).rev() {
-            acc = add(&acc, &acc);
-            if geq(&acc, &EIGHT_L) {
-                acc = sub(&acc, &EIGHT_L);
-            }
+            acc = add_mod(&acc, &acc);
             if (h.k2_abs.0[bit / 64] >> (bit % 64)) & 1 == 1 {
-                acc = add(&acc, &k.0);
-                if geq(&acc, &EIGHT_L) {
-                    acc = sub(&acc, &EIGHT_L);
-                }
+                acc = add_mod(&acc, &k);
             }
         }
-        let prod = if h.k2_neg && acc != [0; 4] {
-            sub(&EIGHT_L, &acc)
+        let prod = if h.k2_neg && !acc.is_zero() {
+            EIGHT_L.overflowing_sub(&acc).0
         } else {
             acc
         };
-        prod == h.k1.0
+        prod.0 == h.k1.0
     }
 
     #[test]
     fn eight_l_is_eight_times_l() {
         let l = wirespeed_field::scalar::L;
-        assert_eq!(EIGHT_L, shl(&l, 3));
+        assert_eq!(EIGHT_L, Uint(l).shl(3));
     }
 
     #[test]
@@ -242,7 +177,7 @@ mod tests {
                 found += 1;
                 assert!(holds(&k, &h), "relation fails for {k:?}");
                 assert_eq!(h.k2_abs.0[0] & 1, 1);
-                assert!(bitlen(&h.k1.0) <= LIMIT_BITS && bitlen(&h.k2_abs.0) <= LIMIT_BITS);
+                assert!(Uint(h.k1.0).bits() <= LIMIT_BITS && Uint(h.k2_abs.0).bits() <= LIMIT_BITS);
                 // The four-product path's 33 signed radix-16 digits must stay in [-8, 8]
                 // (its table range) and represent the value exactly.
                 for v in [h.k1, h.k2_abs] {
@@ -252,17 +187,17 @@ mod tests {
                         d.iter().all(|x| (-8..=8).contains(x)),
                         "digit out of range for {v:?}"
                     );
-                    let mut acc = [0u64; 4];
+                    let mut acc = U256::ZERO;
                     for x in d.iter().rev() {
-                        acc = shl(&acc, 4);
-                        let m = [x.unsigned_abs() as u64, 0, 0, 0];
+                        acc = acc.shl(4);
+                        let m = U256::from_u64(x.unsigned_abs() as u64);
                         acc = if *x >= 0 {
-                            add(&acc, &m)
+                            acc.overflowing_add(&m).0
                         } else {
-                            sub(&acc, &m)
+                            acc.overflowing_sub(&m).0
                         };
                     }
-                    assert_eq!(acc, v.0);
+                    assert_eq!(acc.0, v.0);
                 }
             }
         }
