@@ -12,6 +12,8 @@
 
 #[cfg(target_arch = "x86_64")]
 pub mod adx;
+#[cfg(target_arch = "x86_64")]
+pub mod ifma;
 pub mod mont;
 pub mod uint;
 

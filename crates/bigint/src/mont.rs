@@ -59,6 +59,9 @@ pub struct MontCtx<const L: usize> {
     r2: Uint<L>,
     /// The row kernel in use.
     kernel: Kernel,
+    /// Radix-2^52 constants for IFMA squaring chains (widths [`crate::ifma::supports`]).
+    #[cfg(target_arch = "x86_64")]
+    chain: Option<Box<crate::ifma::Chain>>,
 }
 
 #[inline(always)]
@@ -74,11 +77,19 @@ pub enum Kernel {
     Portable,
     /// x86-64 `mulx` with two carry chains (`adcx`/`adox`); needs BMI2 and ADX.
     Adx,
+    /// `Adx` rows, and long squaring chains ([`MontCtx::sqr_n`]) in radix 2^52 with
+    /// AVX-512 IFMA for 1024-, 2048-, 3072- and 4096-bit types; needs BMI2, ADX,
+    /// AVX-512 F and IFMA.
+    Ifma,
 }
 
 impl Kernel {
     /// The fastest kernel this CPU supports.
     pub fn detect() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if Kernel::Ifma.available() {
+            return Kernel::Ifma;
+        }
         #[cfg(target_arch = "x86_64")]
         if crate::adx::available() {
             return Kernel::Adx;
@@ -92,8 +103,10 @@ impl Kernel {
             Kernel::Portable => true,
             #[cfg(target_arch = "x86_64")]
             Kernel::Adx => crate::adx::available(),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Ifma => crate::adx::available() && crate::ifma::available(),
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Adx => false,
+            Kernel::Adx | Kernel::Ifma => false,
         }
     }
 }
@@ -106,7 +119,7 @@ fn row(kernel: Kernel, acc: &mut [u64], b: &[u64], a: u64) -> u64 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: contexts only hold Kernel::Adx after `available()` confirmed BMI2 and
         // ADX; both slices hold at least b.len() limbs (asserted above).
-        Kernel::Adx => unsafe { crate::adx::row(acc.as_mut_ptr(), b.as_ptr(), a, b.len()) },
+        Kernel::Adx | Kernel::Ifma => unsafe { crate::adx::row(acc.as_mut_ptr(), b.as_ptr(), a, b.len()) },
         _ => {
             let mut c = 0u64;
             for (t, &bj) in acc.iter_mut().zip(b) {
@@ -144,12 +157,23 @@ impl<const L: usize> MontCtx<L> {
                 one = x;
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        let chain = crate::ifma::supports(L).then(|| {
+            // c_in = 2^(104 K - 64 L) mod n: double R mod n (104 K - 128 L) more times.
+            let mut c = one;
+            for _ in 0..104 * crate::ifma::digits_for(L) - 128 * L {
+                c = Self::double_mod(&c, n);
+            }
+            Box::new(crate::ifma::Chain::new(&n.0, &c.0, &one.0))
+        });
         Ok(MontCtx {
             n: *n,
             n0inv: inv.wrapping_neg(),
             one,
             r2: x,
             kernel: Kernel::detect(),
+            #[cfg(target_arch = "x86_64")]
+            chain,
         })
     }
 
@@ -279,8 +303,18 @@ impl<const L: usize> MontCtx<L> {
         self.finish(&Uint(out), carry_top)
     }
 
-    /// a^(2^k) in Montgomery form: k squarings.
+    /// a^(2^k) in Montgomery form: k squarings. With [`Kernel::Ifma`] and k >= 8 the
+    /// chain runs in radix 2^52 ([`crate::ifma`]); its normalisation branches on the
+    /// data, so use this for public values only.
     pub fn sqr_n(&self, a: &Uint<L>, k: u64) -> Uint<L> {
+        #[cfg(target_arch = "x86_64")]
+        if let (Kernel::Ifma, Some(chain), 8..) = (self.kernel, &self.chain, k) {
+            let mut out = [0u64; L];
+            // SAFETY: the context holds Kernel::Ifma only when `available()` confirmed
+            // AVX-512 F + IFMA, and `chain` exists only for the widths it supports.
+            let top = unsafe { chain.sqr_n(&a.0, k, &mut out) };
+            return self.finish(&Uint(out), top);
+        }
         let mut x = *a;
         for _ in 0..k {
             x = self.sqr(&x);

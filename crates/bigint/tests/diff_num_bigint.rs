@@ -44,7 +44,7 @@ fn moduli<const L: usize>(rng: &mut impl Rng) -> Vec<Uint<L>> {
 
 fn check<const L: usize>(seed: u64, per_modulus: usize) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let kernels: Vec<Kernel> = [Kernel::Portable, Kernel::Adx]
+    let kernels: Vec<Kernel> = [Kernel::Portable, Kernel::Adx, Kernel::Ifma]
         .into_iter()
         .filter(Kernel::available)
         .collect();
@@ -179,4 +179,37 @@ fn parsing_round_trips_and_rejects() {
         Uint::<2>::from_be_bytes(&[0, 0, 0, 1, 2]).map(|v| v.0[0]),
         Ok(0x0102)
     );
+}
+
+/// Long squaring chains (the VDF shape) agree across kernels and with num-bigint, for
+/// every width that has a radix-2^52 IFMA chain and for moduli of many shapes.
+fn long_chains<const L: usize>(seed: u64, steps: u64) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    for n in moduli::<L>(&mut rng) {
+        let nb = big(&n);
+        let x = from_big::<L>(&(big(&rand_uint::<L>(&mut rng, 64 * L)) % &nb));
+        let want = big(&x).modpow(&(BigUint::from(1u8) << steps), &nb);
+        for kernel in [Kernel::Portable, Kernel::Adx, Kernel::Ifma] {
+            if !kernel.available() {
+                continue;
+            }
+            let ctx = MontCtx::new(&n)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .with_kernel(kernel);
+            for edge in [Uint::ZERO, Uint::ONE, from_big(&(&nb - 1u8))] {
+                let got = ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&edge), 9));
+                assert_eq!(big(&got), big(&edge).modpow(&BigUint::from(512u16), &nb));
+            }
+            let got = ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&x), steps));
+            assert_eq!(big(&got), want, "{kernel:?}, n = {n:?}");
+        }
+    }
+}
+
+#[test]
+fn long_chains_all_kernels() {
+    long_chains::<16>(21, 3000);
+    long_chains::<32>(22, 1500);
+    long_chains::<48>(23, 300);
+    long_chains::<64>(24, 200);
 }
