@@ -17,14 +17,13 @@
 //!   subtraction happens when the chain leaves this module.
 //!
 //! Between multiplications the digits are normalised (IFMA reads only the low 52 bits
-//! of each lane): two vector carry rounds leave every digit <= 2^52, and the rare digit
-//! equal to 2^52 is rippled by a scalar loop. That branch depends on the data, so this
-//! path is for public values only: the constant-time paths (`MontCtx::pow_ct`) never
-//! use it.
+//! of each lane): two vector carry rounds leave every digit <= 2^52, and a carry-lookahead
+//! on lane masks finishes the rare runs of 2^52 - 1 digits. Nothing branches on the data
+//! and the instruction sequence is fixed, so the same code serves secret exponents.
 //!
-//! Domains: `MontCtx` keeps values as a R with R = 2^(64 L). The chain multiplies once
-//! by c_in = R'^2 / R mod n to get a R', squares in that domain, and multiplies once by
-//! R mod n to come back to a R.
+//! Domain: a context using this kernel is a Montgomery context with R' in place of
+//! 2^(64 L); `MontCtx` converts limbs to digits and back around each call, and chains of
+//! squarings and powers stay in digits and registers from end to end.
 
 use core::arch::x86_64::*;
 
@@ -81,68 +80,111 @@ pub fn from_digits(d: &[u64], out: &mut [u64]) -> u64 {
     top
 }
 
-/// Per-modulus constants for the chain.
+/// Runs `$body` with `V` bound to the register count for `$k` digits.
+macro_rules! by_width {
+    ($k:expr, $v:ident => $body:expr) => {
+        match $k.div_ceil(8) {
+            3 => {
+                const $v: usize = 3;
+                $body
+            }
+            5 => {
+                const $v: usize = 5;
+                $body
+            }
+            8 => {
+                const $v: usize = 8;
+                $body
+            }
+            10 => {
+                const $v: usize = 10;
+                $body
+            }
+            v => unreachable!("no IFMA kernel for {v} registers"),
+        }
+    };
+}
+
+/// Montgomery arithmetic modulo n in radix 2^52 with R' = 2^(52 K): every operation takes
+/// and returns 64-bit limbs (values below n; results below 2n plus the bits above the
+/// limbs, for the caller's final subtraction), and keeps digits in registers inside.
 #[derive(Clone, Debug)]
-pub struct Chain {
+pub struct Radix52 {
     /// Digit count K.
     k: usize,
     /// The modulus in digits.
     n: [u64; MAX_DIGITS],
     /// -n^(-1) mod 2^52.
     k0: u64,
-    /// R'^2 / R mod n in digits (takes a R to a R').
-    c_in: [u64; MAX_DIGITS],
-    /// R mod n in digits (takes a R' to a R).
-    c_out: [u64; MAX_DIGITS],
+    /// R' mod n in digits (1 in this Montgomery form).
+    one: [u64; MAX_DIGITS],
 }
 
-impl Chain {
-    /// Constants for modulus `n` (odd, `limbs` limbs), given c_in = 2^(104 K - 64 L) mod n
-    /// and R mod n as limbs.
-    pub fn new(n: &[u64], c_in: &[u64], r_mod_n: &[u64]) -> Chain {
+impl Radix52 {
+    /// Constants for the odd modulus `n` (a width [`supports`] accepts), given R' mod n.
+    pub fn new(n: &[u64], one: &[u64]) -> Radix52 {
         let k = digits_for(n.len());
         let mut inv = 1u64;
         for _ in 0..6 {
             inv = inv.wrapping_mul(2u64.wrapping_sub(n[0].wrapping_mul(inv)));
         }
-        Chain {
+        Radix52 {
             k,
             n: to_digits(n, k),
             k0: inv.wrapping_neg() & MASK,
-            c_in: to_digits(c_in, k),
-            c_out: to_digits(r_mod_n, k),
+            one: to_digits(one, k),
         }
     }
 
-    /// Digit count K (c_in must be 2^(104 K - 64 L) mod n).
-    pub fn digits(limbs: usize) -> usize {
-        digits_for(limbs)
-    }
-
-    /// `count` squarings of `x` (a value a R < n, as `limbs` 64-bit limbs); writes the
-    /// result a^(2^count) R, below 2n, into `out` and returns the bits above it.
+    /// a b / R' mod n for a, b below 2^(64 L) with a b < 2 n R' (any a, b < n, or b = 1):
+    /// the result, below 2n, goes to `out`; returns the bits above `out`.
     ///
     /// # Safety
-    /// The CPU has AVX-512 F and IFMA ([`available`]), and `out.len()` is a length
-    /// [`supports`] accepts (the one this chain was built for).
+    /// The CPU has AVX-512 F and IFMA ([`available`]); `a`, `b` and `out` have the
+    /// width this context was built for.
+    pub unsafe fn mul(&self, a: &[u64], b: &[u64], out: &mut [u64]) -> u64 {
+        let (a, b) = (to_digits(a, self.k), to_digits(b, self.k));
+        // SAFETY: the caller guarantees the CPU features.
+        let r = by_width!(self.k, V => unsafe { mul_t::<V>(self, &a, &b) });
+        from_digits(&r[..self.k], out)
+    }
+
+    /// `count` squarings of `x` (below n), as [`Radix52::mul`] leaves them.
+    ///
+    /// # Safety
+    /// As for [`Radix52::mul`].
     pub unsafe fn sqr_n(&self, x: &[u64], count: u64, out: &mut [u64]) -> u64 {
         let d = to_digits(x, self.k);
-        // SAFETY: the caller guarantees the CPU features; V matches K for each width.
-        let r = unsafe {
-            match self.k.div_ceil(8) {
-                3 => chain::<3>(self, &d, count),
-                5 => chain::<5>(self, &d, count),
-                8 => chain::<8>(self, &d, count),
-                10 => chain::<10>(self, &d, count),
-                v => unreachable!("no chain for {v} vectors"),
-            }
-        };
+        // SAFETY: the caller guarantees the CPU features.
+        let r = by_width!(self.k, V => unsafe { sqr_n_t::<V>(self, &d, count) });
+        from_digits(&r[..self.k], out)
+    }
+
+    /// base^e (base below n, in this Montgomery form) for the little-endian exponent
+    /// limbs `e`, left to right over `bits` bits. With `ct` every bit costs one squaring
+    /// and one multiplication, kept or dropped by a blend mask: the time does not depend
+    /// on the values of base or e. Without it, multiplications run only for set bits.
+    ///
+    /// # Safety
+    /// As for [`Radix52::mul`]; `bits <= 64 * e.len()`.
+    pub unsafe fn pow(
+        &self,
+        base: &[u64],
+        e: &[u64],
+        bits: usize,
+        ct: bool,
+        out: &mut [u64],
+    ) -> u64 {
+        let d = to_digits(base, self.k);
+        // SAFETY: the caller guarantees the CPU features and the exponent length.
+        let r = by_width!(self.k, V => unsafe { pow_t::<V>(self, &d, e, bits, ct) });
         from_digits(&r[..self.k], out)
     }
 }
 
 #[inline(always)]
 unsafe fn load<const V: usize>(d: &[u64; MAX_DIGITS]) -> [__m512i; V] {
+    // SAFETY: AVX-512 F is present (every caller runs with it enabled).
     let mut v = [unsafe { _mm512_setzero_si512() }; V];
     for (j, x) in v.iter_mut().enumerate() {
         // SAFETY: 8 V <= MAX_DIGITS, so lanes 8j..8j+8 are in bounds; unaligned load.
@@ -159,21 +201,20 @@ unsafe fn store<const V: usize>(v: &[__m512i; V], d: &mut [u64; MAX_DIGITS]) {
     }
 }
 
-/// a b / R' mod n, below 2n, with unnormalised digits; a and b normalised and below 2n.
+/// a b / R' mod n, below 2n, normalised; a (as digits) and b normalised and below 2n.
 #[inline(always)]
 unsafe fn amm<const V: usize>(
     a: &[u64; MAX_DIGITS],
     b: &[__m512i; V],
     n: &[__m512i; V],
-    n0: u64,
-    k0: u64,
-    k: usize,
+    c: &Radix52,
 ) -> [__m512i; V] {
-    // SAFETY (whole body): register-only intrinsics; the caller has AVX-512 F + IFMA.
+    let (n0, k0) = (c.n[0], c.k0);
+    // SAFETY: register-only intrinsics; the caller has AVX-512 F + IFMA.
     unsafe {
         let zero = _mm512_setzero_si512();
         let mut r = [zero; V];
-        for &ai in &a[..k] {
+        for &ai in &a[..c.k] {
             let av = _mm512_set1_epi64(ai as i64);
             for j in 0..V {
                 r[j] = _mm512_madd52lo_epu64(r[j], av, b[j]);
@@ -190,22 +231,27 @@ unsafe fn amm<const V: usize>(
                 r[j] = _mm512_alignr_epi64::<1>(r[j + 1], r[j]);
             }
             r[V - 1] = _mm512_alignr_epi64::<1>(zero, r[V - 1]);
-            r[0] = _mm512_add_epi64(r[0], _mm512_zextsi128_si512(_mm_cvtsi64_si128(carry as i64)));
+            r[0] = _mm512_add_epi64(
+                r[0],
+                _mm512_zextsi128_si512(_mm_cvtsi64_si128(carry as i64)),
+            );
             for j in 0..V {
                 r[j] = _mm512_madd52hi_epu64(r[j], av, b[j]);
                 r[j] = _mm512_madd52hi_epu64(r[j], yv, n[j]);
             }
         }
+        normalize(&mut r);
         r
     }
 }
 
-/// Normalises the digits of a value below 2^(52 K) to 52 bits each.
+/// Normalises the digits of a value below 2^(52 K) to 52 bits each, in constant time.
 #[inline(always)]
 unsafe fn normalize<const V: usize>(r: &mut [__m512i; V]) {
-    // SAFETY (whole body): register intrinsics, and a scalar view of `r` as u64 lanes.
+    // SAFETY: register intrinsics only.
     unsafe {
         let mask = _mm512_set1_epi64(MASK as i64);
+        let top = _mm512_set1_epi64(1 << 52);
         for _ in 0..2 {
             let mut prev = _mm512_setzero_si512();
             for x in r.iter_mut() {
@@ -216,41 +262,84 @@ unsafe fn normalize<const V: usize>(r: &mut [__m512i; V]) {
                 prev = c;
             }
         }
-        // Two rounds leave digits <= 2^52; a digit equal to 2^52 needs a ripple (rare).
-        let mut over = 0u8;
-        for x in r.iter() {
-            over |= _mm512_cmpgt_epu64_mask(*x, mask);
+        // Digits are now <= 2^52. The last carries, as an adder would: digits equal to
+        // 2^52 generate a carry (G), digits equal to 2^52 - 1 pass one on (P); the carry
+        // into digit j is bit j of ((G | P) + G) ^ P (G and P are disjoint).
+        let (mut g, mut p) = (0u128, 0u128);
+        for (j, x) in r.iter().enumerate() {
+            g |= (_mm512_cmpeq_epu64_mask(*x, top) as u128) << (8 * j);
+            p |= (_mm512_cmpeq_epu64_mask(*x, mask) as u128) << (8 * j);
         }
-        if over != 0 {
-            let lanes = core::slice::from_raw_parts_mut(r.as_mut_ptr().cast::<u64>(), 8 * V);
-            let mut c = 0u64;
-            for l in lanes {
-                let v = *l + c;
-                *l = v & MASK;
-                c = v >> 52;
-            }
+        let carries = ((g | p).wrapping_add(g)) ^ p;
+        let one = _mm512_set1_epi64(1);
+        for (j, x) in r.iter_mut().enumerate() {
+            let k = (carries >> (8 * j)) as u8;
+            *x = _mm512_and_si512(_mm512_mask_add_epi64(*x, k, *x, one), mask);
         }
     }
 }
 
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn chain<const V: usize>(c: &Chain, x: &[u64; MAX_DIGITS], count: u64) -> [u64; MAX_DIGITS] {
-    // SAFETY (whole body): the target features are enabled for this function.
+unsafe fn mul_t<const V: usize>(
+    c: &Radix52,
+    a: &[u64; MAX_DIGITS],
+    b: &[u64; MAX_DIGITS],
+) -> [u64; MAX_DIGITS] {
+    // SAFETY: the target features are enabled for this function.
     unsafe {
         let n = load::<V>(&c.n);
-        let (n0, k0, k) = (c.n[0], c.k0, c.k);
-        let mut digits = [0u64; MAX_DIGITS];
-        let mut r = amm::<V>(x, &load::<V>(&c.c_in), &n, n0, k0, k);
-        normalize(&mut r);
+        let mut out = [0u64; MAX_DIGITS];
+        store(&amm::<V>(a, &load::<V>(b), &n, c), &mut out);
+        out
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn sqr_n_t<const V: usize>(
+    c: &Radix52,
+    x: &[u64; MAX_DIGITS],
+    count: u64,
+) -> [u64; MAX_DIGITS] {
+    // SAFETY: the target features are enabled for this function.
+    unsafe {
+        let n = load::<V>(&c.n);
+        let mut digits = *x;
+        let mut r = load::<V>(&digits);
         for _ in 0..count {
+            r = amm::<V>(&digits, &r, &n, c);
             store(&r, &mut digits);
-            r = amm::<V>(&digits, &r, &n, n0, k0, k);
-            normalize(&mut r);
         }
-        store(&r, &mut digits);
-        let mut r = amm::<V>(&digits, &load::<V>(&c.c_out), &n, n0, k0, k);
-        normalize(&mut r);
-        store(&r, &mut digits);
+        digits
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn pow_t<const V: usize>(
+    c: &Radix52,
+    base: &[u64; MAX_DIGITS],
+    e: &[u64],
+    bits: usize,
+    ct: bool,
+) -> [u64; MAX_DIGITS] {
+    // SAFETY: the target features are enabled for this function.
+    unsafe {
+        let n = load::<V>(&c.n);
+        let mut digits = c.one;
+        let mut acc = load::<V>(&digits);
+        for i in (0..bits).rev() {
+            acc = amm::<V>(&digits, &acc, &n, c);
+            let bit = (e[i / 64] >> (i % 64)) & 1;
+            if ct {
+                let with = amm::<V>(base, &acc, &n, c);
+                let keep = 0u8.wrapping_sub(bit as u8);
+                for j in 0..V {
+                    acc[j] = _mm512_mask_blend_epi64(keep, acc[j], with[j]);
+                }
+            } else if bit == 1 {
+                acc = amm::<V>(base, &acc, &n, c);
+            }
+            store(&acc, &mut digits);
+        }
         digits
     }
 }
@@ -310,7 +399,9 @@ mod tests {
 
     #[test]
     fn digits_round_trip() {
-        let x: Vec<u64> = (0..32u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let x: Vec<u64> = (0..32u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
         let k = digits_for(32);
         let d = to_digits(&x, k);
         assert!(d.iter().all(|&v| v <= MASK));

@@ -1,4 +1,5 @@
-//! Montgomery arithmetic modulo an odd `n` of `L` limbs, R = 2^(64 L).
+//! Montgomery arithmetic modulo an odd `n` of `L` limbs, R = 2^(64 L) (or 2^(52 K) with
+//! the IFMA kernel: [`MontCtx::radix_bits`]).
 //!
 //! Representation: a value a < n is held as aR mod n ("Montgomery form"); convert in
 //! with [`MontCtx::to_mont`] and out with [`MontCtx::from_mont`] only at the ends of a
@@ -18,6 +19,12 @@
 //! Both are written once over a row kernel, acc[0..len] += a * b[0..len]: a portable one
 //! over u128 products, and on x86-64 with BMI2 + ADX the `mulx`/`adcx`/`adox` kernel of
 //! [`crate::adx`], chosen when the context is built ([`Kernel`]).
+//!
+//! With [`Kernel::Ifma`] (CPUs with AVX-512 IFMA) the 1024- to 4096-bit widths run every
+//! operation in radix 2^52 instead ([`crate::ifma`]): squaring chains and powers stay in
+//! that form and in registers between steps, with results below 2n between steps and one
+//! subtraction at the end. The Montgomery radix is then R = 2^(52 K); values in
+//! Montgomery form from one kernel must not be mixed with a context using the other.
 
 use crate::uint::Uint;
 
@@ -53,15 +60,25 @@ pub struct MontCtx<const L: usize> {
     n: Uint<L>,
     /// -n^(-1) mod 2^64.
     n0inv: u64,
-    /// R mod n (1 in Montgomery form).
+    /// R mod n (1 in Montgomery form) and R^2 mod n, for R = 2^(64 L).
     one: Uint<L>,
-    /// R^2 mod n.
     r2: Uint<L>,
     /// The row kernel in use.
     kernel: Kernel,
-    /// Radix-2^52 constants for IFMA squaring chains (widths [`crate::ifma::supports`]).
+    /// The radix-2^52 IFMA context (widths [`crate::ifma::supports`]), used when the
+    /// kernel is [`Kernel::Ifma`]; R is then 2^(52 K).
     #[cfg(target_arch = "x86_64")]
-    chain: Option<Box<crate::ifma::Chain>>,
+    ifma: Option<Box<Ifma<L>>>,
+}
+
+/// The IFMA context and its Montgomery constants.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Debug)]
+struct Ifma<const L: usize> {
+    ctx: crate::ifma::Radix52,
+    /// R mod n and R^2 mod n for R = 2^(52 K).
+    one: Uint<L>,
+    r2: Uint<L>,
 }
 
 #[inline(always)]
@@ -77,9 +94,9 @@ pub enum Kernel {
     Portable,
     /// x86-64 `mulx` with two carry chains (`adcx`/`adox`); needs BMI2 and ADX.
     Adx,
-    /// `Adx` rows, and long squaring chains ([`MontCtx::sqr_n`]) in radix 2^52 with
-    /// AVX-512 IFMA for 1024-, 2048-, 3072- and 4096-bit types; needs BMI2, ADX,
-    /// AVX-512 F and IFMA.
+    /// For 1024-, 2048-, 3072- and 4096-bit types, every operation in radix 2^52 with
+    /// AVX-512 IFMA ([`crate::ifma`]; R becomes 2^(52 K), see [`MontCtx::radix_bits`]);
+    /// `Adx` rows for other widths. Needs BMI2, ADX, AVX-512 F and IFMA.
     Ifma,
 }
 
@@ -119,7 +136,9 @@ fn row(kernel: Kernel, acc: &mut [u64], b: &[u64], a: u64) -> u64 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: contexts only hold Kernel::Adx after `available()` confirmed BMI2 and
         // ADX; both slices hold at least b.len() limbs (asserted above).
-        Kernel::Adx | Kernel::Ifma => unsafe { crate::adx::row(acc.as_mut_ptr(), b.as_ptr(), a, b.len()) },
+        Kernel::Adx | Kernel::Ifma => unsafe {
+            crate::adx::row(acc.as_mut_ptr(), b.as_ptr(), a, b.len())
+        },
         _ => {
             let mut c = 0u64;
             for (t, &bj) in acc.iter_mut().zip(b) {
@@ -158,13 +177,21 @@ impl<const L: usize> MontCtx<L> {
             }
         }
         #[cfg(target_arch = "x86_64")]
-        let chain = crate::ifma::supports(L).then(|| {
-            // c_in = 2^(104 K - 64 L) mod n: double R mod n (104 K - 128 L) more times.
-            let mut c = one;
-            for _ in 0..104 * crate::ifma::digits_for(L) - 128 * L {
-                c = Self::double_mod(&c, n);
+        let ifma = crate::ifma::supports(L).then(|| {
+            // 2^(52 K) and 2^(104 K) mod n: double the 2^(64 L) constants a little more.
+            let extra = 52 * crate::ifma::digits_for(L) - 64 * L;
+            let (mut one52, mut r2_52) = (one, x);
+            for _ in 0..extra {
+                one52 = Self::double_mod(&one52, n);
             }
-            Box::new(crate::ifma::Chain::new(&n.0, &c.0, &one.0))
+            for _ in 0..2 * extra {
+                r2_52 = Self::double_mod(&r2_52, n);
+            }
+            Box::new(Ifma {
+                ctx: crate::ifma::Radix52::new(&n.0, &one52.0),
+                one: one52,
+                r2: r2_52,
+            })
         });
         Ok(MontCtx {
             n: *n,
@@ -173,7 +200,7 @@ impl<const L: usize> MontCtx<L> {
             r2: x,
             kernel: Kernel::detect(),
             #[cfg(target_arch = "x86_64")]
-            chain,
+            ifma,
         })
     }
 
@@ -203,6 +230,34 @@ impl<const L: usize> MontCtx<L> {
         self.kernel
     }
 
+    /// The IFMA context, when the kernel is [`Kernel::Ifma`] and the width has one.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn ifma(&self) -> Option<&Ifma<L>> {
+        match self.kernel {
+            Kernel::Ifma => self.ifma.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// log2 of the Montgomery radix R: 64 L, or 52 K with the IFMA kernel.
+    pub fn radix_bits(&self) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if self.ifma().is_some() {
+            return 52 * crate::ifma::digits_for(L);
+        }
+        64 * L
+    }
+
+    /// R^2 mod n for the radix in use.
+    fn r2(&self) -> &Uint<L> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(f) = self.ifma() {
+            return &f.r2;
+        }
+        &self.r2
+    }
+
     /// The modulus.
     pub fn modulus(&self) -> &Uint<L> {
         &self.n
@@ -210,12 +265,16 @@ impl<const L: usize> MontCtx<L> {
 
     /// 1 in Montgomery form (R mod n).
     pub fn one(&self) -> Uint<L> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(f) = self.ifma() {
+            return f.one;
+        }
         self.one
     }
 
     /// aR mod n, for a < n.
     pub fn to_mont(&self, a: &Uint<L>) -> Uint<L> {
-        self.mul(a, &self.r2)
+        self.mul(a, self.r2())
     }
 
     /// a R^-1 mod n: leaves Montgomery form.
@@ -227,7 +286,7 @@ impl<const L: usize> MontCtx<L> {
     pub fn reduce_to_mont(&self, a: &Uint<L>) -> Uint<L> {
         // a R^-1 (any a < R gives a result < n), then times R^2 twice: a R.
         let t = self.mul(a, &Uint::ONE);
-        self.mul(&self.mul(&t, &self.r2), &self.r2)
+        self.mul(&self.mul(&t, self.r2()), self.r2())
     }
 
     /// Final conditional subtraction: t (with a possible carry limb) to t mod n, given
@@ -247,6 +306,14 @@ impl<const L: usize> MontCtx<L> {
     /// a b R^-1 mod n, for a, b < n.
     #[inline]
     pub fn mul(&self, a: &Uint<L>, b: &Uint<L>) -> Uint<L> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(f) = self.ifma() {
+            let mut out = [0u64; L];
+            // SAFETY: Kernel::Ifma is held only after `available()` confirmed the CPU
+            // features, and the IFMA context was built for this width.
+            let top = unsafe { f.ctx.mul(&a.0, &b.0, &mut out) };
+            return self.finish(&Uint(out), top);
+        }
         let mut t = [0u64; 2 * MAX_LIMBS];
         let t = &mut t[..2 * L];
         for i in 0..L {
@@ -259,6 +326,10 @@ impl<const L: usize> MontCtx<L> {
     /// a^2 R^-1 mod n, for a < n (dedicated squaring, then reduction).
     #[inline]
     pub fn sqr(&self, a: &Uint<L>) -> Uint<L> {
+        #[cfg(target_arch = "x86_64")]
+        if self.ifma().is_some() {
+            return self.mul(a, a);
+        }
         let mut t = [0u64; 2 * MAX_LIMBS];
         let t = &mut t[..2 * L];
         let a = &a.0;
@@ -303,16 +374,13 @@ impl<const L: usize> MontCtx<L> {
         self.finish(&Uint(out), carry_top)
     }
 
-    /// a^(2^k) in Montgomery form: k squarings. With [`Kernel::Ifma`] and k >= 8 the
-    /// chain runs in radix 2^52 ([`crate::ifma`]); its normalisation branches on the
-    /// data, so use this for public values only.
+    /// a^(2^k) in Montgomery form: k squarings.
     pub fn sqr_n(&self, a: &Uint<L>, k: u64) -> Uint<L> {
         #[cfg(target_arch = "x86_64")]
-        if let (Kernel::Ifma, Some(chain), 8..) = (self.kernel, &self.chain, k) {
+        if let Some(f) = self.ifma() {
             let mut out = [0u64; L];
-            // SAFETY: the context holds Kernel::Ifma only when `available()` confirmed
-            // AVX-512 F + IFMA, and `chain` exists only for the widths it supports.
-            let top = unsafe { chain.sqr_n(&a.0, k, &mut out) };
+            // SAFETY: as in `mul`.
+            let top = unsafe { f.ctx.sqr_n(&a.0, k, &mut out) };
             return self.finish(&Uint(out), top);
         }
         let mut x = *a;
@@ -326,7 +394,14 @@ impl<const L: usize> MontCtx<L> {
     /// secret exponents): all 64 L bits are processed, each with one squaring and one
     /// multiplication whose result is kept or dropped by a mask, never a branch.
     pub fn pow_ct(&self, base: &Uint<L>, e: &Uint<L>) -> Uint<L> {
-        let mut acc = self.one;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(f) = self.ifma() {
+            let mut out = [0u64; L];
+            // SAFETY: as in `mul`; e has L limbs for 64 L bits.
+            let top = unsafe { f.ctx.pow(&base.0, &e.0, Uint::<L>::BITS, true, &mut out) };
+            return self.finish(&Uint(out), top);
+        }
+        let mut acc = self.one();
         for i in (0..Uint::<L>::BITS).rev() {
             acc = self.sqr(&acc);
             let with = self.mul(&acc, base);
@@ -340,11 +415,18 @@ impl<const L: usize> MontCtx<L> {
     /// limbs of any length; left-to-right square-and-multiply. Variable time in `e`:
     /// public exponents only.
     pub fn vartime_pow(&self, base: &Uint<L>, e: &[u64]) -> Uint<L> {
-        let mut acc = self.one;
+        let mut acc = self.one();
         let bits = e
             .iter()
             .rposition(|&l| l != 0)
             .map_or(0, |i| 64 * i + 64 - e[i].leading_zeros() as usize);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(f) = self.ifma() {
+            let mut out = [0u64; L];
+            // SAFETY: as in `mul`; `bits` counts bits within `e`.
+            let top = unsafe { f.ctx.pow(&base.0, e, bits, false, &mut out) };
+            return self.finish(&Uint(out), top);
+        }
         for i in (0..bits).rev() {
             acc = self.sqr(&acc);
             if (e[i / 64] >> (i % 64)) & 1 == 1 {

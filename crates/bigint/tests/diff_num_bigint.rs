@@ -57,7 +57,7 @@ fn check<const L: usize>(seed: u64, per_modulus: usize) {
             .with_kernel(kernel);
         assert_eq!(ctx.kernel(), kernel);
         let nb = big(&n);
-        let r = BigUint::from(1u8) << (64 * L);
+        let r = BigUint::from(1u8) << ctx.radix_bits();
         let rinv = r
             .modinv(&nb)
             .unwrap_or_else(|| panic!("R invertible mod odd n"));
@@ -92,6 +92,17 @@ fn check<const L: usize>(seed: u64, per_modulus: usize) {
             assert_eq!(
                 big(&ctx.from_mont(&ctx.vartime_pow(&am, &e))),
                 ab.modpow(&eb, &nb)
+            );
+            // Constant-time power over all 64 L exponent bits (one random base per
+            // modulus and kernel: each costs 64 L multiplications).
+            if i != 3 {
+                continue;
+            }
+            let ef = rand_uint::<L>(&mut rng, 64 * L - (i % 3) * 17);
+            assert_eq!(
+                big(&ctx.from_mont(&ctx.pow_ct(&am, &ef))),
+                ab.modpow(&big(&ef), &nb),
+                "pow_ct, {kernel:?}"
             );
         }
         // Reduction of values >= n.
