@@ -143,10 +143,8 @@ impl Radix52 {
     /// The CPU has AVX-512 F and IFMA ([`available`]); `a`, `b` and `out` have the
     /// width this context was built for.
     pub unsafe fn mul(&self, a: &[u64], b: &[u64], out: &mut [u64]) -> u64 {
-        let (a, b) = (to_digits(a, self.k), to_digits(b, self.k));
-        // SAFETY: the caller guarantees the CPU features.
-        let r = by_width!(self.k, V => unsafe { mul_t::<V>(self, &a, &b) });
-        from_digits(&r[..self.k], out)
+        // SAFETY: the caller guarantees the CPU features and the widths.
+        by_width!(self.k, V => unsafe { mul_t::<V>(self, a, b, out) })
     }
 
     /// `count` squarings of `x` (below n), as [`Radix52::mul`] leaves them.
@@ -154,10 +152,8 @@ impl Radix52 {
     /// # Safety
     /// As for [`Radix52::mul`].
     pub unsafe fn sqr_n(&self, x: &[u64], count: u64, out: &mut [u64]) -> u64 {
-        let d = to_digits(x, self.k);
-        // SAFETY: the caller guarantees the CPU features.
-        let r = by_width!(self.k, V => unsafe { sqr_n_t::<V>(self, &d, count) });
-        from_digits(&r[..self.k], out)
+        // SAFETY: the caller guarantees the CPU features and the widths.
+        by_width!(self.k, V => unsafe { sqr_n_t::<V>(self, x, count, out) })
     }
 
     /// base^e (base below n, in this Montgomery form) for the little-endian exponent
@@ -175,10 +171,9 @@ impl Radix52 {
         ct: bool,
         out: &mut [u64],
     ) -> u64 {
-        let d = to_digits(base, self.k);
-        // SAFETY: the caller guarantees the CPU features and the exponent length.
-        let r = by_width!(self.k, V => unsafe { pow_t::<V>(self, &d, e, bits, ct) });
-        from_digits(&r[..self.k], out)
+        // SAFETY: the caller guarantees the CPU features, the widths and the exponent
+        // length.
+        by_width!(self.k, V => unsafe { pow_t::<V>(self, base, e, bits, ct, out) })
     }
 }
 
@@ -279,68 +274,185 @@ unsafe fn normalize<const V: usize>(r: &mut [__m512i; V]) {
     }
 }
 
-#[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn mul_t<const V: usize>(
-    c: &Radix52,
-    a: &[u64; MAX_DIGITS],
-    b: &[u64; MAX_DIGITS],
-) -> [u64; MAX_DIGITS] {
-    // SAFETY: the target features are enabled for this function.
+/// Lane tables for limbs -> digits, for the two halves of a 16-digit group (13 limbs):
+/// digit j = 8 h + lane is (limb[w] >> s) | (limb[w + 1] << (64 - s)), masked, for
+/// w = floor(52 j / 64), s = 52 j mod 64 (a shift by 64 gives 0).
+const fn to_digit_tables(h: usize) -> [[i64; 8]; 4] {
+    let mut t = [[0i64; 8]; 4];
+    let mut l = 0;
+    while l < 8 {
+        let j = 8 * h + l;
+        let (w, s) = (52 * j / 64, 52 * j % 64);
+        t[0][l] = w as i64;
+        t[1][l] = (w + 1) as i64;
+        t[2][l] = s as i64;
+        t[3][l] = (64 - s) as i64;
+        l += 1;
+    }
+    t
+}
+
+/// Lane tables for digits -> limbs: limb w = 8 h + lane of a group is
+/// (d[j] >> s) | (d[j + 1] << (52 - s)) | (d[j + 2] << (104 - s)) for j = floor(64 w / 52),
+/// s = 64 w mod 52 (indices mod 16; lanes past limb 12 are never stored).
+const fn to_limb_tables(h: usize) -> [[i64; 8]; 6] {
+    let mut t = [[0i64; 8]; 6];
+    let mut l = 0;
+    while l < 8 {
+        let w = 8 * h + l;
+        let (j, s) = (64 * w / 52, 64 * w % 52);
+        t[0][l] = (j % 16) as i64;
+        t[1][l] = ((j + 1) % 16) as i64;
+        t[2][l] = ((j + 2) % 16) as i64;
+        t[3][l] = s as i64;
+        t[4][l] = (52 - s) as i64;
+        t[5][l] = (104 - s) as i64;
+        l += 1;
+    }
+    t
+}
+
+const TO_DIGITS: [[[i64; 8]; 4]; 2] = [to_digit_tables(0), to_digit_tables(1)];
+const TO_LIMBS: [[[i64; 8]; 6]; 2] = [to_limb_tables(0), to_limb_tables(1)];
+
+#[inline(always)]
+unsafe fn vec(t: &[i64; 8]) -> __m512i {
+    // SAFETY: reads 8 lanes from an 8-lane array.
+    unsafe { _mm512_loadu_si512(t.as_ptr().cast()) }
+}
+
+/// Lanes start..start+8 of `x`, zero past its end (masked load: nothing out of bounds).
+#[inline(always)]
+unsafe fn load_lanes(x: &[u64], start: usize) -> __m512i {
+    let have = x.len().saturating_sub(start).min(8);
+    let m = ((1u16 << have) - 1) as u8;
+    // SAFETY: masked-off lanes are not read; when `have` is 0 no lane is read.
+    unsafe { _mm512_maskz_loadu_epi64(m, x.as_ptr().wrapping_add(start).cast()) }
+}
+
+/// Stores lanes of `v` to out[start..start+8], those below `lanes` and inside `out`.
+#[inline(always)]
+unsafe fn store_lanes(out: &mut [u64], start: usize, v: __m512i, lanes: usize) {
+    let have = out.len().saturating_sub(start).min(lanes);
+    let m = ((1u16 << have) - 1) as u8;
+    // SAFETY: masked-off lanes are not written.
+    unsafe { _mm512_mask_storeu_epi64(out.as_mut_ptr().wrapping_add(start).cast(), m, v) }
+}
+
+/// Limbs (a value below 2^(64 len)) to V registers of 52-bit digits.
+#[inline(always)]
+unsafe fn from_limbs<const V: usize>(x: &[u64]) -> [__m512i; V] {
+    // SAFETY: register intrinsics and the bounded loads above.
     unsafe {
-        let n = load::<V>(&c.n);
-        let mut out = [0u64; MAX_DIGITS];
-        store(&amm::<V>(a, &load::<V>(b), &n, c), &mut out);
-        out
+        let mask = _mm512_set1_epi64(MASK as i64);
+        let mut r = [_mm512_setzero_si512(); V];
+        for (v, rv) in r.iter_mut().enumerate() {
+            let base = 13 * (v / 2);
+            let (lo, hi) = (load_lanes(x, base), load_lanes(x, base + 8));
+            let t = &TO_DIGITS[v % 2];
+            let p1 = _mm512_permutex2var_epi64(lo, vec(&t[0]), hi);
+            let p2 = _mm512_permutex2var_epi64(lo, vec(&t[1]), hi);
+            let d = _mm512_or_si512(
+                _mm512_srlv_epi64(p1, vec(&t[2])),
+                _mm512_sllv_epi64(p2, vec(&t[3])),
+            );
+            *rv = _mm512_and_si512(d, mask);
+        }
+        r
+    }
+}
+
+/// Normalised digits to limbs in `out`; returns limb out.len() (the bits above).
+#[inline(always)]
+unsafe fn to_limbs<const V: usize>(r: &[__m512i; V], out: &mut [u64]) -> u64 {
+    // SAFETY: register intrinsics and the bounded stores above.
+    unsafe {
+        let mut top = 0u64;
+        let (tg, tl) = (out.len() / 13, out.len() % 13);
+        for g in 0..V.div_ceil(2) {
+            let d0 = r[2 * g];
+            let d1 = if 2 * g + 1 < V { r[2 * g + 1] } else { _mm512_setzero_si512() };
+            let mut halves = [_mm512_setzero_si512(); 2];
+            for (h, half) in halves.iter_mut().enumerate() {
+                let t = &TO_LIMBS[h];
+                let a = _mm512_permutex2var_epi64(d0, vec(&t[0]), d1);
+                let b = _mm512_permutex2var_epi64(d0, vec(&t[1]), d1);
+                let c = _mm512_permutex2var_epi64(d0, vec(&t[2]), d1);
+                *half = _mm512_or_si512(
+                    _mm512_srlv_epi64(a, vec(&t[3])),
+                    _mm512_or_si512(_mm512_sllv_epi64(b, vec(&t[4])), _mm512_sllv_epi64(c, vec(&t[5]))),
+                );
+            }
+            store_lanes(out, 13 * g, halves[0], 8);
+            store_lanes(out, 13 * g + 8, halves[1], 5);
+            if g == tg {
+                let mut lanes = [0u64; 16];
+                _mm512_storeu_si512(lanes.as_mut_ptr().cast(), halves[0]);
+                _mm512_storeu_si512(lanes.as_mut_ptr().add(8).cast(), halves[1]);
+                top = lanes[tl];
+            }
+        }
+        top
     }
 }
 
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn sqr_n_t<const V: usize>(
-    c: &Radix52,
-    x: &[u64; MAX_DIGITS],
-    count: u64,
-) -> [u64; MAX_DIGITS] {
+unsafe fn mul_t<const V: usize>(c: &Radix52, a: &[u64], b: &[u64], out: &mut [u64]) -> u64 {
     // SAFETY: the target features are enabled for this function.
     unsafe {
         let n = load::<V>(&c.n);
-        let mut digits = *x;
-        let mut r = load::<V>(&digits);
+        let mut digits = [0u64; MAX_DIGITS];
+        store(&from_limbs::<V>(a), &mut digits);
+        to_limbs(&amm::<V>(&digits, &from_limbs::<V>(b), &n, c), out)
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn sqr_n_t<const V: usize>(c: &Radix52, x: &[u64], count: u64, out: &mut [u64]) -> u64 {
+    // SAFETY: the target features are enabled for this function.
+    unsafe {
+        let n = load::<V>(&c.n);
+        let mut digits = [0u64; MAX_DIGITS];
+        let mut r = from_limbs::<V>(x);
         for _ in 0..count {
-            r = amm::<V>(&digits, &r, &n, c);
             store(&r, &mut digits);
+            r = amm::<V>(&digits, &r, &n, c);
         }
-        digits
+        to_limbs(&r, out)
     }
 }
 
 #[target_feature(enable = "avx512f,avx512ifma")]
 unsafe fn pow_t<const V: usize>(
     c: &Radix52,
-    base: &[u64; MAX_DIGITS],
+    base: &[u64],
     e: &[u64],
     bits: usize,
     ct: bool,
-) -> [u64; MAX_DIGITS] {
+    out: &mut [u64],
+) -> u64 {
     // SAFETY: the target features are enabled for this function.
     unsafe {
         let n = load::<V>(&c.n);
+        let mut base_digits = [0u64; MAX_DIGITS];
+        store(&from_limbs::<V>(base), &mut base_digits);
         let mut digits = c.one;
         let mut acc = load::<V>(&digits);
         for i in (0..bits).rev() {
             acc = amm::<V>(&digits, &acc, &n, c);
             let bit = (e[i / 64] >> (i % 64)) & 1;
             if ct {
-                let with = amm::<V>(base, &acc, &n, c);
+                let with = amm::<V>(&base_digits, &acc, &n, c);
                 let keep = 0u8.wrapping_sub(bit as u8);
                 for j in 0..V {
                     acc[j] = _mm512_mask_blend_epi64(keep, acc[j], with[j]);
                 }
             } else if bit == 1 {
-                acc = amm::<V>(base, &acc, &n, c);
+                acc = amm::<V>(&base_digits, &acc, &n, c);
             }
             store(&acc, &mut digits);
         }
-        digits
+        to_limbs(&acc, out)
     }
 }
 
@@ -394,6 +506,46 @@ mod tests {
                 store(&r, &mut d);
             }
             assert_eq!(&d[..24], &want[..]);
+        }
+    }
+
+    #[test]
+    fn vector_conversions_match_scalar_ones() {
+        if !available() {
+            return;
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for limbs in [16usize, 32, 48, 64] {
+            let k = digits_for(limbs);
+            for top_bits in [0u32, 1, 3] {
+                let v: Vec<u64> = (0..limbs)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x
+                    })
+                    .collect();
+                let d = to_digits(&v, k);
+                let mut want = d;
+                // A value a few bits wider than the limbs (results below 2n can be).
+                let extra = 64 * limbs;
+                want[extra / 52] |= ((1u64 << top_bits) - 1) << (extra % 52) & MASK;
+                want[extra / 52 + 1] |= ((1u64 << top_bits) - 1) >> (52 - extra % 52);
+                let mut back = vec![0u64; limbs];
+                // SAFETY: `available()` checked above; widths as each kernel expects.
+                let (got_digits, top) = unsafe {
+                    let mut got = [0u64; MAX_DIGITS];
+                    by_width!(k, V => {
+                        store(&from_limbs::<V>(&v), &mut got);
+                        let top = to_limbs::<V>(&load::<V>(&want), &mut back);
+                        (got, top)
+                    })
+                };
+                assert_eq!(&got_digits[..], &d[..], "{limbs} limbs");
+                assert_eq!(back, v, "{limbs} limbs");
+                assert_eq!(top, (1u64 << top_bits) - 1, "{limbs} limbs");
+            }
         }
     }
 
