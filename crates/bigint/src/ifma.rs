@@ -209,12 +209,16 @@ unsafe fn amm<const V: usize>(
     unsafe {
         let zero = _mm512_setzero_si512();
         let mut r = [zero; V];
+        let b0 = _mm_cvtsi128_si64(_mm512_castsi512_si128(b[0])) as u64;
         for &ai in &a[..c.k] {
+            // Digit 0 after this step's low products, computed on the scalar side so that
+            // y does not wait for the vector multiply-add.
+            let r0 = (_mm_cvtsi128_si64(_mm512_castsi512_si128(r[0])) as u64)
+                + (ai.wrapping_mul(b0) & MASK);
             let av = _mm512_set1_epi64(ai as i64);
             for j in 0..V {
                 r[j] = _mm512_madd52lo_epu64(r[j], av, b[j]);
             }
-            let r0 = _mm_cvtsi128_si64(_mm512_castsi512_si128(r[0])) as u64;
             let y = r0.wrapping_mul(k0) & MASK;
             // Digit 0 plus the low half of y n_0 is 0 mod 2^52; its carry moves up.
             let carry = (r0 + (y.wrapping_mul(n0) & MASK)) >> 52;
