@@ -375,7 +375,11 @@ unsafe fn to_limbs<const V: usize>(r: &[__m512i; V], out: &mut [u64]) -> u64 {
         let (tg, tl) = (out.len() / 13, out.len() % 13);
         for g in 0..V.div_ceil(2) {
             let d0 = r[2 * g];
-            let d1 = if 2 * g + 1 < V { r[2 * g + 1] } else { _mm512_setzero_si512() };
+            let d1 = if 2 * g + 1 < V {
+                r[2 * g + 1]
+            } else {
+                _mm512_setzero_si512()
+            };
             let mut halves = [_mm512_setzero_si512(); 2];
             for (h, half) in halves.iter_mut().enumerate() {
                 let t = &TO_LIMBS[h];
@@ -384,7 +388,10 @@ unsafe fn to_limbs<const V: usize>(r: &[__m512i; V], out: &mut [u64]) -> u64 {
                 let c = _mm512_permutex2var_epi64(d0, vec(&t[2]), d1);
                 *half = _mm512_or_si512(
                     _mm512_srlv_epi64(a, vec(&t[3])),
-                    _mm512_or_si512(_mm512_sllv_epi64(b, vec(&t[4])), _mm512_sllv_epi64(c, vec(&t[5]))),
+                    _mm512_or_si512(
+                        _mm512_sllv_epi64(b, vec(&t[4])),
+                        _mm512_sllv_epi64(c, vec(&t[5])),
+                    ),
                 );
             }
             store_lanes(out, 13 * g, halves[0], 8);
