@@ -1,0 +1,25 @@
+//! BLS12-377 G1 multi-scalar multiplication for zero-knowledge provers.
+//!
+//! - [`fq`]: the base field (377-bit, Montgomery, six limbs); [`fr`]: scalars.
+//! - [`g1`]: points in affine, Jacobian and XYZZ coordinates; curve and subgroup checks.
+//! - [`msm()`]: Pippenger with signed digits, XYZZ buckets and running sums, on rayon.
+//! - [`format`]: arkworks-compatible files for points and scalars.
+//! - [`gen`]: deterministic random and skewed inputs.
+//! - `ark` (feature `arkworks`, on by default): conversions from and to arkworks 0.5
+//!   types and an arkworks-shaped call.
+
+#![cfg_attr(not(test), warn(missing_docs))]
+
+#[cfg(feature = "arkworks")]
+pub mod ark;
+pub mod format;
+pub mod fq;
+pub mod fr;
+pub mod g1;
+pub mod gen;
+pub mod msm;
+
+pub use fq::Fq;
+pub use fr::Scalar;
+pub use g1::{Affine, Jacobian};
+pub use msm::{msm, MsmError};
