@@ -3,4 +3,5 @@
 
 pub mod ed25519;
 pub mod machine;
+pub mod msm;
 pub mod vdf;

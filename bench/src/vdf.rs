@@ -33,7 +33,8 @@ pub struct BenchArgs {
     pub quick: bool,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of a non-empty sample.
+pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }

@@ -11,6 +11,8 @@ pub enum BenchCommand {
     Ed25519(wirespeed_bench::ed25519::BenchArgs),
     /// Modular squaring (1024-4096 bits) beside GMP, OpenSSL and num-bigint; VDF proof overhead
     Vdf(wirespeed_bench::vdf::BenchArgs),
+    /// BLS12-377 G1 MSM beside arkworks and gnark-crypto (Go, when installed)
+    Msm(wirespeed_bench::msm::BenchArgs),
 }
 
 /// Runs `wirespeed bench`.
@@ -18,5 +20,6 @@ pub fn run(cmd: &BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Ed25519(args) => wirespeed_bench::ed25519::run(args).map_err(CliError::Bench),
         BenchCommand::Vdf(args) => wirespeed_bench::vdf::run(args).map_err(CliError::Bench),
+        BenchCommand::Msm(args) => wirespeed_bench::msm::run(args).map_err(CliError::Bench),
     }
 }

@@ -22,6 +22,36 @@ pub const MAX_TOTAL_BYTES: u64 = 16 << 30;
 pub enum GenCommand {
     /// Ed25519 signature records (the input of `wirespeed verify`)
     Sigs(GenSigsArgs),
+    /// BLS12-377 points and scalars in arkworks format (the input of `wirespeed msm`)
+    Msm(GenMsmArgs),
+}
+
+/// Arguments of `wirespeed gen msm`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Points are [k]G for uniform k; scalars are uniform below r, or skewed with --skewed
+(50% zero, 25% one, 15% below 2^16, 10% uniform). The same --n and --seed always give
+the same files. Limit: N <= 2^28.")]
+pub struct GenMsmArgs {
+    /// Number of points and scalars
+    #[arg(long, value_name = "N")]
+    pub n: usize,
+
+    /// Seed of the deterministic generator
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Points file to write (Vec<G1Affine>, arkworks uncompressed)
+    #[arg(long, value_name = "FILE")]
+    pub points: PathBuf,
+
+    /// Scalars file to write (Vec<Fr>, arkworks uncompressed)
+    #[arg(long, value_name = "FILE")]
+    pub scalars: PathBuf,
+
+    /// Skewed scalars instead of uniform ones
+    #[arg(long)]
+    pub skewed: bool,
 }
 
 /// Arguments of `wirespeed gen sigs`.
@@ -88,7 +118,40 @@ pub fn check_bounds(n: usize, msg_len: usize) -> Result<(), CliError> {
 pub fn run(cmd: &GenCommand) -> Result<(), CliError> {
     match cmd {
         GenCommand::Sigs(args) => run_sigs(args),
+        GenCommand::Msm(args) => run_msm(args),
     }
+}
+
+fn run_msm(args: &GenMsmArgs) -> Result<(), CliError> {
+    if args.n > crate::msm::MAX_ELEMENTS {
+        return Err(CliError::Invalid(format!(
+            "--n {} is too large (at most {})",
+            args.n,
+            crate::msm::MAX_ELEMENTS
+        )));
+    }
+    let start = std::time::Instant::now();
+    let points = wirespeed_msm::gen::points(args.n, args.seed);
+    let scalars = if args.skewed {
+        wirespeed_msm::gen::skewed_scalars(args.n, args.seed)
+    } else {
+        wirespeed_msm::gen::scalars(args.n, args.seed)
+    };
+    crate::files::write_file(&args.points, &wirespeed_msm::format::encode_points(&points))?;
+    crate::files::write_file(
+        &args.scalars,
+        &wirespeed_msm::format::encode_scalars(&scalars),
+    )?;
+    writeln!(
+        std::io::stdout().lock(),
+        "wrote {} points to '{}' and {} scalars to '{}' in {:.1} s",
+        args.n,
+        args.points.display(),
+        args.n,
+        args.scalars.display(),
+        start.elapsed().as_secs_f64()
+    )
+    .map_err(CliError::Stdout)
 }
 
 fn run_sigs(args: &GenSigsArgs) -> Result<(), CliError> {

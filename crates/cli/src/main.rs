@@ -9,6 +9,7 @@ mod demo;
 mod error;
 mod files;
 mod gen;
+mod msm;
 mod table;
 mod timelock;
 mod vdf;
@@ -53,6 +54,8 @@ enum Command {
     /// Time-lock puzzles: lock a message for T sequential squarings, solve, open
     #[command(subcommand)]
     Timelock(timelock::TimelockCommand),
+    /// BLS12-377 G1 multi-scalar multiplication of arkworks point and scalar files
+    Msm(msm::MsmArgs),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -63,6 +66,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Bench(cmd) => bench::run(cmd),
         Command::Vdf(cmd) => vdf::run(cmd),
         Command::Timelock(cmd) => timelock::run(cmd),
+        Command::Msm(args) => msm::run(args),
     }
 }
 

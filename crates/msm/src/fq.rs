@@ -75,6 +75,29 @@ fn sbb(a: u64, b: u64, borrow: u64) -> (u64, u64) {
     (t as u64, (t >> 64) as u64)
 }
 
+/// One CIOS round: t = (t + a b_i + m p) / 2^64 with m making the low limb vanish.
+#[inline(always)]
+fn cios_round(t: &mut [u64; 6], a: &[u64; 6], bi: u64) {
+    let (t0, mut ca) = mac(t[0], a[0], bi, 0);
+    let m = t0.wrapping_mul(INV);
+    let (_, mut cm) = mac(t0, m, P[0], 0);
+    macro_rules! step {
+        ($j:expr) => {
+            let (tj, c1) = mac(t[$j], a[$j], bi, ca);
+            ca = c1;
+            let (tj1, c2) = mac(tj, m, P[$j], cm);
+            cm = c2;
+            t[$j - 1] = tj1;
+        };
+    }
+    step!(1);
+    step!(2);
+    step!(3);
+    step!(4);
+    step!(5);
+    t[5] = ca.wrapping_add(cm);
+}
+
 /// t - p if t >= p, else t (t < 2p), without a branch.
 #[inline(always)]
 fn reduce_once(t: [u64; 6]) -> [u64; 6] {
@@ -153,19 +176,13 @@ impl Fq {
     pub fn mul(&self, b: &Fq) -> Fq {
         let (a, b) = (&self.0, &b.0);
         let mut t = [0u64; 6];
-        for i in 0..6 {
-            let (t0, mut ca) = mac(t[0], a[0], b[i], 0);
-            let m = t0.wrapping_mul(INV);
-            let (_, mut cm) = mac(t0, m, P[0], 0);
-            for j in 1..6 {
-                let (tj, c1) = mac(t[j], a[j], b[i], ca);
-                ca = c1;
-                let (tj1, c2) = mac(tj, m, P[j], cm);
-                cm = c2;
-                t[j - 1] = tj1;
-            }
-            t[5] = ca.wrapping_add(cm);
-        }
+        // Six explicit rounds: the compiler keeps t in registers only when unrolled.
+        cios_round(&mut t, a, b[0]);
+        cios_round(&mut t, a, b[1]);
+        cios_round(&mut t, a, b[2]);
+        cios_round(&mut t, a, b[3]);
+        cios_round(&mut t, a, b[4]);
+        cios_round(&mut t, a, b[5]);
         Fq(reduce_once(t))
     }
 

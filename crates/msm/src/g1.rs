@@ -386,7 +386,7 @@ impl Xyzz {
     }
 
     /// P += Q for finite affine Q given as (x, y) (madd-2008-s), exceptional cases included.
-    #[inline]
+    #[inline(always)]
     pub fn add_affine_assign(&mut self, qx: &Fq, qy: &Fq) {
         if self.is_infinity() {
             *self = Xyzz::from_affine(&Affine::new_unchecked(*qx, *qy));
@@ -414,7 +414,7 @@ impl Xyzz {
     }
 
     /// P += Q (add-2008-s), exceptional cases included.
-    #[inline]
+    #[inline(always)]
     pub fn add_assign(&mut self, q: &Xyzz) {
         if q.is_infinity() {
             return;

@@ -125,8 +125,26 @@ fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
     digits
 }
 
-/// sum_b b B_b for one window over a slice of points (None when nothing landed).
+/// sum_b b B_b for one window over a slice of points (None when nothing landed): the
+/// field arithmetic compiled for BMI2 + ADX (`mulx`) when the CPU has them, else
+/// portable; both are the same source and give the same result.
 fn window_sum(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx") {
+        // SAFETY: the CPU has BMI2 and ADX (checked just above).
+        return unsafe { window_sum_adx(points, digits, c) };
+    }
+    window_sum_portable(points, digits, c)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2,adx")]
+unsafe fn window_sum_adx(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
+    window_sum_portable(points, digits, c)
+}
+
+#[inline(always)]
+fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
     let mut buckets = vec![Xyzz::INFINITY; 1 << (c - 1)];
     let mut highest = 0usize;
     for (p, &d) in points.iter().zip(digits) {

@@ -6,6 +6,7 @@
 //! its results do not match what it expected.
 
 mod ed25519;
+mod msm;
 mod vdf;
 
 use std::io::Write;
@@ -34,12 +35,12 @@ pub struct Section {
 }
 
 /// All sections, in the order they run.
-pub const SECTIONS: &[Section] = &[ed25519::SECTION, vdf::SECTION];
+pub const SECTIONS: &[Section] = &[ed25519::SECTION, vdf::SECTION, msm::SECTION];
 
 /// Arguments of `wirespeed demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Run only this section (repeatable); sections: ed25519, vdf
+    /// Run only this section (repeatable); sections: ed25519, vdf, msm
     #[arg(long, value_name = "SECTION")]
     pub only: Vec<String>,
 

@@ -1,0 +1,185 @@
+//! BLS12-377 G1 MSM beside arkworks (ark-ec `VariableBaseMSM`, parallel) in this process
+//! and gnark-crypto (`G1Jac.MultiExp`, the Go program in bench/gnark, run as a
+//! subprocess when Go is installed) in the same run, with 1 and 2 threads, on uniform
+//! and skewed scalars. wirespeed and arkworks get the same inputs and must agree; the Go
+//! program draws its own inputs from the same distributions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use ark_bls12_377::{Fr as ArkFr, G1Affine, G1Projective};
+use ark_ec::VariableBaseMSM;
+use ark_ff::PrimeField;
+use clap::Args;
+use wirespeed_msm::ark::{affine_to_ark, jacobian_to_ark};
+use wirespeed_msm::{gen, msm, Affine, Scalar};
+
+use crate::machine::{utc_now, Machine};
+use crate::vdf::median;
+
+/// Arguments of `wirespeed bench msm`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// log2 of the sizes to measure (repeatable) [default: 16, 18, 20]
+    #[arg(long = "log-n", value_name = "K")]
+    pub log_n: Vec<u32>,
+
+    /// Timed repetitions per contender after a warm-up; the median is reported
+    #[arg(long, default_value_t = 3)]
+    pub reps: usize,
+
+    /// Smoke run: n = 2^10, one repetition
+    #[arg(long)]
+    pub quick: bool,
+}
+
+fn pool(threads: usize) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// Builds the gnark-crypto program into target/ once; None when Go is unavailable.
+fn gnark_binary() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("gnark");
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/gnark-msm");
+    if out.exists() {
+        return Some(out);
+    }
+    let ok = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&out)
+        .arg(".")
+        .current_dir(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(out)
+}
+
+fn gnark(bin: &Path, n: usize, threads: usize, reps: usize, skewed: bool) -> Option<f64> {
+    let out = Command::new(bin)
+        .args([
+            "--n",
+            &n.to_string(),
+            "--threads",
+            &threads.to_string(),
+            "--reps",
+            &reps.to_string(),
+            "--scalars",
+            if skewed { "skewed" } else { "uniform" },
+        ])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v["secs_median"].as_f64()
+}
+
+struct Row {
+    n: usize,
+    kind: &'static str,
+    threads: usize,
+    ws: f64,
+    ark: f64,
+    gnark: Option<f64>,
+}
+
+fn measure(
+    points: &[Affine],
+    scalars: &[Scalar],
+    threads: usize,
+    reps: usize,
+) -> Result<(f64, f64), String> {
+    let ap: Vec<G1Affine> = points.iter().map(affine_to_ark).collect();
+    let asc: Vec<ArkFr> = scalars
+        .iter()
+        .map(|s| ArkFr::from_le_bytes_mod_order(&s.to_bytes_le()))
+        .collect();
+    let pool = pool(threads)?;
+    let (mut ws, mut ark) = (vec![], vec![]);
+    for rep in 0..=reps {
+        let t = Instant::now();
+        let a = pool
+            .install(|| msm(points, scalars))
+            .map_err(|e| e.to_string())?;
+        let a_secs = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let b = pool
+            .install(|| G1Projective::msm(&ap, &asc))
+            .map_err(|e| e.to_string())?;
+        let b_secs = t.elapsed().as_secs_f64();
+        if jacobian_to_ark(&a) != b {
+            return Err("wirespeed and arkworks disagree".into());
+        }
+        if rep > 0 {
+            ws.push(a_secs);
+            ark.push(b_secs);
+        }
+    }
+    Ok((median(ws), median(ark)))
+}
+
+/// Runs the benchmark and prints a markdown report.
+pub fn run(args: &BenchArgs) -> Result<(), String> {
+    let (logs, reps) = if args.quick {
+        (vec![10], 1)
+    } else if args.log_n.is_empty() {
+        (vec![16, 18, 20], args.reps.max(1))
+    } else {
+        (args.log_n.clone(), args.reps.max(1))
+    };
+    let gbin = gnark_binary();
+    let mut rows = vec![];
+    for &k in &logs {
+        let n = 1usize << k;
+        eprintln!("msm: n = 2^{k}: generating inputs");
+        let points = gen::points(n, k as u64);
+        for (kind, scalars) in [
+            ("uniform", gen::scalars(n, 100 + k as u64)),
+            ("skewed", gen::skewed_scalars(n, 200 + k as u64)),
+        ] {
+            for threads in [1, 2] {
+                eprintln!("msm: n = 2^{k}, {kind}, {threads} thread(s)");
+                let (ws, ark) = measure(&points, &scalars, threads, reps)?;
+                let g = gbin
+                    .as_deref()
+                    .and_then(|b| gnark(b, n, threads, reps, kind == "skewed"));
+                rows.push(Row {
+                    n,
+                    kind,
+                    threads,
+                    ws,
+                    ark,
+                    gnark: g,
+                });
+            }
+        }
+    }
+    let m = Machine::detect();
+    println!("## BLS12-377 G1 MSM: wirespeed and peers\n");
+    println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
+    println!("- Median of {reps} runs after a warm-up; wirespeed and arkworks on the same inputs (checked equal); gnark-crypto on its own inputs of the same distribution");
+    println!("- us/pt/core = seconds x threads / n\n");
+    println!("| n | scalars | threads | wirespeed s | us/pt/core | arkworks s | gnark-crypto s | ark / ws | gnark / ws |");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        let g = r.gnark.map_or("n/a".to_string(), |g| format!("{g:.3}"));
+        let gr = r
+            .gnark
+            .map_or("n/a".to_string(), |g| format!("{:.2}", g / r.ws));
+        println!(
+            "| 2^{} | {} | {} | {:.3} | {:.2} | {:.3} | {} | {:.2} | {} |",
+            r.n.trailing_zeros(),
+            r.kind,
+            r.threads,
+            r.ws,
+            r.ws * 1e6 * r.threads as f64 / r.n as f64,
+            r.ark,
+            g,
+            r.ark / r.ws,
+            gr
+        );
+    }
+    Ok(())
+}
