@@ -12,6 +12,7 @@
 
 #[cfg(feature = "arkworks")]
 pub mod ark;
+mod batch;
 pub mod format;
 pub mod fq;
 pub mod fr;
@@ -22,4 +23,4 @@ pub mod msm;
 pub use fq::Fq;
 pub use fr::Scalar;
 pub use g1::{Affine, Jacobian};
-pub use msm::{msm, MsmError};
+pub use msm::{msm, MsmError, Precomputed};

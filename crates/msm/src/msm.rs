@@ -6,29 +6,37 @@
 //!    (its raw value is below 2^(253 mod c), at most 2^(c-1) with the carry), so
 //!    floor(253 / c) + 1 windows suffice and each needs only 2^(c-1) buckets; -P is
 //!    free (negate y).
-//! 2. Bucket accumulation: for each window, bucket |d| gets +-P_i, in XYZZ coordinates
-//!    with the affine point added by madd-2008-s (8M + 2S).
+//! 2. Bucket accumulation: for each window, bucket |d| gets +-P_i. With at least 4096
+//!    buckets they are affine and updated in batches that share one inversion
+//!    ([`crate::batch`], about 6.5M an addition; an addition that meets a bucket already
+//!    in the batch goes to that bucket's XYZZ overflow); with fewer buckets (small
+//!    windows, where batches would collide) XYZZ buckets take the affine point by
+//!    madd-2008-s (8M + 2S).
 //! 3. Bucket reduction: sum_b b B_b by running sums from the top bucket down (two XYZZ
 //!    additions per bucket, 2 x (12M + 2S)), stopping at the highest bucket in use.
 //! 4. Windows are combined by Horner's rule: c doublings and one addition per window.
 //!
-//! Window width (cost model, in field multiplications; measured ratios on this code:
-//! a mixed addition ~ 10, a bucket-sum addition ~ 14): for each candidate c in 2..=20,
-//! sum over the windows j that hold a nonzero digit of (N_j 10 + 2^(c-1) 2 14), where
+//! Window width (cost model, in field multiplications; fitted on this code at 2^18
+//! points: a bucket addition ~ 7, one bucket's share of the reduction ~ 24): for each
+//! candidate c in 2..=20, sum over the windows j that hold a nonzero digit of
+//! (N_j 7 + 2^(c-1) 24), where
 //! N_j counts the scalars with a bit at or above position j c (from a histogram of
 //! scalar lengths), plus 2^c-independent Horner costs; the cheapest c wins. Skewed
 //! inputs (zeros, ones, small values) therefore get narrower or fewer windows instead
 //! of paying for empty buckets: a zero scalar costs nothing, and a window with no
 //! nonzero digit is skipped outright.
 //!
+//! Fixed bases: [`Precomputed`] trades memory for fewer reductions (see its docs).
+//!
 //! Parallelism: rayon tasks over (window, slice of points); with fewer windows in use
 //! than 2 x threads the points are split too, and the partial window sums (linear in
 //! the buckets) are added. Memory: the signed digits, 4 bytes per scalar per window
-//! (2^20 scalars, c = 16: 17 windows, 68 MiB), plus 2^(c-1) buckets of 192 bytes for
-//! each running task (c = 16: 6 MiB each).
+//! (2^20 scalars, c = 16: 16 windows, 64 MiB), plus per running task 2^(c-1) buckets
+//! of about 300 bytes (affine value, XYZZ overflow, flags; c = 16: 10 MiB each).
 
 use rayon::prelude::*;
 
+use crate::batch::AffineBuckets;
 use crate::fr::{Scalar, R_BITS};
 use crate::g1::{Affine, Jacobian, Xyzz};
 
@@ -56,10 +64,11 @@ impl std::fmt::Display for MsmError {
 
 impl std::error::Error for MsmError {}
 
-/// Relative cost of a mixed (affine into XYZZ) addition, in multiplications.
-const MIXED_ADD: u64 = 10;
-/// Relative cost of an XYZZ + XYZZ addition.
-const FULL_ADD: u64 = 14;
+/// Relative cost of a bucket addition (batched affine, about 6.5M), in multiplications.
+const MIXED_ADD: u64 = 7;
+/// Relative cost of one bucket's share of the reduction, halved (measured ratio to a
+/// bucket addition: about 3.4).
+const FULL_ADD: u64 = 12;
 /// Widest window considered.
 const MAX_WINDOW: u32 = 20;
 
@@ -143,29 +152,60 @@ unsafe fn window_sum_adx(points: &[Affine], digits: &[i32], c: u32) -> Option<Xy
     window_sum_portable(points, digits, c)
 }
 
+/// Pending additions per batch inversion.
+const BATCH: usize = 1024;
+
 #[inline(always)]
 fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
-    let mut buckets = vec![Xyzz::INFINITY; 1 << (c - 1)];
+    let count = 1usize << (c - 1);
     let mut highest = 0usize;
+    // Few buckets make batches collide: XYZZ buckets then.
+    if count < 4 * BATCH {
+        let mut buckets = vec![Xyzz::INFINITY; count];
+        for (p, &d) in points.iter().zip(digits) {
+            if d == 0 || p.infinity {
+                continue;
+            }
+            let b = d.unsigned_abs() as usize;
+            highest = highest.max(b);
+            let y = if d > 0 { p.y } else { p.y.neg() };
+            buckets[b - 1].add_affine_assign(&p.x, &y);
+        }
+        return running_sum(buckets[..highest].iter().rev().copied(), highest);
+    }
+    let mut buckets = AffineBuckets::new(count, BATCH);
     for (p, &d) in points.iter().zip(digits) {
         if d == 0 || p.infinity {
             continue;
         }
         let b = d.unsigned_abs() as usize;
         highest = highest.max(b);
-        if d > 0 {
-            buckets[b - 1].add_affine_assign(&p.x, &p.y);
-        } else {
-            buckets[b - 1].add_affine_assign(&p.x, &p.y.neg());
-        }
+        let y = if d > 0 { p.y } else { p.y.neg() };
+        buckets.add(b - 1, p.x, y);
     }
+    buckets.finish();
+    let mut running = Xyzz::INFINITY;
+    let mut acc = Xyzz::INFINITY;
+    if highest == 0 {
+        return None;
+    }
+    for b in (0..highest).rev() {
+        buckets.add_bucket_to(b, &mut running);
+        acc.add_assign(&running);
+    }
+    Some(acc)
+}
+
+/// sum_b b B_b over buckets given from the top down (None when there are none).
+#[inline(always)]
+fn running_sum(top_down: impl Iterator<Item = Xyzz>, highest: usize) -> Option<Xyzz> {
     if highest == 0 {
         return None;
     }
     let mut running = Xyzz::INFINITY;
     let mut acc = Xyzz::INFINITY;
-    for b in buckets[..highest].iter().rev() {
-        running.add_assign(b);
+    for b in top_down {
+        running.add_assign(&b);
         acc.add_assign(&running);
     }
     Some(acc)
@@ -190,7 +230,13 @@ pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobia
     }
     let c = c.clamp(2, MAX_WINDOW);
     let digits = recode(&scalars[..n], c);
-    let w = windows(c) as usize;
+    pippenger(&points[..n], &digits, windows(c) as usize, c)
+}
+
+/// The bucket method over `points` with window-major signed `digits` (w windows of
+/// points.len() digits each, window j weighing 2^(j c)).
+fn pippenger(points: &[Affine], digits: &[i32], w: usize, c: u32) -> Jacobian {
+    let n = points.len();
     let used: Vec<usize> = (0..w)
         .filter(|&j| digits[j * n..(j + 1) * n].iter().any(|&d| d != 0))
         .collect();
@@ -230,6 +276,100 @@ pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobia
         acc = acc.add(&Jacobian::from(*s));
     }
     acc
+}
+
+/// Fixed bases prepared once for many MSMs (the `multi_scalar_mult_init` /
+/// `multi_scalar_mult` shape).
+///
+/// With K groups, the table holds [2^(t g c)] P_i for t in 0..K, where the W windows of
+/// width c are cut into K groups of g = ceil(W / K): the digit of window t g + j' of
+/// scalar i then multiplies table point (t, i) in window j' < g, so an MSM runs g windows
+/// over n K points: the same n W bucket additions, but g instead of W bucket reductions
+/// and Horner steps, which also lets the window widen. Memory: n K affine points of 104
+/// bytes (2^20 points, K = 4: 436 MB), plus the digits of each call (4 n W bytes).
+#[derive(Clone, Debug)]
+pub struct Precomputed {
+    table: Vec<Affine>,
+    n: usize,
+    k: usize,
+    c: u32,
+}
+
+impl Precomputed {
+    /// Prepares `points` with K = `groups` (1 to 64; 1 keeps only the points).
+    pub fn new(points: &[Affine], groups: usize) -> Precomputed {
+        let n = points.len();
+        let k = groups.clamp(1, 64);
+        // Window from the cost model for uniform scalars, with g reductions.
+        let mut best = (u64::MAX, 2);
+        for c in 2..=MAX_WINDOW {
+            let w = windows(c) as u64;
+            let g = w.div_ceil(k as u64);
+            let cost =
+                w * n as u64 * MIXED_ADD + g * ((1u64 << (c - 1)) * 2 * FULL_ADD + 8 * c as u64);
+            if cost < best.0 {
+                best = (cost, c);
+            }
+        }
+        let c = best.1;
+        let g = (windows(c) as usize).div_ceil(k);
+        let mut table = Vec::with_capacity(n * k);
+        table.extend_from_slice(points);
+        let mut current: Vec<Jacobian> = points.iter().map(|p| Jacobian::from(*p)).collect();
+        for _ in 1..k {
+            current.par_iter_mut().for_each(|p| {
+                for _ in 0..g as u32 * c {
+                    *p = p.double();
+                }
+            });
+            table.extend(Jacobian::batch_to_affine(&current));
+        }
+        Precomputed { table, n, k, c }
+    }
+
+    /// Number of base points.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// True when there are no base points.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Bytes held by the table.
+    pub fn table_bytes(&self) -> usize {
+        self.table.len() * std::mem::size_of::<Affine>()
+    }
+
+    /// sum_i scalars[i] P_i over the prepared points.
+    pub fn msm(&self, scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
+        if scalars.len() != self.n {
+            return Err(MsmError::LengthMismatch {
+                points: self.n,
+                scalars: scalars.len(),
+            });
+        }
+        let (n, k, c) = (self.n, self.k, self.c);
+        if n == 0 {
+            return Ok(Jacobian::INFINITY);
+        }
+        let digits = recode(scalars, c);
+        let w = windows(c) as usize;
+        let g = w.div_ceil(k);
+        // Window j' of table point (t, i) carries digit (t g + j', i).
+        let mut vd = vec![0i32; g * n * k];
+        for j in 0..g {
+            for t in 0..k {
+                let src = t * g + j;
+                if src < w {
+                    let dst = j * n * k + t * n;
+                    vd[dst..dst + n].copy_from_slice(&digits[src * n..(src + 1) * n]);
+                }
+            }
+        }
+        Ok(pippenger(&self.table, &vd, g, c))
+    }
 }
 
 #[cfg(test)]

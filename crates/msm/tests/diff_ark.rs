@@ -102,6 +102,13 @@ fn check_msm(points: &[Affine], scalars: &[Scalar], what: &str) {
     let want = G1Projective::msm(&ap, &asc).unwrap_or_else(|e| panic!("{e}"));
     let got = msm(points, scalars).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(jacobian_to_ark(&got), want, "{what}, n = {}", points.len());
+    // Wide windows force the batched-affine buckets (>= 4096 of them) at any n.
+    if (256..=4096).contains(&points.len()) {
+        for c in [13, 16] {
+            let got = wirespeed_msm::msm::msm_with_window(points, scalars, c);
+            assert_eq!(jacobian_to_ark(&got), want, "{what}, c = {c}");
+        }
+    }
 }
 
 #[test]
@@ -285,4 +292,34 @@ fn malformed_scalar_files_are_rejected_with_the_index() {
     );
     assert!(Vec::<ArkFr>::deserialize_uncompressed(&b[..]).is_err());
     assert!(format::decode_scalars(&b[..b.len() - 1]).is_err());
+}
+
+#[test]
+fn precomputed_bases_match_arkworks_for_every_group_count() {
+    for (n, log) in [(1usize, 0u64), (37, 1), (1000, 2), (5000, 3)] {
+        let p = gen::points(n, 50 + log);
+        let mut pts = p.clone();
+        if n > 3 {
+            pts[1] = Affine::INFINITY;
+            pts[2] = pts[0].neg();
+        }
+        for k in [1, 2, 3, 5, 16, 64] {
+            let pre = wirespeed_msm::Precomputed::new(&pts, k);
+            assert_eq!(pre.len(), n);
+            for (what, s) in [
+                ("uniform", gen::scalars(n, 60 + log)),
+                ("skewed", gen::skewed_scalars(n, 70 + log)),
+            ] {
+                let ap: Vec<G1Affine> = pts.iter().map(affine_to_ark).collect();
+                let asc: Vec<ArkFr> = s
+                    .iter()
+                    .map(|x| ArkFr::from_le_bytes_mod_order(&x.to_bytes_le()))
+                    .collect();
+                let want = G1Projective::msm(&ap, &asc).unwrap_or_else(|e| panic!("{e}"));
+                let got = pre.msm(&s).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(jacobian_to_ark(&got), want, "{what}, n = {n}, K = {k}");
+            }
+            assert!(pre.msm(&gen::scalars(n + 1, 1)).is_err());
+        }
+    }
 }
