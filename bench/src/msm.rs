@@ -156,6 +156,37 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             }
         }
     }
+    // Repeated MSMs on the same points with a precomputed table (2 threads).
+    let mut pre_rows = vec![];
+    for &k in &logs {
+        let n = 1usize << k;
+        let points = gen::points(n, k as u64);
+        let scalars = gen::scalars(n, 300 + k as u64);
+        let pool = pool(2)?;
+        for groups in [2usize, 4] {
+            eprintln!("msm: n = 2^{k}, precomputed K = {groups}");
+            let t = Instant::now();
+            let pre = pool.install(|| wirespeed_msm::Precomputed::new(&points, groups));
+            let init = t.elapsed().as_secs_f64();
+            let (mut plain, mut fixed) = (vec![], vec![]);
+            for rep in 0..=reps {
+                let t = Instant::now();
+                let a = pool.install(|| msm(&points, &scalars)).map_err(|e| e.to_string())?;
+                let a_secs = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let b = pool.install(|| pre.msm(&scalars)).map_err(|e| e.to_string())?;
+                let b_secs = t.elapsed().as_secs_f64();
+                if a != b {
+                    return Err("precomputed MSM disagrees".into());
+                }
+                if rep > 0 {
+                    plain.push(a_secs);
+                    fixed.push(b_secs);
+                }
+            }
+            pre_rows.push((n, groups, init, pre.table_bytes(), median(plain), median(fixed)));
+        }
+    }
     let m = Machine::detect();
     println!("## BLS12-377 G1 MSM: wirespeed and peers\n");
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
@@ -179,6 +210,17 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             g,
             r.ark / r.ws,
             gr
+        );
+    }
+    println!("\nRepeated MSMs on the same points, 2 threads, uniform scalars: plain `msm` against `Precomputed::msm` (table built once)\n");
+    println!("| n | K | init s | table MB | plain s | precomputed s | speed-up |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for (n, k, init, bytes, plain, fixed) in pre_rows {
+        println!(
+            "| 2^{} | {k} | {init:.2} | {:.0} | {plain:.3} | {fixed:.3} | {:.2} |",
+            n.trailing_zeros(),
+            bytes as f64 / 1e6,
+            plain / fixed
         );
     }
     Ok(())

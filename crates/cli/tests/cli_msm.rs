@@ -68,6 +68,21 @@ fn gen_then_msm_matches_double_and_add() {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(v["result"], want.as_str());
+        // The same sum through a precomputed table.
+        let o = wirespeed(&[
+            "msm",
+            "--points",
+            path(&p),
+            "--scalars",
+            path(&s),
+            "--json",
+            "--precompute",
+            "3",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(v["result"], want.as_str());
+        assert!(v["table_bytes"].as_u64().is_some_and(|b| b > 0));
     }
 }
 

@@ -37,6 +37,7 @@
 use rayon::prelude::*;
 
 use crate::batch::AffineBuckets;
+use crate::fq::Fq;
 use crate::fr::{Scalar, R_BITS};
 use crate::g1::{Affine, Jacobian, Xyzz};
 
@@ -155,25 +156,29 @@ unsafe fn window_sum_adx(points: &[Affine], digits: &[i32], c: u32) -> Option<Xy
 /// Pending additions per batch inversion.
 const BATCH: usize = 1024;
 
-#[inline(always)]
-fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
-    let count = 1usize << (c - 1);
-    let mut highest = 0usize;
-    // Few buckets make batches collide: XYZZ buckets then.
-    if count < 4 * BATCH {
-        let mut buckets = vec![Xyzz::INFINITY; count];
-        for (p, &d) in points.iter().zip(digits) {
-            if d == 0 || p.infinity {
-                continue;
-            }
-            let b = d.unsigned_abs() as usize;
-            highest = highest.max(b);
-            let y = if d > 0 { p.y } else { p.y.neg() };
-            buckets[b - 1].add_affine_assign(&p.x, &y);
-        }
-        return running_sum(buckets[..highest].iter().rev().copied(), highest);
+/// Where bucket additions go: XYZZ buckets or batched affine ones.
+trait BucketSet {
+    fn add(&mut self, b: usize, x: &Fq, y: &Fq);
+}
+
+impl BucketSet for Vec<Xyzz> {
+    #[inline(always)]
+    fn add(&mut self, b: usize, x: &Fq, y: &Fq) {
+        self[b].add_affine_assign(x, y);
     }
-    let mut buckets = AffineBuckets::new(count, BATCH);
+}
+
+impl BucketSet for AffineBuckets {
+    #[inline(always)]
+    fn add(&mut self, b: usize, x: &Fq, y: &Fq) {
+        AffineBuckets::add(self, b, *x, *y);
+    }
+}
+
+/// Adds +-P_i to bucket |d_i| - 1 for every nonzero digit; returns the highest |d_i|.
+#[inline(always)]
+fn accumulate(points: &[Affine], digits: &[i32], buckets: &mut impl BucketSet) -> usize {
+    let mut highest = 0usize;
     for (p, &d) in points.iter().zip(digits) {
         if d == 0 || p.infinity {
             continue;
@@ -181,14 +186,28 @@ fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz
         let b = d.unsigned_abs() as usize;
         highest = highest.max(b);
         let y = if d > 0 { p.y } else { p.y.neg() };
-        buckets.add(b - 1, p.x, y);
+        buckets.add(b - 1, &p.x, &y);
     }
+    highest
+}
+
+#[inline(always)]
+fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
+    let count = 1usize << (c - 1);
+    // Few buckets make batches collide: XYZZ buckets then.
+    if count < 4 * BATCH {
+        let mut buckets = vec![Xyzz::INFINITY; count];
+        let highest = accumulate(points, digits, &mut buckets);
+        return running_sum(buckets[..highest].iter().rev().copied(), highest);
+    }
+    let mut buckets = AffineBuckets::new(count, BATCH);
+    let highest = accumulate(points, digits, &mut buckets);
     buckets.finish();
-    let mut running = Xyzz::INFINITY;
-    let mut acc = Xyzz::INFINITY;
     if highest == 0 {
         return None;
     }
+    let mut running = Xyzz::INFINITY;
+    let mut acc = Xyzz::INFINITY;
     for b in (0..highest).rev() {
         buckets.add_bucket_to(b, &mut running);
         acc.add_assign(&running);
