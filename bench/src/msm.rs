@@ -171,10 +171,14 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             let (mut plain, mut fixed) = (vec![], vec![]);
             for rep in 0..=reps {
                 let t = Instant::now();
-                let a = pool.install(|| msm(&points, &scalars)).map_err(|e| e.to_string())?;
+                let a = pool
+                    .install(|| msm(&points, &scalars))
+                    .map_err(|e| e.to_string())?;
                 let a_secs = t.elapsed().as_secs_f64();
                 let t = Instant::now();
-                let b = pool.install(|| pre.msm(&scalars)).map_err(|e| e.to_string())?;
+                let b = pool
+                    .install(|| pre.msm(&scalars))
+                    .map_err(|e| e.to_string())?;
                 let b_secs = t.elapsed().as_secs_f64();
                 if a != b {
                     return Err("precomputed MSM disagrees".into());
@@ -184,7 +188,14 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
                     fixed.push(b_secs);
                 }
             }
-            pre_rows.push((n, groups, init, pre.table_bytes(), median(plain), median(fixed)));
+            pre_rows.push((
+                n,
+                groups,
+                init,
+                pre.table_bytes(),
+                median(plain),
+                median(fixed),
+            ));
         }
     }
     let m = Machine::detect();

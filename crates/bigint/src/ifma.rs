@@ -27,6 +27,8 @@
 
 use core::arch::x86_64::*;
 
+use crate::mont::{ct_eq, window_bits, CT_WINDOW};
+
 const MASK: u64 = (1 << 52) - 1;
 
 /// The most 52-bit digits a chain uses (4096-bit types need 79).
@@ -157,9 +159,10 @@ impl Radix52 {
     }
 
     /// base^e (base below n, in this Montgomery form) for the little-endian exponent
-    /// limbs `e`, left to right over `bits` bits. With `ct` every bit costs one squaring
-    /// and one multiplication, kept or dropped by a blend mask: the time does not depend
-    /// on the values of base or e. Without it, multiplications run only for set bits.
+    /// limbs `e`, over `bits` bits. With `ct`: a fixed window of [`CT_WINDOW`] bits, the
+    /// table entry chosen by a masked scan of all entries, so neither branches nor memory
+    /// addresses depend on base or e. Without it: square and multiply, multiplying only
+    /// for set bits (public exponents).
     ///
     /// # Safety
     /// As for [`Radix52::mul`]; `bits <= 64 * e.len()`.
@@ -449,16 +452,35 @@ unsafe fn pow_t<const V: usize>(
         store(&from_limbs::<V>(base), &mut base_digits);
         let mut digits = c.one;
         let mut acc = load::<V>(&digits);
+        if ct {
+            // Fixed window over `bits` bits; every window: the same squarings, a masked
+            // scan of the whole table, one multiplication.
+            let mut table = vec![acc; 1 << CT_WINDOW];
+            table[1] = load::<V>(&base_digits);
+            for i in 2..table.len() {
+                table[i] = amm::<V>(&base_digits, &table[i - 1], &n, c);
+            }
+            for w in (0..bits.div_ceil(CT_WINDOW)).rev() {
+                for _ in 0..CT_WINDOW {
+                    acc = amm::<V>(&digits, &acc, &n, c);
+                    store(&acc, &mut digits);
+                }
+                let idx = window_bits(e, w * CT_WINDOW, CT_WINDOW);
+                let mut sel = [_mm512_setzero_si512(); V];
+                for (i, t) in table.iter().enumerate() {
+                    let k = (ct_eq(i as u64, idx) as u8).wrapping_neg();
+                    for j in 0..V {
+                        sel[j] = _mm512_mask_blend_epi64(k, sel[j], t[j]);
+                    }
+                }
+                acc = amm::<V>(&digits, &sel, &n, c);
+                store(&acc, &mut digits);
+            }
+            return to_limbs(&acc, out);
+        }
         for i in (0..bits).rev() {
             acc = amm::<V>(&digits, &acc, &n, c);
-            let bit = (e[i / 64] >> (i % 64)) & 1;
-            if ct {
-                let with = amm::<V>(&base_digits, &acc, &n, c);
-                let keep = 0u8.wrapping_sub(bit as u8);
-                for j in 0..V {
-                    acc[j] = _mm512_mask_blend_epi64(keep, acc[j], with[j]);
-                }
-            } else if bit == 1 {
+            if (e[i / 64] >> (i % 64)) & 1 == 1 {
                 acc = amm::<V>(&base_digits, &acc, &n, c);
             }
             store(&acc, &mut digits);

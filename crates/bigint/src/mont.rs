@@ -28,6 +28,30 @@
 
 use crate::uint::Uint;
 
+/// Window width of [`MontCtx::pow_ct`] (a table of 32 powers).
+pub const CT_WINDOW: usize = 5;
+
+/// 1 when a == b, else 0, without a branch.
+#[inline(always)]
+pub(crate) fn ct_eq(a: u64, b: u64) -> u64 {
+    let x = a ^ b;
+    ((x | x.wrapping_neg()) >> 63) ^ 1
+}
+
+/// `width` (< 64) bits of little-endian limbs starting at bit `at` (0 past the end);
+/// the position is public, only shifts and masks touch the value.
+#[inline(always)]
+pub(crate) fn window_bits(e: &[u64], at: usize, width: usize) -> u64 {
+    let (w, s) = (at / 64, at % 64);
+    let lo = e.get(w).copied().unwrap_or(0) >> s;
+    let hi = if s + width > 64 {
+        e.get(w + 1).copied().unwrap_or(0) << (64 - s)
+    } else {
+        0
+    };
+    (lo | hi) & ((1u64 << width) - 1)
+}
+
 /// Largest supported limb count (4096 bits).
 pub const MAX_LIMBS: usize = 64;
 
@@ -390,9 +414,11 @@ impl<const L: usize> MontCtx<L> {
         x
     }
 
-    /// base^e for base in Montgomery form, in time independent of the value of e (for
-    /// secret exponents): all 64 L bits are processed, each with one squaring and one
-    /// multiplication whose result is kept or dropped by a mask, never a branch.
+    /// base^e for base in Montgomery form, in time independent of the values of base and
+    /// e (for secret exponents): a fixed window of [`CT_WINDOW`] bits over all 64 L
+    /// exponent bits, each window costing the same squarings and one multiplication by a
+    /// table entry chosen by a masked scan of the whole table (no secret-dependent branch
+    /// or memory address).
     pub fn pow_ct(&self, base: &Uint<L>, e: &Uint<L>) -> Uint<L> {
         #[cfg(target_arch = "x86_64")]
         if let Some(f) = self.ifma() {
@@ -401,12 +427,22 @@ impl<const L: usize> MontCtx<L> {
             let top = unsafe { f.ctx.pow(&base.0, &e.0, Uint::<L>::BITS, true, &mut out) };
             return self.finish(&Uint(out), top);
         }
+        let mut table = [self.one(); 1 << CT_WINDOW];
+        table[1] = *base;
+        for i in 2..table.len() {
+            table[i] = self.mul(&table[i - 1], base);
+        }
         let mut acc = self.one();
-        for i in (0..Uint::<L>::BITS).rev() {
-            acc = self.sqr(&acc);
-            let with = self.mul(&acc, base);
-            let bit = (e.0[i / 64] >> (i % 64)) & 1;
-            acc = Uint::select(&acc, &with, bit);
+        for w in (0..Uint::<L>::BITS.div_ceil(CT_WINDOW)).rev() {
+            for _ in 0..CT_WINDOW {
+                acc = self.sqr(&acc);
+            }
+            let idx = window_bits(&e.0, w * CT_WINDOW, CT_WINDOW);
+            let mut sel = Uint::ZERO;
+            for (i, t) in table.iter().enumerate() {
+                sel = Uint::select(&sel, t, ct_eq(i as u64, idx));
+            }
+            acc = self.mul(&acc, &sel);
         }
         acc
     }

@@ -11,6 +11,12 @@
 //! (XYZZ). Every addition checks the exceptional cases (equal points,
 //! opposite points, infinity on either side), so duplicates and P with -P are exact.
 //!
+//! Not used yet: the twisted Edwards form that BLS12-377 admits (7M mixed addition in
+//! extended coordinates). The buckets use batched affine Weierstrass additions instead
+//! (about 6.5M each, see `crate::batch`); an Edwards bucket path, measured against it,
+//! is open work, and would need a fallback for the curve points that do not map (none
+//! of them lies in G1).
+//!
 //! Subgroup membership uses the GLV endomorphism phi(x, y) = (beta x, y): on this curve a
 //! point P of E(Fq) lies in G1 exactly when phi(P) = [-z^2] P, z = 0x8508c00000000001 the
 //! BLS parameter (Scott, "A note on group membership tests for G1, G2 and GT on BLS
