@@ -455,7 +455,7 @@ unsafe fn pow_t<const V: usize>(
         if ct {
             // Fixed window over `bits` bits; every window: the same squarings, a masked
             // scan of the whole table, one multiplication.
-            let mut table = vec![acc; 1 << CT_WINDOW];
+            let mut table = [acc; 1 << CT_WINDOW];
             table[1] = load::<V>(&base_digits);
             for i in 2..table.len() {
                 table[i] = amm::<V>(&base_digits, &table[i - 1], &n, c);
