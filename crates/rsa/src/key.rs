@@ -1,0 +1,334 @@
+//! RSA keys: parsing (PKCS#1 and PKCS#8, PEM or DER, through the `rsa` crate's
+//! decoders), validation, and the raw operations on our Montgomery arithmetic.
+//!
+//! Sizes: 2048-, 3072- and 4096-bit moduli with balanced primes (each prime fits half
+//! the modulus width). The private operation uses the CRT with a fault check: the result
+//! is raised to e and compared with the input before it is released, so a glitched
+//! half-exponentiation cannot leak a factor (the Bellcore attack).
+//!
+//! Timing: the private operation is constant-time in the key and the input: reductions,
+//! Montgomery products, fixed-window powers with masked table scans
+//! ([`MontCtx::pow_ct`]), branch-free modular subtraction. Key loading and validation
+//! (once per key) use num-bigint and are not constant-time. Public operations are
+//! variable-time (`vartime_`) on public data.
+
+use num_bigint::BigUint;
+use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+use wirespeed_bigint::{MontCtx, Uint};
+
+use crate::RsaError;
+
+/// Montgomery contexts and CRT constants for one key width (L limbs, H = L / 2).
+#[derive(Clone, Debug)]
+pub(crate) struct CrtCtx<const L: usize, const H: usize> {
+    n: MontCtx<L>,
+    p: MontCtx<H>,
+    q: MontCtx<H>,
+    q_full: Uint<L>,
+    dp: Uint<H>,
+    dq: Uint<H>,
+    /// q^-1 mod p in p's Montgomery form.
+    qinv_m: Uint<H>,
+    /// 2^(64 H) mod p and mod q in Montgomery form (to reduce the high half of m).
+    xp_m: Uint<H>,
+    xq_m: Uint<H>,
+}
+
+/// The per-width contexts of a private key.
+#[derive(Clone, Debug)]
+pub(crate) enum PrivCtx {
+    K2048(Box<CrtCtx<32, 16>>),
+    K3072(Box<CrtCtx<48, 24>>),
+    K4096(Box<CrtCtx<64, 32>>),
+}
+
+/// The per-width context of a public key.
+#[derive(Clone, Debug)]
+pub(crate) enum PubCtx {
+    K2048(Box<MontCtx<32>>),
+    K3072(Box<MontCtx<48>>),
+    K4096(Box<MontCtx<64>>),
+}
+
+/// An RSA public key.
+#[derive(Clone, Debug)]
+pub struct PublicKey {
+    n: BigUint,
+    e: BigUint,
+    e_limbs: Vec<u64>,
+    bits: usize,
+    ctx: PubCtx,
+}
+
+/// An RSA private key (with its public half).
+#[derive(Clone, Debug)]
+pub struct PrivateKey {
+    public: PublicKey,
+    ctx: PrivCtx,
+}
+
+fn to_uint<const L: usize>(b: &BigUint) -> Uint<L> {
+    // Callers only pass values that fit (checked against the key width).
+    Uint::from_be_bytes(&b.to_bytes_be()).unwrap_or(Uint::ZERO)
+}
+
+fn dig(b: &rsa::BigUint) -> BigUint {
+    BigUint::from_bytes_be(&b.to_bytes_be())
+}
+
+fn limbs(b: &BigUint) -> Vec<u64> {
+    b.to_u64_digits()
+}
+
+impl PublicKey {
+    /// From the modulus and public exponent (big-endian integers).
+    pub fn from_components(n: &BigUint, e: &BigUint) -> Result<PublicKey, RsaError> {
+        let bits = n.bits() as usize;
+        if !matches!(bits, 2048 | 3072 | 4096) {
+            return Err(RsaError::UnsupportedSize(bits));
+        }
+        if !n.bit(0) {
+            return Err(RsaError::BadKey("even modulus"));
+        }
+        if e < &BigUint::from(3u8) || !e.bit(0) || e >= n {
+            return Err(RsaError::BadKey(
+                "public exponent must be odd, >= 3 and < n",
+            ));
+        }
+        let err = |_| RsaError::BadKey("modulus rejected by the Montgomery context");
+        let ctx = match bits {
+            2048 => PubCtx::K2048(Box::new(MontCtx::new(&to_uint(n)).map_err(err)?)),
+            3072 => PubCtx::K3072(Box::new(MontCtx::new(&to_uint(n)).map_err(err)?)),
+            _ => PubCtx::K4096(Box::new(MontCtx::new(&to_uint(n)).map_err(err)?)),
+        };
+        Ok(PublicKey {
+            n: n.clone(),
+            e: e.clone(),
+            e_limbs: limbs(e),
+            bits,
+            ctx,
+        })
+    }
+
+    /// From PEM: PKCS#1 (`RSA PUBLIC KEY`) or SubjectPublicKeyInfo (`PUBLIC KEY`).
+    pub fn from_pem(pem: &str) -> Result<PublicKey, RsaError> {
+        use rsa::pkcs1::DecodeRsaPublicKey;
+        use rsa::pkcs8::DecodePublicKey;
+        let k = rsa::RsaPublicKey::from_pkcs1_pem(pem)
+            .or_else(|_| rsa::RsaPublicKey::from_public_key_pem(pem))
+            .map_err(|e| RsaError::Parse(e.to_string()))?;
+        PublicKey::from_components(&dig(k.n()), &dig(k.e()))
+    }
+
+    /// From DER: PKCS#1 or SubjectPublicKeyInfo.
+    pub fn from_der(der: &[u8]) -> Result<PublicKey, RsaError> {
+        use rsa::pkcs1::DecodeRsaPublicKey;
+        use rsa::pkcs8::DecodePublicKey;
+        let k = rsa::RsaPublicKey::from_pkcs1_der(der)
+            .or_else(|_| rsa::RsaPublicKey::from_public_key_der(der))
+            .map_err(|e| RsaError::Parse(e.to_string()))?;
+        PublicKey::from_components(&dig(k.n()), &dig(k.e()))
+    }
+
+    /// Modulus size in bits.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+
+    /// Modulus size in bytes (the signature length).
+    pub fn size(&self) -> usize {
+        self.bits.div_ceil(8)
+    }
+
+    /// The modulus.
+    pub fn n(&self) -> &BigUint {
+        &self.n
+    }
+
+    /// The public exponent.
+    pub fn e(&self) -> &BigUint {
+        &self.e
+    }
+
+    /// s^e mod n for a big-endian s of at most [`PublicKey::size`] bytes; the result has
+    /// exactly `size` bytes. Variable time (public data).
+    pub fn vartime_raw(&self, s: &[u8]) -> Result<Vec<u8>, RsaError> {
+        let v = BigUint::from_bytes_be(s);
+        if s.len() > self.size() || v >= self.n {
+            return Err(RsaError::OutOfRange);
+        }
+        let out = match &self.ctx {
+            PubCtx::K2048(c) => pub_op(c, &v, &self.e_limbs),
+            PubCtx::K3072(c) => pub_op(c, &v, &self.e_limbs),
+            PubCtx::K4096(c) => pub_op(c, &v, &self.e_limbs),
+        };
+        Ok(fixed_bytes(&out, self.size()))
+    }
+}
+
+fn pub_op<const L: usize>(c: &MontCtx<L>, v: &BigUint, e: &[u64]) -> BigUint {
+    let x = c.to_mont(&to_uint::<L>(v));
+    let r = c.from_mont(&c.vartime_pow(&x, e));
+    BigUint::from_bytes_be(&r.to_be_bytes())
+}
+
+/// Big-endian bytes of v, left-padded to `len`.
+pub(crate) fn fixed_bytes(v: &BigUint, len: usize) -> Vec<u8> {
+    let b = v.to_bytes_be();
+    let mut out = vec![0u8; len.saturating_sub(b.len())];
+    out.extend_from_slice(&b[b.len().saturating_sub(len)..]);
+    out
+}
+
+/// (a - b) mod m for a, b < m, without a branch.
+fn sub_mod<const L: usize>(a: &Uint<L>, b: &Uint<L>, m: &Uint<L>) -> Uint<L> {
+    let (d, borrow) = a.overflowing_sub(b);
+    let (e, _) = d.overflowing_add(m);
+    Uint::select(&d, &e, borrow as u64)
+}
+
+/// (a + b) mod m for a, b < m, without a branch.
+fn add_mod<const L: usize>(a: &Uint<L>, b: &Uint<L>, m: &Uint<L>) -> Uint<L> {
+    let (s, carry) = a.overflowing_add(b);
+    let (t, borrow) = s.overflowing_sub(m);
+    // Keep s only when there was no carry and s < m.
+    Uint::select(&t, &s, (borrow as u64) & !(carry as u64) & 1)
+}
+
+impl<const L: usize, const H: usize> CrtCtx<L, H> {
+    fn new(p: &BigUint, q: &BigUint, d: &BigUint) -> Result<Self, RsaError> {
+        let one = BigUint::from(1u8);
+        let bad = |_| RsaError::BadKey("prime rejected by the Montgomery context");
+        let (pc, qc) = (
+            MontCtx::new(&to_uint::<H>(p)).map_err(bad)?,
+            MontCtx::new(&to_uint::<H>(q)).map_err(bad)?,
+        );
+        let n = p * q;
+        let nc = MontCtx::new(&to_uint::<L>(&n)).map_err(bad)?;
+        let qinv = q
+            .modinv(p)
+            .ok_or(RsaError::BadKey("primes are not coprime"))?;
+        let x = BigUint::from(1u8) << (64 * H);
+        Ok(CrtCtx {
+            n: nc,
+            q_full: to_uint(q),
+            dp: to_uint(&(d % (p - &one))),
+            dq: to_uint(&(d % (q - &one))),
+            qinv_m: pc.to_mont(&to_uint(&qinv)),
+            xp_m: pc.to_mont(&to_uint(&(&x % p))),
+            xq_m: qc.to_mont(&to_uint(&(&x % q))),
+            p: pc,
+            q: qc,
+        })
+    }
+
+    /// m mod p in p's Montgomery form, for m < 2^(64 L), constant time.
+    fn reduce(c: &MontCtx<H>, x_m: &Uint<H>, m: &Uint<L>) -> Uint<H> {
+        let lo: Uint<H> = Uint(std::array::from_fn(|i| m.0[i]));
+        let hi: Uint<H> = Uint(std::array::from_fn(|i| m.0[H + i]));
+        let (a, b) = (c.reduce_to_mont(&lo), c.reduce_to_mont(&hi));
+        add_mod(&a, &c.mul(&b, x_m), c.modulus())
+    }
+
+    /// m^d mod n by the CRT (Garner), constant time; None when m >= n.
+    fn private(&self, m: &Uint<L>, e: &[u64]) -> Result<Uint<L>, RsaError> {
+        let mp = Self::reduce(&self.p, &self.xp_m, m);
+        let mq = Self::reduce(&self.q, &self.xq_m, m);
+        let sp = self.p.pow_ct(&mp, &self.dp);
+        let sq = self.q.from_mont(&self.q.pow_ct(&mq, &self.dq));
+        // h = qinv (s_p - s_q) mod p, all in p's Montgomery form.
+        let sq_p = self.p.reduce_to_mont(&sq);
+        let h = self.p.from_mont(
+            &self
+                .p
+                .mul(&sub_mod(&sp, &sq_p, self.p.modulus()), &self.qinv_m),
+        );
+        // s = s_q + q h < q + q (p - 1) = n.
+        let (s, _) = self
+            .q_full
+            .wrapping_mul(&h.resize::<L>())
+            .overflowing_add(&sq.resize::<L>());
+        // Fault check before release: s^e must give m back.
+        let back = self
+            .n
+            .from_mont(&self.n.vartime_pow(&self.n.to_mont(&s), e));
+        if back != *m {
+            return Err(RsaError::FaultDetected);
+        }
+        Ok(s)
+    }
+}
+
+impl PrivateKey {
+    fn from_rsa(k: &rsa::RsaPrivateKey) -> Result<PrivateKey, RsaError> {
+        let primes = k.primes();
+        if primes.len() != 2 {
+            return Err(RsaError::BadKey("only two-prime keys are supported"));
+        }
+        let (n, e, d) = (dig(k.n()), dig(k.e()), dig(k.d()));
+        let (p, q) = (dig(&primes[0]), dig(&primes[1]));
+        let public = PublicKey::from_components(&n, &e)?;
+        if &p * &q != n {
+            return Err(RsaError::BadKey("p q != n"));
+        }
+        let half = public.bits / 2;
+        if p.bits() as usize > half || q.bits() as usize > half {
+            return Err(RsaError::BadKey(
+                "primes must be balanced (each half the modulus size)",
+            ));
+        }
+        let one = BigUint::from(1u8);
+        for pr in [&p, &q] {
+            if (&e * (&d % (pr - &one))) % (pr - &one) != one {
+                return Err(RsaError::BadKey("e d != 1 modulo p - 1 or q - 1"));
+            }
+        }
+        let ctx = match public.bits {
+            2048 => PrivCtx::K2048(Box::new(CrtCtx::new(&p, &q, &d)?)),
+            3072 => PrivCtx::K3072(Box::new(CrtCtx::new(&p, &q, &d)?)),
+            _ => PrivCtx::K4096(Box::new(CrtCtx::new(&p, &q, &d)?)),
+        };
+        Ok(PrivateKey { public, ctx })
+    }
+
+    /// From PEM: PKCS#1 (`RSA PRIVATE KEY`) or PKCS#8 (`PRIVATE KEY`).
+    pub fn from_pem(pem: &str) -> Result<PrivateKey, RsaError> {
+        use rsa::pkcs1::DecodeRsaPrivateKey;
+        use rsa::pkcs8::DecodePrivateKey;
+        let k = rsa::RsaPrivateKey::from_pkcs1_pem(pem)
+            .or_else(|_| rsa::RsaPrivateKey::from_pkcs8_pem(pem))
+            .map_err(|e| RsaError::Parse(e.to_string()))?;
+        PrivateKey::from_rsa(&k)
+    }
+
+    /// From DER: PKCS#1 or PKCS#8.
+    pub fn from_der(der: &[u8]) -> Result<PrivateKey, RsaError> {
+        use rsa::pkcs1::DecodeRsaPrivateKey;
+        use rsa::pkcs8::DecodePrivateKey;
+        let k = rsa::RsaPrivateKey::from_pkcs1_der(der)
+            .or_else(|_| rsa::RsaPrivateKey::from_pkcs8_der(der))
+            .map_err(|e| RsaError::Parse(e.to_string()))?;
+        PrivateKey::from_rsa(&k)
+    }
+
+    /// The public half.
+    pub fn public(&self) -> &PublicKey {
+        &self.public
+    }
+
+    /// m^d mod n for a big-endian m < n of at most [`PublicKey::size`] bytes: CRT,
+    /// constant time, fault-checked; exactly `size` bytes out.
+    pub fn raw(&self, m: &[u8]) -> Result<Vec<u8>, RsaError> {
+        let v = BigUint::from_bytes_be(m);
+        if m.len() > self.public.size() || v >= self.public.n {
+            return Err(RsaError::OutOfRange);
+        }
+        let e = &self.public.e_limbs;
+        let out = match &self.ctx {
+            PrivCtx::K2048(c) => c.private(&to_uint(&v), e)?.to_be_bytes(),
+            PrivCtx::K3072(c) => c.private(&to_uint(&v), e)?.to_be_bytes(),
+            PrivCtx::K4096(c) => c.private(&to_uint(&v), e)?.to_be_bytes(),
+        };
+        Ok(out[out.len() - self.public.size()..].to_vec())
+    }
+}
