@@ -10,6 +10,7 @@ mod error;
 mod files;
 mod gen;
 mod msm;
+mod rsa;
 mod table;
 mod timelock;
 mod vdf;
@@ -56,6 +57,9 @@ enum Command {
     Timelock(timelock::TimelockCommand),
     /// BLS12-377 G1 multi-scalar multiplication of arkworks point and scalar files
     Msm(msm::MsmArgs),
+    /// RSA signatures: sign and verify (PKCS#1 v1.5 or PSS, SHA-2)
+    #[command(subcommand)]
+    Rsa(rsa::RsaCommand),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -67,6 +71,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Vdf(cmd) => vdf::run(cmd),
         Command::Timelock(cmd) => timelock::run(cmd),
         Command::Msm(args) => msm::run(args),
+        Command::Rsa(cmd) => rsa::run(cmd),
     }
 }
 

@@ -2,21 +2,15 @@
 //! library and with a plain double-and-add sum; malformed files exit 2 naming the index.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use wirespeed_msm::{format, Jacobian};
 
-fn wirespeed(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args(args)
-        .output()
-        .expect("run wirespeed")
-}
+mod common;
+
+use common::wirespeed;
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wirespeed-cli-msm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+    common::temp("msm", name)
 }
 
 fn path(p: &std::path::Path) -> &str {

@@ -6,17 +6,12 @@ use std::process::{Command, Output};
 
 use num_bigint::BigUint;
 
-fn wirespeed(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args(args)
-        .output()
-        .expect("run wirespeed")
-}
+mod common;
+
+use common::wirespeed;
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wirespeed-cli-vdf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+    common::temp("vdf", name)
 }
 
 /// A fixed odd 1024-bit modulus (not a product of known primes; fine for the chain).
