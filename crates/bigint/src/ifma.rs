@@ -44,9 +44,10 @@ pub fn digits_for(limbs: usize) -> usize {
     (64 * limbs + 2).div_ceil(52)
 }
 
-/// True when chains exist for `limbs`-limb types (1024, 2048, 3072 and 4096 bits).
+/// True when the kernel exists for `limbs`-limb types (1024, 1536, 2048, 3072 and 4096
+/// bits; 1536 for the CRT halves of RSA-3072).
 pub fn supports(limbs: usize) -> bool {
-    matches!(limbs, 16 | 32 | 48 | 64)
+    matches!(limbs, 16 | 24 | 32 | 48 | 64)
 }
 
 /// Splits little-endian 64-bit limbs into `k` 52-bit digits (higher bits are dropped).
@@ -88,6 +89,10 @@ macro_rules! by_width {
         match $k.div_ceil(8) {
             3 => {
                 const $v: usize = 3;
+                $body
+            }
+            4 => {
+                const $v: usize = 4;
                 $body
             }
             5 => {
@@ -548,7 +553,7 @@ mod tests {
             return;
         }
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        for limbs in [16usize, 32, 48, 64] {
+        for limbs in [16usize, 24, 32, 48, 64] {
             let k = digits_for(limbs);
             for top_bits in [0u32, 1, 3] {
                 let v: Vec<u64> = (0..limbs)

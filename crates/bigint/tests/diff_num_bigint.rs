@@ -140,7 +140,8 @@ fn odd_lengths_use_the_remainder_loop() {
 }
 
 #[test]
-fn u3072_and_u4096() {
+fn u1536_u3072_and_u4096() {
+    check::<24>(12, 3);
     check::<48>(5, 2);
     check::<64>(6, 2);
 }
@@ -220,6 +221,7 @@ fn long_chains<const L: usize>(seed: u64, steps: u64) {
 #[test]
 fn long_chains_all_kernels() {
     long_chains::<16>(21, 3000);
+    long_chains::<24>(25, 2000);
     long_chains::<32>(22, 1500);
     long_chains::<48>(23, 300);
     long_chains::<64>(24, 200);
