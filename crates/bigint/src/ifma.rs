@@ -185,6 +185,26 @@ impl Radix52 {
     }
 }
 
+impl Radix52 {
+    /// Two constant-time powers (as [`Radix52::pow`] with `ct`) under two moduli of the
+    /// same width, interleaved step by step: one core keeps both chains in flight.
+    ///
+    /// # Safety
+    /// As for [`Radix52::pow`], for both contexts; both have the same digit count.
+    pub unsafe fn pow_ct_pair(
+        &self,
+        other: &Radix52,
+        base: (&[u64], &[u64]),
+        e: (&[u64], &[u64]),
+        bits: usize,
+        out: (&mut [u64], &mut [u64]),
+    ) -> (u64, u64) {
+        debug_assert_eq!(self.k, other.k);
+        // SAFETY: the caller guarantees the CPU features, widths and exponent lengths.
+        by_width!(self.k, V => unsafe { pow_pair_t::<V>((self, other), base, e, bits, out) })
+    }
+}
+
 #[inline(always)]
 unsafe fn load<const V: usize>(d: &[u64; MAX_DIGITS]) -> [__m512i; V] {
     // SAFETY: AVX-512 F is present (every caller runs with it enabled).
@@ -204,6 +224,57 @@ unsafe fn store<const V: usize>(v: &[__m512i; V], d: &mut [u64; MAX_DIGITS]) {
     }
 }
 
+/// One step of the multiplication: r = (r + a_i b + y n) / 2^52 with y making the low
+/// digit vanish (digits left unnormalised).
+#[inline(always)]
+unsafe fn amm_step<const V: usize>(
+    r: &mut [__m512i; V],
+    ai: u64,
+    b: &[__m512i; V],
+    b0: u64,
+    n: &[__m512i; V],
+    n0: u64,
+    k0: u64,
+) {
+    // SAFETY: register-only intrinsics; the caller has AVX-512 F + IFMA.
+    unsafe {
+        let zero = _mm512_setzero_si512();
+        // Digit 0 after this step's low products, computed on the scalar side so that y
+        // does not wait for the vector multiply-add.
+        let r0 =
+            (_mm_cvtsi128_si64(_mm512_castsi512_si128(r[0])) as u64) + (ai.wrapping_mul(b0) & MASK);
+        let av = _mm512_set1_epi64(ai as i64);
+        for j in 0..V {
+            r[j] = _mm512_madd52lo_epu64(r[j], av, b[j]);
+        }
+        let y = r0.wrapping_mul(k0) & MASK;
+        // Digit 0 plus the low half of y n_0 is 0 mod 2^52; its carry moves up.
+        let carry = (r0 + (y.wrapping_mul(n0) & MASK)) >> 52;
+        let yv = _mm512_set1_epi64(y as i64);
+        for j in 0..V {
+            r[j] = _mm512_madd52lo_epu64(r[j], yv, n[j]);
+        }
+        for j in 0..V - 1 {
+            r[j] = _mm512_alignr_epi64::<1>(r[j + 1], r[j]);
+        }
+        r[V - 1] = _mm512_alignr_epi64::<1>(zero, r[V - 1]);
+        r[0] = _mm512_add_epi64(
+            r[0],
+            _mm512_zextsi128_si512(_mm_cvtsi64_si128(carry as i64)),
+        );
+        for j in 0..V {
+            r[j] = _mm512_madd52hi_epu64(r[j], av, b[j]);
+            r[j] = _mm512_madd52hi_epu64(r[j], yv, n[j]);
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn lane0(v: __m512i) -> u64 {
+    // SAFETY: register intrinsic; AVX-512 F per the caller.
+    unsafe { _mm_cvtsi128_si64(_mm512_castsi512_si128(v)) as u64 }
+}
+
 /// a b / R' mod n, below 2n, normalised; a (as digits) and b normalised and below 2n.
 #[inline(always)]
 unsafe fn amm<const V: usize>(
@@ -212,43 +283,70 @@ unsafe fn amm<const V: usize>(
     n: &[__m512i; V],
     c: &Radix52,
 ) -> [__m512i; V] {
-    let (n0, k0) = (c.n[0], c.k0);
-    // SAFETY: register-only intrinsics; the caller has AVX-512 F + IFMA.
+    // SAFETY: register-only work; the caller has AVX-512 F + IFMA.
     unsafe {
-        let zero = _mm512_setzero_si512();
-        let mut r = [zero; V];
-        let b0 = _mm_cvtsi128_si64(_mm512_castsi512_si128(b[0])) as u64;
+        let mut r = [_mm512_setzero_si512(); V];
+        let b0 = lane0(b[0]);
         for &ai in &a[..c.k] {
-            // Digit 0 after this step's low products, computed on the scalar side so that
-            // y does not wait for the vector multiply-add.
-            let r0 = (_mm_cvtsi128_si64(_mm512_castsi512_si128(r[0])) as u64)
-                + (ai.wrapping_mul(b0) & MASK);
-            let av = _mm512_set1_epi64(ai as i64);
-            for j in 0..V {
-                r[j] = _mm512_madd52lo_epu64(r[j], av, b[j]);
-            }
-            let y = r0.wrapping_mul(k0) & MASK;
-            // Digit 0 plus the low half of y n_0 is 0 mod 2^52; its carry moves up.
-            let carry = (r0 + (y.wrapping_mul(n0) & MASK)) >> 52;
-            let yv = _mm512_set1_epi64(y as i64);
-            for j in 0..V {
-                r[j] = _mm512_madd52lo_epu64(r[j], yv, n[j]);
-            }
-            for j in 0..V - 1 {
-                r[j] = _mm512_alignr_epi64::<1>(r[j + 1], r[j]);
-            }
-            r[V - 1] = _mm512_alignr_epi64::<1>(zero, r[V - 1]);
-            r[0] = _mm512_add_epi64(
-                r[0],
-                _mm512_zextsi128_si512(_mm_cvtsi64_si128(carry as i64)),
-            );
-            for j in 0..V {
-                r[j] = _mm512_madd52hi_epu64(r[j], av, b[j]);
-                r[j] = _mm512_madd52hi_epu64(r[j], yv, n[j]);
-            }
+            amm_step(&mut r, ai, b, b0, n, c.n[0], c.k0);
         }
         normalize(&mut r);
         r
+    }
+}
+
+/// Two independent multiplications (moduli of the same width) in one loop, so that
+/// each one's latency hides behind the other's work.
+#[inline(always)]
+unsafe fn amm2<const V: usize>(
+    x: (&[u64; MAX_DIGITS], &[__m512i; V], &[__m512i; V], &Radix52),
+    z: (&[u64; MAX_DIGITS], &[__m512i; V], &[__m512i; V], &Radix52),
+) -> ([__m512i; V], [__m512i; V]) {
+    // SAFETY: register-only work; the caller has AVX-512 F + IFMA.
+    unsafe {
+        let (mut r, mut s) = ([_mm512_setzero_si512(); V], [_mm512_setzero_si512(); V]);
+        let (bx0, bz0) = (lane0(x.1[0]), lane0(z.1[0]));
+        for i in 0..x.3.k {
+            amm_step(&mut r, x.0[i], x.1, bx0, x.2, x.3.n[0], x.3.k0);
+            amm_step(&mut s, z.0[i], z.1, bz0, z.2, z.3.n[0], z.3.k0);
+        }
+        normalize(&mut r);
+        normalize(&mut s);
+        (r, s)
+    }
+}
+
+/// The table base^0 .. base^(2^CT_WINDOW - 1) (base^0 = R' mod n).
+#[inline(always)]
+unsafe fn power_table<const V: usize>(
+    base: &[u64; MAX_DIGITS],
+    n: &[__m512i; V],
+    c: &Radix52,
+) -> [[__m512i; V]; 1 << CT_WINDOW] {
+    // SAFETY: register-only work and in-bounds loads; AVX-512 F + IFMA per the caller.
+    unsafe {
+        let mut table = [load::<V>(&c.one); 1 << CT_WINDOW];
+        table[1] = load::<V>(base);
+        for i in 2..table.len() {
+            table[i] = amm::<V>(base, &table[i - 1], n, c);
+        }
+        table
+    }
+}
+
+/// table[idx] by a masked scan of every entry (no secret-dependent address).
+#[inline(always)]
+unsafe fn scan<const V: usize>(table: &[[__m512i; V]; 1 << CT_WINDOW], idx: u64) -> [__m512i; V] {
+    // SAFETY: register-only intrinsics; AVX-512 F per the caller.
+    unsafe {
+        let mut sel = [_mm512_setzero_si512(); V];
+        for (i, t) in table.iter().enumerate() {
+            let k = (ct_eq(i as u64, idx) as u8).wrapping_neg();
+            for j in 0..V {
+                sel[j] = _mm512_mask_blend_epi64(k, sel[j], t[j]);
+            }
+        }
+        sel
     }
 }
 
@@ -460,24 +558,13 @@ unsafe fn pow_t<const V: usize>(
         if ct {
             // Fixed window over `bits` bits; every window: the same squarings, a masked
             // scan of the whole table, one multiplication.
-            let mut table = [acc; 1 << CT_WINDOW];
-            table[1] = load::<V>(&base_digits);
-            for i in 2..table.len() {
-                table[i] = amm::<V>(&base_digits, &table[i - 1], &n, c);
-            }
+            let table = power_table::<V>(&base_digits, &n, c);
             for w in (0..bits.div_ceil(CT_WINDOW)).rev() {
                 for _ in 0..CT_WINDOW {
                     acc = amm::<V>(&digits, &acc, &n, c);
                     store(&acc, &mut digits);
                 }
-                let idx = window_bits(e, w * CT_WINDOW, CT_WINDOW);
-                let mut sel = [_mm512_setzero_si512(); V];
-                for (i, t) in table.iter().enumerate() {
-                    let k = (ct_eq(i as u64, idx) as u8).wrapping_neg();
-                    for j in 0..V {
-                        sel[j] = _mm512_mask_blend_epi64(k, sel[j], t[j]);
-                    }
-                }
+                let sel = scan(&table, window_bits(e, w * CT_WINDOW, CT_WINDOW));
                 acc = amm::<V>(&digits, &sel, &n, c);
                 store(&acc, &mut digits);
             }
@@ -491,6 +578,40 @@ unsafe fn pow_t<const V: usize>(
             store(&acc, &mut digits);
         }
         to_limbs(&acc, out)
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn pow_pair_t<const V: usize>(
+    c: (&Radix52, &Radix52),
+    base: (&[u64], &[u64]),
+    e: (&[u64], &[u64]),
+    bits: usize,
+    out: (&mut [u64], &mut [u64]),
+) -> (u64, u64) {
+    // SAFETY: the target features are enabled for this function.
+    unsafe {
+        let (nx, nz) = (load::<V>(&c.0.n), load::<V>(&c.1.n));
+        let (mut bx, mut bz) = ([0u64; MAX_DIGITS], [0u64; MAX_DIGITS]);
+        store(&from_limbs::<V>(base.0), &mut bx);
+        store(&from_limbs::<V>(base.1), &mut bz);
+        let tx = power_table::<V>(&bx, &nx, c.0);
+        let tz = power_table::<V>(&bz, &nz, c.1);
+        let (mut dx, mut dz) = (c.0.one, c.1.one);
+        let (mut ax, mut az) = (load::<V>(&dx), load::<V>(&dz));
+        for w in (0..bits.div_ceil(CT_WINDOW)).rev() {
+            for _ in 0..CT_WINDOW {
+                (ax, az) = amm2::<V>((&dx, &ax, &nx, c.0), (&dz, &az, &nz, c.1));
+                store(&ax, &mut dx);
+                store(&az, &mut dz);
+            }
+            let sx = scan(&tx, window_bits(e.0, w * CT_WINDOW, CT_WINDOW));
+            let sz = scan(&tz, window_bits(e.1, w * CT_WINDOW, CT_WINDOW));
+            (ax, az) = amm2::<V>((&dx, &sx, &nx, c.0), (&dz, &sz, &nz, c.1));
+            store(&ax, &mut dx);
+            store(&az, &mut dz);
+        }
+        (to_limbs(&ax, out.0), to_limbs(&az, out.1))
     }
 }
 

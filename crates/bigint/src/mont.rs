@@ -447,6 +447,37 @@ impl<const L: usize> MontCtx<L> {
         acc
     }
 
+    /// [`MontCtx::pow_ct`] under this context and under `other` (same width) at once:
+    /// (base^e, base2^e2), each in its own context's Montgomery form. With the IFMA
+    /// kernel on both, the two powers run interleaved in one loop (the CRT halves of an
+    /// RSA private operation); otherwise one after the other.
+    pub fn pow_ct_pair(
+        &self,
+        base: &Uint<L>,
+        e: &Uint<L>,
+        other: &MontCtx<L>,
+        base2: &Uint<L>,
+        e2: &Uint<L>,
+    ) -> (Uint<L>, Uint<L>) {
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(f), Some(g)) = (self.ifma(), other.ifma()) {
+            let (mut o1, mut o2) = ([0u64; L], [0u64; L]);
+            // SAFETY: as in `mul`, for both contexts (same width L); e and e2 have L
+            // limbs for 64 L bits.
+            let (t1, t2) = unsafe {
+                f.ctx.pow_ct_pair(
+                    &g.ctx,
+                    (&base.0, &base2.0),
+                    (&e.0, &e2.0),
+                    Uint::<L>::BITS,
+                    (&mut o1, &mut o2),
+                )
+            };
+            return (self.finish(&Uint(o1), t1), other.finish(&Uint(o2), t2));
+        }
+        (self.pow_ct(base, e), other.pow_ct(base2, e2))
+    }
+
     /// base^e for base in Montgomery form and a public exponent given as little-endian
     /// limbs of any length; left-to-right square-and-multiply. Variable time in `e`:
     /// public exponents only.

@@ -94,9 +94,36 @@ fn check<const L: usize>(seed: u64, per_modulus: usize) {
                 ab.modpow(&eb, &nb)
             );
             // Constant-time power over all 64 L exponent bits (one random base per
-            // modulus and kernel: each costs 64 L multiplications).
+            // modulus and kernel: each costs 64 L multiplications), alone and paired
+            // with a power under another modulus of the same width.
             if i != 3 {
                 continue;
+            }
+            let other_n = from_big::<L>(&((&nb >> 1usize) | BigUint::from(1u8)));
+            if other_n.bits() > 1 {
+                let other = MontCtx::new(&other_n)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .with_kernel(kernel);
+                let onb = big(&other_n);
+                let b2 = from_big::<L>(&(&ab % &onb));
+                let e2 = rand_uint::<L>(&mut rng, 64 * L);
+                let (x, y) = ctx.pow_ct_pair(
+                    &am,
+                    &rand_uint::<L>(&mut rng, 0),
+                    &other,
+                    &other.to_mont(&b2),
+                    &e2,
+                );
+                assert_eq!(
+                    big(&ctx.from_mont(&x)),
+                    BigUint::from(1u8) % &nb,
+                    "pair, e = 0"
+                );
+                assert_eq!(
+                    big(&other.from_mont(&y)),
+                    big(&b2).modpow(&big(&e2), &onb),
+                    "pair, {kernel:?}"
+                );
             }
             let ef = rand_uint::<L>(&mut rng, 64 * L - (i % 3) * 17);
             assert_eq!(
