@@ -58,6 +58,17 @@ pub fn sign(
 
 /// Verifies `sig` on `msg` (any salt length).
 pub fn verify(key: &PublicKey, h: Hash, msg: &[u8], sig: &[u8]) -> Result<(), RsaError> {
+    verify_salt_len(key, h, msg, sig, None)
+}
+
+/// Verifies `sig` on `msg`, requiring the salt to have `salt_len` bytes when given.
+pub fn verify_salt_len(
+    key: &PublicKey,
+    h: Hash,
+    msg: &[u8],
+    sig: &[u8],
+    salt_len: Option<usize>,
+) -> Result<(), RsaError> {
     let bad = RsaError::BadSignature;
     if sig.len() != key.size() {
         return Err(bad);
@@ -91,6 +102,9 @@ pub fn verify(key: &PublicKey, h: Hash, msg: &[u8], sig: &[u8]) -> Result<(), Rs
         return Err(bad);
     }
     let salt = &db[one + 1..];
+    if salt_len.is_some_and(|l| l != salt.len()) {
+        return Err(bad);
+    }
     let m_hash = h.digest(&[msg]);
     if h.digest(&[&[0u8; 8], &m_hash, salt]) == hh {
         Ok(())
