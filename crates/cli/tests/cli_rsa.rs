@@ -110,3 +110,99 @@ fn sign_and_verify_agree_with_openssl() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn batch_sign_then_batch_verify_with_one_tampered_signature() {
+    let rsa = Rsa::generate(2048).expect("keygen");
+    let (key, msgs, sigs, verdicts) = (
+        temp("bk.pem"),
+        temp("msgs.hex"),
+        temp("sigs.hex"),
+        temp("v.txt"),
+    );
+    std::fs::write(&key, rsa.private_key_to_pem().expect("pem")).expect("write");
+    let pkey = PKey::from_rsa(rsa).expect("pkey");
+    let lines: Vec<String> = (0..25u32)
+        .map(|i| i.to_be_bytes().iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    std::fs::write(&msgs, lines.join("\n") + "\n").expect("write");
+    let o = wirespeed(&[
+        "rsa",
+        "batch-sign",
+        "--key",
+        s(&key),
+        "--in",
+        s(&msgs),
+        "--out",
+        s(&sigs),
+        "--threads",
+        "2",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["count"], 25);
+    assert!(v["per_sec"].as_f64().is_some_and(|x| x > 0.0));
+    let text = std::fs::read_to_string(&sigs).expect("read");
+    let mut sig_lines: Vec<String> = text.lines().map(str::to_string).collect();
+    assert_eq!(sig_lines.len(), 25);
+    // Line i is OpenSSL-valid for message i (input order kept).
+    for (i, line) in sig_lines.iter().enumerate() {
+        let mut ver = Verifier::new(MessageDigest::sha256(), &pkey).expect("verifier");
+        assert!(ver
+            .verify_oneshot(&unhex(line), &(i as u32).to_be_bytes())
+            .expect("verify"));
+    }
+    // Tamper with signature 7.
+    let mut bad = unhex(&sig_lines[7]);
+    bad[100] ^= 4;
+    sig_lines[7] = bad.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::write(&sigs, sig_lines.join("\n")).expect("write");
+    let o = wirespeed(&[
+        "rsa",
+        "batch-verify",
+        "--pub",
+        s(&key),
+        "--in",
+        s(&msgs),
+        "--sigs",
+        s(&sigs),
+        "--verdicts",
+        s(&verdicts),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        (
+            v["count"].as_u64(),
+            v["valid"].as_u64(),
+            v["invalid"].as_u64()
+        ),
+        (Some(25), Some(24), Some(1))
+    );
+    let verdict_lines: Vec<String> = std::fs::read_to_string(&verdicts)
+        .expect("read")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(verdict_lines[7], "invalid");
+    assert!(verdict_lines
+        .iter()
+        .enumerate()
+        .all(|(i, l)| (i == 7) == (l == "invalid")));
+    // A non-hex line is malformed input (exit 2), naming the line.
+    std::fs::write(&msgs, "00\nzz\n").expect("write");
+    let o = wirespeed(&[
+        "rsa",
+        "batch-sign",
+        "--key",
+        s(&key),
+        "--in",
+        s(&msgs),
+        "--out",
+        s(&sigs),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 2"));
+}

@@ -109,3 +109,46 @@ impl Hash {
         }
     }
 }
+
+/// Signature padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding {
+    /// RSASSA-PKCS1-v1_5.
+    Pkcs1v15,
+    /// RSASSA-PSS (salt as long as the digest when signing, any when verifying).
+    Pss,
+}
+
+/// Signs every message, in parallel on the current rayon pool; signatures in input
+/// order.
+pub fn batch_sign(
+    key: &PrivateKey,
+    padding: Padding,
+    h: Hash,
+    msgs: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>, RsaError> {
+    use rayon::prelude::*;
+    msgs.par_iter()
+        .map(|m| match padding {
+            Padding::Pkcs1v15 => pkcs1v15::sign(key, h, m),
+            Padding::Pss => pss::sign(key, h, m, &mut rand::thread_rng()),
+        })
+        .collect()
+}
+
+/// Verifies every (message, signature) pair, in parallel; one verdict per pair.
+pub fn batch_verify(
+    key: &PublicKey,
+    padding: Padding,
+    h: Hash,
+    pairs: &[(Vec<u8>, Vec<u8>)],
+) -> Vec<bool> {
+    use rayon::prelude::*;
+    pairs
+        .par_iter()
+        .map(|(m, s)| match padding {
+            Padding::Pkcs1v15 => pkcs1v15::verify(key, h, m, s).is_ok(),
+            Padding::Pss => pss::verify(key, h, m, s).is_ok(),
+        })
+        .collect()
+}
