@@ -102,7 +102,7 @@ fn hex_lines(path: &Path) -> Result<Vec<Vec<u8>>, CliError> {
 }
 
 fn unhex(t: &str) -> Option<Vec<u8>> {
-    if t.len() % 2 != 0 {
+    if !t.len().is_multiple_of(2) {
         return None;
     }
     (0..t.len())
