@@ -4,4 +4,5 @@
 pub mod ed25519;
 pub mod machine;
 pub mod msm;
+pub mod rsa;
 pub mod vdf;

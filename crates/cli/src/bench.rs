@@ -13,6 +13,8 @@ pub enum BenchCommand {
     Vdf(wirespeed_bench::vdf::BenchArgs),
     /// BLS12-377 G1 MSM beside arkworks and gnark-crypto (Go, when installed)
     Msm(wirespeed_bench::msm::BenchArgs),
+    /// RSA sign and verify beside OpenSSL and the rsa crate
+    Rsa(wirespeed_bench::rsa::BenchArgs),
 }
 
 /// Runs `wirespeed bench`.
@@ -21,5 +23,6 @@ pub fn run(cmd: &BenchCommand) -> Result<(), CliError> {
         BenchCommand::Ed25519(args) => wirespeed_bench::ed25519::run(args).map_err(CliError::Bench),
         BenchCommand::Vdf(args) => wirespeed_bench::vdf::run(args).map_err(CliError::Bench),
         BenchCommand::Msm(args) => wirespeed_bench::msm::run(args).map_err(CliError::Bench),
+        BenchCommand::Rsa(args) => wirespeed_bench::rsa::run(args).map_err(CliError::Bench),
     }
 }

@@ -7,6 +7,7 @@
 
 mod ed25519;
 mod msm;
+mod rsa;
 mod vdf;
 
 use std::io::Write;
@@ -35,12 +36,12 @@ pub struct Section {
 }
 
 /// All sections, in the order they run.
-pub const SECTIONS: &[Section] = &[ed25519::SECTION, vdf::SECTION, msm::SECTION];
+pub const SECTIONS: &[Section] = &[ed25519::SECTION, vdf::SECTION, msm::SECTION, rsa::SECTION];
 
 /// Arguments of `wirespeed demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Run only this section (repeatable); sections: ed25519, vdf, msm
+    /// Run only this section (repeatable); sections: ed25519, vdf, msm, rsa
     #[arg(long, value_name = "SECTION")]
     pub only: Vec<String>,
 
