@@ -62,8 +62,11 @@ fn measure(bits: u32, threads: usize, reps: usize, quick: bool) -> Result<Row, S
     let pkey = PKey::from_rsa(rsa_key).map_err(e)?;
     let ours = PrivateKey::from_pem(&pem).map_err(|x| x.to_string())?;
     let theirs = rsa::RsaPrivateKey::from_pkcs1_pem(&pem).map_err(|x| x.to_string())?;
-    let scale = (2048 * 2048 / (bits * bits)) as usize;
-    let signs = if quick { 40 } else { 300 * scale * threads };
+    let signs = if quick {
+        40
+    } else {
+        (300 * 2048 * 2048 / (bits as usize * bits as usize)) * threads
+    };
     let verifies = signs * 20;
     let msgs: Vec<Vec<u8>> = (0..signs as u32)
         .map(|i| i.to_be_bytes().to_vec())
