@@ -143,6 +143,60 @@ fn measure(bits: u32, threads: usize, reps: usize, quick: bool) -> Result<Row, S
     })
 }
 
+/// Welch's t statistic between two samples.
+fn welch_t(a: &[f64], b: &[f64]) -> f64 {
+    let stats = |v: &[f64]| {
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+        (mean, var, n)
+    };
+    let ((ma, va, na), (mb, vb, nb)) = (stats(a), stats(b));
+    (ma - mb) / (va / na + vb / nb).sqrt()
+}
+
+/// A dudect-style check of the private operation (Reparaz, Balasch, Verbauwhede, "Dude,
+/// is my code constant time?", 2017): RSA-2048 signatures of one fixed message
+/// representative against fresh random ones, interleaved in random order on one thread;
+/// Welch's t on the timings, after dropping the slowest 5% of each class. |t| above 4.5
+/// would point at a leak.
+fn ct_check(samples: usize) -> Result<(f64, usize), String> {
+    use rand::Rng;
+    let e = |x: openssl::error::ErrorStack| x.to_string();
+    let pem = String::from_utf8(
+        Rsa::generate(2048)
+            .map_err(e)?
+            .private_key_to_pem()
+            .map_err(e)?,
+    )
+    .map_err(|x| x.to_string())?;
+    let key = PrivateKey::from_pem(&pem).map_err(|x| x.to_string())?;
+    let mut rng = rand::thread_rng();
+    let fixed = vec![0x01u8; 255];
+    let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
+    while a.len() < samples || b.len() < samples {
+        let class = rng.gen::<bool>();
+        let m: Vec<u8> = if class {
+            fixed.clone()
+        } else {
+            (0..255).map(|_| rng.gen()).collect()
+        };
+        let t = Instant::now();
+        key.raw(&m).map_err(|x| x.to_string())?;
+        let ns = t.elapsed().as_nanos() as f64;
+        if class && a.len() < samples {
+            a.push(ns);
+        } else if !class && b.len() < samples {
+            b.push(ns);
+        }
+    }
+    for v in [&mut a, &mut b] {
+        v.sort_by(f64::total_cmp);
+        v.truncate(samples * 95 / 100);
+    }
+    Ok((welch_t(&a, &b), samples))
+}
+
 /// Runs the benchmark and prints a markdown report.
 pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (sizes, reps): (&[u32], usize) = if args.quick {
@@ -157,6 +211,8 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             rows.push(measure(bits, threads, reps, args.quick)?);
         }
     }
+    eprintln!("rsa: constant-time check");
+    let (t, samples) = ct_check(if args.quick { 200 } else { 3000 })?;
     let m = Machine::detect();
     println!("## RSA sign and verify (PKCS#1 v1.5, SHA-256): wirespeed and peers\n");
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
@@ -178,5 +234,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             r.ws_verify / r.ossl_verify
         );
     }
+    println!(
+        "\nConstant-time check (dudect-style, RSA-2048 private operation, fixed against random message representatives, {samples} timings per class, slowest 5% dropped): Welch t = {t:.2} ({})",
+        if t.abs() < 4.5 { "|t| < 4.5: no timing difference detected" } else { "|t| >= 4.5: timing depends on the input" }
+    );
     Ok(())
 }
