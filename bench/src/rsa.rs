@@ -197,6 +197,49 @@ fn ct_check(samples: usize) -> Result<(f64, usize), String> {
     Ok((welch_t(&a, &b), samples))
 }
 
+/// The same check on the exponent (the secret itself): 1024-bit powers with a sparse
+/// fixed exponent against random ones, for the constant-time `pow_ct` and, as a
+/// control that must be flagged, the square-and-multiply `vartime_pow`.
+fn ct_check_exponent(samples: usize) -> Result<(f64, f64), String> {
+    use rand::Rng;
+    use wirespeed_bigint::{MontCtx, Uint};
+    let mut rng = rand::thread_rng();
+    let mut n = Uint::<16>(rng.gen());
+    n.0[0] |= 1;
+    n.0[15] |= 1 << 63;
+    let ctx = MontCtx::new(&n).map_err(|e| e.to_string())?;
+    let base = ctx.to_mont(&Uint::<16>::from_u64(0x1234_5678));
+    let mut sparse = Uint::<16>::ZERO;
+    sparse.0[15] = 1 << 63;
+    sparse.0[0] = 1;
+    let mut run = |ct: bool| {
+        let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
+        while a.len() < samples || b.len() < samples {
+            let class = rng.gen::<bool>();
+            let e = if class { sparse } else { Uint::<16>(rng.gen()) };
+            let t = Instant::now();
+            let r = if ct {
+                ctx.pow_ct(&base, &e)
+            } else {
+                ctx.vartime_pow(&base, &e.0)
+            };
+            let ns = t.elapsed().as_nanos() as f64;
+            std::hint::black_box(r);
+            if class && a.len() < samples {
+                a.push(ns);
+            } else if !class && b.len() < samples {
+                b.push(ns);
+            }
+        }
+        for v in [&mut a, &mut b] {
+            v.sort_by(f64::total_cmp);
+            v.truncate(samples * 95 / 100);
+        }
+        welch_t(&a, &b)
+    };
+    Ok((run(true), run(false)))
+}
+
 /// Runs the benchmark and prints a markdown report.
 pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (sizes, reps): (&[u32], usize) = if args.quick {
@@ -213,6 +256,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     eprintln!("rsa: constant-time check");
     let (t, samples) = ct_check(if args.quick { 200 } else { 3000 })?;
+    let (t_ct, t_var) = ct_check_exponent(if args.quick { 200 } else { 3000 })?;
     let m = Machine::detect();
     println!("## RSA sign and verify (PKCS#1 v1.5, SHA-256): wirespeed and peers\n");
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
@@ -237,6 +281,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     println!(
         "\nConstant-time check (dudect-style, RSA-2048 private operation, fixed against random message representatives, {samples} timings per class, slowest 5% dropped): Welch t = {t:.2} ({})",
         if t.abs() < 4.5 { "|t| < 4.5: no timing difference detected" } else { "|t| >= 4.5: timing depends on the input" }
+    );
+    println!(
+        "\nSame check on the secret exponent (1024-bit powers, sparse fixed exponent against random ones, {samples} timings per class): `pow_ct` t = {t_ct:.2}; control `vartime_pow` (square and multiply, expected to leak) t = {t_var:.2}"
     );
     Ok(())
 }
