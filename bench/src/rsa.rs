@@ -240,6 +240,63 @@ fn ct_check_exponent(samples: usize) -> Result<(f64, f64), String> {
     Ok((run(true), run(false)))
 }
 
+/// Modular exponentiation with a full-width random exponent at L limbs: wirespeed's
+/// `pow_ct` and `vartime_pow`, GMP's `mpz_powm_sec` and `mpz_powm` (rug), results checked
+/// equal; microseconds per exponentiation, one thread.
+fn modexp_row<const L: usize>(reps: usize, count: usize) -> Result<[f64; 4], String> {
+    use rand::Rng;
+    use wirespeed_bigint::{MontCtx, Uint};
+    let mut rng = rand::thread_rng();
+    let mut n = Uint::<L>([0; L]);
+    n.0.iter_mut().for_each(|l| *l = rng.gen());
+    n.0[0] |= 1;
+    n.0[L - 1] |= 1 << 63;
+    let ctx = MontCtx::new(&n).map_err(|e| e.to_string())?;
+    let mut x = Uint::<L>([0; L]);
+    x.0.iter_mut().for_each(|l| *l = rng.gen());
+    x.0[L - 1] >>= 1;
+    let mut e = Uint::<L>([0; L]);
+    e.0.iter_mut().for_each(|l| *l = rng.gen());
+    let order = rug::integer::Order::Msf;
+    let (gn, gx, ge) = (
+        rug::Integer::from_digits(&n.to_be_bytes(), order),
+        rug::Integer::from_digits(&x.to_be_bytes(), order),
+        rug::Integer::from_digits(&e.to_be_bytes(), order),
+    );
+    let xm = ctx.to_mont(&x);
+    let want = ctx.from_mont(&ctx.pow_ct(&xm, &e));
+    let g = rug::Integer::from(gx.pow_mod_ref(&ge, &gn).ok_or("GMP pow_mod")?);
+    if g.to_digits::<u8>(order) != want.to_be_bytes_trimmed()
+        || ctx.from_mont(&ctx.vartime_pow(&xm, &e.0)) != want
+    {
+        return Err("modexp results differ".into());
+    }
+    let us = |f: &mut dyn FnMut()| {
+        let mut v = vec![];
+        for _ in 0..reps {
+            let t = Instant::now();
+            for _ in 0..count {
+                f();
+            }
+            v.push(t.elapsed().as_secs_f64() * 1e6 / count as f64);
+        }
+        median(v)
+    };
+    let a = us(&mut || {
+        std::hint::black_box(ctx.pow_ct(&xm, &e));
+    });
+    let b = us(&mut || {
+        std::hint::black_box(ctx.vartime_pow(&xm, &e.0));
+    });
+    let c = us(&mut || {
+        std::hint::black_box(rug::Integer::from(gx.secure_pow_mod_ref(&ge, &gn)));
+    });
+    let d = us(&mut || {
+        std::hint::black_box(gx.pow_mod_ref(&ge, &gn).map(rug::Integer::from));
+    });
+    Ok([a, b, c, d])
+}
+
 /// Runs the benchmark and prints a markdown report.
 pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (sizes, reps): (&[u32], usize) = if args.quick {
@@ -254,6 +311,13 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             rows.push(measure(bits, threads, reps, args.quick)?);
         }
     }
+    eprintln!("rsa: modular exponentiation");
+    let (mr, mc) = if args.quick { (1, 3) } else { (reps, 40) };
+    let modexp = [
+        (1024, modexp_row::<16>(mr, mc)?),
+        (2048, modexp_row::<32>(mr, (mc / 4).max(2))?),
+        (4096, modexp_row::<64>(mr, (mc / 16).max(2))?),
+    ];
     eprintln!("rsa: constant-time check");
     let (t, samples) = ct_check(if args.quick { 200 } else { 3000 })?;
     let (t_ct, t_var) = ct_check_exponent(if args.quick { 200 } else { 3000 })?;
@@ -276,6 +340,16 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             r.ossl_verify,
             r.rc_verify,
             r.ws_verify / r.ossl_verify
+        );
+    }
+    println!("\nModular exponentiation, full-width random exponent, one thread (us per exponentiation; GMP 6 through rug, results checked equal):\n");
+    println!("| bits | ws pow_ct | ws vartime_pow | GMP mpz_powm_sec | GMP mpz_powm | pow_ct / powm_sec | vartime / powm |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for (bits, [a, b, c, d]) in modexp {
+        println!(
+            "| {bits} | {a:.0} | {b:.0} | {c:.0} | {d:.0} | {:.2} | {:.2} |",
+            a / c,
+            b / d
         );
     }
     println!(
