@@ -155,6 +155,31 @@ fn welch_t(a: &[f64], b: &[f64]) -> f64 {
     (ma - mb) / (va / na + vb / nb).sqrt()
 }
 
+/// Times `op(class)` for randomly interleaved classes (true: the fixed input, false: a
+/// fresh random one) until each has `samples` timings, drops the slowest 5% of each and
+/// returns Welch's t between them.
+fn dudect(samples: usize, mut op: impl FnMut(bool) -> Result<(), String>) -> Result<f64, String> {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
+    while a.len() < samples || b.len() < samples {
+        let class = rng.gen::<bool>();
+        let t = Instant::now();
+        op(class)?;
+        let ns = t.elapsed().as_nanos() as f64;
+        if class && a.len() < samples {
+            a.push(ns);
+        } else if !class && b.len() < samples {
+            b.push(ns);
+        }
+    }
+    for v in [&mut a, &mut b] {
+        v.sort_by(f64::total_cmp);
+        v.truncate(samples * 95 / 100);
+    }
+    Ok(welch_t(&a, &b))
+}
+
 /// A dudect-style check of the private operation (Reparaz, Balasch, Verbauwhede, "Dude,
 /// is my code constant time?", 2017): RSA-2048 signatures of one fixed message
 /// representative against fresh random ones, interleaved in random order on one thread;
@@ -173,28 +198,13 @@ fn ct_check(samples: usize) -> Result<(f64, usize), String> {
     let key = PrivateKey::from_pem(&pem).map_err(|x| x.to_string())?;
     let mut rng = rand::thread_rng();
     let fixed = vec![0x01u8; 255];
-    let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
-    while a.len() < samples || b.len() < samples {
-        let class = rng.gen::<bool>();
-        let m: Vec<u8> = if class {
-            fixed.clone()
-        } else {
-            (0..255).map(|_| rng.gen()).collect()
-        };
-        let t = Instant::now();
-        key.raw(&m).map_err(|x| x.to_string())?;
-        let ns = t.elapsed().as_nanos() as f64;
-        if class && a.len() < samples {
-            a.push(ns);
-        } else if !class && b.len() < samples {
-            b.push(ns);
-        }
-    }
-    for v in [&mut a, &mut b] {
-        v.sort_by(f64::total_cmp);
-        v.truncate(samples * 95 / 100);
-    }
-    Ok((welch_t(&a, &b), samples))
+    let t = dudect(samples, |class| {
+        // Both classes draw a random input, so the drawing costs the same.
+        let random: Vec<u8> = (0..255).map(|_| rng.gen()).collect();
+        let m = if class { &fixed } else { &random };
+        key.raw(m).map(|_| ()).map_err(|x| x.to_string())
+    })?;
+    Ok((t, samples))
 }
 
 /// The same check on the exponent (the secret itself): 1024-bit powers with a sparse
@@ -213,31 +223,20 @@ fn ct_check_exponent(samples: usize) -> Result<(f64, f64), String> {
     sparse.0[15] = 1 << 63;
     sparse.0[0] = 1;
     let mut run = |ct: bool| {
-        let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
-        while a.len() < samples || b.len() < samples {
-            let class = rng.gen::<bool>();
-            let e = if class { sparse } else { Uint::<16>(rng.gen()) };
-            let t = Instant::now();
+        dudect(samples, |class| {
+            // Both classes draw a random exponent, so the drawing costs the same.
+            let random = Uint::<16>(rng.gen());
+            let e = if class { sparse } else { random };
             let r = if ct {
                 ctx.pow_ct(&base, &e)
             } else {
                 ctx.vartime_pow(&base, &e.0)
             };
-            let ns = t.elapsed().as_nanos() as f64;
             std::hint::black_box(r);
-            if class && a.len() < samples {
-                a.push(ns);
-            } else if !class && b.len() < samples {
-                b.push(ns);
-            }
-        }
-        for v in [&mut a, &mut b] {
-            v.sort_by(f64::total_cmp);
-            v.truncate(samples * 95 / 100);
-        }
-        welch_t(&a, &b)
+            Ok(())
+        })
     };
-    Ok((run(true), run(false)))
+    Ok((run(true)?, run(false)?))
 }
 
 /// Modular exponentiation with a full-width random exponent at L limbs: wirespeed's
