@@ -11,11 +11,8 @@
 //! (XYZZ). Every addition checks the exceptional cases (equal points,
 //! opposite points, infinity on either side), so duplicates and P with -P are exact.
 //!
-//! Not used yet: the twisted Edwards form that BLS12-377 admits (7M mixed addition in
-//! extended coordinates). The buckets use batched affine Weierstrass additions instead
-//! (about 6.5M each, see `crate::batch`); an Edwards bucket path, measured against it,
-//! is open work, and would need a fallback for the curve points that do not map (none
-//! of them lies in G1).
+//! The MSM buckets use the twisted Edwards form that BLS12-377 admits ([`crate::te`]);
+//! these forms serve the Weierstrass path, scalar multiplication and the checks.
 //!
 //! Subgroup membership uses the GLV endomorphism phi(x, y) = (beta x, y): on this curve a
 //! point P of E(Fq) lies in G1 exactly when phi(P) = [-z^2] P, z = 0x8508c00000000001 the
@@ -162,6 +159,11 @@ impl Jacobian {
         y: Fq::ONE,
         z: Fq::ZERO,
     };
+
+    /// From raw coordinates (crate-internal: the caller guarantees the curve equation).
+    pub(crate) fn from_xyz(x: Fq, y: Fq, z: Fq) -> Jacobian {
+        Jacobian { x, y, z }
+    }
 
     /// True for infinity.
     pub fn is_infinity(&self) -> bool {

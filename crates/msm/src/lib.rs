@@ -2,7 +2,8 @@
 //!
 //! - [`fq`]: the base field (377-bit, Montgomery, six limbs); [`fr`]: scalars.
 //! - [`g1`]: points in affine, Jacobian and XYZZ coordinates; curve and subgroup checks.
-//! - [`msm()`]: Pippenger with signed digits, XYZZ buckets and running sums, on rayon.
+//! - [`te`]: the twisted Edwards form (a = -1, extended coordinates) of G1.
+//! - [`msm()`]: Pippenger with signed digits, Edwards buckets and running sums, on rayon.
 //! - [`format`]: arkworks-compatible files for points and scalars.
 //! - [`gen`]: deterministic random and skewed inputs.
 //! - `ark` (feature `arkworks`, on by default): conversions from and to arkworks 0.5
@@ -19,6 +20,7 @@ pub mod fr;
 pub mod g1;
 pub mod gen;
 pub mod msm;
+pub mod te;
 
 pub use fq::Fq;
 pub use fr::Scalar;

@@ -6,20 +6,27 @@
 //!    (its raw value is below 2^(253 mod c), at most 2^(c-1) with the carry), so
 //!    floor(253 / c) + 1 windows suffice and each needs only 2^(c-1) buckets; -P is
 //!    free (negate y).
-//! 2. Bucket accumulation: for each window, bucket |d| gets +-P_i. With at least 4096
-//!    buckets they are affine and updated in batches that share one inversion
-//!    ([`crate::batch`], about 6.5M an addition; an addition that meets a bucket already
-//!    in the batch goes to that bucket's XYZZ overflow); with fewer buckets (small
-//!    windows, where batches would collide) XYZZ buckets take the affine point by
-//!    madd-2008-s (8M + 2S).
-//! 3. Bucket reduction: sum_b b B_b by running sums from the top bucket down (two XYZZ
-//!    additions per bucket, 2 x (12M + 2S)), stopping at the highest bucket in use.
+//! 2. Bucket accumulation. [`msm`] maps the points once to the twisted Edwards form of
+//!    [`crate::te`] (one shared inversion per 4096 points, about 12M a point) and adds
+//!    into extended-coordinate buckets with the 7M mixed addition: no batches, no
+//!    conflicts, so skewed digits that pile into one bucket cost the same. The
+//!    Weierstrass path ([`msm_weierstrass`], kept as the fallback) uses affine buckets
+//!    updated in batches that share one inversion when there are at least 4096 of them
+//!    ([`crate::batch`], about 6.5M an addition plus conflict bookkeeping) and XYZZ
+//!    buckets (madd-2008-s, 8M + 2S) for narrower windows. Measured on this machine
+//!    (BENCHMARKS.md), Edwards wins at every size: 2^16 points 0.29 against 0.30 s,
+//!    2^20 points 3.9 against 4.5 s (each at its best window), because the batched
+//!    affine addition's arithmetic advantage (6M against 7M) is eaten by its batch
+//!    bookkeeping and conflict handling, and the Edwards reduction (9M additions) is
+//!    cheaper than XYZZ's (12M + 2S).
+//! 3. Bucket reduction: sum_b b B_b by running sums from the top bucket down (two
+//!    additions per bucket), stopping at the highest bucket in use.
 //! 4. Windows are combined by Horner's rule: c doublings and one addition per window.
 //!
-//! Window width (cost model, in field multiplications; fitted on this code at 2^18
-//! points: a bucket addition ~ 7, one bucket's share of the reduction ~ 24): for each
-//! candidate c in 2..=20, sum over the windows j that hold a nonzero digit of
-//! (N_j 7 + 2^(c-1) 24), where
+//! Window width (cost model, in field multiplications: Edwards buckets, a bucket
+//! addition ~ 8 and one bucket's share of the reduction ~ 20; Weierstrass, fitted at
+//! 2^18 points, ~ 7 and ~ 24): for each candidate c in 2..=20, sum over the windows j
+//! that hold a nonzero digit of (N_j add + 2^(c-1) reduce), where
 //! N_j counts the scalars with a bit at or above position j c (from a histogram of
 //! scalar lengths), plus 2^c-independent Horner costs; the cheapest c wins. Skewed
 //! inputs (zeros, ones, small values) therefore get narrower or fewer windows instead
@@ -30,9 +37,13 @@
 //!
 //! Parallelism: rayon tasks over (window, slice of points); with fewer windows in use
 //! than 2 x threads the points are split too, and the partial window sums (linear in
-//! the buckets) are added. Memory: the signed digits, 4 bytes per scalar per window
-//! (2^20 scalars, c = 16: 16 windows, 64 MiB), plus per running task 2^(c-1) buckets
-//! of about 300 bytes (affine value, XYZZ overflow, flags; c = 16: 10 MiB each).
+//! the buckets) are added. Memory: the Edwards points, 144 bytes each (2^20 points:
+//! 151 MB), the signed digits, 4 bytes per scalar per window (2^20 scalars, c = 16: 16
+//! windows, 64 MiB), plus per running task 2^(c-1) buckets of 192 bytes (c = 16: 6.3
+//! MB each; the Weierstrass path's affine buckets with their XYZZ overflow take about
+//! 300 bytes each).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -40,6 +51,7 @@ use crate::batch::AffineBuckets;
 use crate::fq::Fq;
 use crate::fr::{Scalar, R_BITS};
 use crate::g1::{Affine, Jacobian, Xyzz};
+use crate::te::{TeExt, TePre};
 
 /// Why an MSM cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,11 +77,21 @@ impl std::fmt::Display for MsmError {
 
 impl std::error::Error for MsmError {}
 
-/// Relative cost of a bucket addition (batched affine, about 6.5M), in multiplications.
-const MIXED_ADD: u64 = 7;
-/// Relative cost of one bucket's share of the reduction, halved (measured ratio to a
-/// bucket addition: about 3.4).
-const FULL_ADD: u64 = 12;
+/// Costs of the cost model, in field multiplications.
+#[derive(Clone, Copy)]
+struct Costs {
+    /// A bucket addition.
+    add: u64,
+    /// One bucket's share of the reduction, halved (it makes two additions).
+    reduce: u64,
+}
+
+/// Weierstrass buckets: batched affine (about 6.5M an addition); XYZZ reduction
+/// (measured ratio to a bucket addition: about 3.4).
+const WEIERSTRASS: Costs = Costs { add: 7, reduce: 12 };
+/// Edwards buckets: 7M mixed additions plus the additions around them; 9M reduction
+/// additions.
+const EDWARDS: Costs = Costs { add: 8, reduce: 10 };
 /// Widest window considered.
 const MAX_WINDOW: u32 = 20;
 
@@ -78,8 +100,13 @@ fn windows(c: u32) -> u32 {
     R_BITS / c + 1
 }
 
-/// The window width for these scalars (see the module docs).
+/// The window width for these scalars with Edwards buckets (see the module docs).
 pub fn choose_window(scalars: &[Scalar]) -> u32 {
+    window_for(scalars, EDWARDS)
+}
+
+/// The window width for these scalars and bucket costs.
+fn window_for(scalars: &[Scalar], k: Costs) -> u32 {
     // hist[b] = number of scalars of bit length b; above[b] = number longer than b.
     let mut hist = [0u64; R_BITS as usize + 1];
     for s in scalars {
@@ -99,7 +126,7 @@ pub fn choose_window(scalars: &[Scalar]) -> u32 {
             let lo = (j * c).saturating_sub(1).max(1) as usize;
             let n_j = above[lo.min(R_BITS as usize + 1)];
             if n_j > 0 {
-                cost += n_j * MIXED_ADD + (1u64 << (c - 1)) * 2 * FULL_ADD + c as u64 * 8;
+                cost += n_j * k.add + (1u64 << (c - 1)) * 2 * k.reduce + c as u64 * 8;
             }
         }
         if cost < best.0 {
@@ -138,7 +165,7 @@ fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
 /// sum_b b B_b for one window over a slice of points (None when nothing landed): the
 /// field arithmetic compiled for BMI2 + ADX (`mulx`) when the CPU has them, else
 /// portable; both are the same source and give the same result.
-fn window_sum(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
+fn window_sum(points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx") {
         // SAFETY: the CPU has BMI2 and ADX (checked just above).
@@ -149,8 +176,80 @@ fn window_sum(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2,adx")]
-unsafe fn window_sum_adx(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
+unsafe fn window_sum_adx(points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
     window_sum_portable(points, digits, c)
+}
+
+/// [`window_sum`] with twisted Edwards buckets; `degenerate` is set when an addition
+/// met an exceptional pair (possible only for points outside G1), and the result is
+/// then meaningless.
+fn window_sum_te(
+    points: &[TePre],
+    digits: &[i32],
+    c: u32,
+    degenerate: &AtomicBool,
+) -> Option<Jacobian> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx") {
+        // SAFETY: the CPU has BMI2 and ADX (checked just above).
+        return unsafe { window_sum_te_adx(points, digits, c, degenerate) };
+    }
+    window_sum_te_portable(points, digits, c, degenerate)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2,adx")]
+unsafe fn window_sum_te_adx(
+    points: &[TePre],
+    digits: &[i32],
+    c: u32,
+    degenerate: &AtomicBool,
+) -> Option<Jacobian> {
+    window_sum_te_portable(points, digits, c, degenerate)
+}
+
+#[inline(always)]
+fn window_sum_te_portable(
+    points: &[TePre],
+    digits: &[i32],
+    c: u32,
+    degenerate: &AtomicBool,
+) -> Option<Jacobian> {
+    let mut buckets = vec![TeExt::IDENTITY; 1usize << (c - 1)];
+    let mut highest = 0usize;
+    let mut bad = false;
+    for (i, (p, &d)) in points.iter().zip(digits).enumerate() {
+        // The buckets outgrow L2 for wide windows: fetch the next one ahead.
+        if let Some(&next) = digits.get(i + 2) {
+            prefetch(&buckets[(next.unsigned_abs() as usize).saturating_sub(1)]);
+        }
+        if d == 0 {
+            continue;
+        }
+        let b = d.unsigned_abs() as usize;
+        highest = highest.max(b);
+        let bucket = &mut buckets[b - 1];
+        if d > 0 {
+            bucket.add_pre_assign(p);
+        } else {
+            bucket.add_pre_assign(&p.neg());
+        }
+        bad |= bucket.is_degenerate();
+    }
+    if highest == 0 {
+        return None;
+    }
+    let mut running = TeExt::IDENTITY;
+    let mut acc = TeExt::IDENTITY;
+    for b in buckets[..highest].iter().rev() {
+        running.add_assign(b);
+        acc.add_assign(&running);
+        bad |= running.is_degenerate() | acc.is_degenerate();
+    }
+    if bad {
+        degenerate.store(true, Ordering::Relaxed);
+    }
+    Some(acc.to_jacobian())
 }
 
 /// Pending additions per batch inversion.
@@ -192,13 +291,13 @@ fn accumulate(points: &[Affine], digits: &[i32], buckets: &mut impl BucketSet) -
 }
 
 #[inline(always)]
-fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz> {
+fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
     let count = 1usize << (c - 1);
     // Few buckets make batches collide: XYZZ buckets then.
     if count < 4 * BATCH {
         let mut buckets = vec![Xyzz::INFINITY; count];
         let highest = accumulate(points, digits, &mut buckets);
-        return running_sum(buckets[..highest].iter().rev().copied(), highest);
+        return running_sum(buckets[..highest].iter().rev().copied(), highest).map(Jacobian::from);
     }
     let mut buckets = AffineBuckets::new(count, BATCH);
     let highest = accumulate(points, digits, &mut buckets);
@@ -212,7 +311,19 @@ fn window_sum_portable(points: &[Affine], digits: &[i32], c: u32) -> Option<Xyzz
         buckets.add_bucket_to(b, &mut running);
         acc.add_assign(&running);
     }
-    Some(acc)
+    Some(Jacobian::from(acc))
+}
+
+/// A hint to bring `v` into the cache (nothing off x86-64).
+#[inline(always)]
+fn prefetch<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint and never faults.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((v as *const T).cast());
+        _mm_prefetch::<_MM_HINT_T0>((v as *const T).cast::<i8>().add(128));
+    }
 }
 
 /// sum_b b B_b over buckets given from the top down (None when there are none).
@@ -238,10 +349,27 @@ pub fn msm(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, MsmError> 
             scalars: scalars.len(),
         });
     }
-    Ok(msm_with_window(points, scalars, choose_window(scalars)))
+    Ok(msm_edwards(points, scalars, choose_window(scalars)))
 }
 
-/// [`msm`] with a given window width c in 2..=20 (clamped).
+/// [`msm`] with Weierstrass buckets (batched affine, or XYZZ for narrow windows) and
+/// the window from their cost model: the path [`msm`] took before Edwards buckets
+/// measured faster, kept for comparison and as the fallback.
+pub fn msm_weierstrass(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
+    if points.len() != scalars.len() {
+        return Err(MsmError::LengthMismatch {
+            points: points.len(),
+            scalars: scalars.len(),
+        });
+    }
+    Ok(msm_with_window(
+        points,
+        scalars,
+        window_for(scalars, WEIERSTRASS),
+    ))
+}
+
+/// [`msm_weierstrass`] with a given window width c in 2..=20 (clamped).
 pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
     let n = points.len().min(scalars.len());
     if n == 0 {
@@ -249,12 +377,66 @@ pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobia
     }
     let c = c.clamp(2, MAX_WINDOW);
     let digits = recode(&scalars[..n], c);
-    pippenger(&points[..n], &digits, windows(c) as usize, c)
+    pippenger(&points[..n], &digits, windows(c) as usize, c, window_sum)
 }
+
+/// [`msm_with_window`] with twisted Edwards buckets (what [`msm`] runs): the points
+/// are mapped once (one shared inversion per chunk), then every bucket addition is
+/// the 7M mixed Edwards addition and the reduction uses 9M additions. Exact for every
+/// input on the curve: points that do not map (none is in G1) are multiplied on the
+/// Weierstrass side, and should an addition meet an exceptional pair (only possible
+/// outside G1) the whole sum is redone with Weierstrass buckets.
+pub fn msm_edwards(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
+    let n = points.len().min(scalars.len());
+    if n == 0 {
+        return Jacobian::INFINITY;
+    }
+    let (te, rest) = to_edwards(&points[..n], &scalars[..n]);
+    let c = c.clamp(2, MAX_WINDOW);
+    let digits = recode(&scalars[..n], c);
+    match edwards(&te, &digits, windows(c) as usize, c) {
+        Some(sum) => sum.add(&rest),
+        None => msm_with_window(points, scalars, c),
+    }
+}
+
+/// The Edwards images of `points`, and sum s_i P_i over the points that do not map.
+fn to_edwards(points: &[Affine], scalars: &[Scalar]) -> (Vec<TePre>, Jacobian) {
+    let mapped: Vec<(Vec<TePre>, Vec<usize>)> =
+        points.par_chunks(MAP_CHUNK).map(TePre::batch).collect();
+    let mut te = Vec::with_capacity(points.len());
+    let mut rest = Jacobian::INFINITY;
+    for (k, (chunk, bad)) in mapped.into_iter().enumerate() {
+        for i in bad {
+            let i = k * MAP_CHUNK + i;
+            rest = rest.add(&Jacobian::from(points[i]).mul_limbs(&scalars[i].0));
+        }
+        te.extend(chunk);
+    }
+    (te, rest)
+}
+
+/// Pippenger over Edwards points; None when an addition was exceptional.
+fn edwards(te: &[TePre], digits: &[i32], w: usize, c: u32) -> Option<Jacobian> {
+    let degenerate = AtomicBool::new(false);
+    let r = pippenger(te, digits, w, c, |p: &[TePre], d: &[i32], c: u32| {
+        window_sum_te(p, d, c, &degenerate)
+    });
+    (!degenerate.load(Ordering::Relaxed)).then_some(r)
+}
+
+/// Points per shared inversion when mapping to Edwards form.
+const MAP_CHUNK: usize = 4096;
 
 /// The bucket method over `points` with window-major signed `digits` (w windows of
 /// points.len() digits each, window j weighing 2^(j c)).
-fn pippenger(points: &[Affine], digits: &[i32], w: usize, c: u32) -> Jacobian {
+fn pippenger<P: Sync>(
+    points: &[P],
+    digits: &[i32],
+    w: usize,
+    c: u32,
+    window_sum: impl Fn(&[P], &[i32], u32) -> Option<Jacobian> + Sync,
+) -> Jacobian {
     let n = points.len();
     let used: Vec<usize> = (0..w)
         .filter(|&j| digits[j * n..(j + 1) * n].iter().any(|&d| d != 0))
@@ -273,7 +455,7 @@ fn pippenger(points: &[Affine], digits: &[i32], w: usize, c: u32) -> Jacobian {
         .iter()
         .flat_map(|&j| (0..split).map(move |k| (j, k)))
         .collect();
-    let partial: Vec<(usize, Option<Xyzz>)> = tasks
+    let partial: Vec<(usize, Option<Jacobian>)> = tasks
         .par_iter()
         .map(|&(j, k)| {
             let (lo, hi) = (k * chunk, ((k + 1) * chunk).min(n));
@@ -281,10 +463,10 @@ fn pippenger(points: &[Affine], digits: &[i32], w: usize, c: u32) -> Jacobian {
             (j, window_sum(&points[lo..hi], &d[lo..hi], c))
         })
         .collect();
-    let mut sums = vec![Xyzz::INFINITY; w];
+    let mut sums = vec![Jacobian::INFINITY; w];
     for (j, s) in partial {
         if let Some(s) = s {
-            sums[j].add_assign(&s);
+            sums[j] = sums[j].add(&s);
         }
     }
     let mut acc = Jacobian::INFINITY;
@@ -292,7 +474,7 @@ fn pippenger(points: &[Affine], digits: &[i32], w: usize, c: u32) -> Jacobian {
         for _ in 0..c {
             acc = acc.double();
         }
-        acc = acc.add(&Jacobian::from(*s));
+        acc = acc.add(s);
     }
     acc
 }
@@ -304,12 +486,17 @@ fn pippenger(points: &[Affine], digits: &[i32], w: usize, c: u32) -> Jacobian {
 /// width c are cut into K groups of g = ceil(W / K): the digit of window t g + j' of
 /// scalar i then multiplies table point (t, i) in window j' < g, so an MSM runs g windows
 /// over n K points: the same n W bucket additions, but g instead of W bucket reductions
-/// and Horner steps, which also lets the window widen. Memory: n K affine points of 104
-/// bytes (2^20 points, K = 4: 436 MB), plus the digits of each call (4 n W bytes).
+/// and Horner steps, which also lets the window widen. The table is stored in twisted
+/// Edwards form (see [`crate::te`]), so no call maps points. Memory: n K stored Edwards
+/// points of 144 bytes plus the n input points of 104 bytes (kept for the exact
+/// fallback; 2^20 points, K = 4: 713 MB), plus the digits of each call (4 n W bytes).
 #[derive(Clone, Debug)]
 pub struct Precomputed {
-    table: Vec<Affine>,
-    n: usize,
+    table: Vec<TePre>,
+    points: Vec<Affine>,
+    /// Points with a multiple that does not map to Edwards form (none for G1): their
+    /// table entries are the identity and each call adds them on the Weierstrass side.
+    unmapped: Vec<usize>,
     k: usize,
     c: u32,
 }
@@ -324,8 +511,8 @@ impl Precomputed {
         for c in 2..=MAX_WINDOW {
             let w = windows(c) as u64;
             let g = w.div_ceil(k as u64);
-            let cost =
-                w * n as u64 * MIXED_ADD + g * ((1u64 << (c - 1)) * 2 * FULL_ADD + 8 * c as u64);
+            let cost = w * n as u64 * EDWARDS.add
+                + g * ((1u64 << (c - 1)) * 2 * EDWARDS.reduce + 8 * c as u64);
             if cost < best.0 {
                 best = (cost, c);
             }
@@ -333,43 +520,70 @@ impl Precomputed {
         let c = best.1;
         let g = (windows(c) as usize).div_ceil(k);
         let mut table = Vec::with_capacity(n * k);
-        table.extend_from_slice(points);
+        let mut unmapped = Vec::new();
         let mut current: Vec<Jacobian> = points.iter().map(|p| Jacobian::from(*p)).collect();
-        for _ in 1..k {
-            current.par_iter_mut().for_each(|p| {
-                for _ in 0..g as u32 * c {
-                    *p = p.double();
-                }
-            });
-            table.extend(Jacobian::batch_to_affine(&current));
+        for t in 0..k {
+            if t > 0 {
+                current.par_iter_mut().for_each(|p| {
+                    for _ in 0..g as u32 * c {
+                        *p = p.double();
+                    }
+                });
+            }
+            let affine = if t == 0 {
+                points.to_vec()
+            } else {
+                Jacobian::batch_to_affine(&current)
+            };
+            let mapped: Vec<(Vec<TePre>, Vec<usize>)> =
+                affine.par_chunks(MAP_CHUNK).map(TePre::batch).collect();
+            for (j, (chunk, bad)) in mapped.into_iter().enumerate() {
+                unmapped.extend(bad.into_iter().map(|i| j * MAP_CHUNK + i));
+                table.extend(chunk);
+            }
         }
-        Precomputed { table, n, k, c }
+        unmapped.sort_unstable();
+        unmapped.dedup();
+        for &i in &unmapped {
+            for t in 0..k {
+                table[t * n + i] = TePre::IDENTITY;
+            }
+        }
+        Precomputed {
+            table,
+            points: points.to_vec(),
+            unmapped,
+            k,
+            c,
+        }
     }
 
     /// Number of base points.
     pub fn len(&self) -> usize {
-        self.n
+        self.points.len()
     }
 
     /// True when there are no base points.
     pub fn is_empty(&self) -> bool {
-        self.n == 0
+        self.points.is_empty()
     }
 
-    /// Bytes held by the table.
+    /// Bytes held by the table and the kept input points.
     pub fn table_bytes(&self) -> usize {
-        self.table.len() * std::mem::size_of::<Affine>()
+        self.table.len() * std::mem::size_of::<TePre>()
+            + self.points.len() * std::mem::size_of::<Affine>()
     }
 
     /// sum_i scalars[i] P_i over the prepared points.
     pub fn msm(&self, scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
-        if scalars.len() != self.n {
+        let n = self.points.len();
+        if scalars.len() != n {
             return Err(MsmError::LengthMismatch {
-                points: self.n,
+                points: n,
                 scalars: scalars.len(),
             });
         }
-        let (n, k, c) = (self.n, self.k, self.c);
+        let (k, c) = (self.k, self.c);
         if n == 0 {
             return Ok(Jacobian::INFINITY);
         }
@@ -387,7 +601,13 @@ impl Precomputed {
                 }
             }
         }
-        Ok(pippenger(&self.table, &vd, g, c))
+        let Some(mut sum) = edwards(&self.table, &vd, g, c) else {
+            return Ok(msm_with_window(&self.points, scalars, c));
+        };
+        for &i in &self.unmapped {
+            sum = sum.add(&Jacobian::from(self.points[i]).mul_limbs(&scalars[i].0));
+        }
+        Ok(sum)
     }
 }
 

@@ -93,20 +93,30 @@ fn subgroup_check_matches_arkworks() {
     assert!(Affine::INFINITY.is_in_subgroup());
 }
 
-fn check_msm(points: &[Affine], scalars: &[Scalar], what: &str) {
+/// arkworks' answer for the same inputs.
+fn ark_msm(points: &[Affine], scalars: &[Scalar]) -> G1Projective {
     let ap: Vec<G1Affine> = points.iter().map(affine_to_ark).collect();
     let asc: Vec<ArkFr> = scalars
         .iter()
         .map(|s| ArkFr::from_le_bytes_mod_order(&s.to_bytes_le()))
         .collect();
-    let want = G1Projective::msm(&ap, &asc).unwrap_or_else(|e| panic!("{e}"));
+    G1Projective::msm(&ap, &asc).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn check_msm(points: &[Affine], scalars: &[Scalar], what: &str) {
+    let want = ark_msm(points, scalars);
     let got = msm(points, scalars).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(jacobian_to_ark(&got), want, "{what}, n = {}", points.len());
+    let got =
+        wirespeed_msm::msm::msm_weierstrass(points, scalars).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(jacobian_to_ark(&got), want, "{what}, Weierstrass");
     // Wide windows force the batched-affine buckets (>= 4096 of them) at any n.
     if (256..=4096).contains(&points.len()) {
         for c in [13, 16] {
             let got = wirespeed_msm::msm::msm_with_window(points, scalars, c);
             assert_eq!(jacobian_to_ark(&got), want, "{what}, c = {c}");
+            let got = wirespeed_msm::msm::msm_edwards(points, scalars, c);
+            assert_eq!(jacobian_to_ark(&got), want, "{what}, Edwards c = {c}");
         }
     }
 }
@@ -310,16 +320,72 @@ fn precomputed_bases_match_arkworks_for_every_group_count() {
                 ("uniform", gen::scalars(n, 60 + log)),
                 ("skewed", gen::skewed_scalars(n, 70 + log)),
             ] {
-                let ap: Vec<G1Affine> = pts.iter().map(affine_to_ark).collect();
-                let asc: Vec<ArkFr> = s
-                    .iter()
-                    .map(|x| ArkFr::from_le_bytes_mod_order(&x.to_bytes_le()))
-                    .collect();
-                let want = G1Projective::msm(&ap, &asc).unwrap_or_else(|e| panic!("{e}"));
+                let want = ark_msm(&pts, &s);
                 let got = pre.msm(&s).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(jacobian_to_ark(&got), want, "{what}, n = {n}, K = {k}");
             }
             assert!(pre.msm(&gen::scalars(n + 1, 1)).is_err());
         }
+    }
+}
+
+/// The curve points whose x is -1 +- sqrt(3): one of them has s (x + 1) = -1 for the
+/// s = 1/sqrt(3) of the Edwards map, so its image is at infinity on the Edwards model.
+fn edwards_infinity_candidates() -> Vec<G1Affine> {
+    let r3 = ArkFq::from(3u8)
+        .sqrt()
+        .unwrap_or_else(|| panic!("3 is a square"));
+    [r3, -r3]
+        .iter()
+        .filter_map(|&r| G1Affine::get_point_from_x_unchecked(-ArkFq::ONE - r, false))
+        .collect()
+}
+
+#[test]
+fn msm_is_exact_outside_g1_where_edwards_forms_break() {
+    let two_torsion = G1Affine::new_unchecked(-ArkFq::ONE, ArkFq::from(0u8));
+    let specials = edwards_infinity_candidates();
+    assert!(!specials.is_empty(), "x^3 + 1 is a square at one of them");
+    let unmapped =
+        wirespeed_msm::te::TePre::batch(&specials.iter().map(affine_from_ark).collect::<Vec<_>>())
+            .1;
+    assert!(
+        !unmapped.is_empty(),
+        "the map reports its exceptional point"
+    );
+    let mut pts: Vec<Affine> = gen::points(200, 91);
+    pts.extend(off_subgroup_points(40).iter().map(affine_from_ark));
+    pts.push(affine_from_ark(&two_torsion));
+    pts.extend(specials.iter().map(affine_from_ark));
+    let n = pts.len();
+    check_msm(
+        &pts,
+        &gen::scalars(n, 92),
+        "off-subgroup and unmappable points",
+    );
+    // An exceptional Edwards addition: P + Q lands on the point at Edwards infinity.
+    let u = specials[0];
+    let q = (G1Affine::generator() * ArkFr::from(12345u64)).into_affine();
+    let p = (u.into_group() - q).into_affine();
+    let pair = [affine_from_ark(&p), affine_from_ark(&q)];
+    for c in [2, 8] {
+        let one = [Scalar::from_u64(1), Scalar::from_u64(1)];
+        let got = wirespeed_msm::msm::msm_edwards(&pair, &one, c);
+        assert_eq!(jacobian_to_ark(&got), u.into_group(), "c = {c}");
+    }
+    check_msm(
+        &pair,
+        &[Scalar::from_u64(3), Scalar::from_u64(3)],
+        "exceptional pair",
+    );
+    for k in [1, 3] {
+        let pre = wirespeed_msm::Precomputed::new(&pts, k);
+        let s = gen::scalars(n, 93);
+        let want = ark_msm(&pts, &s);
+        let got = pre.msm(&s).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(jacobian_to_ark(&got), want, "Precomputed K = {k}");
+        let pre = wirespeed_msm::Precomputed::new(&pair, k);
+        let got = pre.msm(&[Scalar::from_u64(1), Scalar::from_u64(1)]);
+        assert_eq!(got.map(|g| jacobian_to_ark(&g)), Ok(u.into_group()));
     }
 }

@@ -1,8 +1,11 @@
 //! Field and group laws by property testing: Fq is a field; Jacobian and XYZZ
-//! arithmetic agree with each other and with the group laws on G1.
+//! arithmetic agree with each other and with the group laws on G1; the twisted Edwards
+//! form round-trips and adds like the Weierstrass one.
 
 use proptest::prelude::*;
-use wirespeed_msm::{msm::msm_with_window, Affine, Fq, Jacobian, Scalar};
+use wirespeed_msm::msm::{msm_edwards, msm_with_window};
+use wirespeed_msm::te::{TeExt, TePre};
+use wirespeed_msm::{Affine, Fq, Jacobian, Scalar};
 
 fn fq() -> impl Strategy<Value = Fq> {
     prop::array::uniform6(any::<u64>()).prop_map(|mut l| {
@@ -60,5 +63,25 @@ proptest! {
             want = want.add(&Jacobian::from(*p).mul_u64(k));
         }
         prop_assert_eq!(msm_with_window(&pts, &s, c), want);
+        prop_assert_eq!(msm_edwards(&pts, &s, c), want);
+    }
+
+    #[test]
+    fn edwards_form_round_trips_and_adds_like_weierstrass(p in point(), q in point()) {
+        let (te, unmapped) = TePre::batch(&[p, q, p.neg()]);
+        prop_assert!(unmapped.is_empty());
+        let (ep, eq) = (TeExt::from_pre(&te[0]), TeExt::from_pre(&te[1]));
+        prop_assert!(ep.is_on_curve() && eq.is_on_curve());
+        prop_assert_eq!(ep.to_jacobian().to_affine(), p);
+        let want = Jacobian::from(p).add_affine(&q);
+        let mut mixed = ep;
+        mixed.add_pre_assign(&te[1]);
+        prop_assert!(mixed.is_on_curve());
+        prop_assert_eq!(mixed.to_jacobian(), want);
+        let mut full = ep;
+        full.add_assign(&eq);
+        prop_assert_eq!(full.to_jacobian(), want);
+        prop_assert_eq!(ep.double().to_jacobian(), Jacobian::from(p).double());
+        prop_assert_eq!(te[0].neg(), te[2]);
     }
 }

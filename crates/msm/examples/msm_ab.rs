@@ -1,0 +1,48 @@
+//! Interleaved A/B timing of bucket forms: `msm_ab [log2 n] [rounds] c1,c2,...`; every
+//! round runs each window width with Weierstrass (W) and twisted Edwards (E) buckets
+//! and the medians are printed at the end.
+use std::time::Instant;
+use wirespeed_msm::{gen, msm};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let log: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(16);
+    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
+    let widths: Vec<u32> = args
+        .next()
+        .unwrap_or_else(|| "12,13".into())
+        .split(',')
+        .filter_map(|c| c.parse().ok())
+        .collect();
+    let n = 1usize << log;
+    let points = gen::points(n, 1);
+    let scalars = gen::scalars(n, 2);
+    let mut times: Vec<(String, Vec<f64>)> = Vec::new();
+    for _ in 0..rounds {
+        for &c in &widths {
+            for edwards in [false, true] {
+                let t = Instant::now();
+                let r = if edwards {
+                    msm::msm_edwards(&points, &scalars, c)
+                } else {
+                    msm::msm_with_window(&points, &scalars, c)
+                };
+                let s = t.elapsed().as_secs_f64();
+                assert!(!r.is_infinity());
+                let name = format!("{} c={c}", if edwards { "E" } else { "W" });
+                match times.iter_mut().find(|(k, _)| *k == name) {
+                    Some((_, v)) => v.push(s),
+                    None => times.push((name, vec![s])),
+                }
+            }
+        }
+    }
+    for (name, mut v) in times {
+        v.sort_by(f64::total_cmp);
+        println!(
+            "n = 2^{log} {name}: median {:.3} s over {}",
+            v[v.len() / 2],
+            v.len()
+        );
+    }
+}
