@@ -1,6 +1,7 @@
 //! Interleaved A/B timing of bucket forms: `msm_ab [log2 n] [rounds] c1,c2,...`; every
-//! round runs each window width with Weierstrass (W) and twisted Edwards (E) buckets
-//! and the medians are printed at the end.
+//! round runs each window width with Weierstrass (W), twisted Edwards (E) and twisted
+//! Edwards buckets in IFMA lanes (L, as E without AVX-512 IFMA), and the medians are
+//! printed at the end.
 use std::time::Instant;
 use wirespeed_msm::{gen, msm};
 
@@ -20,16 +21,16 @@ fn main() {
     let mut times: Vec<(String, Vec<f64>)> = Vec::new();
     for _ in 0..rounds {
         for &c in &widths {
-            for edwards in [false, true] {
+            for kind in ["W", "E", "L"] {
                 let t = Instant::now();
-                let r = if edwards {
-                    msm::msm_edwards(&points, &scalars, c)
-                } else {
-                    msm::msm_with_window(&points, &scalars, c)
+                let r = match kind {
+                    "W" => msm::msm_with_window(&points, &scalars, c),
+                    "E" => msm::msm_edwards_on(&points, &scalars, c, msm::Lanes::Scalar),
+                    _ => msm::msm_edwards_on(&points, &scalars, c, msm::Lanes::Auto),
                 };
                 let s = t.elapsed().as_secs_f64();
                 assert!(!r.is_infinity());
-                let name = format!("{} c={c}", if edwards { "E" } else { "W" });
+                let name = format!("{kind} c={c}");
                 match times.iter_mut().find(|(k, _)| *k == name) {
                     Some((_, v)) => v.push(s),
                     None => times.push((name, vec![s])),

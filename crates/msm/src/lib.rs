@@ -19,6 +19,8 @@ pub mod fq;
 pub mod fr;
 pub mod g1;
 pub mod gen;
+#[cfg(target_arch = "x86_64")]
+mod ifma;
 pub mod msm;
 pub mod te;
 

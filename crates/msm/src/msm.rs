@@ -84,14 +84,35 @@ struct Costs {
     add: u64,
     /// One bucket's share of the reduction, halved (it makes two additions).
     reduce: u64,
+    /// The widest window worth trying (bucket memory beyond it costs cache misses).
+    max: u32,
 }
 
 /// Weierstrass buckets: batched affine (about 6.5M an addition); XYZZ reduction
 /// (measured ratio to a bucket addition: about 3.4).
-const WEIERSTRASS: Costs = Costs { add: 7, reduce: 12 };
+const WEIERSTRASS: Costs = Costs {
+    add: 7,
+    reduce: 12,
+    max: MAX_WINDOW,
+};
 /// Edwards buckets: 7M mixed additions plus the additions around them; 9M reduction
 /// additions.
-const EDWARDS: Costs = Costs { add: 8, reduce: 10 };
+const EDWARDS: Costs = Costs {
+    add: 8,
+    reduce: 10,
+    max: MAX_WINDOW,
+};
+/// Edwards buckets in IFMA lanes (one unit is still about 100 cycles): an addition
+/// costs about 5 units (7 eight-lane products of about 380 cycles, the loads and the
+/// transposes, per eight additions); each bucket index of the reduction runs two 9M
+/// additions over eight lanes' buckets at once (about 70 units, 35 halved). The eight
+/// lanes' buckets take 8 x 2^(c-1) x 256 bytes, 16 MiB at c = 14: wider windows
+/// measured slower, their buckets missing the caches.
+const EDWARDS_LANES: Costs = Costs {
+    add: 5,
+    reduce: 35,
+    max: 14,
+};
 /// Widest window considered.
 const MAX_WINDOW: u32 = 20;
 
@@ -102,7 +123,7 @@ fn windows(c: u32) -> u32 {
 
 /// The window width for these scalars with Edwards buckets (see the module docs).
 pub fn choose_window(scalars: &[Scalar]) -> u32 {
-    window_for(scalars, EDWARDS)
+    window_for(scalars, EdPoints::costs(Lanes::Auto))
 }
 
 /// The window width for these scalars and bucket costs.
@@ -118,7 +139,7 @@ fn window_for(scalars: &[Scalar], k: Costs) -> u32 {
     }
     // above[b] now counts scalars with bit length >= b (b >= 1).
     let mut best = (u64::MAX, 2);
-    for c in 2..=MAX_WINDOW {
+    for c in 2..=k.max {
         let mut cost = 0u64;
         for j in 0..windows(c) {
             // Scalars whose length exceeds j c can have a nonzero digit in window j
@@ -382,21 +403,75 @@ pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobia
 
 /// [`msm_with_window`] with twisted Edwards buckets (what [`msm`] runs): the points
 /// are mapped once (one shared inversion per chunk), then every bucket addition is
-/// the 7M mixed Edwards addition and the reduction uses 9M additions. Exact for every
-/// input on the curve: points that do not map (none is in G1) are multiplied on the
-/// Weierstrass side, and should an addition meet an exceptional pair (only possible
-/// outside G1) the whole sum is redone with Weierstrass buckets.
+/// the 7M mixed Edwards addition and the reduction uses 9M additions, in AVX-512 IFMA
+/// lanes when the CPU has them ([`Lanes`]). Exact for every input on the curve: points
+/// that do not map (none is in G1) are multiplied on the Weierstrass side, and should
+/// an addition meet an exceptional pair (only possible outside G1) the whole sum is
+/// redone with Weierstrass buckets.
 pub fn msm_edwards(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
+    msm_edwards_on(points, scalars, c, Lanes::Auto)
+}
+
+/// [`msm_edwards`] with a choice of bucket arithmetic.
+pub fn msm_edwards_on(points: &[Affine], scalars: &[Scalar], c: u32, lanes: Lanes) -> Jacobian {
     let n = points.len().min(scalars.len());
     if n == 0 {
         return Jacobian::INFINITY;
     }
     let (te, rest) = to_edwards(&points[..n], &scalars[..n]);
+    let te = EdPoints::new(te, lanes);
     let c = c.clamp(2, MAX_WINDOW);
     let digits = recode(&scalars[..n], c);
     match edwards(&te, &digits, windows(c) as usize, c) {
         Some(sum) => sum.add(&rest),
         None => msm_with_window(points, scalars, c),
+    }
+}
+
+/// Which arithmetic runs the Edwards buckets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lanes {
+    /// Eight buckets at a time in AVX-512 IFMA lanes when the CPU has AVX-512F and
+    /// IFMA (see `src/ifma.rs`), else as [`Lanes::Scalar`].
+    Auto,
+    /// One bucket at a time in 64-bit arithmetic (`mulx`/`adx` when present).
+    Scalar,
+}
+
+/// Edwards points in the form the bucket arithmetic reads.
+#[derive(Clone, Debug)]
+enum EdPoints {
+    Scalar(Vec<TePre>),
+    #[cfg(target_arch = "x86_64")]
+    Lanes(Vec<crate::ifma::Pre52>),
+}
+
+impl EdPoints {
+    fn new(te: Vec<TePre>, lanes: Lanes) -> EdPoints {
+        #[cfg(target_arch = "x86_64")]
+        if lanes == Lanes::Auto && crate::ifma::available() {
+            return EdPoints::Lanes(te.par_iter().map(crate::ifma::Pre52::new).collect());
+        }
+        let _ = lanes;
+        EdPoints::Scalar(te)
+    }
+
+    /// The cost model's figures for this arithmetic.
+    fn costs(lanes: Lanes) -> Costs {
+        #[cfg(target_arch = "x86_64")]
+        if lanes == Lanes::Auto && crate::ifma::available() {
+            return EDWARDS_LANES;
+        }
+        let _ = lanes;
+        EDWARDS
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            EdPoints::Scalar(v) => v.len() * std::mem::size_of::<TePre>(),
+            #[cfg(target_arch = "x86_64")]
+            EdPoints::Lanes(v) => v.len() * std::mem::size_of::<crate::ifma::Pre52>(),
+        }
     }
 }
 
@@ -417,11 +492,22 @@ fn to_edwards(points: &[Affine], scalars: &[Scalar]) -> (Vec<TePre>, Jacobian) {
 }
 
 /// Pippenger over Edwards points; None when an addition was exceptional.
-fn edwards(te: &[TePre], digits: &[i32], w: usize, c: u32) -> Option<Jacobian> {
+fn edwards(te: &EdPoints, digits: &[i32], w: usize, c: u32) -> Option<Jacobian> {
     let degenerate = AtomicBool::new(false);
-    let r = pippenger(te, digits, w, c, |p: &[TePre], d: &[i32], c: u32| {
-        window_sum_te(p, d, c, &degenerate)
-    });
+    let r = match te {
+        EdPoints::Scalar(te) => pippenger(te, digits, w, c, |p: &[TePre], d: &[i32], c: u32| {
+            window_sum_te(p, d, c, &degenerate)
+        }),
+        #[cfg(target_arch = "x86_64")]
+        EdPoints::Lanes(te) => pippenger(te, digits, w, c, |p, d: &[i32], c: u32| {
+            let mut bad = false;
+            let r = crate::ifma::window_sum(p, d, c, &mut bad);
+            if bad {
+                degenerate.store(true, Ordering::Relaxed);
+            }
+            r.map(|t| t.to_jacobian())
+        }),
+    };
     (!degenerate.load(Ordering::Relaxed)).then_some(r)
 }
 
@@ -492,7 +578,7 @@ fn pippenger<P: Sync>(
 /// fallback; 2^20 points, K = 4: 713 MB), plus the digits of each call (4 n W bytes).
 #[derive(Clone, Debug)]
 pub struct Precomputed {
-    table: Vec<TePre>,
+    table: EdPoints,
     points: Vec<Affine>,
     /// Points with a multiple that does not map to Edwards form (none for G1): their
     /// table entries are the identity and each call adds them on the Weierstrass side.
@@ -508,11 +594,12 @@ impl Precomputed {
         let k = groups.clamp(1, 64);
         // Window from the cost model for uniform scalars, with g reductions.
         let mut best = (u64::MAX, 2);
-        for c in 2..=MAX_WINDOW {
+        let costs = EdPoints::costs(Lanes::Auto);
+        for c in 2..=costs.max {
             let w = windows(c) as u64;
             let g = w.div_ceil(k as u64);
-            let cost = w * n as u64 * EDWARDS.add
-                + g * ((1u64 << (c - 1)) * 2 * EDWARDS.reduce + 8 * c as u64);
+            let k = costs;
+            let cost = w * n as u64 * k.add + g * ((1u64 << (c - 1)) * 2 * k.reduce + 8 * c as u64);
             if cost < best.0 {
                 best = (cost, c);
             }
@@ -550,7 +637,7 @@ impl Precomputed {
             }
         }
         Precomputed {
-            table,
+            table: EdPoints::new(table, Lanes::Auto),
             points: points.to_vec(),
             unmapped,
             k,
@@ -570,8 +657,7 @@ impl Precomputed {
 
     /// Bytes held by the table and the kept input points.
     pub fn table_bytes(&self) -> usize {
-        self.table.len() * std::mem::size_of::<TePre>()
-            + self.points.len() * std::mem::size_of::<Affine>()
+        self.table.bytes() + self.points.len() * std::mem::size_of::<Affine>()
     }
 
     /// sum_i scalars[i] P_i over the prepared points.

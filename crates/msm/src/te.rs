@@ -59,7 +59,7 @@ pub const D: Fq = Fq::from_mont_limbs([
 ]);
 
 /// k = 2d.
-const K: Fq = Fq::from_mont_limbs([
+pub(crate) const K: Fq = Fq::from_mont_limbs([
     0xf24b7e8444a706c6,
     0xeae0237580faa8fa,
     0x0f4d7cf27ef38fa5,
@@ -144,6 +144,11 @@ impl TePre {
         (out, bad)
     }
 
+    /// (y - x, y + x, k x y).
+    pub(crate) fn parts(&self) -> (&Fq, &Fq, &Fq) {
+        (&self.ymx, &self.ypx, &self.kt)
+    }
+
     /// -P.
     #[inline(always)]
     pub fn neg(&self) -> TePre {
@@ -209,6 +214,12 @@ impl TeExt {
             t: e.mul(&h),
             z: f.mul(&g),
         }
+    }
+
+    /// From extended coordinates (crate-internal: the caller guarantees the curve
+    /// equation and T Z = X Y).
+    pub(crate) fn from_coords(x: Fq, y: Fq, z: Fq, t: Fq) -> TeExt {
+        TeExt { x, y, z, t }
     }
 
     /// Z = 0: an addition met an exceptional pair (see the module docs) and this is

@@ -3,7 +3,7 @@
 //! form round-trips and adds like the Weierstrass one.
 
 use proptest::prelude::*;
-use wirespeed_msm::msm::{msm_edwards, msm_with_window};
+use wirespeed_msm::msm::{msm_edwards, msm_edwards_on, msm_with_window, Lanes};
 use wirespeed_msm::te::{TeExt, TePre};
 use wirespeed_msm::{Affine, Fq, Jacobian, Scalar};
 
@@ -64,6 +64,7 @@ proptest! {
         }
         prop_assert_eq!(msm_with_window(&pts, &s, c), want);
         prop_assert_eq!(msm_edwards(&pts, &s, c), want);
+        prop_assert_eq!(msm_edwards_on(&pts, &s, c, Lanes::Scalar), want);
     }
 
     #[test]
