@@ -5,6 +5,7 @@
 //! - [`MontCtx<L>`]: a Montgomery context for one odd modulus: multiplication and a
 //!   dedicated squaring, with conversion in and out of Montgomery form only at the ends
 //!   of a chain.
+//! - [`prime`]: the Baillie-PSW probable-prime test on `Uint<L>` (public values).
 //!
 //! Limb bounds and reduction rules are stated in each module.
 
@@ -15,6 +16,7 @@ pub mod adx;
 #[cfg(target_arch = "x86_64")]
 pub mod ifma;
 pub mod mont;
+pub mod prime;
 pub mod uint;
 
 pub use mont::{Kernel, MontCtx, MontError};

@@ -338,8 +338,9 @@ impl<const L: usize> MontCtx<L> {
             let top = unsafe { f.ctx.mul(&a.0, &b.0, &mut out) };
             return self.finish(&Uint(out), top);
         }
-        let mut t = [0u64; 2 * MAX_LIMBS];
-        let t = &mut t[..2 * L];
+        // 2L limbs of product, sized by the type (no zeroing beyond what is used).
+        let mut t = [[0u64; L]; 2];
+        let t = t.as_flattened_mut();
         for i in 0..L {
             // Row i adds into t[i..i+L] and its carry is limb i+L, not written before.
             t[i + L] = row(self.kernel, &mut t[i..i + L], &b.0, a.0[i]);
@@ -354,8 +355,8 @@ impl<const L: usize> MontCtx<L> {
         if self.ifma().is_some() {
             return self.mul(a, a);
         }
-        let mut t = [0u64; 2 * MAX_LIMBS];
-        let t = &mut t[..2 * L];
+        let mut t = [[0u64; L]; 2];
+        let t = t.as_flattened_mut();
         let a = &a.0;
         // Cross products a_i a_j, i < j, row by row; row i adds into t[2i+1..i+L] and
         // its carry is limb i+L, not written before.

@@ -63,13 +63,23 @@ pub enum CliError {
     },
     /// A VDF evaluation or proof that could not be done or did not verify.
     Vdf(wirespeed_vdf::VdfError),
+    /// A command-line value that a verifying command must parse is malformed (exit 2,
+    /// like a malformed file: a verdict of 1 means "checked and invalid").
+    MalformedArg {
+        /// The flag.
+        arg: String,
+        /// What is wrong, one line.
+        message: String,
+    },
 }
 
 impl CliError {
     /// The process exit status for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Malformed { .. } | CliError::MalformedInput { .. } => EXIT_MALFORMED,
+            CliError::Malformed { .. }
+            | CliError::MalformedInput { .. }
+            | CliError::MalformedArg { .. } => EXIT_MALFORMED,
             _ => EXIT_ERROR,
         }
     }
@@ -101,6 +111,7 @@ impl fmt::Display for CliError {
                 write!(f, "'{}': {message}", path.display())
             }
             CliError::Vdf(e) => write!(f, "{e}"),
+            CliError::MalformedArg { arg, message } => write!(f, "{arg}: {message}"),
         }
     }
 }

@@ -1,8 +1,10 @@
 //! `wirespeed`: verify, generate test data, and demonstrate every system.
 //!
 //! Every error ends the process with one line on stderr and a non-zero status: 2 for a
-//! truncated or malformed input file, 1 for everything else.
+//! truncated or malformed input file (or a malformed value given to a verifying command),
+//! 1 for everything else.
 
+mod accumulator;
 mod args;
 mod bench;
 mod demo;
@@ -29,8 +31,8 @@ use crate::error::{CliError, EXIT_ERROR};
     name = "wirespeed",
     version,
     about = "wirespeed: high-speed cryptographic verification",
-    after_help = "Exit status: 0 on success, 2 for a truncated or malformed input file, \
-                  1 for any other error."
+    after_help = "Exit status: 0 on success, 2 for a truncated or malformed input file \
+                  (or a malformed value given to a verifying command), 1 for any other error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -60,6 +62,9 @@ enum Command {
     /// RSA signatures: sign and verify (PKCS#1 v1.5 or PSS, SHA-2)
     #[command(subcommand)]
     Rsa(rsa::RsaCommand),
+    /// RSA accumulator: add elements, membership witnesses, verify a witness
+    #[command(subcommand)]
+    Accumulator(accumulator::AccumulatorCommand),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -72,6 +77,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Timelock(cmd) => timelock::run(cmd),
         Command::Msm(args) => msm::run(args),
         Command::Rsa(cmd) => rsa::run(cmd),
+        Command::Accumulator(cmd) => accumulator::run(cmd),
     }
 }
 

@@ -190,7 +190,8 @@ fn key_error(path: &Path, e: RsaError) -> CliError {
     }
 }
 
-fn load_public(path: &Path) -> Result<PublicKey, CliError> {
+/// A public key from a PEM file (a private key PEM gives its public half).
+pub(crate) fn load_public(path: &Path) -> Result<PublicKey, CliError> {
     let pem = read_bounded_text(path, MAX_KEY_BYTES)?;
     match PublicKey::from_pem(&pem) {
         Ok(k) => Ok(k),

@@ -222,6 +222,12 @@ impl<const L: usize, const H: usize> CrtCtx<L, H> {
         })
     }
 
+    /// The prime factors (p, q).
+    fn factors(&self) -> (BigUint, BigUint) {
+        let big = |u: &Uint<H>| BigUint::from_bytes_be(&u.to_be_bytes());
+        (big(self.p.modulus()), big(self.q.modulus()))
+    }
+
     /// m mod p in p's Montgomery form, for m < 2^(64 L), constant time.
     fn reduce(c: &MontCtx<H>, x_m: &Uint<H>, m: &Uint<L>) -> Uint<H> {
         let lo: Uint<H> = Uint(std::array::from_fn(|i| m.0[i]));
@@ -310,6 +316,16 @@ impl PrivateKey {
             .or_else(|_| rsa::RsaPrivateKey::from_pkcs8_der(der))
             .map_err(|e| RsaError::Parse(e.to_string()))?;
         PrivateKey::from_rsa(&k)
+    }
+
+    /// The prime factors (p, q) of the modulus: secret (the accumulator's trapdoor is
+    /// built from them).
+    pub(crate) fn primes(&self) -> (BigUint, BigUint) {
+        match &self.ctx {
+            PrivCtx::K2048(c) => c.factors(),
+            PrivCtx::K3072(c) => c.factors(),
+            PrivCtx::K4096(c) => c.factors(),
+        }
     }
 
     /// The public half.

@@ -7,9 +7,13 @@
 //!   variable-time.
 //! - [`pkcs1v15`], [`pss`]: the encodings; verification re-encodes and compares (v1.5)
 //!   or runs every RFC 8017 check (PSS).
+//! - [`accumulator`]: an RSA accumulator (a set commitment in a group of unknown order):
+//!   batch additions, root-factor witnesses for many members at once, verification, and
+//!   removal with the trapdoor; its security assumptions are stated there.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+pub mod accumulator;
 pub mod key;
 pub mod pkcs1v15;
 pub mod pss;
