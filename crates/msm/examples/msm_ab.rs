@@ -1,4 +1,4 @@
-//! Interleaved A/B timing of bucket forms: `msm_ab [log2 n] [rounds] c1,c2,...`; every
+//! Interleaved A/B timing of bucket forms: `msm_ab [log2 n] [rounds] c1,c2,... [WEL]`; every
 //! round runs each window width with Weierstrass (W), twisted Edwards (E) and twisted
 //! Edwards buckets in IFMA lanes (L, as E without AVX-512 IFMA), and the medians are
 //! printed at the end.
@@ -15,13 +15,19 @@ fn main() {
         .split(',')
         .filter_map(|c| c.parse().ok())
         .collect();
+    let kinds: Vec<String> = args
+        .next()
+        .unwrap_or_else(|| "WEL".into())
+        .chars()
+        .map(String::from)
+        .collect();
     let n = 1usize << log;
     let points = gen::points(n, 1);
     let scalars = gen::scalars(n, 2);
     let mut times: Vec<(String, Vec<f64>)> = Vec::new();
     for _ in 0..rounds {
         for &c in &widths {
-            for kind in ["W", "E", "L"] {
+            for kind in kinds.iter().map(String::as_str) {
                 let t = Instant::now();
                 let r = match kind {
                     "W" => msm::msm_with_window(&points, &scalars, c),
