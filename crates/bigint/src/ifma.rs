@@ -27,7 +27,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::mont::{ct_eq, window_bits, CT_WINDOW};
+use crate::mont::{ct_eq, sliding_width, sliding_windows, window_bits, CT_WINDOW};
 
 const MASK: u64 = (1 << 52) - 1;
 
@@ -570,12 +570,33 @@ unsafe fn pow_t<const V: usize>(
             }
             return to_limbs(&acc, out);
         }
-        for i in (0..bits).rev() {
-            acc = amm::<V>(&digits, &acc, &n, c);
-            if (e[i / 64] >> (i % 64)) & 1 == 1 {
-                acc = amm::<V>(&base_digits, &acc, &n, c);
+        // Public exponent: a sliding window over odd powers (see `MontCtx::vartime_pow`).
+        let w = sliding_width(bits);
+        let mut table = vec![[0u64; MAX_DIGITS]; 1 << (w - 1)];
+        table[0] = base_digits;
+        let mut b2 = [0u64; MAX_DIGITS];
+        store(&amm::<V>(&base_digits, &load::<V>(&base_digits), &n, c), &mut b2);
+        for k in 1..table.len() {
+            let v = amm::<V>(&b2, &load::<V>(&table[k - 1]), &n, c);
+            store(&v, &mut table[k]);
+        }
+        let mut started = false;
+        for (sq, val) in sliding_windows(e, bits, w) {
+            if !started {
+                // The top window (odd value): start from its table entry.
+                digits = table[(val >> 1) as usize];
+                acc = load::<V>(&digits);
+                started = true;
+                continue;
             }
-            store(&acc, &mut digits);
+            for _ in 0..sq {
+                acc = amm::<V>(&digits, &acc, &n, c);
+                store(&acc, &mut digits);
+            }
+            if val != 0 {
+                acc = amm::<V>(&table[(val >> 1) as usize], &acc, &n, c);
+                store(&acc, &mut digits);
+            }
         }
         to_limbs(&acc, out)
     }

@@ -52,6 +52,41 @@ pub(crate) fn window_bits(e: &[u64], at: usize, width: usize) -> u64 {
     (lo | hi) & ((1u64 << width) - 1)
 }
 
+/// Window width of a sliding-window power with a `bits`-bit public exponent: the table
+/// holds 2^(w-1) odd powers, and w grows with the exponent where the saved
+/// multiplications (about bits / (w + 1) instead of bits / 2) outweigh the table.
+pub(crate) fn sliding_width(bits: usize) -> usize {
+    match bits {
+        0..=24 => 1,
+        25..=80 => 3,
+        81..=240 => 4,
+        241..=672 => 5,
+        _ => 6,
+    }
+}
+
+/// The steps of a left-to-right sliding-window power over the low `bits` bits of `e`
+/// (bit bits - 1 set): each item is (squarings, odd window value), the value 0 standing
+/// for a squaring alone. The first item is the top window; its squarings are moot (they
+/// would square one).
+pub(crate) fn sliding_windows(e: &[u64], bits: usize, w: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+    let bit = move |i: usize| (e[i / 64] >> (i % 64)) & 1 == 1;
+    let mut next = bits;
+    std::iter::from_fn(move || {
+        let i = next.checked_sub(1)?;
+        if !bit(i) {
+            next = i;
+            return Some((1, 0));
+        }
+        let mut j = (i + 1).saturating_sub(w);
+        while !bit(j) {
+            j += 1;
+        }
+        next = j;
+        Some((i - j + 1, window_bits(e, j, i - j + 1)))
+    })
+}
+
 /// Largest supported limb count (4096 bits).
 pub const MAX_LIMBS: usize = 64;
 
@@ -480,10 +515,11 @@ impl<const L: usize> MontCtx<L> {
     }
 
     /// base^e for base in Montgomery form and a public exponent given as little-endian
-    /// limbs of any length; left-to-right square-and-multiply. Variable time in `e`:
-    /// public exponents only.
+    /// limbs of any length; left-to-right sliding window (width from the exponent's
+    /// length: square-and-multiply up to 24 bits, so e = 65537 costs 16 squarings and
+    /// one multiplication; 6 bits and a 32-entry table of odd powers past 672 bits).
+    /// Variable time in `e`: public exponents only.
     pub fn vartime_pow(&self, base: &Uint<L>, e: &[u64]) -> Uint<L> {
-        let mut acc = self.one();
         let bits = e
             .iter()
             .rposition(|&l| l != 0)
@@ -495,12 +531,28 @@ impl<const L: usize> MontCtx<L> {
             let top = unsafe { f.ctx.pow(&base.0, e, bits, false, &mut out) };
             return self.finish(&Uint(out), top);
         }
-        for i in (0..bits).rev() {
-            acc = self.sqr(&acc);
-            if (e[i / 64] >> (i % 64)) & 1 == 1 {
-                acc = self.mul(&acc, base);
-            }
+        let w = sliding_width(bits);
+        let b2 = self.sqr(base);
+        let mut table = vec![*base; 1 << (w - 1)];
+        for k in 1..table.len() {
+            table[k] = self.mul(&table[k - 1], &b2);
         }
-        acc
+        let mut acc: Option<Uint<L>> = None;
+        for (sq, val) in sliding_windows(e, bits, w) {
+            acc = Some(match acc {
+                // The top window: its value is odd.
+                None => table[(val >> 1) as usize],
+                Some(mut a) => {
+                    for _ in 0..sq {
+                        a = self.sqr(&a);
+                    }
+                    if val != 0 {
+                        a = self.mul(&a, &table[(val >> 1) as usize]);
+                    }
+                    a
+                }
+            });
+        }
+        acc.unwrap_or_else(|| self.one())
     }
 }

@@ -93,6 +93,22 @@ fn check<const L: usize>(seed: u64, per_modulus: usize) {
                 big(&ctx.from_mont(&ctx.vartime_pow(&am, &e))),
                 ab.modpow(&eb, &nb)
             );
+            // Longer exponents reach every sliding-window width (up to 6 bits past 672
+            // exponent bits); short ones include 0, 1, 2 and 65537.
+            let long: Vec<u64> = (0..1 + i % 13).map(|_| rng.gen::<u64>()).collect();
+            let short = [[0u64].as_slice(), &[1], &[2], &[65537], &[]][i % 5];
+            for e in [long.as_slice(), short] {
+                let eb = e
+                    .iter()
+                    .rev()
+                    .fold(BigUint::from(0u8), |acc, &l| (acc << 64usize) + l);
+                assert_eq!(
+                    big(&ctx.from_mont(&ctx.vartime_pow(&am, e))),
+                    ab.modpow(&eb, &nb),
+                    "vartime_pow, {} exponent limbs",
+                    e.len()
+                );
+            }
             // Constant-time power over all 64 L exponent bits (one random base per
             // modulus and kernel: each costs 64 L multiplications), alone and paired
             // with a power under another modulus of the same width.
