@@ -18,7 +18,9 @@
 //!    2^20 points 3.9 against 4.5 s (each at its best window), because the batched
 //!    affine addition's arithmetic advantage (6M against 7M) is eaten by its batch
 //!    bookkeeping and conflict handling, and the Edwards reduction (9M additions) is
-//!    cheaper than XYZZ's (12M + 2S).
+//!    cheaper than XYZZ's (12M + 2S). With AVX-512 IFMA the Edwards buckets run eight
+//!    at a time in vector lanes ([`Lanes`], `src/ifma.rs`): 2^20 points in 2.4 s on two
+//!    cores against 3.9 s in 64-bit arithmetic.
 //! 3. Bucket reduction: sum_b b B_b by running sums from the top bucket down (two
 //!    additions per bucket), stopping at the highest bucket in use.
 //! 4. Windows are combined by Horner's rule: c doublings and one addition per window.
