@@ -11,6 +11,7 @@ mod demo;
 mod error;
 mod files;
 mod gen;
+mod kvs;
 mod msm;
 mod rsa;
 mod table;
@@ -65,6 +66,9 @@ enum Command {
     /// RSA accumulator: add elements, membership witnesses, verify a witness
     #[command(subcommand)]
     Accumulator(accumulator::AccumulatorCommand),
+    /// Redis-protocol key-value server
+    #[command(subcommand)]
+    Kvs(kvs::KvsCommand),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -78,6 +82,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Msm(args) => msm::run(args),
         Command::Rsa(cmd) => rsa::run(cmd),
         Command::Accumulator(cmd) => accumulator::run(cmd),
+        Command::Kvs(cmd) => kvs::run(cmd),
     }
 }
 

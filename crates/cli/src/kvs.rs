@@ -1,0 +1,61 @@
+//! `wirespeed kvs serve`: the Redis-protocol key-value server.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+use wirespeed_kvs::server::{Server, ServerConfig};
+
+use crate::error::CliError;
+
+/// `wirespeed kvs ...`
+#[derive(Subcommand, Debug)]
+pub enum KvsCommand {
+    /// Serve the Redis protocol (RESP2/RESP3) until interrupted
+    Serve(ServeArgs),
+}
+
+/// Arguments of `wirespeed kvs serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// TCP port (0 picks a free one)
+    #[arg(long, default_value_t = 6379)]
+    pub port: u16,
+
+    /// Address to listen on (loopback unless told otherwise)
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+
+    /// Clients must AUTH with this password first
+    #[arg(long)]
+    pub requirepass: Option<String>,
+
+    /// Longest bulk string accepted, in bytes (proto-max-bulk-len)
+    #[arg(long, default_value_t = 512 * 1024 * 1024)]
+    pub max_bulk: usize,
+}
+
+/// Runs a `kvs` subcommand.
+pub fn run(cmd: &KvsCommand) -> Result<(), CliError> {
+    match cmd {
+        KvsCommand::Serve(a) => serve(a),
+    }
+}
+
+fn serve(a: &ServeArgs) -> Result<(), CliError> {
+    let mut config = ServerConfig::default();
+    config.cmd.requirepass = a.requirepass.as_ref().map(|p| p.as_bytes().to_vec());
+    config.limits.max_bulk = a.max_bulk;
+    let addr = SocketAddr::new(a.bind, a.port);
+    let mut server = Server::bind(addr, config)
+        .map_err(|e| CliError::Invalid(format!("cannot listen on {addr}: {e}")))?;
+    let local = server
+        .local_addr()
+        .map_err(|e| CliError::Invalid(format!("listening address: {e}")))?;
+    eprintln!("kvs: listening on {local}");
+    let stop = Arc::new(AtomicBool::new(false));
+    server
+        .run(stop)
+        .map_err(|e| CliError::Invalid(format!("server stopped: {e}")))
+}

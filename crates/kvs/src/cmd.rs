@@ -1,0 +1,793 @@
+//! Command execution: one request's arguments in, one reply out, against the store and
+//! the connection's session. Replies and error texts follow Redis's, so clients and
+//! their error handling work unchanged.
+
+use crate::resp::{Proto, Writer};
+use crate::store::Store;
+
+/// Server-wide settings a command can read or change.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `requirepass`: clients must AUTH first when set.
+    pub requirepass: Option<Vec<u8>>,
+    /// `proto-max-bulk-len`.
+    pub max_bulk: usize,
+    /// Port, for INFO and CLUSTER replies.
+    pub port: u16,
+    /// Address the server listens on, for CLUSTER replies.
+    pub bind: String,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            requirepass: None,
+            max_bulk: 512 * 1024 * 1024,
+            port: 6379,
+            bind: "127.0.0.1".into(),
+        }
+    }
+}
+
+/// Per-connection state.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// Client id (CLIENT ID).
+    pub id: u64,
+    /// Reply encoding.
+    pub proto: Proto,
+    /// Passed AUTH (or no password is set).
+    pub authed: bool,
+    /// CLIENT SETNAME.
+    pub name: Option<Vec<u8>>,
+    /// QUIT was received: close after the reply.
+    pub quit: bool,
+}
+
+/// Counters for INFO.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    /// Commands executed.
+    pub commands: u64,
+    /// Connections accepted.
+    pub connections: u64,
+    /// Keys removed by expiry.
+    pub expired: u64,
+    /// Successful key lookups.
+    pub hits: u64,
+    /// Failed key lookups.
+    pub misses: u64,
+}
+
+/// Everything a command runs against.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The keyspace.
+    pub store: &'a mut Store,
+    /// Settings.
+    pub config: &'a Config,
+    /// The caller's session.
+    pub session: &'a mut Session,
+    /// Counters.
+    pub stats: &'a mut Stats,
+    /// Current time, ms since the epoch.
+    pub now: u64,
+}
+
+fn lower(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).to_ascii_lowercase()
+}
+
+fn eq(a: &[u8], b: &str) -> bool {
+    a.eq_ignore_ascii_case(b.as_bytes())
+}
+
+fn parse_i64(a: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(a).ok()?;
+    if s.is_empty() || s.starts_with('+') || (s.len() > 1 && s.starts_with('0')) {
+        return if s == "0" { Some(0) } else { None };
+    }
+    s.parse().ok()
+}
+
+/// Constant-time equality of two byte strings (the length is not secret).
+fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+const NOT_INT: &str = "ERR value is not an integer or out of range";
+const SYNTAX: &str = "ERR syntax error";
+
+fn arity(w: &mut Writer, name: &[u8]) {
+    w.error(&format!(
+        "ERR wrong number of arguments for '{}' command",
+        lower(name)
+    ));
+}
+
+/// Runs one command; `args` is non-empty.
+pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let name = args[0];
+    ctx.stats.commands += 1;
+    let needs_auth = ctx.config.requirepass.is_some() && !ctx.session.authed;
+    if needs_auth && !(eq(name, "auth") || eq(name, "hello") || eq(name, "quit")) {
+        w.error("NOAUTH Authentication required.");
+        return;
+    }
+    let n = args.len();
+    // (name, minimum argument count including the name, exact?)
+    macro_rules! need {
+        ($min:expr) => {
+            if n < $min {
+                return arity(w, name);
+            }
+        };
+        ($min:expr, exact) => {
+            if n != $min {
+                return arity(w, name);
+            }
+        };
+    }
+    let now = ctx.now;
+    match lower(name).as_str() {
+        "ping" => match n {
+            1 => w.simple("PONG"),
+            2 => w.bulk(args[1]),
+            _ => arity(w, name),
+        },
+        "echo" => {
+            need!(2, exact);
+            w.bulk(args[1]);
+        }
+        "quit" => {
+            ctx.session.quit = true;
+            w.simple("OK");
+        }
+        "auth" => {
+            let pass = match n {
+                2 => args[1],
+                3 if eq(args[1], "default") => args[2],
+                3 => {
+                    return w.error("WRONGPASS invalid username-password pair or user is disabled.")
+                }
+                _ => return arity(w, name),
+            };
+            match &ctx.config.requirepass {
+                None => w.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"),
+                Some(p) if ct_eq(p, pass) => {
+                    ctx.session.authed = true;
+                    w.simple("OK");
+                }
+                Some(_) => w.error("WRONGPASS invalid username-password pair or user is disabled."),
+            }
+        }
+        "hello" => hello(ctx, args, w),
+        "select" => {
+            need!(2, exact);
+            match parse_i64(args[1]) {
+                Some(0) => w.simple("OK"),
+                Some(_) => w.error("ERR DB index is out of range"),
+                None => w.error(NOT_INT),
+            }
+        }
+        "command" => {
+            if n >= 2 && eq(args[1], "count") {
+                w.int(COMMANDS.len() as i64);
+            } else if n >= 2 && eq(args[1], "docs") {
+                w.map(0);
+            } else {
+                w.array(0);
+            }
+        }
+        "client" => client(ctx, args, w),
+        "dbsize" => w.int(ctx.store.len() as i64),
+        "flushall" | "flushdb" => {
+            ctx.store.clear();
+            w.simple("OK");
+        }
+        "get" => {
+            need!(2, exact);
+            get_reply(ctx, args[1], w);
+        }
+        "set" => set(ctx, args, w),
+        "setnx" => {
+            need!(3, exact);
+            if ctx.store.contains(args[1], now) {
+                w.int(0);
+            } else {
+                ctx.store.set(args[1], args[2].to_vec(), 0, now);
+                w.int(1);
+            }
+        }
+        "getdel" => {
+            need!(2, exact);
+            match ctx.store.get(args[1], now).is_some() {
+                true => {
+                    let e = ctx.store.remove(args[1]);
+                    w.bulk(&e.map(|e| e.value).unwrap_or_default());
+                }
+                false => w.null(),
+            }
+        }
+        "getex" => getex(ctx, args, w),
+        "mget" => {
+            need!(2);
+            w.array(n - 1);
+            for k in &args[1..] {
+                get_reply(ctx, k, w);
+            }
+        }
+        "mset" => {
+            if n < 3 || n.is_multiple_of(2) {
+                return arity(w, name);
+            }
+            for kv in args[1..].chunks(2) {
+                ctx.store.set(kv[0], kv[1].to_vec(), 0, now);
+            }
+            w.simple("OK");
+        }
+        "del" | "unlink" => {
+            need!(2);
+            let mut removed = 0;
+            for k in &args[1..] {
+                if ctx.store.contains(k, now) {
+                    ctx.store.remove(k);
+                    removed += 1;
+                }
+            }
+            w.int(removed);
+        }
+        "exists" => {
+            need!(2);
+            let c = args[1..]
+                .iter()
+                .filter(|k| ctx.store.contains(k, now))
+                .count();
+            w.int(c as i64);
+        }
+        "type" => {
+            need!(2, exact);
+            w.simple(if ctx.store.contains(args[1], now) {
+                "string"
+            } else {
+                "none"
+            });
+        }
+        "incr" | "decr" => {
+            need!(2, exact);
+            let d = if eq(name, "incr") { 1 } else { -1 };
+            incr_by(ctx, args[1], d, w);
+        }
+        "incrby" | "decrby" => {
+            need!(3, exact);
+            let Some(d) = parse_i64(args[2]) else {
+                return w.error(NOT_INT);
+            };
+            let d = if eq(name, "incrby") {
+                Some(d)
+            } else {
+                d.checked_neg()
+            };
+            match d {
+                Some(d) => incr_by(ctx, args[1], d, w),
+                None => w.error("ERR decrement would overflow"),
+            }
+        }
+        "append" => {
+            need!(3, exact);
+            let len = match ctx.store.get(args[1], now) {
+                Some(e) => {
+                    if e.value.len() + args[2].len() > ctx.config.max_bulk {
+                        return w
+                            .error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+                    }
+                    let mut v = e.value.clone();
+                    v.extend_from_slice(args[2]);
+                    let len = v.len();
+                    ctx.store.set_value(args[1], v, now);
+                    len
+                }
+                None => {
+                    ctx.store.set(args[1], args[2].to_vec(), 0, now);
+                    args[2].len()
+                }
+            };
+            w.int(len as i64);
+        }
+        "strlen" => {
+            need!(2, exact);
+            let l = ctx.store.get(args[1], now).map_or(0, |e| e.value.len());
+            w.int(l as i64);
+        }
+        "expire" | "pexpire" => {
+            need!(3);
+            let Some(t) = parse_i64(args[2]) else {
+                return w.error(NOT_INT);
+            };
+            let ms = if eq(name, "expire") {
+                t.checked_mul(1000)
+            } else {
+                Some(t)
+            };
+            let Some(at) = ms.and_then(|ms| (now as i64).checked_add(ms)) else {
+                return w.error(&format!(
+                    "ERR invalid expire time in '{}' command",
+                    lower(name)
+                ));
+            };
+            if !ctx.store.contains(args[1], now) {
+                return w.int(0);
+            }
+            if at <= now as i64 {
+                ctx.store.remove(args[1]);
+            } else {
+                ctx.store.set_deadline(args[1], at as u64, now);
+            }
+            w.int(1);
+        }
+        "ttl" | "pttl" => {
+            need!(2, exact);
+            let r = match ctx.store.get(args[1], now) {
+                None => -2,
+                Some(e) if e.expires_at == 0 => -1,
+                Some(e) => {
+                    let ms = (e.expires_at - now) as i64;
+                    if eq(name, "ttl") {
+                        (ms + 500) / 1000
+                    } else {
+                        ms
+                    }
+                }
+            };
+            w.int(r);
+        }
+        "persist" => {
+            need!(2, exact);
+            let had = ctx
+                .store
+                .get(args[1], now)
+                .is_some_and(|e| e.expires_at != 0);
+            if had {
+                ctx.store.set_deadline(args[1], 0, now);
+            }
+            w.int(had as i64);
+        }
+        "keys" => {
+            need!(2, exact);
+            let keys: Vec<Vec<u8>> = ctx
+                .store
+                .keys(now)
+                .filter(|k| glob(args[1], k))
+                .map(<[u8]>::to_vec)
+                .collect();
+            w.array(keys.len());
+            for k in keys {
+                w.bulk(&k);
+            }
+        }
+        "cluster" => cluster(ctx, args, w),
+        _ => unknown(args, w),
+    }
+}
+
+/// The commands this server knows (for COMMAND COUNT).
+const COMMANDS: &[&str] = &[
+    "ping", "echo", "quit", "auth", "hello", "select", "command", "client", "dbsize", "flushall",
+    "flushdb", "get", "set", "setnx", "getdel", "getex", "mget", "mset", "del", "unlink", "exists",
+    "type", "incr", "decr", "incrby", "decrby", "append", "strlen", "expire", "pexpire", "ttl",
+    "pttl", "persist", "keys", "cluster",
+];
+
+fn unknown(args: &[&[u8]], w: &mut Writer) {
+    let mut msg = format!(
+        "ERR unknown command '{}', with args beginning with: ",
+        String::from_utf8_lossy(args[0])
+    );
+    for a in args.iter().skip(1).take(20) {
+        msg.push_str(&format!("'{}' ", String::from_utf8_lossy(a)));
+    }
+    w.error(&msg);
+}
+
+fn get_reply(ctx: &mut Ctx, key: &[u8], w: &mut Writer) {
+    match ctx.store.get(key, ctx.now) {
+        Some(e) => {
+            ctx.stats.hits += 1;
+            w.bulk(&e.value);
+        }
+        None => {
+            ctx.stats.misses += 1;
+            w.null();
+        }
+    }
+}
+
+fn incr_by(ctx: &mut Ctx, key: &[u8], d: i64, w: &mut Writer) {
+    let now = ctx.now;
+    let cur = match ctx.store.get(key, now) {
+        None => 0,
+        Some(e) => match parse_i64(&e.value) {
+            Some(v) => v,
+            None => return w.error(NOT_INT),
+        },
+    };
+    let Some(v) = cur.checked_add(d) else {
+        return w.error("ERR increment or decrement would overflow");
+    };
+    let bytes = v.to_string().into_bytes();
+    if !ctx.store.set_value(key, bytes.clone(), now) {
+        ctx.store.set(key, bytes, 0, now);
+    }
+    w.int(v);
+}
+
+/// Parses an expiry option value (EX/PX/EXAT/PXAT) into an absolute deadline in ms.
+fn deadline(opt: &[u8], v: &[u8], now: u64, cmd: &str) -> Result<u64, String> {
+    let t = parse_i64(v).ok_or_else(|| NOT_INT.to_string())?;
+    let invalid = || format!("ERR invalid expire time in '{cmd}' command");
+    if t <= 0 {
+        return Err(invalid());
+    }
+    let at = if eq(opt, "ex") {
+        t.checked_mul(1000)
+            .and_then(|ms| ms.checked_add(now as i64))
+    } else if eq(opt, "px") {
+        t.checked_add(now as i64)
+    } else if eq(opt, "exat") {
+        t.checked_mul(1000)
+    } else {
+        Some(t)
+    };
+    at.map(|a| a as u64).ok_or_else(invalid)
+}
+
+fn set(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() < 3 {
+        return arity(w, args[0]);
+    }
+    let now = ctx.now;
+    let (key, value) = (args[1], args[2]);
+    let (mut nx, mut xx, mut get, mut keepttl) = (false, false, false, false);
+    let mut expires: Option<u64> = None;
+    let mut i = 3;
+    while i < args.len() {
+        let a = args[i];
+        if eq(a, "nx") && !xx {
+            nx = true;
+        } else if eq(a, "xx") && !nx {
+            xx = true;
+        } else if eq(a, "get") {
+            get = true;
+        } else if eq(a, "keepttl") && expires.is_none() {
+            keepttl = true;
+        } else if (eq(a, "ex") || eq(a, "px") || eq(a, "exat") || eq(a, "pxat"))
+            && expires.is_none()
+            && !keepttl
+            && i + 1 < args.len()
+        {
+            match deadline(a, args[i + 1], now, "set") {
+                Ok(d) => expires = Some(d),
+                Err(e) => return w.error(&e),
+            }
+            i += 1;
+        } else {
+            return w.error(SYNTAX);
+        }
+        i += 1;
+    }
+    let old = ctx.store.get(key, now).cloned();
+    if (nx && old.is_some()) || (xx && old.is_none()) {
+        return if get {
+            match old {
+                Some(e) => w.bulk(&e.value),
+                None => w.null(),
+            }
+        } else {
+            w.null()
+        };
+    }
+    let at = match (expires, keepttl, &old) {
+        (Some(d), _, _) => d,
+        (None, true, Some(e)) => e.expires_at,
+        _ => 0,
+    };
+    if at != 0 && at <= now {
+        // A deadline already past: the key is gone, as if set and expired at once.
+        ctx.store.remove(key);
+    } else {
+        ctx.store.set(key, value.to_vec(), at, now);
+    }
+    if get {
+        match old {
+            Some(e) => w.bulk(&e.value),
+            None => w.null(),
+        }
+    } else {
+        w.simple("OK");
+    }
+}
+
+fn getex(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() < 2 {
+        return arity(w, args[0]);
+    }
+    let now = ctx.now;
+    let mut change: Option<u64> = None;
+    let rest = &args[2..];
+    match rest {
+        [] => {}
+        [p] if eq(p, "persist") => change = Some(0),
+        [o, v] if eq(o, "ex") || eq(o, "px") || eq(o, "exat") || eq(o, "pxat") => {
+            match deadline(o, v, now, "getex") {
+                Ok(d) => change = Some(d),
+                Err(e) => return w.error(&e),
+            }
+        }
+        _ => return w.error(SYNTAX),
+    }
+    let Some(value) = ctx.store.get(args[1], now).map(|e| e.value.clone()) else {
+        return w.null();
+    };
+    match change {
+        Some(d) if d != 0 && d <= now => {
+            ctx.store.remove(args[1]);
+        }
+        Some(d) => {
+            ctx.store.set_deadline(args[1], d, now);
+        }
+        None => {}
+    }
+    w.bulk(&value);
+}
+
+fn hello(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let mut i = 1;
+    let mut proto = ctx.session.proto;
+    if args.len() > 1 {
+        match parse_i64(args[1]) {
+            Some(2) => proto = Proto::Resp2,
+            Some(3) => proto = Proto::Resp3,
+            _ => return w.error("NOPROTO unsupported protocol version"),
+        }
+        i = 2;
+    }
+    while i < args.len() {
+        if eq(args[i], "auth") && i + 2 < args.len() {
+            let pass = args[i + 2];
+            match &ctx.config.requirepass {
+                Some(p) if ct_eq(p, pass) => ctx.session.authed = true,
+                _ => {
+                    return w.error("WRONGPASS invalid username-password pair or user is disabled.")
+                }
+            }
+            i += 3;
+        } else if eq(args[i], "setname") && i + 1 < args.len() {
+            ctx.session.name = Some(args[i + 1].to_vec());
+            i += 2;
+        } else {
+            return w.error(SYNTAX);
+        }
+    }
+    if ctx.config.requirepass.is_some() && !ctx.session.authed {
+        return w.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    ctx.session.proto = proto;
+    // The writer was made before the switch: the reply uses the new encoding.
+    let mut out = Vec::new();
+    let mut r = Writer::new(&mut out, proto);
+    r.map(7);
+    r.bulk(b"server");
+    r.bulk(b"redis");
+    r.bulk(b"version");
+    r.bulk(b"7.2.0");
+    r.bulk(b"proto");
+    r.int(if proto == Proto::Resp3 { 3 } else { 2 });
+    r.bulk(b"id");
+    r.int(ctx.session.id as i64);
+    r.bulk(b"mode");
+    r.bulk(b"standalone");
+    r.bulk(b"role");
+    r.bulk(b"master");
+    r.bulk(b"modules");
+    r.array(0);
+    w.raw(&out);
+}
+
+fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() < 2 {
+        return arity(w, args[0]);
+    }
+    let sub = args[1];
+    if eq(sub, "setname") && args.len() == 3 {
+        if args[2].iter().any(|&b| b <= b' ' || b > b'~') {
+            return w
+                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+        }
+        ctx.session.name = (!args[2].is_empty()).then(|| args[2].to_vec());
+        w.simple("OK");
+    } else if eq(sub, "getname") && args.len() == 2 {
+        match &ctx.session.name {
+            Some(n) => w.bulk(n),
+            None => w.null(),
+        }
+    } else if eq(sub, "id") && args.len() == 2 {
+        w.int(ctx.session.id as i64);
+    } else if eq(sub, "setinfo") && args.len() == 4 {
+        w.simple("OK");
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+/// CRC16/XMODEM of `key`'s hash tag (Redis Cluster's key slot, mod 16384).
+pub fn key_slot(key: &[u8]) -> u16 {
+    let mut k = key;
+    if let Some(open) = key.iter().position(|&b| b == b'{') {
+        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
+            if len > 0 {
+                k = &key[open + 1..open + 1 + len];
+            }
+        }
+    }
+    let mut crc: u16 = 0;
+    for &b in k {
+        crc ^= (b as u16) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc & 16383
+}
+
+fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() < 2 {
+        return arity(w, args[0]);
+    }
+    let sub = args[1];
+    let node_id = "0000000000000000000000000000000000000001";
+    if eq(sub, "keyslot") && args.len() == 3 {
+        w.int(key_slot(args[2]) as i64);
+    } else if eq(sub, "info") {
+        w.verbatim(b"cluster_enabled:1\r\ncluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:1\r\ncluster_size:1\r\ncluster_current_epoch:1\r\ncluster_my_epoch:1\r\n");
+    } else if eq(sub, "slots") {
+        w.array(1);
+        w.array(3);
+        w.int(0);
+        w.int(16383);
+        w.array(3);
+        w.bulk(ctx.config.bind.as_bytes());
+        w.int(ctx.config.port as i64);
+        w.bulk(node_id.as_bytes());
+    } else if eq(sub, "shards") {
+        w.array(1);
+        w.map(2);
+        w.bulk(b"slots");
+        w.array(2);
+        w.int(0);
+        w.int(16383);
+        w.bulk(b"nodes");
+        w.array(1);
+        w.map(6);
+        for (k, v) in [
+            ("id", node_id.to_string()),
+            ("endpoint", ctx.config.bind.clone()),
+            ("ip", ctx.config.bind.clone()),
+            ("role", "master".into()),
+            ("health", "online".into()),
+        ] {
+            w.bulk(k.as_bytes());
+            w.bulk(v.as_bytes());
+        }
+        w.bulk(b"port");
+        w.int(ctx.config.port as i64);
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try CLUSTER HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+/// Redis-style glob: `*`, `?`, `[abc]`, `[^a-z]`, and `\` escapes.
+pub fn glob(pat: &[u8], s: &[u8]) -> bool {
+    let (mut p, mut i) = (0, 0);
+    // Backtracking point for the last `*`: (pattern after it, string position).
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        let step = match pat.get(p) {
+            Some(b'*') => {
+                star = Some((p + 1, i));
+                p += 1;
+                continue;
+            }
+            Some(b'?') => Some(p + 1),
+            Some(b'[') => class(pat, p, s[i]),
+            Some(b'\\') if p + 1 < pat.len() => (pat[p + 1] == s[i]).then_some(p + 2),
+            Some(&c) => (c == s[i]).then_some(p + 1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(np), _) => {
+                p = np;
+                i += 1;
+            }
+            (None, Some((sp, si))) => {
+                p = sp;
+                i = si + 1;
+                star = Some((sp, si + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    pat[p.min(pat.len())..].iter().all(|&c| c == b'*')
+}
+
+/// A `[...]` class at `pat[p]` against `c`: the position after it when it matches.
+fn class(pat: &[u8], p: usize, c: u8) -> Option<usize> {
+    let mut j = p + 1;
+    let negate = pat.get(j) == Some(&b'^');
+    if negate {
+        j += 1;
+    }
+    let mut hit = false;
+    while j < pat.len() && pat[j] != b']' {
+        if pat[j] == b'\\' && j + 1 < pat.len() {
+            hit |= pat[j + 1] == c;
+            j += 2;
+        } else if j + 2 < pat.len() && pat[j + 1] == b'-' && pat[j + 2] != b']' {
+            let (lo, hi) = (pat[j].min(pat[j + 2]), pat[j].max(pat[j + 2]));
+            hit |= (lo..=hi).contains(&c);
+            j += 3;
+        } else {
+            hit |= pat[j] == c;
+            j += 1;
+        }
+    }
+    (hit != negate).then_some((j + 1).min(pat.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_slots_match_redis_cluster() {
+        // Values from the Redis Cluster specification and `CLUSTER KEYSLOT`.
+        assert_eq!(key_slot(b"123456789"), 0x31c3 & 16383);
+        assert_eq!(key_slot(b"foo"), 12182);
+        assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
+        assert_eq!(key_slot(b"foo{}{bar}"), key_slot(b"foo{}{bar}"));
+        assert_eq!(key_slot(b"{}x"), key_slot(b"{}x"));
+    }
+
+    #[test]
+    fn globs_match_like_redis() {
+        for (p, s, m) in [
+            ("*", "anything", true),
+            ("h?llo", "hello", true),
+            ("h*llo", "heeeello", true),
+            ("h[ae]llo", "hallo", true),
+            ("h[ae]llo", "hillo", false),
+            ("h[^e]llo", "hallo", true),
+            ("h[^e]llo", "hello", false),
+            ("h[a-b]llo", "hbllo", true),
+            ("a\\*b", "a*b", true),
+            ("a\\*b", "axb", false),
+            ("*:*", "user:1", true),
+            ("user:*", "usr:1", false),
+            ("", "", true),
+        ] {
+            assert_eq!(glob(p.as_bytes(), s.as_bytes()), m, "{p} ~ {s}");
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! A Redis-protocol key-value server.
+//!
+//! - [`resp`]: the RESP2/RESP3 request parser (bounded, incremental) and reply writer.
+//! - [`store`]: the keyspace, with lazy and incremental active expiry.
+//! - [`cmd`]: command execution with Redis's replies and error texts.
+//! - [`server`]: the mio event loop, pipelined batches with one write per batch.
+
+#![cfg_attr(not(test), warn(missing_docs))]
+
+pub mod cmd;
+pub mod resp;
+pub mod server;
+pub mod store;

@@ -1,0 +1,271 @@
+//! The event loop: a non-blocking listener and its connections on one mio poll.
+//!
+//! Each readable connection is drained into its input buffer; every complete request in
+//! the buffer is executed in order and its reply appended to the output buffer, which
+//! is written once for the whole batch (pipelined requests cost one write). A request
+//! that breaks the protocol, or an input buffer past `max_query_buffer`, gets one error
+//! reply and the connection is closed; the server and the other clients carry on.
+//! Between polls (at least every 100 ms) an incremental sweep drops expired keys.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+
+use crate::cmd::{exec, Config, Ctx, Session, Stats};
+use crate::resp::{parse, Limits, Writer};
+use crate::store::Store;
+
+const LISTENER: Token = Token(0);
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Server settings beyond what commands read.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// What commands see.
+    pub cmd: Config,
+    /// Request size limits.
+    pub limits: Limits,
+    /// Largest input buffer of one client before it is disconnected.
+    pub max_query_buffer: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            cmd: Config::default(),
+            limits: Limits::default(),
+            max_query_buffer: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Conn {
+    sock: TcpStream,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    session: Session,
+    /// Closing after the output is flushed.
+    closing: bool,
+}
+
+/// A server bound to its address, ready to [`Server::run`].
+#[derive(Debug)]
+pub struct Server {
+    poll: Poll,
+    listener: TcpListener,
+    config: ServerConfig,
+    store: Store,
+    stats: Stats,
+    conns: HashMap<Token, Conn>,
+    next_id: u64,
+}
+
+impl Server {
+    /// Binds `addr` (port 0 picks a free port).
+    pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> io::Result<Server> {
+        let poll = Poll::new()?;
+        let mut listener = TcpListener::bind(addr)?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let local = listener.local_addr()?;
+        config.cmd.port = local.port();
+        config.cmd.bind = local.ip().to_string();
+        config.cmd.max_bulk = config.limits.max_bulk;
+        Ok(Server {
+            poll,
+            listener,
+            config,
+            store: Store::new(),
+            stats: Stats::default(),
+            conns: HashMap::new(),
+            next_id: 1,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `stop` is set (checked at least every 100 ms).
+    pub fn run(&mut self, stop: Arc<AtomicBool>) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        let mut args: Vec<Range<usize>> = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            match self
+                .poll
+                .poll(&mut events, Some(Duration::from_millis(100)))
+            {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                if ev.token() == LISTENER {
+                    self.accept()?;
+                    continue;
+                }
+                let token = ev.token();
+                if !self.conns.contains_key(&token) {
+                    continue;
+                }
+                let close = ev.is_readable() && self.serve(token, &mut args);
+                let close = close || self.flush(token);
+                if close {
+                    if let Some(mut c) = self.conns.remove(&token) {
+                        let _ = self.poll.registry().deregister(&mut c.sock);
+                    }
+                }
+            }
+            let removed = self.store.sweep(now_ms(), 64);
+            self.stats.expired += removed as u64;
+        }
+        Ok(())
+    }
+
+    fn accept(&mut self) -> io::Result<()> {
+        loop {
+            match self.listener.accept() {
+                Ok((mut sock, _)) => {
+                    let token = Token(self.next_id as usize);
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    let _ = sock.set_nodelay(true);
+                    self.poll
+                        .registry()
+                        .register(&mut sock, token, Interest::READABLE)?;
+                    self.stats.connections += 1;
+                    let session = Session {
+                        id,
+                        authed: self.config.cmd.requirepass.is_none(),
+                        ..Session::default()
+                    };
+                    self.conns.insert(
+                        token,
+                        Conn {
+                            sock,
+                            input: Vec::new(),
+                            output: Vec::new(),
+                            session,
+                            closing: false,
+                        },
+                    );
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A failed accept (out of descriptors, a reset) must not stop the server.
+                Err(e) => {
+                    eprintln!("kvs: accept failed: {e}");
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Reads what is there and runs every complete request; true to close.
+    fn serve(&mut self, token: Token, args: &mut Vec<Range<usize>>) -> bool {
+        let Some(c) = self.conns.get_mut(&token) else {
+            return true;
+        };
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match c.sock.read(&mut chunk) {
+                Ok(0) => return true,
+                Ok(k) => {
+                    if c.input.len() + k > self.config.max_query_buffer {
+                        eprintln!(
+                            "kvs: client {} closed: query buffer over the limit",
+                            c.session.id
+                        );
+                        Writer::new(&mut c.output, c.session.proto)
+                            .error("ERR Protocol error: query buffer limit exceeded");
+                        c.closing = true;
+                        break;
+                    }
+                    c.input.extend_from_slice(&chunk[..k]);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return true,
+            }
+        }
+        let mut at = 0;
+        while !c.closing {
+            match parse(&c.input[at..], &self.config.limits, args) {
+                Ok(None) => break,
+                Ok(Some(len)) => {
+                    if !args.is_empty() {
+                        let input = &c.input[at..at + len];
+                        let argv: Vec<&[u8]> = args.iter().map(|r| &input[r.clone()]).collect();
+                        let mut w = Writer::new(&mut c.output, c.session.proto);
+                        let mut ctx = Ctx {
+                            store: &mut self.store,
+                            config: &self.config.cmd,
+                            session: &mut c.session,
+                            stats: &mut self.stats,
+                            now: now_ms(),
+                        };
+                        exec(&mut ctx, &argv, &mut w);
+                        if c.session.quit {
+                            c.closing = true;
+                        }
+                    }
+                    at += len;
+                }
+                Err(e) => {
+                    eprintln!("kvs: client {} closed: {e}", c.session.id);
+                    Writer::new(&mut c.output, c.session.proto).error(&format!("ERR {e}"));
+                    c.closing = true;
+                }
+            }
+        }
+        c.input.drain(..at);
+        false
+    }
+
+    /// Writes pending output; true when the connection should close.
+    fn flush(&mut self, token: Token) -> bool {
+        let Some(c) = self.conns.get_mut(&token) else {
+            return false;
+        };
+        let mut written = 0;
+        while written < c.output.len() {
+            match c.sock.write(&c.output[written..]) {
+                Ok(0) => return true,
+                Ok(k) => written += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return true,
+            }
+        }
+        c.output.drain(..written);
+        let interest = if c.output.is_empty() {
+            Interest::READABLE
+        } else {
+            Interest::READABLE | Interest::WRITABLE
+        };
+        if self
+            .poll
+            .registry()
+            .reregister(&mut c.sock, token, interest)
+            .is_err()
+        {
+            return true;
+        }
+        c.closing && c.output.is_empty()
+    }
+}

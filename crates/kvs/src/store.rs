@@ -1,0 +1,226 @@
+//! The keyspace: byte-string keys to byte-string values with optional expiry times.
+//!
+//! Expiry is lazy (a read or write of an expired key first removes it) plus an
+//! incremental active sweep ([`Store::sweep`]): keys with a deadline also sit in a
+//! vector that the sweep walks a bounded number of entries at a time, dropping the
+//! expired ones and the stale entries (keys deleted or given another deadline), so an
+//! expired key that nobody reads still goes away without a full scan.
+//!
+//! Time is passed in by the caller (milliseconds since the Unix epoch), which keeps the
+//! store deterministic under test.
+
+use std::collections::HashMap;
+
+/// A value and its deadline (0: none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The value.
+    pub value: Vec<u8>,
+    /// Expiry time in milliseconds since the epoch; 0 when the key does not expire.
+    pub expires_at: u64,
+}
+
+/// The keyspace of one database.
+#[derive(Debug, Default)]
+pub struct Store {
+    map: HashMap<Vec<u8>, Entry>,
+    /// Keys that were given a deadline, with it (may be stale).
+    deadlines: Vec<(Vec<u8>, u64)>,
+    /// Where the next sweep starts in `deadlines`.
+    cursor: usize,
+    /// Bytes held by keys and values (the payload, not the table's own overhead).
+    bytes: usize,
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new() -> Store {
+        Store::default()
+    }
+
+    /// Number of keys (expired ones not yet swept included).
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Bytes of keys and values held.
+    pub fn payload_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn expired(e: &Entry, now: u64) -> bool {
+        e.expires_at != 0 && e.expires_at <= now
+    }
+
+    /// Removes `key` when it has expired; true when it is (still) present afterwards.
+    fn live(&mut self, key: &[u8], now: u64) -> bool {
+        match self.map.get(key) {
+            None => false,
+            Some(e) if Store::expired(e, now) => {
+                self.remove(key);
+                false
+            }
+            Some(_) => true,
+        }
+    }
+
+    /// The live entry of `key`.
+    pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
+        if self.live(key, now) {
+            self.map.get(key)
+        } else {
+            None
+        }
+    }
+
+    /// True when `key` is live.
+    pub fn contains(&mut self, key: &[u8], now: u64) -> bool {
+        self.live(key, now)
+    }
+
+    /// Sets `key` to `value` with a deadline (0: none); returns the previous live entry.
+    pub fn set(&mut self, key: &[u8], value: Vec<u8>, expires_at: u64, now: u64) -> Option<Entry> {
+        let old = if self.live(key, now) {
+            self.remove(key)
+        } else {
+            None
+        };
+        self.bytes += key.len() + value.len();
+        if expires_at != 0 {
+            self.deadlines.push((key.to_vec(), expires_at));
+        }
+        self.map.insert(key.to_vec(), Entry { value, expires_at });
+        old
+    }
+
+    /// Replaces the value of a live key, keeping its deadline; false when absent.
+    pub fn set_value(&mut self, key: &[u8], value: Vec<u8>, now: u64) -> bool {
+        if !self.live(key, now) {
+            return false;
+        }
+        match self.map.get_mut(key) {
+            Some(e) => {
+                self.bytes = self.bytes + value.len() - e.value.len();
+                e.value = value;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets or clears (0) the deadline of a live key; false when absent.
+    pub fn set_deadline(&mut self, key: &[u8], expires_at: u64, now: u64) -> bool {
+        if !self.live(key, now) {
+            return false;
+        }
+        if let Some(e) = self.map.get_mut(key) {
+            e.expires_at = expires_at;
+            if expires_at != 0 {
+                self.deadlines.push((key.to_vec(), expires_at));
+            }
+        }
+        true
+    }
+
+    /// Removes `key` (expired or not); returns its entry.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let e = self.map.remove(key)?;
+        self.bytes -= key.len() + e.value.len();
+        Some(e)
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.deadlines.clear();
+        self.cursor = 0;
+        self.bytes = 0;
+    }
+
+    /// Live keys, in no particular order (expired ones are skipped, not removed).
+    pub fn keys(&self, now: u64) -> impl Iterator<Item = &[u8]> {
+        self.map
+            .iter()
+            .filter(move |(_, e)| !Store::expired(e, now))
+            .map(|(k, _)| k.as_slice())
+    }
+
+    /// Looks at up to `budget` deadline records and removes the keys that expired;
+    /// returns how many keys it removed.
+    pub fn sweep(&mut self, now: u64, budget: usize) -> usize {
+        let mut removed = 0;
+        let mut looked = 0;
+        while looked < budget && !self.deadlines.is_empty() {
+            if self.cursor >= self.deadlines.len() {
+                self.cursor = 0;
+            }
+            let i = self.cursor;
+            looked += 1;
+            let (ref key, at) = self.deadlines[i];
+            let current = self.map.get(key.as_slice()).map(|e| e.expires_at);
+            if current != Some(at) {
+                // Stale: the key went away or has another deadline now.
+                self.deadlines.swap_remove(i);
+                continue;
+            }
+            if at <= now {
+                let key = self.deadlines.swap_remove(i).0;
+                self.remove(&key);
+                removed += 1;
+                continue;
+            }
+            self.cursor += 1;
+        }
+        removed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_get_expire_and_sweep() {
+        let mut s = Store::new();
+        s.set(b"a", b"1".to_vec(), 0, 100);
+        s.set(b"b", b"22".to_vec(), 150, 100);
+        assert_eq!(s.payload_bytes(), 2 + 3);
+        assert_eq!(
+            s.get(b"b", 149).map(|e| e.value.clone()),
+            Some(b"22".to_vec())
+        );
+        assert!(s.get(b"b", 150).is_none(), "lazy expiry at the deadline");
+        assert_eq!(s.len(), 1);
+        s.set(b"c", b"3".to_vec(), 200, 100);
+        s.set(b"d", b"4".to_vec(), 300, 100);
+        s.set_deadline(b"d", 0, 100);
+        assert_eq!(s.sweep(250, 10), 1, "c expired; d's record is stale");
+        assert_eq!(s.len(), 2);
+        assert!(s.get(b"d", 1000).is_some());
+        assert!(s.set_value(b"a", b"xyz".to_vec(), 1000));
+        assert_eq!(s.payload_bytes(), 4 + 2);
+        s.clear();
+        assert!(s.is_empty() && s.payload_bytes() == 0);
+    }
+
+    #[test]
+    fn sweep_is_bounded_and_eventually_complete() {
+        let mut s = Store::new();
+        for i in 0..1000u32 {
+            s.set(&i.to_le_bytes(), vec![0; 3], 10 + (i % 2) as u64 * 1000, 0);
+        }
+        let mut removed = 0;
+        for _ in 0..100 {
+            let r = s.sweep(500, 20);
+            assert!(r <= 20);
+            removed += r;
+        }
+        assert_eq!(removed, 500);
+        assert_eq!(s.len(), 500);
+    }
+}

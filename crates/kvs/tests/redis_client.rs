@@ -1,0 +1,271 @@
+//! The server against a real client (the `redis` crate) and raw sockets.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wirespeed_kvs::server::{Server, ServerConfig};
+
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn start(config: ServerConfig) -> Running {
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
+    let mut server = Server::bind(addr, config).unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let handle = std::thread::spawn(move || {
+        server.run(s).unwrap_or_else(|e| panic!("run: {e}"));
+    });
+    Running {
+        addr,
+        stop,
+        handle: Some(handle),
+    }
+}
+
+fn client(r: &Running) -> redis::Connection {
+    redis::Client::open(format!("redis://{}/", r.addr))
+        .and_then(|c| c.get_connection())
+        .unwrap_or_else(|e| panic!("connect: {e}"))
+}
+
+#[test]
+fn string_commands_answer_like_redis() {
+    let r = start(ServerConfig::default());
+    let mut c = client(&r);
+    let pong: String = redis::cmd("PING")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pong, "PONG");
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v1")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: Option<String> = redis::cmd("GET")
+        .arg("k")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.as_deref(), Some("v1"));
+    let old: Option<String> = redis::cmd("SET")
+        .arg("k")
+        .arg("v2")
+        .arg("GET")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(old.as_deref(), Some("v1"));
+    let nx: Option<String> = redis::cmd("SET")
+        .arg("k")
+        .arg("x")
+        .arg("NX")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(nx, None);
+    let n: i64 = redis::cmd("INCRBY")
+        .arg("n")
+        .arg(41)
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(n, 41);
+    let n: i64 = redis::cmd("INCR")
+        .arg("n")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(n, 42);
+    let e: redis::RedisResult<i64> = redis::cmd("INCR").arg("k").query(&mut c);
+    let msg = e.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("not an integer"), "{msg}");
+    let len: i64 = redis::cmd("APPEND")
+        .arg("k")
+        .arg("abc")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(len, 5);
+    let _: () = redis::cmd("MSET")
+        .arg("a")
+        .arg("1")
+        .arg("b")
+        .arg("2")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let vs: Vec<Option<String>> = redis::cmd("MGET")
+        .arg("a")
+        .arg("nope")
+        .arg("b")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(vs, vec![Some("1".into()), None, Some("2".into())]);
+    let ex: i64 = redis::cmd("EXISTS")
+        .arg("a")
+        .arg("b")
+        .arg("c")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ex, 2);
+    let d: i64 = redis::cmd("DEL")
+        .arg("a")
+        .arg("c")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d, 1);
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    keys.sort();
+    assert_eq!(keys, vec!["b", "k", "n"]);
+    let size: i64 = redis::cmd("DBSIZE")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(size, 3);
+    let bad: redis::RedisResult<()> = redis::cmd("NOSUCH").arg("x").query(&mut c);
+    let msg = bad.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("unknown command 'NOSUCH'"), "{msg}");
+    let bad: redis::RedisResult<()> = redis::cmd("GET").query(&mut c);
+    let msg = bad.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("wrong number of arguments for 'get'"), "{msg}");
+}
+
+#[test]
+fn expiry_and_ttls() {
+    let r = start(ServerConfig::default());
+    let mut c = client(&r);
+    let _: () = redis::cmd("SET")
+        .arg("t")
+        .arg("v")
+        .arg("PX")
+        .arg(150)
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg("t")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(pttl > 0 && pttl <= 150, "{pttl}");
+    let ttl: i64 = redis::cmd("TTL")
+        .arg("none")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ttl, -2);
+    let _: () = redis::cmd("SET")
+        .arg("p")
+        .arg("v")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ttl: i64 = redis::cmd("TTL")
+        .arg("p")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ttl, -1);
+    let set: i64 = redis::cmd("EXPIRE")
+        .arg("p")
+        .arg(100)
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(set, 1);
+    let persisted: i64 = redis::cmd("PERSIST")
+        .arg("p")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(persisted, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let v: Option<String> = redis::cmd("GET")
+        .arg("t")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v, None, "expired");
+    let bad: redis::RedisResult<()> = redis::cmd("SET")
+        .arg("x")
+        .arg("v")
+        .arg("EX")
+        .arg(0)
+        .query(&mut c);
+    let msg = bad.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        msg.contains("invalid expire time in 'set' command"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn pipelines_and_auth() {
+    let mut config = ServerConfig::default();
+    config.cmd.requirepass = Some(b"s3cret".to_vec());
+    let r = start(config);
+    let mut c = client(&r);
+    let denied: redis::RedisResult<Option<String>> = redis::cmd("GET").arg("k").query(&mut c);
+    let msg = denied.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        msg.contains("NOAUTH") || msg.contains("Authentication required"),
+        "{msg}"
+    );
+    let wrong: redis::RedisResult<()> = redis::cmd("AUTH").arg("nope").query(&mut c);
+    assert!(wrong.is_err());
+    let _: () = redis::cmd("AUTH")
+        .arg("s3cret")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut p = redis::pipe();
+    for i in 0..100 {
+        p.cmd("SET").arg(format!("k{i}")).arg(i).ignore();
+    }
+    for i in 0..100 {
+        p.cmd("GET").arg(format!("k{i}"));
+    }
+    let got: Vec<i64> = p.query(&mut c).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(got, (0..100).collect::<Vec<i64>>());
+}
+
+#[test]
+fn malformed_input_closes_one_client_only() {
+    let r = start(ServerConfig::default());
+    let mut good = client(&r);
+    for bad in [
+        &b"*-5x\r\n"[..],
+        b"*1\r\n$999999999999\r\n",
+        b"*3000000\r\n",
+        b"*1\r\n:1\r\n",
+        b"\"unbalanced\r\n",
+    ] {
+        let mut s = TcpStream::connect(r.addr).unwrap_or_else(|e| panic!("{e}"));
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.write_all(bad).unwrap_or_else(|e| panic!("{e}"));
+        let mut reply = Vec::new();
+        let _ = s.read_to_end(&mut reply);
+        let text = String::from_utf8_lossy(&reply);
+        assert!(text.starts_with("-ERR Protocol error"), "{bad:?}: {text}");
+        let pong: String = redis::cmd("PING")
+            .query(&mut good)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(pong, "PONG");
+    }
+    // Half a request, then the rest in pieces: answered once complete.
+    let mut s = TcpStream::connect(r.addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for piece in [&b"*2\r\n$4\r\nEC"[..], b"HO\r\n$2\r", b"\nhi\r\n"] {
+        s.write_all(piece).unwrap_or_else(|e| panic!("{e}"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut buf = [0u8; 8];
+    s.read_exact(&mut buf).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&buf, b"$2\r\nhi\r\n");
+}
