@@ -575,7 +575,10 @@ unsafe fn pow_t<const V: usize>(
         let mut table = vec![[0u64; MAX_DIGITS]; 1 << (w - 1)];
         table[0] = base_digits;
         let mut b2 = [0u64; MAX_DIGITS];
-        store(&amm::<V>(&base_digits, &load::<V>(&base_digits), &n, c), &mut b2);
+        store(
+            &amm::<V>(&base_digits, &load::<V>(&base_digits), &n, c),
+            &mut b2,
+        );
         for k in 1..table.len() {
             let v = amm::<V>(&b2, &load::<V>(&table[k - 1]), &n, c);
             store(&v, &mut table[k]);

@@ -69,7 +69,11 @@ pub(crate) fn sliding_width(bits: usize) -> usize {
 /// (bit bits - 1 set): each item is (squarings, odd window value), the value 0 standing
 /// for a squaring alone. The first item is the top window; its squarings are moot (they
 /// would square one).
-pub(crate) fn sliding_windows(e: &[u64], bits: usize, w: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+pub(crate) fn sliding_windows(
+    e: &[u64],
+    bits: usize,
+    w: usize,
+) -> impl Iterator<Item = (usize, u64)> + '_ {
     let bit = move |i: usize| (e[i / 64] >> (i % 64)) & 1 == 1;
     let mut next = bits;
     std::iter::from_fn(move || {

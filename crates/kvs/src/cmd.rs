@@ -57,6 +57,10 @@ pub struct Stats {
     pub hits: u64,
     /// Failed key lookups.
     pub misses: u64,
+    /// Clients connected now.
+    pub connected: u64,
+    /// Server start, ms since the epoch.
+    pub started_ms: u64,
 }
 
 /// Everything a command runs against.
@@ -64,8 +68,8 @@ pub struct Stats {
 pub struct Ctx<'a> {
     /// The keyspace.
     pub store: &'a mut Store,
-    /// Settings.
-    pub config: &'a Config,
+    /// Settings (CONFIG SET changes them).
+    pub config: &'a mut Config,
     /// The caller's session.
     pub session: &'a mut Session,
     /// Counters.
@@ -369,6 +373,8 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
         }
         "cluster" => cluster(ctx, args, w),
+        "info" => info(ctx, args, w),
+        "config" => config(ctx, args, w),
         _ => unknown(args, w),
     }
 }
@@ -378,8 +384,140 @@ const COMMANDS: &[&str] = &[
     "ping", "echo", "quit", "auth", "hello", "select", "command", "client", "dbsize", "flushall",
     "flushdb", "get", "set", "setnx", "getdel", "getex", "mget", "mset", "del", "unlink", "exists",
     "type", "incr", "decr", "incrby", "decrby", "append", "strlen", "expire", "pexpire", "ttl",
-    "pttl", "persist", "keys", "cluster",
+    "pttl", "persist", "keys", "cluster", "info", "config",
 ];
+
+fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let want = |s: &str| {
+        args.len() < 2
+            || args[1..]
+                .iter()
+                .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything") || eq(a, "default"))
+    };
+    let st = &ctx.stats;
+    let mut out = String::new();
+    if want("server") {
+        out.push_str(&format!(
+            "# Server\r\nredis_version:7.2.0\r\nwirespeed_version:{}\r\nredis_mode:standalone\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\n\r\n",
+            env!("CARGO_PKG_VERSION"),
+            std::process::id(),
+            ctx.config.port,
+            ctx.now.saturating_sub(st.started_ms) / 1000
+        ));
+    }
+    if want("clients") {
+        out.push_str(&format!(
+            "# Clients\r\nconnected_clients:{}\r\n\r\n",
+            st.connected
+        ));
+    }
+    if want("memory") {
+        out.push_str(&format!(
+            "# Memory\r\nused_memory:{}\r\nused_memory_dataset:{}\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n\r\n",
+            ctx.store.payload_bytes(),
+            ctx.store.payload_bytes()
+        ));
+    }
+    if want("persistence") {
+        out.push_str("# Persistence\r\nloading:0\r\naof_enabled:0\r\n\r\n");
+    }
+    if want("stats") {
+        out.push_str(&format!(
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n",
+            st.connections, st.commands, st.expired, st.hits, st.misses
+        ));
+    }
+    if want("keyspace") {
+        out.push_str("# Keyspace\r\n");
+        if !ctx.store.is_empty() {
+            out.push_str(&format!(
+                "db0:keys={},expires=0,avg_ttl=0\r\n",
+                ctx.store.len()
+            ));
+        }
+    }
+    w.verbatim(out.as_bytes());
+}
+
+/// CONFIG GET/SET over the settings this server has.
+fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() < 2 {
+        return arity(w, args[0]);
+    }
+    let c = &mut *ctx.config;
+    if eq(args[1], "get") && args.len() >= 3 {
+        let params: Vec<(&str, String)> = vec![
+            ("port", c.port.to_string()),
+            ("bind", c.bind.clone()),
+            (
+                "requirepass",
+                c.requirepass
+                    .as_ref()
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .unwrap_or_default(),
+            ),
+            ("proto-max-bulk-len", c.max_bulk.to_string()),
+            ("maxmemory", "0".into()),
+            ("maxmemory-policy", "noeviction".into()),
+            ("appendonly", "no".into()),
+            ("appendfsync", "everysec".into()),
+            ("save", String::new()),
+            ("databases", "1".into()),
+        ];
+        let hits: Vec<&(&str, String)> = params
+            .iter()
+            .filter(|(k, _)| {
+                args[2..]
+                    .iter()
+                    .any(|p| glob(&p.to_ascii_lowercase(), k.as_bytes()))
+            })
+            .collect();
+        w.map(hits.len());
+        for (k, v) in hits {
+            w.bulk(k.as_bytes());
+            w.bulk(v.as_bytes());
+        }
+    } else if eq(args[1], "set") && args.len() >= 4 && args.len().is_multiple_of(2) {
+        // Check every pair before applying any (all or nothing, as Redis does).
+        let mut pass = c.requirepass.clone();
+        let mut bulk = c.max_bulk;
+        for kv in args[2..].chunks(2) {
+            if eq(kv[0], "requirepass") {
+                pass = (!kv[1].is_empty()).then(|| kv[1].to_vec());
+            } else if eq(kv[0], "proto-max-bulk-len") {
+                match parse_i64(kv[1]) {
+                    Some(v) if v >= 1024 * 1024 => bulk = v as usize,
+                    _ => {
+                        return w.error(
+                            "ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - argument must be a memory value of at least 1mb",
+                        )
+                    }
+                }
+            } else {
+                return w.error(&format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                    String::from_utf8_lossy(kv[0])
+                ));
+            }
+        }
+        c.requirepass = pass;
+        c.max_bulk = bulk;
+        w.simple("OK");
+    } else if eq(args[1], "resetstat") {
+        let (connected, started) = (ctx.stats.connected, ctx.stats.started_ms);
+        *ctx.stats = Stats {
+            connected,
+            started_ms: started,
+            ..Stats::default()
+        };
+        w.simple("OK");
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try CONFIG HELP.",
+            String::from_utf8_lossy(args[1])
+        ));
+    }
+}
 
 fn unknown(args: &[&[u8]], w: &mut Writer) {
     let mut msg = format!(

@@ -90,7 +90,10 @@ impl Server {
             listener,
             config,
             store: Store::new(),
-            stats: Stats::default(),
+            stats: Stats {
+                started_ms: now_ms(),
+                ..Stats::default()
+            },
             conns: HashMap::new(),
             next_id: 1,
         })
@@ -128,6 +131,7 @@ impl Server {
                 if close {
                     if let Some(mut c) = self.conns.remove(&token) {
                         let _ = self.poll.registry().deregister(&mut c.sock);
+                        self.stats.connected -= 1;
                     }
                 }
             }
@@ -149,6 +153,7 @@ impl Server {
                         .registry()
                         .register(&mut sock, token, Interest::READABLE)?;
                     self.stats.connections += 1;
+                    self.stats.connected += 1;
                     let session = Session {
                         id,
                         authed: self.config.cmd.requirepass.is_none(),
@@ -214,12 +219,14 @@ impl Server {
                         let mut w = Writer::new(&mut c.output, c.session.proto);
                         let mut ctx = Ctx {
                             store: &mut self.store,
-                            config: &self.config.cmd,
+                            config: &mut self.config.cmd,
                             session: &mut c.session,
                             stats: &mut self.stats,
                             now: now_ms(),
                         };
                         exec(&mut ctx, &argv, &mut w);
+                        // CONFIG SET may have changed the bulk limit.
+                        self.config.limits.max_bulk = self.config.cmd.max_bulk;
                         if c.session.quit {
                             c.closing = true;
                         }

@@ -269,3 +269,74 @@ fn malformed_input_closes_one_client_only() {
     s.read_exact(&mut buf).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(&buf, b"$2\r\nhi\r\n");
 }
+
+#[test]
+fn info_config_cluster_and_resp3() {
+    let r = start(ServerConfig::default());
+    let mut c = client(&r);
+    let info: String = redis::cmd("INFO")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(info.contains("connected_clients:1"), "{info}");
+    assert!(info.contains("# Keyspace"), "{info}");
+    let cfg: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("proto-max-*")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        cfg,
+        vec![
+            "proto-max-bulk-len".to_string(),
+            (512 * 1024 * 1024).to_string()
+        ]
+    );
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("proto-max-bulk-len")
+        .arg(2 * 1024 * 1024)
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bad: redis::RedisResult<()> = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("nosuch")
+        .arg("1")
+        .query(&mut c);
+    assert!(bad.is_err());
+    let slot: i64 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg("foo")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(slot, 12182);
+    let slots: Vec<(i64, i64, (String, i64, String))> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(slots.len(), 1);
+    assert_eq!(
+        (slots[0].0, slots[0].1, slots[0].2 .1),
+        (0, 16383, r.addr.port() as i64)
+    );
+    // A bulk over the new limit closes that client only.
+    let mut s = TcpStream::connect(r.addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(b"*2\r\n$3\r\nGET\r\n$3000000\r\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut reply = Vec::new();
+    let _ = s.read_to_end(&mut reply);
+    assert!(String::from_utf8_lossy(&reply).contains("invalid bulk length"));
+    // RESP3 after HELLO 3: maps and the RESP3 null.
+    let mut s = TcpStream::connect(r.addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(b"HELLO 3\r\nGET nosuchkey\r\nQUIT\r\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut reply = Vec::new();
+    let _ = s.read_to_end(&mut reply);
+    let text = String::from_utf8_lossy(&reply);
+    assert!(text.starts_with("%7\r\n$6\r\nserver\r\n"), "{text}");
+    assert!(text.contains("$5\r\nproto\r\n:3\r\n"), "{text}");
+    assert!(text.ends_with("_\r\n+OK\r\n"), "{text}");
+}
