@@ -5,6 +5,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+use wirespeed_kvs::aof::Fsync;
 use wirespeed_kvs::server::{Server, ServerConfig};
 
 use crate::error::CliError;
@@ -34,6 +37,14 @@ pub struct ServeArgs {
     /// Longest bulk string accepted, in bytes (proto-max-bulk-len)
     #[arg(long, default_value_t = 512 * 1024 * 1024)]
     pub max_bulk: usize,
+
+    /// Append-only log: replayed at start, every write appended (none: memory only)
+    #[arg(long, value_name = "FILE")]
+    pub aof: Option<PathBuf>,
+
+    /// When the log reaches the disk: always (before the reply), everysec, no
+    #[arg(long, default_value = "everysec")]
+    pub appendfsync: Fsync,
 }
 
 /// Runs a `kvs` subcommand.
@@ -47,15 +58,31 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     let mut config = ServerConfig::default();
     config.cmd.requirepass = a.requirepass.as_ref().map(|p| p.as_bytes().to_vec());
     config.limits.max_bulk = a.max_bulk;
+    config.aof = a.aof.clone().map(|p| (p, a.appendfsync));
     let addr = SocketAddr::new(a.bind, a.port);
     let mut server = Server::bind(addr, config)
         .map_err(|e| CliError::Invalid(format!("cannot listen on {addr}: {e}")))?;
     let local = server
         .local_addr()
         .map_err(|e| CliError::Invalid(format!("listening address: {e}")))?;
+    if let Some(path) = &a.aof {
+        eprintln!(
+            "kvs: {}: {} records replayed, {} keys",
+            path.display(),
+            server.load_report().records,
+            server.keys()
+        );
+    }
     eprintln!("kvs: listening on {local}");
+    // SIGTERM and SIGINT stop the loop, which then syncs the log.
     let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| CliError::Invalid(format!("cannot handle signal {sig}: {e}")))?;
+    }
     server
         .run(stop)
-        .map_err(|e| CliError::Invalid(format!("server stopped: {e}")))
+        .map_err(|e| CliError::Invalid(format!("server stopped: {e}")))?;
+    eprintln!("kvs: stopped");
+    Ok(())
 }

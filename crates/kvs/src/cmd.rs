@@ -2,6 +2,7 @@
 //! the connection's session. Replies and error texts follow Redis's, so clients and
 //! their error handling work unchanged.
 
+use crate::aof::Effect;
 use crate::resp::{Proto, Writer};
 use crate::store::Store;
 
@@ -76,6 +77,34 @@ pub struct Ctx<'a> {
     pub stats: &'a mut Stats,
     /// Current time, ms since the epoch.
     pub now: u64,
+    /// Changes made, for the append-only log.
+    pub effects: &'a mut Vec<Effect>,
+}
+
+impl Ctx<'_> {
+    /// Logs `key`'s current state: its value and deadline, or its absence.
+    fn log_key(&mut self, key: &[u8]) {
+        let e = match self.store.get(key, self.now) {
+            Some(e) => Effect::Set {
+                key: key.to_vec(),
+                value: e.value.clone(),
+                expires_at: e.expires_at,
+            },
+            None => Effect::Del { key: key.to_vec() },
+        };
+        self.effects.push(e);
+    }
+
+    fn log_del(&mut self, key: &[u8]) {
+        self.effects.push(Effect::Del { key: key.to_vec() });
+    }
+
+    fn log_deadline(&mut self, key: &[u8], at: u64) {
+        self.effects.push(Effect::Deadline {
+            key: key.to_vec(),
+            at,
+        });
+    }
 }
 
 fn lower(a: &[u8]) -> String {
@@ -190,6 +219,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "dbsize" => w.int(ctx.store.len() as i64),
         "flushall" | "flushdb" => {
             ctx.store.clear();
+            ctx.effects.push(Effect::Clear);
             w.simple("OK");
         }
         "get" => {
@@ -203,6 +233,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 w.int(0);
             } else {
                 ctx.store.set(args[1], args[2].to_vec(), 0, now);
+                ctx.log_key(args[1]);
                 w.int(1);
             }
         }
@@ -211,6 +242,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             match ctx.store.get(args[1], now).is_some() {
                 true => {
                     let e = ctx.store.remove(args[1]);
+                    ctx.log_del(args[1]);
                     w.bulk(&e.map(|e| e.value).unwrap_or_default());
                 }
                 false => w.null(),
@@ -230,6 +262,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
             for kv in args[1..].chunks(2) {
                 ctx.store.set(kv[0], kv[1].to_vec(), 0, now);
+                ctx.log_key(kv[0]);
             }
             w.simple("OK");
         }
@@ -239,6 +272,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             for k in &args[1..] {
                 if ctx.store.contains(k, now) {
                     ctx.store.remove(k);
+                    ctx.log_del(k);
                     removed += 1;
                 }
             }
@@ -299,6 +333,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                     args[2].len()
                 }
             };
+            ctx.log_key(args[1]);
             w.int(len as i64);
         }
         "strlen" => {
@@ -327,8 +362,10 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
             if at <= now as i64 {
                 ctx.store.remove(args[1]);
+                ctx.log_del(args[1]);
             } else {
                 ctx.store.set_deadline(args[1], at as u64, now);
+                ctx.log_deadline(args[1], at as u64);
             }
             w.int(1);
         }
@@ -356,6 +393,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 .is_some_and(|e| e.expires_at != 0);
             if had {
                 ctx.store.set_deadline(args[1], 0, now);
+                ctx.log_deadline(args[1], 0);
             }
             w.int(had as i64);
         }
@@ -559,6 +597,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], d: i64, w: &mut Writer) {
     if !ctx.store.set_value(key, bytes.clone(), now) {
         ctx.store.set(key, bytes, 0, now);
     }
+    ctx.log_key(key);
     w.int(v);
 }
 
@@ -638,6 +677,7 @@ fn set(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else {
         ctx.store.set(key, value.to_vec(), at, now);
     }
+    ctx.log_key(key);
     if get {
         match old {
             Some(e) => w.bulk(&e.value),
@@ -672,9 +712,11 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     match change {
         Some(d) if d != 0 && d <= now => {
             ctx.store.remove(args[1]);
+            ctx.log_del(args[1]);
         }
         Some(d) => {
             ctx.store.set_deadline(args[1], d, now);
+            ctx.log_deadline(args[1], d);
         }
         None => {}
     }

@@ -3,10 +3,13 @@
 //! - [`resp`]: the RESP2/RESP3 request parser (bounded, incremental) and reply writer.
 //! - [`store`]: the keyspace, with lazy and incremental active expiry.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
+//! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
+//!   trimming on replay).
 //! - [`server`]: the mio event loop, pipelined batches with one write per batch.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+pub mod aof;
 pub mod cmd;
 pub mod resp;
 pub mod server;

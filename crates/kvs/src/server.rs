@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
+use crate::aof::{Aof, Effect, Fsync, LoadReport};
 use crate::cmd::{exec, Config, Ctx, Session, Stats};
 use crate::resp::{parse, Limits, Writer};
 use crate::store::Store;
@@ -40,6 +41,8 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Largest input buffer of one client before it is disconnected.
     pub max_query_buffer: usize,
+    /// The append-only log and its sync policy (none: memory only).
+    pub aof: Option<(std::path::PathBuf, Fsync)>,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +51,7 @@ impl Default for ServerConfig {
             cmd: Config::default(),
             limits: Limits::default(),
             max_query_buffer: 1024 * 1024 * 1024,
+            aof: None,
         }
     }
 }
@@ -72,6 +76,9 @@ pub struct Server {
     stats: Stats,
     conns: HashMap<Token, Conn>,
     next_id: u64,
+    aof: Option<Aof>,
+    effects: Vec<Effect>,
+    load: LoadReport,
 }
 
 impl Server {
@@ -85,18 +92,54 @@ impl Server {
         config.cmd.port = local.port();
         config.cmd.bind = local.ip().to_string();
         config.cmd.max_bulk = config.limits.max_bulk;
+        let mut store = Store::new();
+        let (aof, load) = match &config.aof {
+            Some((path, policy)) => {
+                let (aof, load) = Aof::open(path, *policy, &mut store, now_ms())?;
+                if load.trimmed > 0 {
+                    eprintln!(
+                        "kvs: warning: {}: torn or corrupt tail, {} bytes trimmed after {} records",
+                        path.display(),
+                        load.trimmed,
+                        load.records
+                    );
+                }
+                (Some(aof), load)
+            }
+            None => (None, LoadReport::default()),
+        };
         Ok(Server {
             poll,
             listener,
             config,
-            store: Store::new(),
+            store,
             stats: Stats {
                 started_ms: now_ms(),
                 ..Stats::default()
             },
             conns: HashMap::new(),
             next_id: 1,
+            aof,
+            effects: Vec::new(),
+            load,
         })
+    }
+
+    /// What replaying the append-only log found at start.
+    pub fn load_report(&self) -> &LoadReport {
+        &self.load
+    }
+
+    /// Number of keys (expired ones not yet swept included).
+    pub fn keys(&self) -> usize {
+        self.store.len()
+    }
+
+    fn close(&mut self, token: Token) {
+        if let Some(mut c) = self.conns.remove(&token) {
+            let _ = self.poll.registry().deregister(&mut c.sock);
+            self.stats.connected -= 1;
+        }
     }
 
     /// The address the server listens on.
@@ -117,6 +160,7 @@ impl Server {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
+            let mut touched = Vec::new();
             for ev in events.iter() {
                 if ev.token() == LISTENER {
                     self.accept()?;
@@ -126,17 +170,30 @@ impl Server {
                 if !self.conns.contains_key(&token) {
                     continue;
                 }
-                let close = ev.is_readable() && self.serve(token, &mut args);
-                let close = close || self.flush(token);
-                if close {
-                    if let Some(mut c) = self.conns.remove(&token) {
-                        let _ = self.poll.registry().deregister(&mut c.sock);
-                        self.stats.connected -= 1;
-                    }
+                if ev.is_readable() && self.serve(token, &mut args) {
+                    self.close(token);
+                } else {
+                    touched.push(token);
+                }
+            }
+            // Group commit: the log of every write of this round reaches the file (and
+            // the disk, with appendfsync always) before any of their replies is sent.
+            if let Some(aof) = &mut self.aof {
+                if let Err(e) = aof.commit(false) {
+                    eprintln!("kvs: fatal: cannot write the append-only log: {e}");
+                    return Err(e);
+                }
+            }
+            for token in touched {
+                if self.flush(token) {
+                    self.close(token);
                 }
             }
             let removed = self.store.sweep(now_ms(), 64);
             self.stats.expired += removed as u64;
+        }
+        if let Some(aof) = &mut self.aof {
+            aof.commit(true)?;
         }
         Ok(())
     }
@@ -187,9 +244,14 @@ impl Server {
             return true;
         };
         let mut chunk = [0u8; 16 * 1024];
+        let mut eof = false;
         loop {
             match c.sock.read(&mut chunk) {
-                Ok(0) => return true,
+                Ok(0) => {
+                    // The client finished sending: answer what came, then close.
+                    eof = true;
+                    break;
+                }
                 Ok(k) => {
                     if c.input.len() + k > self.config.max_query_buffer {
                         eprintln!(
@@ -223,8 +285,13 @@ impl Server {
                             session: &mut c.session,
                             stats: &mut self.stats,
                             now: now_ms(),
+                            effects: &mut self.effects,
                         };
                         exec(&mut ctx, &argv, &mut w);
+                        match &mut self.aof {
+                            Some(aof) => self.effects.drain(..).for_each(|e| aof.append(&e)),
+                            None => self.effects.clear(),
+                        }
                         // CONFIG SET may have changed the bulk limit.
                         self.config.limits.max_bulk = self.config.cmd.max_bulk;
                         if c.session.quit {
@@ -240,6 +307,7 @@ impl Server {
                 }
             }
         }
+        c.closing |= eof;
         c.input.drain(..at);
         false
     }

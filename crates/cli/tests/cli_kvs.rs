@@ -1,0 +1,155 @@
+//! `wirespeed kvs serve` as a process: no acknowledged write is lost to `kill -9` with
+//! `appendfsync always`, a torn log tail is trimmed, SIGTERM stops cleanly.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::temp;
+
+/// Starts the server on a free port; returns the child and its address.
+fn serve(aof: &Path, fsync: &str) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["kvs", "serve", "--port", "0", "--aof"])
+        .arg(aof)
+        .args(["--appendfsync", fsync])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the server");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines.next().expect("a line").expect("read stderr");
+        if let Some(a) = line.strip_prefix("kvs: listening on ") {
+            break a.to_string();
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+fn connect(addr: &str) -> redis::Connection {
+    redis::Client::open(format!("redis://{addr}/"))
+        .and_then(|c| c.get_connection())
+        .expect("connect")
+}
+
+#[test]
+fn acknowledged_writes_survive_kill_9() {
+    let aof = temp("kvs", "crash.aof");
+    let _ = std::fs::remove_file(&aof);
+    let (mut child, addr) = serve(&aof, "always");
+    let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let deadline = Instant::now() + Duration::from_millis(600);
+    let writers: Vec<_> = (0..4)
+        .map(|t| {
+            let (addr, acked) = (addr.clone(), acked.clone());
+            std::thread::spawn(move || {
+                let mut c = connect(&addr);
+                for i in 0.. {
+                    if Instant::now() > deadline {
+                        break;
+                    }
+                    let (k, v) = (format!("k{t}-{i}"), format!("v{i}"));
+                    let r: redis::RedisResult<()> = redis::cmd("SET").arg(&k).arg(&v).query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    acked.lock().expect("lock").push((k, v));
+                }
+            })
+        })
+        .collect();
+    // Kill mid-stream, while the writers are still going.
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    for w in writers {
+        let _ = w.join();
+    }
+    let acked = acked.lock().expect("lock").clone();
+    assert!(
+        acked.len() > 10,
+        "only {} writes before the kill",
+        acked.len()
+    );
+    let (mut child, addr) = serve(&aof, "always");
+    let mut c = connect(&addr);
+    for (k, v) in &acked {
+        let got: Option<String> = redis::cmd("GET").arg(k).query(&mut c).expect("GET");
+        assert_eq!(got.as_deref(), Some(v.as_str()), "acknowledged {k} lost");
+    }
+    // SIGTERM: a clean stop.
+    let pid = child.id().to_string();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill -TERM");
+    assert!(ok.success());
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_torn_log_tail_is_trimmed_on_restart() {
+    let aof = temp("kvs", "torn.aof");
+    let _ = std::fs::remove_file(&aof);
+    let (mut child, addr) = serve(&aof, "always");
+    let mut c = connect(&addr);
+    for i in 0..20 {
+        let _: () = redis::cmd("SET")
+            .arg(format!("k{i}"))
+            .arg(i)
+            .query(&mut c)
+            .expect("SET");
+    }
+    let _: () = redis::cmd("INCRBY")
+        .arg("n")
+        .arg(5)
+        .query(&mut c)
+        .expect("INCRBY");
+    let _: () = redis::cmd("DEL").arg("k3").query(&mut c).expect("DEL");
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    // Half of a record at the end, as a crash in the middle of a write leaves it.
+    let mut bytes = std::fs::read(&aof).expect("read log");
+    let whole = bytes.len();
+    bytes.extend_from_slice(&[40, 0, 0, 0, 1, 2, 3, 4, 1, 2]);
+    std::fs::write(&aof, &bytes).expect("write log");
+    let (mut child, addr) = serve(&aof, "everysec");
+    let mut c = connect(&addr);
+    let n: i64 = redis::cmd("GET").arg("n").query(&mut c).expect("GET");
+    assert_eq!(n, 5);
+    let gone: Option<String> = redis::cmd("GET").arg("k3").query(&mut c).expect("GET");
+    assert_eq!(gone, None);
+    let size: i64 = redis::cmd("DBSIZE").query(&mut c).expect("DBSIZE");
+    assert_eq!(size, 20);
+    assert_eq!(
+        std::fs::metadata(&aof).map(|m| m.len() as usize).ok(),
+        Some(whole)
+    );
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+}
+
+#[test]
+fn bad_settings_are_refused_with_one_line() {
+    // A usage error: status 1 and one line, like every other subcommand.
+    let out = common::wirespeed(&["kvs", "serve", "--appendfsync", "sometimes"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("always, everysec or no"), "{err}");
+    // A port already taken: a clear error, not a panic.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let out = common::wirespeed(&["kvs", "serve", "--port", &port]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot listen on"), "{err}");
+}
