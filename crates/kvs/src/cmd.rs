@@ -411,6 +411,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
         }
         "cluster" => cluster(ctx, args, w),
+        "scan" => scan(ctx, args, w),
         "info" => info(ctx, args, w),
         "config" => config(ctx, args, w),
         _ => unknown(args, w),
@@ -422,8 +423,55 @@ const COMMANDS: &[&str] = &[
     "ping", "echo", "quit", "auth", "hello", "select", "command", "client", "dbsize", "flushall",
     "flushdb", "get", "set", "setnx", "getdel", "getex", "mget", "mset", "del", "unlink", "exists",
     "type", "incr", "decr", "incrby", "decrby", "append", "strlen", "expire", "pexpire", "ttl",
-    "pttl", "persist", "keys", "cluster", "info", "config",
+    "pttl", "persist", "keys", "cluster", "info", "config", "scan",
 ];
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
+fn scan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() < 2 {
+        return arity(w, args[0]);
+    }
+    let cursor = match std::str::from_utf8(args[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        Some(c) => c,
+        None => return w.error("ERR invalid cursor"),
+    };
+    let (mut pattern, mut count, mut only_strings) = (None, 10usize, true);
+    let mut i = 2;
+    while i < args.len() {
+        if i + 1 >= args.len() {
+            return w.error(SYNTAX);
+        }
+        if eq(args[i], "match") {
+            pattern = Some(args[i + 1]);
+        } else if eq(args[i], "count") {
+            match parse_i64(args[i + 1]) {
+                Some(c) if c >= 1 => count = (c as usize).min(1 << 20),
+                Some(_) => return w.error(SYNTAX),
+                None => return w.error(NOT_INT),
+            }
+        } else if eq(args[i], "type") {
+            only_strings = eq(args[i + 1], "string");
+        } else {
+            return w.error(SYNTAX);
+        }
+        i += 2;
+    }
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let next = ctx.store.scan(cursor, count, ctx.now, |k| {
+        if only_strings && pattern.is_none_or(|p| glob(p, k)) {
+            keys.push(k.to_vec());
+        }
+    });
+    w.array(2);
+    w.bulk(next.to_string().as_bytes());
+    w.array(keys.len());
+    for k in keys {
+        w.bulk(&k);
+    }
+}
 
 fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let want = |s: &str| {

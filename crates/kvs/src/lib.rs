@@ -1,7 +1,8 @@
 //! A Redis-protocol key-value server.
 //!
 //! - [`resp`]: the RESP2/RESP3 request parser (bounded, incremental) and reply writer.
-//! - [`store`]: the keyspace, with lazy and incremental active expiry.
+//! - [`store`]: the keyspace, with lazy and incremental active expiry, on [`table`]: our
+//!   chained hash table with a resize-proof SCAN cursor.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
 //! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
 //!   trimming on replay).
@@ -14,3 +15,4 @@ pub mod cmd;
 pub mod resp;
 pub mod server;
 pub mod store;
+pub mod table;

@@ -9,7 +9,7 @@
 //! Time is passed in by the caller (milliseconds since the Unix epoch), which keeps the
 //! store deterministic under test.
 
-use std::collections::HashMap;
+use crate::table::Table;
 
 /// A value and its deadline (0: none).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub struct Entry {
 /// The keyspace of one database.
 #[derive(Debug, Default)]
 pub struct Store {
-    map: HashMap<Vec<u8>, Entry>,
+    map: Table<Entry>,
     /// Keys that were given a deadline, with it (may be stale).
     deadlines: Vec<(Vec<u8>, u64)>,
     /// Where the next sweep starts in `deadlines`.
@@ -94,7 +94,7 @@ impl Store {
         if expires_at != 0 {
             self.deadlines.push((key.to_vec(), expires_at));
         }
-        self.map.insert(key.to_vec(), Entry { value, expires_at });
+        self.map.insert(key, Entry { value, expires_at });
         old
     }
 
@@ -147,7 +147,18 @@ impl Store {
         self.map
             .iter()
             .filter(move |(_, e)| !Store::expired(e, now))
-            .map(|(k, _)| k.as_slice())
+            .map(|(k, _)| k)
+    }
+
+    /// One SCAN step: calls `f` on the live keys of about `count` keys' worth of the
+    /// table from `cursor`; returns the next cursor (0 when the scan is complete). Every
+    /// key present for the whole scan is returned at least once (see [`Table::scan`]).
+    pub fn scan(&self, cursor: u64, count: usize, now: u64, mut f: impl FnMut(&[u8])) -> u64 {
+        self.map.scan(cursor, count, |k, e| {
+            if !Store::expired(e, now) {
+                f(k)
+            }
+        })
     }
 
     /// Looks at up to `budget` deadline records and removes the keys that expired;

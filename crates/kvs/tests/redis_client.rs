@@ -340,3 +340,38 @@ fn info_config_cluster_and_resp3() {
     assert!(text.contains("$5\r\nproto\r\n:3\r\n"), "{text}");
     assert!(text.ends_with("_\r\n+OK\r\n"), "{text}");
 }
+
+#[test]
+fn scan_walks_every_key_through_the_client_iterator() {
+    let r = start(ServerConfig::default());
+    let mut c = client(&r);
+    for i in 0..300 {
+        let _: () = redis::cmd("SET")
+            .arg(format!("user:{i}"))
+            .arg(i)
+            .query(&mut c)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _: () = redis::cmd("SET")
+            .arg(format!("other:{i}"))
+            .arg(i)
+            .query(&mut c)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut keys: Vec<String> = redis::cmd("SCAN")
+        .cursor_arg(0)
+        .arg("MATCH")
+        .arg("user:*")
+        .arg("COUNT")
+        .arg(25)
+        .clone()
+        .iter(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut want: Vec<String> = (0..300).map(|i| format!("user:{i}")).collect();
+    want.sort();
+    assert_eq!(keys, want);
+    let bad: redis::RedisResult<()> = redis::cmd("SCAN").arg("x").query(&mut c);
+    assert!(bad.is_err());
+}

@@ -1,0 +1,226 @@
+//! The keyspace's hash table: separate chaining over a power-of-two array of buckets,
+//! so that a SCAN cursor can walk it across resizes.
+//!
+//! Keys are hashed with SipHash-1-3 under a per-process random key (the standard
+//! library's `RandomState`), so clients cannot aim many keys at one bucket. The table
+//! doubles when it holds more keys than buckets and halves when it holds fewer than an
+//! eighth (never below 16 buckets).
+//!
+//! SCAN: the cursor is a bucket index whose bits are incremented from the top down
+//! (reverse binary, as Redis's `dictScan`). Because a key's bucket in a table of 2^k
+//! buckets is its bucket in a table of 2^(k+1) buckets with the top bit dropped, every
+//! key present for a whole scan is returned at least once even if the table doubles or
+//! halves between calls (a key may come twice).
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+
+const MIN_BUCKETS: usize = 16;
+
+/// A chained hash table from byte-string keys to `V`.
+#[derive(Debug)]
+pub struct Table<V> {
+    buckets: Vec<Vec<(Box<[u8]>, V)>>,
+    len: usize,
+    hasher: RandomState,
+}
+
+impl<V> Default for Table<V> {
+    fn default() -> Table<V> {
+        Table::new()
+    }
+}
+
+impl<V> Table<V> {
+    /// An empty table.
+    pub fn new() -> Table<V> {
+        Table {
+            buckets: (0..MIN_BUCKETS).map(|_| Vec::new()).collect(),
+            len: 0,
+            hasher: RandomState::new(),
+        }
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn mask(&self) -> usize {
+        self.buckets.len() - 1
+    }
+
+    fn slot(&self, key: &[u8]) -> usize {
+        (self.hasher.hash_one(key) as usize) & self.mask()
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &[u8]) -> Option<&V> {
+        self.buckets[self.slot(key)]
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The value of `key`, mutable.
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        let s = self.slot(key);
+        self.buckets[s]
+            .iter_mut()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// Sets `key` to `value`; returns the previous value.
+    pub fn insert(&mut self, key: &[u8], value: V) -> Option<V> {
+        let s = self.slot(key);
+        if let Some((_, v)) = self.buckets[s].iter_mut().find(|(k, _)| &**k == key) {
+            return Some(std::mem::replace(v, value));
+        }
+        self.buckets[s].push((key.into(), value));
+        self.len += 1;
+        if self.len > self.buckets.len() {
+            self.resize(self.buckets.len() * 2);
+        }
+        None
+    }
+
+    /// Removes `key`; returns its value.
+    pub fn remove(&mut self, key: &[u8]) -> Option<V> {
+        let s = self.slot(key);
+        let i = self.buckets[s].iter().position(|(k, _)| &**k == key)?;
+        let (_, v) = self.buckets[s].swap_remove(i);
+        self.len -= 1;
+        if self.buckets.len() > MIN_BUCKETS && self.len < self.buckets.len() / 8 {
+            self.resize(self.buckets.len() / 2);
+        }
+        Some(v)
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.buckets = (0..MIN_BUCKETS).map(|_| Vec::new()).collect();
+        self.len = 0;
+    }
+
+    fn resize(&mut self, n: usize) {
+        let old = std::mem::replace(&mut self.buckets, (0..n).map(|_| Vec::new()).collect());
+        for (k, v) in old.into_iter().flatten() {
+            let s = self.slot(&k);
+            self.buckets[s].push((k, v));
+        }
+    }
+
+    /// Every key and value, in bucket order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
+        self.buckets.iter().flatten().map(|(k, v)| (&**k, v))
+    }
+
+    /// Calls `f` on the keys of the buckets from `cursor` on, at least `count` keys'
+    /// worth of buckets (whole buckets), and returns the next cursor (0: done).
+    pub fn scan(&self, mut cursor: u64, count: usize, mut f: impl FnMut(&[u8], &V)) -> u64 {
+        let mask = self.mask() as u64;
+        let mut seen = 0;
+        loop {
+            for (k, v) in &self.buckets[(cursor & mask) as usize] {
+                f(k, v);
+                seen += 1;
+            }
+            // Reverse-binary increment of the bits under the mask.
+            cursor |= !mask;
+            cursor = cursor.reverse_bits().wrapping_add(1).reverse_bits();
+            if cursor == 0 || seen >= count {
+                return cursor;
+            }
+        }
+    }
+
+    /// The key and value in a bucket chosen from `r` (a random number), or None when
+    /// empty; looks at up to all buckets from there.
+    pub fn sample(&self, r: u64) -> Option<(&[u8], &V)> {
+        if self.len == 0 {
+            return None;
+        }
+        let n = self.buckets.len();
+        let start = (r as usize) & self.mask();
+        (0..n)
+            .map(|i| &self.buckets[(start + i) & self.mask()])
+            .find(|b| !b.is_empty())
+            .map(|b| {
+                let (k, v) = &b[(r >> 32) as usize % b.len()];
+                (&**k, v)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn behaves_like_a_map() {
+        let mut t = Table::new();
+        for i in 0..1000u32 {
+            assert_eq!(t.insert(&i.to_le_bytes(), i), None);
+        }
+        assert_eq!(t.insert(&5u32.to_le_bytes(), 55), Some(5));
+        assert_eq!(t.len(), 1000);
+        assert_eq!(t.get(&5u32.to_le_bytes()), Some(&55));
+        for i in 0..990u32 {
+            assert!(t.remove(&i.to_le_bytes()).is_some());
+        }
+        assert_eq!(t.remove(&1u32.to_le_bytes()), None);
+        assert_eq!(t.len(), 10);
+        assert_eq!(t.iter().count(), 10);
+        assert!(t.buckets.len() < 1000, "shrank");
+        t.clear();
+        assert!(t.is_empty() && t.sample(7).is_none());
+    }
+
+    #[test]
+    fn scan_returns_every_stable_key_across_resizes() {
+        let mut t = Table::new();
+        for i in 0..500u32 {
+            t.insert(format!("stable{i}").as_bytes(), ());
+        }
+        let mut seen = HashSet::new();
+        let mut cursor = 0;
+        let mut step = 0;
+        loop {
+            cursor = t.scan(cursor, 10, |k, _| {
+                seen.insert(k.to_vec());
+            });
+            // Grow and shrink the table while the scan runs.
+            step += 1;
+            if step % 3 == 0 {
+                for j in 0..300u32 {
+                    t.insert(format!("tmp{step}-{j}").as_bytes(), ());
+                }
+            } else if step % 3 == 1 {
+                let tmp: Vec<Vec<u8>> = t
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(b"tmp"))
+                    .map(|(k, _)| k.to_vec())
+                    .collect();
+                for k in tmp {
+                    t.remove(&k);
+                }
+            }
+            if cursor == 0 {
+                break;
+            }
+        }
+        for i in 0..500u32 {
+            assert!(
+                seen.contains(format!("stable{i}").as_bytes()),
+                "stable{i} missed"
+            );
+        }
+    }
+}
