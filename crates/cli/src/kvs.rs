@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 use wirespeed_kvs::aof::Fsync;
+use wirespeed_kvs::cmd::{parse_memory, Eviction};
 use wirespeed_kvs::server::{Server, ServerConfig};
 
 use crate::error::CliError;
@@ -45,6 +46,18 @@ pub struct ServeArgs {
     /// When the log reaches the disk: always (before the reply), everysec, no
     #[arg(long, default_value = "everysec")]
     pub appendfsync: Fsync,
+
+    /// Memory limit of the dataset (e.g. 100mb, 2gb; 0: none), as INFO memory reports it
+    #[arg(long, default_value = "0", value_parser = memory_size)]
+    pub maxmemory: usize,
+
+    /// At the limit: noeviction (writes get an OOM error) or allkeys-lru
+    #[arg(long, default_value = "noeviction")]
+    pub maxmemory_policy: Eviction,
+}
+
+fn memory_size(s: &str) -> Result<usize, String> {
+    parse_memory(s).ok_or_else(|| format!("'{s}' is not a memory size (e.g. 100mb, 2gb)"))
 }
 
 /// Runs a `kvs` subcommand.
@@ -59,6 +72,8 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     config.cmd.requirepass = a.requirepass.as_ref().map(|p| p.as_bytes().to_vec());
     config.limits.max_bulk = a.max_bulk;
     config.aof = a.aof.clone().map(|p| (p, a.appendfsync));
+    config.cmd.maxmemory = a.maxmemory;
+    config.cmd.policy = a.maxmemory_policy;
     let addr = SocketAddr::new(a.bind, a.port);
     let mut server = Server::bind(addr, config)
         .map_err(|e| CliError::Invalid(format!("cannot listen on {addr}: {e}")))?;

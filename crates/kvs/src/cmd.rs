@@ -17,6 +17,63 @@ pub struct Config {
     pub port: u16,
     /// Address the server listens on, for CLUSTER replies.
     pub bind: String,
+    /// `maxmemory` in bytes of [`Store::memory`] (0: no limit).
+    pub maxmemory: usize,
+    /// What happens at the limit.
+    pub policy: Eviction,
+}
+
+/// `maxmemory-policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Eviction {
+    /// Writes that may add memory get Redis's OOM error.
+    #[default]
+    NoEviction,
+    /// Evict keys by sampled LRU (5 samples) until under the limit.
+    AllKeysLru,
+}
+
+impl Eviction {
+    /// The Redis name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Eviction::NoEviction => "noeviction",
+            Eviction::AllKeysLru => "allkeys-lru",
+        }
+    }
+}
+
+impl std::str::FromStr for Eviction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Eviction, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "noeviction" => Ok(Eviction::NoEviction),
+            "allkeys-lru" => Ok(Eviction::AllKeysLru),
+            _ => Err(format!(
+                "maxmemory-policy must be noeviction or allkeys-lru, not '{s}'"
+            )),
+        }
+    }
+}
+
+/// A memory size as Redis writes them: `100`, `10k` (1000), `10kb` (1024), `m`/`mb`,
+/// `g`/`gb`.
+pub fn parse_memory(s: &str) -> Option<usize> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: usize = num.parse().ok()?;
+    let mul: usize = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(mul)
 }
 
 impl Default for Config {
@@ -26,6 +83,8 @@ impl Default for Config {
             max_bulk: 512 * 1024 * 1024,
             port: 6379,
             bind: "127.0.0.1".into(),
+            maxmemory: 0,
+            policy: Eviction::NoEviction,
         }
     }
 }
@@ -58,6 +117,8 @@ pub struct Stats {
     pub hits: u64,
     /// Failed key lookups.
     pub misses: u64,
+    /// Keys evicted by maxmemory.
+    pub evicted: u64,
     /// Clients connected now.
     pub connected: u64,
     /// Server start, ms since the epoch.
@@ -151,6 +212,9 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         return;
     }
     let n = args.len();
+    if !within_memory(ctx, name) {
+        return w.error("OOM command not allowed when used memory > 'maxmemory'.");
+    }
     // (name, minimum argument count including the name, exact?)
     macro_rules! need {
         ($min:expr) => {
@@ -499,9 +563,11 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("memory") {
         out.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_dataset:{}\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n\r\n",
+            "# Memory\r\nused_memory:{}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
+            ctx.store.memory(),
             ctx.store.payload_bytes(),
-            ctx.store.payload_bytes()
+            ctx.config.maxmemory,
+            ctx.config.policy.name()
         ));
     }
     if want("persistence") {
@@ -509,8 +575,8 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("stats") {
         out.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n",
-            st.connections, st.commands, st.expired, st.hits, st.misses
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n",
+            st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses
         ));
     }
     if want("keyspace") {
@@ -543,8 +609,8 @@ fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                     .unwrap_or_default(),
             ),
             ("proto-max-bulk-len", c.max_bulk.to_string()),
-            ("maxmemory", "0".into()),
-            ("maxmemory-policy", "noeviction".into()),
+            ("maxmemory", c.maxmemory.to_string()),
+            ("maxmemory-policy", c.policy.name().into()),
             ("appendonly", "no".into()),
             ("appendfsync", "everysec".into()),
             ("save", String::new()),
@@ -567,9 +633,28 @@ fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         // Check every pair before applying any (all or nothing, as Redis does).
         let mut pass = c.requirepass.clone();
         let mut bulk = c.max_bulk;
+        let (mut maxmemory, mut policy) = (c.maxmemory, c.policy);
         for kv in args[2..].chunks(2) {
             if eq(kv[0], "requirepass") {
                 pass = (!kv[1].is_empty()).then(|| kv[1].to_vec());
+            } else if eq(kv[0], "maxmemory") {
+                match std::str::from_utf8(kv[1]).ok().and_then(parse_memory) {
+                    Some(v) => maxmemory = v,
+                    None => {
+                        return w.error(
+                            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value",
+                        )
+                    }
+                }
+            } else if eq(kv[0], "maxmemory-policy") {
+                match String::from_utf8_lossy(kv[1]).parse() {
+                    Ok(p) => policy = p,
+                    Err(_) => {
+                        return w.error(
+                            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - Invalid argument",
+                        )
+                    }
+                }
             } else if eq(kv[0], "proto-max-bulk-len") {
                 match parse_i64(kv[1]) {
                     Some(v) if v >= 1024 * 1024 => bulk = v as usize,
@@ -588,6 +673,8 @@ fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         c.requirepass = pass;
         c.max_bulk = bulk;
+        c.maxmemory = maxmemory;
+        c.policy = policy;
         w.simple("OK");
     } else if eq(args[1], "resetstat") {
         let (connected, started) = (ctx.stats.connected, ctx.stats.started_ms);
@@ -602,6 +689,35 @@ fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             "ERR unknown subcommand '{}'. Try CONFIG HELP.",
             String::from_utf8_lossy(args[1])
         ));
+    }
+}
+
+/// Commands that may add memory (Redis's `denyoom` flag, for the commands here).
+const DENY_OOM: &[&str] = &[
+    "set", "setnx", "mset", "append", "incr", "decr", "incrby", "decrby",
+];
+
+/// Applies maxmemory before a command: false when it must be refused (noeviction);
+/// with allkeys-lru, evicts (and logs the evictions) until under the limit.
+fn within_memory(ctx: &mut Ctx, name: &[u8]) -> bool {
+    let max = ctx.config.maxmemory;
+    if max == 0 || ctx.store.memory() <= max || !DENY_OOM.iter().any(|c| eq(name, c)) {
+        return true;
+    }
+    match ctx.config.policy {
+        Eviction::NoEviction => false,
+        Eviction::AllKeysLru => {
+            while ctx.store.memory() > max {
+                match ctx.store.evict_lru(5) {
+                    Some(k) => {
+                        ctx.log_del(&k);
+                        ctx.stats.evicted += 1;
+                    }
+                    None => break,
+                }
+            }
+            ctx.store.memory() <= max
+        }
     }
 }
 

@@ -18,7 +18,14 @@ pub struct Entry {
     pub value: Vec<u8>,
     /// Expiry time in milliseconds since the epoch; 0 when the key does not expire.
     pub expires_at: u64,
+    /// Last read or write, in the store's logical clock (for LRU eviction).
+    pub touched: u64,
 }
+
+/// Estimated bytes a key costs beyond its key and value bytes: the table slot (key box
+/// and entry, 64 bytes), the two heap blocks' allocator headers and rounding (about 32),
+/// and a share of the bucket array (8). [`Store::memory`] adds it per key.
+pub const PER_KEY_OVERHEAD: usize = 104;
 
 /// The keyspace of one database.
 #[derive(Debug, Default)]
@@ -30,12 +37,19 @@ pub struct Store {
     cursor: usize,
     /// Bytes held by keys and values (the payload, not the table's own overhead).
     bytes: usize,
+    /// Logical clock for LRU: one tick per access.
+    clock: u64,
+    /// State of the sampler that picks eviction candidates (xorshift).
+    rng: u64,
 }
 
 impl Store {
     /// An empty store.
     pub fn new() -> Store {
-        Store::default()
+        Store {
+            rng: 0x9e37_79b9_7f4a_7c15,
+            ..Store::default()
+        }
     }
 
     /// Number of keys (expired ones not yet swept included).
@@ -51,6 +65,34 @@ impl Store {
     /// Bytes of keys and values held.
     pub fn payload_bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Estimated memory of the dataset: payload plus [`PER_KEY_OVERHEAD`] per key.
+    pub fn memory(&self) -> usize {
+        self.bytes + self.map.len() * PER_KEY_OVERHEAD
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// Evicts one key chosen by sampled LRU: of `samples` keys drawn at random, the
+    /// least recently used (Redis's approximate LRU). Returns it, or None when empty.
+    pub fn evict_lru(&mut self, samples: usize) -> Option<Vec<u8>> {
+        let mut best: Option<(u64, Vec<u8>)> = None;
+        for _ in 0..samples.max(1) {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let (k, e) = self.map.sample(self.rng)?;
+            if best.as_ref().is_none_or(|(t, _)| e.touched < *t) {
+                best = Some((e.touched, k.to_vec()));
+            }
+        }
+        let (_, key) = best?;
+        self.remove(&key);
+        Some(key)
     }
 
     fn expired(e: &Entry, now: u64) -> bool {
@@ -69,10 +111,13 @@ impl Store {
         }
     }
 
-    /// The live entry of `key`.
+    /// The live entry of `key` (marks it used).
     pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
         if self.live(key, now) {
-            self.map.get(key)
+            let t = self.tick();
+            let e = self.map.get_mut(key)?;
+            e.touched = t;
+            Some(e)
         } else {
             None
         }
@@ -94,7 +139,15 @@ impl Store {
         if expires_at != 0 {
             self.deadlines.push((key.to_vec(), expires_at));
         }
-        self.map.insert(key, Entry { value, expires_at });
+        let touched = self.tick();
+        self.map.insert(
+            key,
+            Entry {
+                value,
+                expires_at,
+                touched,
+            },
+        );
         old
     }
 
@@ -233,5 +286,36 @@ mod tests {
         }
         assert_eq!(removed, 500);
         assert_eq!(s.len(), 500);
+    }
+}
+
+#[cfg(test)]
+mod lru_tests {
+    use super::*;
+
+    #[test]
+    fn sampled_lru_prefers_cold_keys() {
+        let mut s = Store::new();
+        for i in 0..1000u32 {
+            s.set(&i.to_le_bytes(), vec![0; 10], 0, 0);
+        }
+        // Keys 0..100 are hot.
+        for _ in 0..3 {
+            for i in 0..100u32 {
+                s.get(&i.to_le_bytes(), 0);
+            }
+        }
+        let before = s.memory();
+        let mut hot_evicted = 0;
+        for _ in 0..500 {
+            let k = s.evict_lru(5).unwrap_or_default();
+            if u32::from_le_bytes(k[..4].try_into().unwrap_or_default()) < 100 {
+                hot_evicted += 1;
+            }
+        }
+        assert_eq!(s.len(), 500);
+        assert_eq!(s.memory(), before - 500 * (4 + 10 + PER_KEY_OVERHEAD));
+        // With 5 samples, a hot key is chosen only when all 5 are hot: rare.
+        assert!(hot_evicted < 20, "{hot_evicted} hot keys evicted");
     }
 }

@@ -375,3 +375,76 @@ fn scan_walks_every_key_through_the_client_iterator() {
     let bad: redis::RedisResult<()> = redis::cmd("SCAN").arg("x").query(&mut c);
     assert!(bad.is_err());
 }
+
+#[test]
+fn maxmemory_refuses_or_evicts() {
+    let mut config = ServerConfig::default();
+    config.cmd.maxmemory = 64 * 1024;
+    let r = start(config);
+    let mut c = client(&r);
+    let value = vec![b'x'; 1000];
+    let mut refused = None;
+    for i in 0..200 {
+        let res: redis::RedisResult<()> = redis::cmd("SET")
+            .arg(format!("k{i}"))
+            .arg(&value)
+            .query(&mut c);
+        if let Err(e) = res {
+            refused = Some((i, e.to_string()));
+            break;
+        }
+    }
+    let (at, msg) = refused.unwrap_or_else(|| panic!("never refused"));
+    assert!(msg.contains("OOM"), "{msg}");
+    assert!((50..70).contains(&at), "refused at {at}");
+    // Reads and deletes still work; a delete makes room again.
+    let v: Option<Vec<u8>> = redis::cmd("GET")
+        .arg("k0")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.as_deref(), Some(&value[..]));
+    let _: () = redis::cmd("DEL")
+        .arg("k0")
+        .arg("k1")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _: () = redis::cmd("SET")
+        .arg("again")
+        .arg(&value)
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    // allkeys-lru: writes go on, memory stays at the limit plus one request.
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("allkeys-lru")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..500 {
+        let _: () = redis::cmd("SET")
+            .arg(format!("lru{i}"))
+            .arg(&value)
+            .query(&mut c)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let used: usize = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(usize::MAX);
+    assert!(used <= 64 * 1024 + 1200, "used {used}");
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!stats.contains("evicted_keys:0\r"), "{stats}");
+    let last: Option<Vec<u8>> = redis::cmd("GET")
+        .arg("lru499")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(last.is_some(), "the newest key survives");
+}
