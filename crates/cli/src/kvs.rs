@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use wirespeed_kvs::aof::Fsync;
 use wirespeed_kvs::cmd::{parse_memory, Eviction};
+use wirespeed_kvs::loadgen::{self, LoadSpec};
 use wirespeed_kvs::server::{Server, ServerConfig};
 
 use crate::error::CliError;
@@ -18,6 +19,44 @@ use crate::error::CliError;
 pub enum KvsCommand {
     /// Serve the Redis protocol (RESP2/RESP3) until interrupted
     Serve(ServeArgs),
+    /// Closed-loop load against a RESP server (wirespeed, Redis, ...), every reply checked
+    Bench(BenchArgs),
+}
+
+/// Arguments of `wirespeed kvs bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Server address
+    #[arg(long, default_value = "127.0.0.1:6379")]
+    pub addr: SocketAddr,
+
+    /// Concurrent connections
+    #[arg(long, default_value_t = 50)]
+    pub connections: usize,
+
+    /// Requests per batch on a connection
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
+
+    /// Requests in total
+    #[arg(long, default_value_t = 200_000)]
+    pub requests: u64,
+
+    /// Key space (16-byte keys)
+    #[arg(long, default_value_t = 10_000)]
+    pub keys: u64,
+
+    /// Value size in bytes
+    #[arg(long, default_value_t = 64)]
+    pub value_size: usize,
+
+    /// Share of GETs (the rest are SETs)
+    #[arg(long, default_value_t = 0.9)]
+    pub get_ratio: f64,
+
+    /// Print {requests, secs, per_sec, p50_us, p90_us, p99_us, p999_us, max_us, mismatches}
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `wirespeed kvs serve`.
@@ -64,7 +103,56 @@ fn memory_size(s: &str) -> Result<usize, String> {
 pub fn run(cmd: &KvsCommand) -> Result<(), CliError> {
     match cmd {
         KvsCommand::Serve(a) => serve(a),
+        KvsCommand::Bench(a) => bench(a),
     }
+}
+
+fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    if !(0.0..=1.0).contains(&a.get_ratio) {
+        return Err(CliError::Invalid(
+            "--get-ratio must be between 0 and 1".into(),
+        ));
+    }
+    if a.value_size > 1 << 20 || a.connections > 10_000 || a.pipeline > 10_000 {
+        return Err(CliError::Invalid(
+            "--value-size at most 1 MiB, --connections and --pipeline at most 10,000".into(),
+        ));
+    }
+    let io = |e: std::io::Error| CliError::Invalid(format!("{}: {e}", a.addr));
+    loadgen::preload(a.addr, a.keys, a.value_size).map_err(io)?;
+    let spec = LoadSpec {
+        addr: a.addr,
+        connections: a.connections,
+        pipeline: a.pipeline,
+        requests: a.requests,
+        keys: a.keys,
+        value_size: a.value_size,
+        get_ratio: a.get_ratio,
+        seed: 1,
+    };
+    let r = loadgen::run(&spec).map_err(io)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "requests": r.requests, "secs": r.secs, "per_sec": r.per_sec(),
+                "p50_us": r.us(0.5), "p90_us": r.us(0.9), "p99_us": r.us(0.99),
+                "p999_us": r.us(0.999), "max_us": r.us(1.0), "mismatches": r.mismatches,
+            })
+        );
+    } else {
+        println!(
+            "requests={} secs={:.3} per_sec={:.0} p50_us={:.1} p90_us={:.1} p99_us={:.1} p999_us={:.1} max_us={:.1} mismatches={}",
+            r.requests, r.secs, r.per_sec(), r.us(0.5), r.us(0.9), r.us(0.99), r.us(0.999), r.us(1.0), r.mismatches
+        );
+    }
+    if r.mismatches > 0 {
+        return Err(CliError::Check(format!(
+            "{} replies differed from the expected bytes",
+            r.mismatches
+        )));
+    }
+    Ok(())
 }
 
 fn serve(a: &ServeArgs) -> Result<(), CliError> {

@@ -140,11 +140,16 @@ pub struct Ctx<'a> {
     pub now: u64,
     /// Changes made, for the append-only log.
     pub effects: &'a mut Vec<Effect>,
+    /// Whether to record effects (false without a log: no copies of values).
+    pub logging: bool,
 }
 
 impl Ctx<'_> {
     /// Logs `key`'s current state: its value and deadline, or its absence.
     fn log_key(&mut self, key: &[u8]) {
+        if !self.logging {
+            return;
+        }
         let e = match self.store.get(key, self.now) {
             Some(e) => Effect::Set {
                 key: key.to_vec(),
@@ -157,10 +162,16 @@ impl Ctx<'_> {
     }
 
     fn log_del(&mut self, key: &[u8]) {
+        if !self.logging {
+            return;
+        }
         self.effects.push(Effect::Del { key: key.to_vec() });
     }
 
     fn log_deadline(&mut self, key: &[u8], at: u64) {
+        if !self.logging {
+            return;
+        }
         self.effects.push(Effect::Deadline {
             key: key.to_vec(),
             at,
@@ -229,7 +240,17 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         };
     }
     let now = ctx.now;
-    match lower(name).as_str() {
+    // The name in lower case without allocating (longer names are unknown anyway).
+    let mut buf = [0u8; 24];
+    let lname = if name.len() <= buf.len() {
+        for (d, c) in buf.iter_mut().zip(name) {
+            *d = c.to_ascii_lowercase();
+        }
+        std::str::from_utf8(&buf[..name.len()]).unwrap_or("")
+    } else {
+        ""
+    };
+    match lname {
         "ping" => match n {
             1 => w.simple("PONG"),
             2 => w.bulk(args[1]),
@@ -283,7 +304,9 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "dbsize" => w.int(ctx.store.len() as i64),
         "flushall" | "flushdb" => {
             ctx.store.clear();
-            ctx.effects.push(Effect::Clear);
+            if ctx.logging {
+                ctx.effects.push(Effect::Clear);
+            }
             w.simple("OK");
         }
         "get" => {

@@ -6,12 +6,14 @@
 //! - [`cmd`]: command execution with Redis's replies and error texts.
 //! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
 //!   trimming on replay).
+//! - [`loadgen`]: a closed-loop RESP load generator that checks every reply.
 //! - [`server`]: the mio event loop, pipelined batches with one write per batch.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
 pub mod aof;
 pub mod cmd;
+pub mod loadgen;
 pub mod resp;
 pub mod server;
 pub mod store;

@@ -64,6 +64,8 @@ struct Conn {
     session: Session,
     /// Closing after the output is flushed.
     closing: bool,
+    /// Registered for writability too (output is waiting).
+    writable: bool,
 }
 
 /// A server bound to its address, ready to [`Server::run`].
@@ -224,6 +226,7 @@ impl Server {
                             output: Vec::new(),
                             session,
                             closing: false,
+                            writable: false,
                         },
                     );
                 }
@@ -286,6 +289,7 @@ impl Server {
                             stats: &mut self.stats,
                             now: now_ms(),
                             effects: &mut self.effects,
+                            logging: self.aof.is_some(),
                         };
                         exec(&mut ctx, &argv, &mut w);
                         match &mut self.aof {
@@ -328,18 +332,24 @@ impl Server {
             }
         }
         c.output.drain(..written);
-        let interest = if c.output.is_empty() {
-            Interest::READABLE
-        } else {
-            Interest::READABLE | Interest::WRITABLE
-        };
-        if self
-            .poll
-            .registry()
-            .reregister(&mut c.sock, token, interest)
-            .is_err()
-        {
-            return true;
+        // Ask for writability only while output waits (one epoll_ctl per change, not
+        // per batch).
+        let want = !c.output.is_empty();
+        if want != c.writable {
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if self
+                .poll
+                .registry()
+                .reregister(&mut c.sock, token, interest)
+                .is_err()
+            {
+                return true;
+            }
+            c.writable = want;
         }
         c.closing && c.output.is_empty()
     }

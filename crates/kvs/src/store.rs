@@ -111,16 +111,18 @@ impl Store {
         }
     }
 
-    /// The live entry of `key` (marks it used).
+    /// The live entry of `key` (marks it used). One table probe.
     pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
-        if self.live(key, now) {
-            let t = self.tick();
-            let e = self.map.get_mut(key)?;
-            e.touched = t;
-            Some(e)
-        } else {
-            None
+        let at = self.map.find(key)?;
+        if Store::expired(self.map.at_mut(at), now) {
+            let (k, e) = self.map.remove_at(at);
+            self.bytes -= k.len() + e.value.len();
+            return None;
         }
+        let t = self.tick();
+        let e = self.map.at_mut(at);
+        e.touched = t;
+        Some(e)
     }
 
     /// True when `key` is live.
@@ -129,26 +131,23 @@ impl Store {
     }
 
     /// Sets `key` to `value` with a deadline (0: none); returns the previous live entry.
+    /// One table probe.
     pub fn set(&mut self, key: &[u8], value: Vec<u8>, expires_at: u64, now: u64) -> Option<Entry> {
-        let old = if self.live(key, now) {
-            self.remove(key)
-        } else {
-            None
-        };
         self.bytes += key.len() + value.len();
         if expires_at != 0 {
             self.deadlines.push((key.to_vec(), expires_at));
         }
         let touched = self.tick();
-        self.map.insert(
+        let old = self.map.insert(
             key,
             Entry {
                 value,
                 expires_at,
                 touched,
             },
-        );
-        old
+        )?;
+        self.bytes -= key.len() + old.value.len();
+        (!Store::expired(&old, now)).then_some(old)
     }
 
     /// Replaces the value of a live key, keeping its deadline; false when absent.

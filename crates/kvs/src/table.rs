@@ -67,6 +67,29 @@ impl<V> Table<V> {
             .map(|(_, v)| v)
     }
 
+    /// Where `key` is: (bucket, position), for [`Table::at_mut`] and
+    /// [`Table::remove_at`] without hashing again.
+    pub fn find(&self, key: &[u8]) -> Option<(usize, usize)> {
+        let s = self.slot(key);
+        let i = self.buckets[s].iter().position(|(k, _)| &**k == key)?;
+        Some((s, i))
+    }
+
+    /// The value at a position from [`Table::find`].
+    pub fn at_mut(&mut self, at: (usize, usize)) -> &mut V {
+        &mut self.buckets[at.0][at.1].1
+    }
+
+    /// Removes the key at a position from [`Table::find`]; returns its key and value.
+    pub fn remove_at(&mut self, at: (usize, usize)) -> (Box<[u8]>, V) {
+        let kv = self.buckets[at.0].swap_remove(at.1);
+        self.len -= 1;
+        if self.buckets.len() > MIN_BUCKETS && self.len < self.buckets.len() / 8 {
+            self.resize(self.buckets.len() / 2);
+        }
+        kv
+    }
+
     /// The value of `key`, mutable.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
         let s = self.slot(key);
@@ -222,5 +245,33 @@ mod tests {
                 "stable{i} missed"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod probe {
+    use super::*;
+
+    #[test]
+    #[ignore = "timing probe"]
+    fn chain_lengths_and_lookup_time() {
+        let mut t = Table::new();
+        for i in 0..10_000u64 {
+            t.insert(format!("key:{i:012}").as_bytes(), i);
+        }
+        let max = t.buckets.iter().map(Vec::len).max().unwrap_or(0);
+        println!("buckets {} max chain {max}", t.buckets.len());
+        let keys: Vec<String> = (0..10_000u64).map(|i| format!("key:{i:012}")).collect();
+        let start = std::time::Instant::now();
+        let mut sum = 0u64;
+        for _ in 0..100 {
+            for k in &keys {
+                sum += t.get(k.as_bytes()).copied().unwrap_or(0);
+            }
+        }
+        println!(
+            "{:.1} ns per get ({sum})",
+            start.elapsed().as_nanos() as f64 / 1e6
+        );
     }
 }
