@@ -153,3 +153,36 @@ fn bad_settings_are_refused_with_one_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot listen on"), "{err}");
 }
+
+#[test]
+fn the_load_generator_checks_every_reply() {
+    let aof = temp("kvs", "bench.aof");
+    let _ = std::fs::remove_file(&aof);
+    let (mut child, addr) = serve(&aof, "no");
+    let out = common::wirespeed(&[
+        "kvs",
+        "bench",
+        "--addr",
+        &addr,
+        "--connections",
+        "4",
+        "--pipeline",
+        "8",
+        "--requests",
+        "4000",
+        "--keys",
+        "500",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["requests"], 4000);
+    assert_eq!(v["mismatches"], 0);
+    assert!(v["per_sec"].as_f64().unwrap_or(0.0) > 0.0);
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+}

@@ -448,3 +448,33 @@ fn maxmemory_refuses_or_evicts() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(last.is_some(), "the newest key survives");
 }
+
+#[test]
+fn the_load_generator_notices_wrong_replies() {
+    use wirespeed_kvs::loadgen::{preload, run, LoadSpec};
+    let r = start(ServerConfig::default());
+    preload(r.addr, 100, 32).unwrap_or_else(|e| panic!("{e}"));
+    let spec = LoadSpec {
+        addr: r.addr,
+        connections: 2,
+        pipeline: 4,
+        requests: 400,
+        keys: 100,
+        value_size: 32,
+        get_ratio: 1.0,
+        seed: 7,
+    };
+    let clean = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((clean.requests, clean.mismatches), (400, 0));
+    // Same-length values changed behind its back: every GET of them is a mismatch.
+    let mut c = client(&r);
+    for k in 0..100 {
+        let _: () = redis::cmd("SET")
+            .arg(wirespeed_kvs::loadgen::key_of(k))
+            .arg(vec![b'#'; 32])
+            .query(&mut c)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let dirty = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(dirty.mismatches, 400);
+}
