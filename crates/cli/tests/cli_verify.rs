@@ -487,4 +487,6 @@ fn demo_quick_checks_every_mode() {
         assert!(rows >= 2, "{mode}: {out}");
     }
     assert!(out.contains("p99 us") && !out.contains("MISMATCH"), "{out}");
+    // The key-value section ran its server and checked every reply.
+    assert_eq!(out.matches("every reply as expected").count(), 2, "{out}");
 }

@@ -6,6 +6,7 @@
 //! its results do not match what it expected.
 
 mod ed25519;
+mod kvs;
 mod msm;
 mod rsa;
 mod vdf;
@@ -36,12 +37,18 @@ pub struct Section {
 }
 
 /// All sections, in the order they run.
-pub const SECTIONS: &[Section] = &[ed25519::SECTION, vdf::SECTION, msm::SECTION, rsa::SECTION];
+pub const SECTIONS: &[Section] = &[
+    ed25519::SECTION,
+    vdf::SECTION,
+    msm::SECTION,
+    rsa::SECTION,
+    kvs::SECTION,
+];
 
 /// Arguments of `wirespeed demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Run only this section (repeatable); sections: ed25519, vdf, msm, rsa
+    /// Run only this section (repeatable); sections: ed25519, vdf, msm, rsa, kvs
     #[arg(long, value_name = "SECTION")]
     pub only: Vec<String>,
 
