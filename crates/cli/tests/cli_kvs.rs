@@ -186,3 +186,55 @@ fn the_load_generator_checks_every_reply() {
     child.kill().expect("SIGKILL");
     let _ = child.wait();
 }
+
+#[test]
+fn bgrewriteaof_compacts_the_log_without_losing_writes() {
+    let aof = temp("kvs", "rewrite.aof");
+    let _ = std::fs::remove_file(&aof);
+    let (mut child, addr) = serve(&aof, "always");
+    let mut c = connect(&addr);
+    for round in 0..10 {
+        for k in 0..200 {
+            let _: () = redis::cmd("SET")
+                .arg(format!("k{k}"))
+                .arg(round)
+                .query(&mut c)
+                .expect("SET");
+        }
+    }
+    let before = std::fs::metadata(&aof).map(|m| m.len()).expect("log size");
+    let reply: String = redis::cmd("BGREWRITEAOF")
+        .query(&mut c)
+        .expect("BGREWRITEAOF");
+    assert!(reply.contains("rewriting started"), "{reply}");
+    // Writes while and after it runs.
+    for k in 0..50 {
+        let _: () = redis::cmd("SET")
+            .arg(format!("late{k}"))
+            .arg(k)
+            .query(&mut c)
+            .expect("SET");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::metadata(&aof).map(|m| m.len()).unwrap_or(before) >= before / 2 {
+        assert!(Instant::now() < deadline, "the log never shrank");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _: () = redis::cmd("SET")
+        .arg("last")
+        .arg("x")
+        .query(&mut c)
+        .expect("SET");
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let (mut child, addr) = serve(&aof, "always");
+    let mut c = connect(&addr);
+    let size: i64 = redis::cmd("DBSIZE").query(&mut c).expect("DBSIZE");
+    assert_eq!(size, 251);
+    let v: i64 = redis::cmd("GET").arg("k7").query(&mut c).expect("GET");
+    assert_eq!(v, 9);
+    let v: String = redis::cmd("GET").arg("last").query(&mut c).expect("GET");
+    assert_eq!(v, "x");
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+}

@@ -16,6 +16,13 @@
 //! round for all the writes that arrived together (group commit); with `everysec` it
 //! writes every round and syncs at most once a second (a crash loses at most about a
 //! second); with `no` it writes and leaves syncing to the kernel.
+//!
+//! Compaction (BGREWRITEAOF, or automatically once the log passes 64 MiB and twice its
+//! size after the last rewrite): a snapshot of the keyspace is written to `<log>.rewrite`
+//! 4,096 keys per event-loop round through the store's SCAN cursor (no fork, no long
+//! pause), effects made meanwhile are kept aside and appended after the snapshot, and
+//! the file is synced and renamed over the log. A failed rewrite leaves the old log in
+//! use.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Read, Write};
@@ -203,7 +210,27 @@ pub struct Aof {
     pending: Vec<u8>,
     last_sync: Instant,
     unsynced: bool,
+    /// Bytes in the log file.
+    size: u64,
+    /// Size right after the last rewrite (or at open).
+    base_size: u64,
+    rewrite: Option<Rewrite>,
 }
+
+/// A rewrite in progress: the snapshot goes to a temporary file a few thousand keys
+/// per event-loop round (via the store's SCAN cursor, so no round blocks for long and
+/// nothing forks), while every new effect is also kept in `tail`; when the scan is
+/// complete, `tail` follows the snapshot and the file replaces the log.
+#[derive(Debug)]
+struct Rewrite {
+    file: File,
+    tmp: PathBuf,
+    cursor: u64,
+    tail: Vec<u8>,
+}
+
+/// Rewrite automatically once the log is this big and has doubled since the last one.
+pub const AUTO_REWRITE_MIN: u64 = 64 << 20;
 
 impl Aof {
     /// Opens (or creates) the log at `path`, replays it into `store` and truncates a
@@ -262,6 +289,9 @@ impl Aof {
                 pending: Vec::new(),
                 last_sync: Instant::now(),
                 unsynced: false,
+                size: good,
+                base_size: good,
+                rewrite: None,
             },
             report,
         ))
@@ -275,6 +305,92 @@ impl Aof {
     /// Queues one effect (written by the next [`Aof::commit`]).
     pub fn append(&mut self, e: &Effect) {
         encode(e, &mut self.pending);
+        if let Some(rw) = &mut self.rewrite {
+            encode(e, &mut rw.tail);
+        }
+    }
+
+    /// Bytes in the log file.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// True while a rewrite runs.
+    pub fn rewriting(&self) -> bool {
+        self.rewrite.is_some()
+    }
+
+    /// True when the log is due for an automatic rewrite.
+    pub fn wants_rewrite(&self) -> bool {
+        self.rewrite.is_none() && self.size >= AUTO_REWRITE_MIN.max(2 * self.base_size)
+    }
+
+    /// Starts a rewrite (no-op while one runs).
+    pub fn start_rewrite(&mut self) -> io::Result<()> {
+        if self.rewrite.is_some() {
+            return Ok(());
+        }
+        let mut tmp = self.path.clone().into_os_string();
+        tmp.push(".rewrite");
+        let tmp = PathBuf::from(tmp);
+        let file = File::create(&tmp)?;
+        self.rewrite = Some(Rewrite {
+            file,
+            tmp,
+            cursor: 0,
+            tail: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Drops a running rewrite (after an error): the old log stays as it is.
+    pub fn abort_rewrite(&mut self) {
+        if let Some(rw) = self.rewrite.take() {
+            let _ = std::fs::remove_file(&rw.tmp);
+        }
+    }
+
+    /// One step of a running rewrite: about `budget` keys of the snapshot; when the
+    /// snapshot is complete, swaps the new log in. Call it after [`Aof::commit`] (the
+    /// effects of the round are then in both files). Returns true when it finished.
+    pub fn rewrite_step(&mut self, store: &Store, now: u64, budget: usize) -> io::Result<bool> {
+        let Some(rw) = &mut self.rewrite else {
+            return Ok(false);
+        };
+        let mut chunk = Vec::new();
+        rw.cursor = store.scan_entries(rw.cursor, budget, now, |key, e| {
+            encode(
+                &Effect::Set {
+                    key: key.to_vec(),
+                    value: e.value.clone(),
+                    expires_at: e.expires_at,
+                },
+                &mut chunk,
+            );
+        });
+        rw.file.write_all(&chunk)?;
+        if rw.cursor != 0 {
+            return Ok(false);
+        }
+        // Snapshot complete: the tail, then the swap.
+        let Some(mut rw) = self.rewrite.take() else {
+            return Ok(false);
+        };
+        rw.file.write_all(&rw.tail)?;
+        rw.file.sync_all()?;
+        std::fs::rename(&rw.tmp, &self.path)?;
+        if let Some(dir) = self.path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            File::open(dir)?.sync_all()?;
+        }
+        self.file = OpenOptions::new().append(true).open(&self.path)?;
+        self.size = self.file.metadata()?.len();
+        self.base_size = self.size;
+        Ok(true)
     }
 
     /// True when effects wait to be written.
@@ -287,6 +403,7 @@ impl Aof {
     pub fn commit(&mut self, force: bool) -> io::Result<()> {
         if !self.pending.is_empty() {
             self.file.write_all(&self.pending)?;
+            self.size += self.pending.len() as u64;
             self.pending.clear();
             self.unsynced = true;
         }
@@ -428,6 +545,97 @@ mod tests {
         assert_eq!(rep.records, 1);
         assert_eq!(rep.trimmed as usize, bytes.len() - first);
         assert_eq!(store.len(), 1);
+    }
+
+    #[test]
+    fn a_rewrite_compacts_and_keeps_writes_made_during_it() {
+        let path = temp("rewrite.aof");
+        let mut store = Store::new();
+        let (mut aof, _) =
+            Aof::open(&path, Fsync::No, &mut store, 0).unwrap_or_else(|e| panic!("{e}"));
+        let log = |aof: &mut Aof, store: &mut Store, e: Effect| {
+            apply(store, &e, 0);
+            aof.append(&e);
+        };
+        // 200 keys, each overwritten 20 times: a long log for a small keyspace.
+        for round in 0..20u32 {
+            for k in 0..200u32 {
+                let e = Effect::Set {
+                    key: format!("k{k}").into_bytes(),
+                    value: format!("v{round}").into_bytes(),
+                    expires_at: 0,
+                };
+                log(&mut aof, &mut store, e);
+            }
+        }
+        aof.commit(true).unwrap_or_else(|e| panic!("{e}"));
+        let before = aof.size();
+        aof.start_rewrite().unwrap_or_else(|e| panic!("{e}"));
+        let mut step = 0u32;
+        loop {
+            // Writes between steps: a new key, a change, a delete.
+            log(
+                &mut aof,
+                &mut store,
+                Effect::Set {
+                    key: format!("new{step}").into_bytes(),
+                    value: b"n".to_vec(),
+                    expires_at: 0,
+                },
+            );
+            log(
+                &mut aof,
+                &mut store,
+                Effect::Set {
+                    key: format!("k{step}").into_bytes(),
+                    value: b"changed".to_vec(),
+                    expires_at: 0,
+                },
+            );
+            log(
+                &mut aof,
+                &mut store,
+                Effect::Del {
+                    key: format!("k{}", 199 - step).into_bytes(),
+                },
+            );
+            aof.commit(false).unwrap_or_else(|e| panic!("{e}"));
+            step += 1;
+            if aof
+                .rewrite_step(&store, 0, 16)
+                .unwrap_or_else(|e| panic!("{e}"))
+            {
+                break;
+            }
+            assert!(step < 100, "the rewrite never finished");
+        }
+        assert!(step > 3, "the rewrite took several steps");
+        assert!(aof.size() < before / 5, "{} -> {}", before, aof.size());
+        // Writes after the swap go to the new log.
+        log(
+            &mut aof,
+            &mut store,
+            Effect::Set {
+                key: b"after".to_vec(),
+                value: b"a".to_vec(),
+                expires_at: 0,
+            },
+        );
+        aof.commit(true).unwrap_or_else(|e| panic!("{e}"));
+        let mut replayed = Store::new();
+        let _ = Aof::open(&path, Fsync::No, &mut replayed, 0).unwrap_or_else(|e| panic!("{e}"));
+        let mut want: Vec<(Vec<u8>, Vec<u8>)> = store
+            .keys(0)
+            .map(|k| k.to_vec())
+            .map(|k| (k.clone(), Vec::new()))
+            .collect();
+        for (k, v) in &mut want {
+            *v = store.get(k, 0).map(|e| e.value.clone()).unwrap_or_default();
+        }
+        assert_eq!(replayed.len(), store.len());
+        for (k, v) in want {
+            assert_eq!(replayed.get(&k, 0).map(|e| e.value.clone()), Some(v));
+        }
     }
 
     #[test]

@@ -142,6 +142,8 @@ pub struct Ctx<'a> {
     pub effects: &'a mut Vec<Effect>,
     /// Whether to record effects (false without a log: no copies of values).
     pub logging: bool,
+    /// Set by BGREWRITEAOF: the server starts a log rewrite.
+    pub rewrite: &'a mut bool,
 }
 
 impl Ctx<'_> {
@@ -499,6 +501,14 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         "cluster" => cluster(ctx, args, w),
         "scan" => scan(ctx, args, w),
+        "bgrewriteaof" => {
+            if ctx.logging {
+                *ctx.rewrite = true;
+                w.simple("Background append only file rewriting started");
+            } else {
+                w.error("ERR the append-only log is off (start the server with --aof FILE)");
+            }
+        }
         "info" => info(ctx, args, w),
         "config" => config(ctx, args, w),
         _ => unknown(args, w),
@@ -507,10 +517,45 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// The commands this server knows (for COMMAND COUNT).
 const COMMANDS: &[&str] = &[
-    "ping", "echo", "quit", "auth", "hello", "select", "command", "client", "dbsize", "flushall",
-    "flushdb", "get", "set", "setnx", "getdel", "getex", "mget", "mset", "del", "unlink", "exists",
-    "type", "incr", "decr", "incrby", "decrby", "append", "strlen", "expire", "pexpire", "ttl",
-    "pttl", "persist", "keys", "cluster", "info", "config", "scan",
+    "ping",
+    "echo",
+    "quit",
+    "auth",
+    "hello",
+    "select",
+    "command",
+    "client",
+    "dbsize",
+    "flushall",
+    "flushdb",
+    "get",
+    "set",
+    "setnx",
+    "getdel",
+    "getex",
+    "mget",
+    "mset",
+    "del",
+    "unlink",
+    "exists",
+    "type",
+    "incr",
+    "decr",
+    "incrby",
+    "decrby",
+    "append",
+    "strlen",
+    "expire",
+    "pexpire",
+    "ttl",
+    "pttl",
+    "persist",
+    "keys",
+    "cluster",
+    "info",
+    "config",
+    "scan",
+    "bgrewriteaof",
 ];
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].

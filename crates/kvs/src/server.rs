@@ -81,6 +81,8 @@ pub struct Server {
     aof: Option<Aof>,
     effects: Vec<Effect>,
     load: LoadReport,
+    /// BGREWRITEAOF was called.
+    rewrite_requested: bool,
 }
 
 impl Server {
@@ -124,6 +126,7 @@ impl Server {
             aof,
             effects: Vec::new(),
             load,
+            rewrite_requested: false,
         })
     }
 
@@ -184,6 +187,21 @@ impl Server {
                 if let Err(e) = aof.commit(false) {
                     eprintln!("kvs: fatal: cannot write the append-only log: {e}");
                     return Err(e);
+                }
+                // Log compaction, a few thousand keys per round.
+                if std::mem::take(&mut self.rewrite_requested) || aof.wants_rewrite() {
+                    if let Err(e) = aof.start_rewrite() {
+                        eprintln!("kvs: cannot start the log rewrite: {e}");
+                    }
+                }
+                match aof.rewrite_step(&self.store, now_ms(), 4096) {
+                    Ok(true) => eprintln!("kvs: log rewritten: {} bytes", aof.size()),
+                    Ok(false) => {}
+                    Err(e) => {
+                        // The old log is intact; say so and go on with it.
+                        eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
+                        aof.abort_rewrite();
+                    }
                 }
             }
             for token in touched {
@@ -290,6 +308,7 @@ impl Server {
                             now: now_ms(),
                             effects: &mut self.effects,
                             logging: self.aof.is_some(),
+                            rewrite: &mut self.rewrite_requested,
                         };
                         exec(&mut ctx, &argv, &mut w);
                         match &mut self.aof {

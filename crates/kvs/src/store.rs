@@ -202,6 +202,21 @@ impl Store {
             .map(|(k, _)| k)
     }
 
+    /// As [`Store::scan`], with each live key's entry.
+    pub fn scan_entries(
+        &self,
+        cursor: u64,
+        count: usize,
+        now: u64,
+        mut f: impl FnMut(&[u8], &Entry),
+    ) -> u64 {
+        self.map.scan(cursor, count, |k, e| {
+            if !Store::expired(e, now) {
+                f(k, e)
+            }
+        })
+    }
+
     /// One SCAN step: calls `f` on the live keys of about `count` keys' worth of the
     /// table from `cursor`; returns the next cursor (0 when the scan is complete). Every
     /// key present for the whole scan is returned at least once (see [`Table::scan`]).
