@@ -238,3 +238,64 @@ fn bgrewriteaof_compacts_the_log_without_losing_writes() {
     child.kill().expect("SIGKILL");
     let _ = child.wait();
 }
+
+/// Runs `tool` with `args` when it is installed; None (after saying so) when it is not.
+fn external(tool: &str, args: &[&str]) -> Option<String> {
+    match Command::new(tool).args(args).output() {
+        Ok(o) => {
+            assert!(
+                o.status.success(),
+                "{tool} {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            Some(String::from_utf8_lossy(&o.stdout).into_owned())
+        }
+        Err(_) => {
+            eprintln!("skipped: {tool} is not installed");
+            None
+        }
+    }
+}
+
+#[test]
+fn redis_cli_and_redis_benchmark_work_unchanged() {
+    let aof = temp("kvs", "tools.aof");
+    let _ = std::fs::remove_file(&aof);
+    let (mut child, addr) = serve(&aof, "no");
+    let port = addr.rsplit(':').next().unwrap_or("0").to_string();
+    let cli = |args: &[&str]| {
+        let mut all = vec!["-p", port.as_str()];
+        all.extend_from_slice(args);
+        external("redis-cli", &all)
+    };
+    if let Some(out) = cli(&["SET", "greeting", "hello world"]) {
+        assert_eq!(out.trim(), "OK");
+        assert_eq!(
+            cli(&["GET", "greeting"]).unwrap_or_default().trim(),
+            "hello world"
+        );
+        assert_eq!(cli(&["INCRBY", "n", "7"]).unwrap_or_default().trim(), "7");
+        assert_eq!(
+            cli(&["CLUSTER", "KEYSLOT", "foo"])
+                .unwrap_or_default()
+                .trim(),
+            "12182"
+        );
+        assert!(cli(&["INFO", "server"])
+            .unwrap_or_default()
+            .contains("redis_version:"));
+        let err = cli(&["NOSUCH", "x"]).unwrap_or_default();
+        assert!(err.contains("unknown command 'NOSUCH'"), "{err}");
+        let scan = cli(&["--scan", "--pattern", "gree*"]).unwrap_or_default();
+        assert_eq!(scan.trim(), "greeting");
+    }
+    if let Some(out) = external(
+        "redis-benchmark",
+        &["-p", &port, "-t", "set,get", "-n", "2000", "-c", "4", "-q"],
+    ) {
+        let rates = out.matches("requests per second").count();
+        assert_eq!(rates, 2, "{out}");
+    }
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+}
