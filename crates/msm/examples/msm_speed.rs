@@ -1,5 +1,5 @@
 //! MSM timing on generated inputs, for profiling:
-//! `msm_speed [log2 n] [reps] [window] [weierstrass|edwards]`.
+//! `msm_speed [log2 n] [reps] [window|auto] [weierstrass|edwards] [uniform|skewed]`.
 use std::time::Instant;
 use wirespeed_msm::{gen, msm};
 
@@ -9,9 +9,14 @@ fn main() {
     let reps: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5);
     let window: Option<u32> = args.next().and_then(|a| a.parse().ok());
     let edwards = args.next().as_deref() == Some("edwards");
+    let skewed = args.next().as_deref() == Some("skewed");
     let n = 1usize << log;
     let points = gen::points(n, 1);
-    let scalars = gen::scalars(n, 2);
+    let scalars = if skewed {
+        gen::skewed_scalars(n, 2)
+    } else {
+        gen::scalars(n, 2)
+    };
     for _ in 0..reps {
         let t = Instant::now();
         let r = match (window, edwards) {

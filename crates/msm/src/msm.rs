@@ -420,10 +420,29 @@ pub fn msm_edwards_on(points: &[Affine], scalars: &[Scalar], c: u32, lanes: Lane
     if n == 0 {
         return Jacobian::INFINITY;
     }
-    let (te, rest) = to_edwards(&points[..n], &scalars[..n]);
+    let (points, scalars) = (&points[..n], &scalars[..n]);
+    // Points with a zero scalar add nothing: when they are many (skewed inputs), drop
+    // them before the mapping, which costs the same for every point.
+    let zeros = scalars.iter().filter(|s| s.is_zero()).count();
+    let kept: (Vec<Affine>, Vec<Scalar>);
+    let (points, scalars) = if zeros * 8 >= n {
+        kept = points
+            .iter()
+            .zip(scalars)
+            .filter(|(_, s)| !s.is_zero())
+            .map(|(p, s)| (*p, *s))
+            .unzip();
+        (&kept.0[..], &kept.1[..])
+    } else {
+        (points, scalars)
+    };
+    if points.is_empty() {
+        return Jacobian::INFINITY;
+    }
+    let (te, rest) = to_edwards(points, scalars);
     let te = EdPoints::new(te, lanes);
     let c = c.clamp(2, MAX_WINDOW);
-    let digits = recode(&scalars[..n], c);
+    let digits = recode(scalars, c);
     match edwards(&te, &digits, windows(c) as usize, c) {
         Some(sum) => sum.add(&rest),
         None => msm_with_window(points, scalars, c),
