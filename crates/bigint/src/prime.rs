@@ -19,6 +19,8 @@
 //! The whole module is variable time: it is meant for public values (challenges, hashed
 //! candidates), not for secret primes.
 
+use sha2::{Digest, Sha256};
+
 use crate::mont::MontCtx;
 use crate::uint::Uint;
 
@@ -298,6 +300,24 @@ pub fn is_square<const L: usize>(n: &Uint<L>) -> bool {
     let (sq, _) = r.wrapping_mul(&r).overflowing_sub(n);
     // r^2 <= n < 2^(64 L), so the wrapping product is exact.
     sq.is_zero()
+}
+
+/// The candidate stream of a hash-to-prime: for counter = 0, 1, 2, ..., the SHA-256 of
+/// `fields` and the counter, every field preceded by its length (8 bytes big-endian),
+/// the counter 8 bytes big-endian. The first field is the caller's domain tag. Callers
+/// shape each digest (top and low bits set) and keep the first prime.
+pub fn hashed_candidates(fields: &[&[u8]]) -> impl Iterator<Item = [u8; 32]> + use<> {
+    let mut h = Sha256::new();
+    for field in fields {
+        h.update((field.len() as u64).to_be_bytes());
+        h.update(field);
+    }
+    (0u64..).map(move |counter| {
+        let mut hc = h.clone();
+        hc.update(8u64.to_be_bytes());
+        hc.update(counter.to_be_bytes());
+        hc.finalize().into()
+    })
 }
 
 #[cfg(test)]

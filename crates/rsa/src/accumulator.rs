@@ -234,24 +234,15 @@ fn passes_sieve(c: &U256) -> bool {
 /// result has exactly [`PRIME_BITS`] bits; about 89 candidates are drawn on average (most
 /// leave at a sieve by the primes below 256). Deterministic; variable time (public data).
 pub fn hash_to_prime(element: &[u8]) -> U256 {
-    let mut h = Sha256::new();
-    for field in [PRIME_TAG, element] {
-        h.update((field.len() as u64).to_be_bytes());
-        h.update(field);
-    }
-    let mut counter = 0u64;
-    loop {
-        let mut hc = h.clone();
-        hc.update(8u64.to_be_bytes());
-        hc.update(counter.to_be_bytes());
-        let mut c = U256::from_be_bytes(&hc.finalize()).unwrap_or(U256::ZERO);
-        c.0[3] |= 1 << 63;
-        c.0[0] |= 1;
-        if passes_sieve(&c) && prime::is_probable_prime(&c) {
-            return c;
-        }
-        counter = counter.wrapping_add(1);
-    }
+    prime::hashed_candidates(&[PRIME_TAG, element])
+        .map(|digest| {
+            let mut c = U256::from_be_bytes(&digest).unwrap_or(U256::ZERO);
+            c.0[3] |= 1 << 63;
+            c.0[0] |= 1;
+            c
+        })
+        .find(|c| passes_sieve(c) && prime::is_probable_prime(c))
+        .unwrap_or_else(|| unreachable!("the candidate stream is endless"))
 }
 
 /// The default base for modulus n: h^2 mod n, with h = SHA-256 blocks of (tag, n, block

@@ -11,7 +11,6 @@
 //!
 //! The whole module is variable time: it only sees public values.
 
-use sha2::{Digest, Sha256};
 use wirespeed_bigint::{prime, Uint};
 
 fn to_uint(v: u128) -> Uint<2> {
@@ -45,25 +44,15 @@ const CHALLENGE_TAG: &[u8] = b"wirespeed-vdf/v1/wesolowski-challenge";
 /// of N's byte length, T and the counter 8 bytes big-endian. About 44 candidates are
 /// tried on average.
 pub fn hash_to_prime(n_bytes: &[u8], x_bytes: &[u8], y_bytes: &[u8], t: u64) -> u128 {
-    let mut h = Sha256::new();
-    for field in [CHALLENGE_TAG, n_bytes, x_bytes, y_bytes, &t.to_be_bytes()] {
-        h.update((field.len() as u64).to_be_bytes());
-        h.update(field);
-    }
-    let mut counter = 0u64;
-    loop {
-        let mut hc = h.clone();
-        hc.update(8u64.to_be_bytes());
-        hc.update(counter.to_be_bytes());
-        let digest = hc.finalize();
-        let mut top = [0u8; 16];
-        top.copy_from_slice(&digest[..16]);
-        let c = u128::from_be_bytes(top) | (1 << 127) | 1;
-        if is_probable_prime(c) {
-            return c;
-        }
-        counter = counter.wrapping_add(1);
-    }
+    let t = t.to_be_bytes();
+    wirespeed_bigint::prime::hashed_candidates(&[CHALLENGE_TAG, n_bytes, x_bytes, y_bytes, &t])
+        .map(|digest| {
+            let mut top = [0u8; 16];
+            top.copy_from_slice(&digest[..16]);
+            u128::from_be_bytes(top) | (1 << 127) | 1
+        })
+        .find(|&c| is_probable_prime(c))
+        .unwrap_or_else(|| unreachable!("the candidate stream is endless"))
 }
 
 #[cfg(test)]
