@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use wirespeed_kvs::aof::Fsync;
 use wirespeed_kvs::cmd::{parse_memory, Eviction};
+use wirespeed_kvs::conf;
 use wirespeed_kvs::loadgen::{self, LoadSpec};
 use wirespeed_kvs::server::{Server, ServerConfig};
 
@@ -19,7 +20,7 @@ use crate::error::CliError;
 pub enum KvsCommand {
     /// Serve the Redis protocol (RESP2/RESP3) until interrupted
     Serve(ServeArgs),
-    /// Closed-loop load against a RESP server (wirespeed, Redis, ...), every reply checked
+    /// Load against a RESP or memcached server (wirespeed, Redis, memcached): closed or open loop, every reply checked
     Bench(BenchArgs),
 }
 
@@ -34,13 +35,49 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 50)]
     pub connections: usize,
 
-    /// Requests per batch on a connection
+    /// Requests per batch on a connection (closed loop only)
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
 
-    /// Requests in total
+    /// Requests in total (per rate, with --sweep)
     #[arg(long, default_value_t = 200_000)]
     pub requests: u64,
+
+    /// Run for this many seconds (per rate, with --sweep) instead of --requests
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+
+    /// Wire protocol: resp (Redis) or memcache (memcached text protocol)
+    #[arg(long, default_value = "resp")]
+    pub protocol: loadgen::Protocol,
+
+    /// Open loop: requests/s in total on a fixed schedule, latency from each scheduled send
+    #[arg(long, value_name = "R", conflicts_with = "sweep")]
+    pub rate: Option<f64>,
+
+    /// Open loop at each of these offered rates in turn, e.g. 20000,40000,60000
+    #[arg(long, value_name = "RATES")]
+    pub sweep: Option<String>,
+
+    /// Linux: report this server process's CPU seconds over the run (from /proc/PID/stat)
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+
+    /// Name of the server in the sweep's JSON and plot [default: the address]
+    #[arg(long)]
+    pub label: Option<String>,
+
+    /// Write the sweep's results to this JSON file (input of --svg-merge)
+    #[arg(long, value_name = "FILE", requires = "sweep")]
+    pub sweep_json: Option<PathBuf>,
+
+    /// Write an SVG plot of latency against offered rate (with --sweep or --svg-merge)
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+
+    /// Draw these --sweep-json files (a server each) on one --svg plot; no load is run
+    #[arg(long, value_name = "FILE", num_args = 1.., requires = "svg", conflicts_with_all = ["sweep", "rate"])]
+    pub svg_merge: Vec<PathBuf>,
 
     /// Key space (16-byte keys)
     #[arg(long, default_value_t = 10_000)]
@@ -54,7 +91,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0.9)]
     pub get_ratio: f64,
 
-    /// Print {requests, secs, per_sec, p50_us, p90_us, p99_us, p999_us, max_us, mismatches}
+    /// Print {requests, secs, per_sec, p50_us, p90_us, p99_us, p999_us, max_us, mismatches,
+    /// protocol, mode, offered_rate, server_cpu_s, cpu_s_per_million} (with --sweep: the
+    /// sweep's document)
     #[arg(long)]
     pub json: bool,
 }
@@ -62,37 +101,45 @@ pub struct BenchArgs {
 /// Arguments of `wirespeed kvs serve`.
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// TCP port (0 picks a free one)
-    #[arg(long, default_value_t = 6379)]
-    pub port: u16,
+    /// Settings file in redis.conf form (`name value` lines); flags given here win
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 
-    /// Address to listen on (loopback unless told otherwise)
-    #[arg(long, default_value = "127.0.0.1")]
-    pub bind: IpAddr,
+    /// TCP port, 0 picks a free one [default: 6379]
+    #[arg(long)]
+    pub port: Option<u16>,
+
+    /// Address to listen on [default: 127.0.0.1, loopback only]
+    #[arg(long)]
+    pub bind: Option<IpAddr>,
+
+    /// Event loops, one per core to use [default: 1]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
 
     /// Clients must AUTH with this password first
     #[arg(long)]
     pub requirepass: Option<String>,
 
-    /// Longest bulk string accepted, in bytes (proto-max-bulk-len)
-    #[arg(long, default_value_t = 512 * 1024 * 1024)]
-    pub max_bulk: usize,
+    /// Longest bulk string accepted, e.g. 512mb (proto-max-bulk-len) [default: 512mb]
+    #[arg(long, value_parser = memory_size)]
+    pub max_bulk: Option<usize>,
 
-    /// Append-only log: replayed at start, every write appended (none: memory only)
+    /// Append-only log: replayed at start, every write appended [default: none, memory only]
     #[arg(long, value_name = "FILE")]
     pub aof: Option<PathBuf>,
 
-    /// When the log reaches the disk: always (before the reply), everysec, no
-    #[arg(long, default_value = "everysec")]
-    pub appendfsync: Fsync,
+    /// When the log reaches the disk: always (before the reply), everysec, no [default: everysec]
+    #[arg(long)]
+    pub appendfsync: Option<Fsync>,
 
-    /// Memory limit of the dataset (e.g. 100mb, 2gb; 0: none), as INFO memory reports it
-    #[arg(long, default_value = "0", value_parser = memory_size)]
-    pub maxmemory: usize,
+    /// Memory limit of the dataset (e.g. 100mb, 2gb; 0: none), as INFO memory reports it [default: 0]
+    #[arg(long, value_parser = memory_size)]
+    pub maxmemory: Option<usize>,
 
-    /// At the limit: noeviction (writes get an OOM error) or allkeys-lru
-    #[arg(long, default_value = "noeviction")]
-    pub maxmemory_policy: Eviction,
+    /// At the limit: noeviction (writes get an OOM error) or allkeys-lru [default: noeviction]
+    #[arg(long)]
+    pub maxmemory_policy: Option<Eviction>,
 }
 
 fn memory_size(s: &str) -> Result<usize, String> {
@@ -108,6 +155,14 @@ pub fn run(cmd: &KvsCommand) -> Result<(), CliError> {
 }
 
 fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    use crate::kvs_bench::{self, SweepOutput};
+    if !a.svg_merge.is_empty() {
+        let out = a
+            .svg
+            .as_deref()
+            .ok_or_else(|| CliError::Invalid("--svg-merge needs --svg OUT".into()))?;
+        return kvs_bench::merge(&a.svg_merge, out);
+    }
     if !(0.0..=1.0).contains(&a.get_ratio) {
         return Err(CliError::Invalid(
             "--get-ratio must be between 0 and 1".into(),
@@ -118,38 +173,62 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
             "--value-size at most 1 MiB, --connections and --pipeline at most 10,000".into(),
         ));
     }
+    if a.rate.is_some_and(|r| !kvs_bench::valid_rate(r)) {
+        return Err(CliError::Invalid(
+            "--rate must be above 0 and at most 1e9 requests per second".into(),
+        ));
+    }
+    let duration = match a.duration {
+        None => None,
+        Some(d) if d > 0.0 && d <= 1e6 => std::time::Duration::try_from_secs_f64(d).ok(),
+        Some(_) => None,
+    };
+    if a.duration.is_some() && duration.is_none() {
+        return Err(CliError::Invalid(
+            "--duration must be above 0 and at most 1,000,000 seconds".into(),
+        ));
+    }
+    let rates = a.sweep.as_deref().map(kvs_bench::parse_rates).transpose()?;
+    if a.svg.is_some() && rates.is_none() {
+        return Err(CliError::Invalid(
+            "--svg needs --sweep RATES (or --svg-merge FILES)".into(),
+        ));
+    }
     let io = |e: std::io::Error| CliError::Invalid(format!("{}: {e}", a.addr));
-    loadgen::preload(a.addr, a.keys, a.value_size).map_err(io)?;
+    loadgen::preload(a.addr, a.protocol, a.keys, a.value_size).map_err(io)?;
     let spec = LoadSpec {
         addr: a.addr,
+        protocol: a.protocol,
         connections: a.connections,
         pipeline: a.pipeline,
         requests: a.requests,
+        duration,
+        rate: a.rate,
         keys: a.keys,
         value_size: a.value_size,
         get_ratio: a.get_ratio,
         seed: 1,
     };
-    let r = loadgen::run(&spec).map_err(io)?;
-    if a.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "requests": r.requests, "secs": r.secs, "per_sec": r.per_sec(),
-                "p50_us": r.us(0.5), "p90_us": r.us(0.9), "p99_us": r.us(0.99),
-                "p999_us": r.us(0.999), "max_us": r.us(1.0), "mismatches": r.mismatches,
-            })
-        );
-    } else {
-        println!(
-            "requests={} secs={:.3} per_sec={:.0} p50_us={:.1} p90_us={:.1} p99_us={:.1} p999_us={:.1} max_us={:.1} mismatches={}",
-            r.requests, r.secs, r.per_sec(), r.us(0.5), r.us(0.9), r.us(0.99), r.us(0.999), r.us(1.0), r.mismatches
-        );
+    if let Some(rates) = rates {
+        let label = a.label.clone().unwrap_or_else(|| a.addr.to_string());
+        let out = SweepOutput {
+            label: &label,
+            json_file: a.sweep_json.as_deref(),
+            svg_file: a.svg.as_deref(),
+            print_json: a.json,
+        };
+        return kvs_bench::sweep(&spec, &rates, a.server_pid, &out);
     }
-    if r.mismatches > 0 {
+    let m = kvs_bench::measure(&spec, a.server_pid)?;
+    if a.json {
+        println!("{}", m.json(&spec));
+    } else {
+        println!("{}", m.line(&spec));
+    }
+    if m.report.mismatches > 0 {
         return Err(CliError::Check(format!(
             "{} replies differed from the expected bytes",
-            r.mismatches
+            m.report.mismatches
         )));
     }
     Ok(())
@@ -157,12 +236,47 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
 
 fn serve(a: &ServeArgs) -> Result<(), CliError> {
     let mut config = ServerConfig::default();
-    config.cmd.requirepass = a.requirepass.as_ref().map(|p| p.as_bytes().to_vec());
-    config.limits.max_bulk = a.max_bulk;
-    config.aof = a.aof.clone().map(|p| (p, a.appendfsync));
-    config.cmd.maxmemory = a.maxmemory;
-    config.cmd.policy = a.maxmemory_policy;
-    let addr = SocketAddr::new(a.bind, a.port);
+    if let Some(path) = &a.config {
+        let text = crate::files::read_bounded_text(path, conf::MAX_FILE)?;
+        conf::apply(&mut config, &text).map_err(|e| CliError::MalformedInput {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    if let Some(p) = &a.requirepass {
+        config.cmd.requirepass = (!p.is_empty()).then(|| p.as_bytes().to_vec());
+    }
+    if let Some(b) = a.max_bulk {
+        config
+            .cmd
+            .set("proto-max-bulk-len", b.to_string().as_bytes())
+            .map_err(|e| CliError::Invalid(format!("--max-bulk: {e}")))?;
+    }
+    if let Some(f) = a.appendfsync {
+        config.cmd.appendfsync = f;
+    }
+    if let Some(path) = &a.aof {
+        config.aof = Some((path.clone(), config.cmd.appendfsync));
+    }
+    if let Some((_, policy)) = &mut config.aof {
+        *policy = config.cmd.appendfsync;
+    }
+    if let Some(m) = a.maxmemory {
+        config.cmd.maxmemory = m;
+    }
+    if let Some(p) = a.maxmemory_policy {
+        config.cmd.policy = p;
+    }
+    if let Some(t) = a.threads {
+        config.threads = t as usize;
+    }
+    let ip: IpAddr = match a.bind {
+        Some(ip) => ip,
+        None => config.cmd.bind.parse().map_err(|_| {
+            CliError::Invalid(format!("bind: '{}' is not an IP address", config.cmd.bind))
+        })?,
+    };
+    let addr = SocketAddr::new(ip, a.port.unwrap_or(config.cmd.port));
     let mut server = Server::bind(addr, config)
         .map_err(|e| CliError::Invalid(format!("cannot listen on {addr}: {e}")))?;
     let local = server
@@ -176,6 +290,7 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             server.keys()
         );
     }
+    eprintln!("kvs: {} event loop(s)", server.threads());
     eprintln!("kvs: listening on {local}");
     // SIGTERM and SIGINT stop the loop, which then syncs the log.
     let stop = Arc::new(AtomicBool::new(false));

@@ -12,6 +12,7 @@ mod error;
 mod files;
 mod gen;
 mod kvs;
+mod kvs_bench;
 mod msm;
 mod rsa;
 mod table;

@@ -3,34 +3,17 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::temp;
+use common::{kvs_serve, temp, Killed};
 
-/// Starts the server on a free port; returns the child and its address.
-fn serve(aof: &Path, fsync: &str) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args(["kvs", "serve", "--port", "0", "--aof"])
-        .arg(aof)
-        .args(["--appendfsync", fsync])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the server");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines.next().expect("a line").expect("read stderr");
-        if let Some(a) = line.strip_prefix("kvs: listening on ") {
-            break a.to_string();
-        }
-    };
-    // Keep draining stderr so the server never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+/// Starts the server on a free port with a log; returns the server and its address.
+fn serve(aof: &Path, fsync: &str) -> (Killed, String) {
+    let aof = aof.to_string_lossy();
+    kvs_serve(&["--port", "0", "--aof", &aof, "--appendfsync", fsync])
 }
 
 fn connect(addr: &str) -> redis::Connection {
@@ -67,8 +50,8 @@ fn acknowledged_writes_survive_kill_9() {
         .collect();
     // Kill mid-stream, while the writers are still going.
     std::thread::sleep(Duration::from_millis(300));
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
     for w in writers {
         let _ = w.join();
     }
@@ -85,13 +68,13 @@ fn acknowledged_writes_survive_kill_9() {
         assert_eq!(got.as_deref(), Some(v.as_str()), "acknowledged {k} lost");
     }
     // SIGTERM: a clean stop.
-    let pid = child.id().to_string();
+    let pid = child.0.id().to_string();
     let ok = Command::new("kill")
         .args(["-TERM", &pid])
         .status()
         .expect("kill -TERM");
     assert!(ok.success());
-    let status = child.wait().expect("wait");
+    let status = child.0.wait().expect("wait");
     assert!(status.success(), "{status:?}");
 }
 
@@ -114,8 +97,8 @@ fn a_torn_log_tail_is_trimmed_on_restart() {
         .query(&mut c)
         .expect("INCRBY");
     let _: () = redis::cmd("DEL").arg("k3").query(&mut c).expect("DEL");
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
     // Half of a record at the end, as a crash in the middle of a write leaves it.
     let mut bytes = std::fs::read(&aof).expect("read log");
     let whole = bytes.len();
@@ -133,8 +116,8 @@ fn a_torn_log_tail_is_trimmed_on_restart() {
         std::fs::metadata(&aof).map(|m| m.len() as usize).ok(),
         Some(whole)
     );
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
 }
 
 #[test]
@@ -152,6 +135,70 @@ fn bad_settings_are_refused_with_one_line() {
     assert_ne!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot listen on"), "{err}");
+}
+
+#[test]
+fn a_config_file_sets_what_flags_do_and_flags_win() {
+    let aof = temp("kvs", "conf.aof");
+    let _ = std::fs::remove_file(&aof);
+    let conf = temp("kvs", "kvs.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "# wirespeed kvs\nport 1\nthreads 2\nrequirepass \"pa ss\"\nmaxmemory 10mb\n\
+             appendonly yes\nappendfilename \"{}\"\nappendfsync always\n",
+            aof.display()
+        ),
+    )
+    .expect("write the config");
+    let conf_s = conf.to_string_lossy();
+    // --port 0 wins over the file's port 1.
+    let (mut child, addr) = kvs_serve(&["--config", &conf_s, "--port", "0"]);
+    let mut c = connect(&addr);
+    let denied: redis::RedisResult<()> = redis::cmd("SET").arg("k").arg("v").query(&mut c);
+    assert!(denied.is_err(), "requirepass from the file");
+    let _: () = redis::cmd("AUTH").arg("pa ss").query(&mut c).expect("auth");
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .query(&mut c)
+        .expect("set");
+    let got: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("threads")
+        .arg("maxmemory")
+        .arg("appendonly")
+        .arg("appendfsync")
+        .query(&mut c)
+        .expect("config get");
+    assert_eq!(
+        got,
+        [
+            "maxmemory",
+            "10485760",
+            "appendonly",
+            "yes",
+            "appendfsync",
+            "always",
+            "threads",
+            "2"
+        ]
+    );
+    let _ = child.0.kill();
+    let _ = child.0.wait();
+    assert!(
+        std::fs::metadata(&aof).map(|m| m.len()).unwrap_or(0) > 0,
+        "the file's appendfilename holds the write"
+    );
+    // A bad line: status 2 and one line naming the file and the line.
+    std::fs::write(&conf, "port 7000\nmaxmemory lots\n").expect("write");
+    let out = common::wirespeed(&["kvs", "serve", "--config", &conf_s]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("line 2") && err.contains("maxmemory"), "{err}");
+    let _ = std::fs::remove_file(&aof);
+    let _ = std::fs::remove_file(&conf);
 }
 
 #[test]
@@ -183,8 +230,8 @@ fn the_load_generator_checks_every_reply() {
     assert_eq!(v["requests"], 4000);
     assert_eq!(v["mismatches"], 0);
     assert!(v["per_sec"].as_f64().unwrap_or(0.0) > 0.0);
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
 }
 
 #[test]
@@ -225,8 +272,8 @@ fn bgrewriteaof_compacts_the_log_without_losing_writes() {
         .arg("x")
         .query(&mut c)
         .expect("SET");
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
     let (mut child, addr) = serve(&aof, "always");
     let mut c = connect(&addr);
     let size: i64 = redis::cmd("DBSIZE").query(&mut c).expect("DBSIZE");
@@ -235,8 +282,8 @@ fn bgrewriteaof_compacts_the_log_without_losing_writes() {
     assert_eq!(v, 9);
     let v: String = redis::cmd("GET").arg("last").query(&mut c).expect("GET");
     assert_eq!(v, "x");
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
 }
 
 /// Runs `tool` with `args` when it is installed; None (after saying so) when it is not.
@@ -296,6 +343,6 @@ fn redis_cli_and_redis_benchmark_work_unchanged() {
         let rates = out.matches("requests per second").count();
         assert_eq!(rates, 2, "{out}");
     }
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
 }

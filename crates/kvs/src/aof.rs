@@ -70,6 +70,17 @@ pub enum Fsync {
     No,
 }
 
+impl Fsync {
+    /// The Redis name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+            Fsync::No => "no",
+        }
+    }
+}
+
 impl std::str::FromStr for Fsync {
     type Err = String;
     fn from_str(s: &str) -> Result<Fsync, String> {
@@ -396,6 +407,17 @@ impl Aof {
     /// True when effects wait to be written.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// The sync policy.
+    pub fn policy(&self) -> Fsync {
+        self.policy
+    }
+
+    /// Changes the sync policy (CONFIG SET appendfsync); takes effect at the next
+    /// commit.
+    pub fn set_policy(&mut self, policy: Fsync) {
+        self.policy = policy;
     }
 
     /// Writes what is queued and syncs as the policy says (`force`: sync now whatever

@@ -2,8 +2,8 @@
 //! the connection's session. Replies and error texts follow Redis's, so clients and
 //! their error handling work unchanged.
 
-use crate::aof::Effect;
-use crate::resp::{Proto, Writer};
+use crate::aof::{Effect, Fsync};
+use crate::resp::{Limits, Proto, Writer};
 use crate::store::Store;
 
 /// Server-wide settings a command can read or change.
@@ -11,8 +11,11 @@ use crate::store::Store;
 pub struct Config {
     /// `requirepass`: clients must AUTH first when set.
     pub requirepass: Option<Vec<u8>>,
-    /// `proto-max-bulk-len`.
-    pub max_bulk: usize,
+    /// `proto-max-bulk-len`, `proto-max-multibulk-len`, `proto-inline-max-size`.
+    pub limits: Limits,
+    /// `client-query-buffer-limit`: largest input buffer of one client before it is
+    /// disconnected.
+    pub max_query_buffer: usize,
     /// Port, for INFO and CLUSTER replies.
     pub port: u16,
     /// Address the server listens on, for CLUSTER replies.
@@ -21,6 +24,100 @@ pub struct Config {
     pub maxmemory: usize,
     /// What happens at the limit.
     pub policy: Eviction,
+    /// `appendonly` (set at start only).
+    pub appendonly: bool,
+    /// `appendfsync`: CONFIG SET changes the running log's policy.
+    pub appendfsync: Fsync,
+    /// Event loops (`threads`, set at start only).
+    pub threads: usize,
+}
+
+/// The names [`Config::set`] takes while running.
+const RUNTIME: &[&str] = &[
+    "requirepass",
+    "maxmemory",
+    "maxmemory-policy",
+    "proto-max-bulk-len",
+    "proto-max-multibulk-len",
+    "proto-inline-max-size",
+    "client-query-buffer-limit",
+    "appendfsync",
+];
+
+/// Settings fixed once the server runs (CONFIG GET shows them; CONFIG SET refuses).
+const IMMUTABLE: &[&str] = &["port", "bind", "appendonly", "threads", "databases"];
+
+impl Config {
+    /// Every setting, by its Redis name, with its current value as CONFIG GET shows it.
+    pub fn params(&self) -> Vec<(&'static str, String)> {
+        let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+        vec![
+            ("port", self.port.to_string()),
+            ("bind", self.bind.clone()),
+            (
+                "requirepass",
+                self.requirepass
+                    .as_ref()
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .unwrap_or_default(),
+            ),
+            ("proto-max-bulk-len", self.limits.max_bulk.to_string()),
+            (
+                "proto-max-multibulk-len",
+                self.limits.max_multibulk.to_string(),
+            ),
+            ("proto-inline-max-size", self.limits.max_inline.to_string()),
+            (
+                "client-query-buffer-limit",
+                self.max_query_buffer.to_string(),
+            ),
+            ("maxmemory", self.maxmemory.to_string()),
+            ("maxmemory-policy", self.policy.name().into()),
+            ("appendonly", yes_no(self.appendonly)),
+            ("appendfsync", self.appendfsync.name().into()),
+            ("threads", self.threads.to_string()),
+            ("save", String::new()),
+            ("databases", "1".into()),
+        ]
+    }
+
+    /// Applies one setting that may change while the server runs. The error is the
+    /// reason, for `ERR CONFIG SET failed (possibly related to argument 'NAME') - ...`.
+    pub fn set(&mut self, name: &str, value: &[u8]) -> Result<(), String> {
+        let text = || String::from_utf8_lossy(value).into_owned();
+        let memory =
+            |min: usize, what: &str| match std::str::from_utf8(value).ok().and_then(parse_memory) {
+                Some(v) if v >= min => Ok(v),
+                _ => Err(format!("argument must be {what}")),
+            };
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "maxmemory" => self.maxmemory = memory(0, "a memory value")?,
+            "maxmemory-policy" => {
+                self.policy = text().parse().map_err(|_| "Invalid argument".to_string())?
+            }
+            "proto-max-bulk-len" => {
+                self.limits.max_bulk = memory(1 << 20, "a memory value of at least 1mb")?
+            }
+            "proto-max-multibulk-len" => {
+                self.limits.max_multibulk = memory(1, "a count of at least 1")?
+            }
+            "proto-inline-max-size" => {
+                self.limits.max_inline = memory(1024, "a memory value of at least 1kb")?
+            }
+            "client-query-buffer-limit" => {
+                self.max_query_buffer = memory(1 << 20, "a memory value of at least 1mb")?
+            }
+            "appendfsync" => self.appendfsync = text().parse()?,
+            _ if IMMUTABLE.contains(&name.as_str()) => {
+                return Err("can't set immutable config".into())
+            }
+            _ => return Err(format!("unknown setting '{name}'")),
+        }
+        debug_assert!(RUNTIME.contains(&name.as_str()));
+        Ok(())
+    }
 }
 
 /// `maxmemory-policy`.
@@ -80,11 +177,15 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             requirepass: None,
-            max_bulk: 512 * 1024 * 1024,
+            limits: Limits::default(),
+            max_query_buffer: 1 << 30,
             port: 6379,
             bind: "127.0.0.1".into(),
             maxmemory: 0,
             policy: Eviction::NoEviction,
+            appendonly: false,
+            appendfsync: Fsync::EverySec,
+            threads: 1,
         }
     }
 }
@@ -407,7 +508,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             need!(3, exact);
             let len = match ctx.store.get(args[1], now) {
                 Some(e) => {
-                    if e.value.len() + args[2].len() > ctx.config.max_bulk {
+                    if e.value.len() + args[2].len() > ctx.config.limits.max_bulk {
                         return w
                             .error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
                     }
@@ -631,15 +732,19 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("memory") {
         out.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
+            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
             ctx.store.memory(),
+            rss_bytes(),
             ctx.store.payload_bytes(),
             ctx.config.maxmemory,
             ctx.config.policy.name()
         ));
     }
     if want("persistence") {
-        out.push_str("# Persistence\r\nloading:0\r\naof_enabled:0\r\n\r\n");
+        out.push_str(&format!(
+            "# Persistence\r\nloading:0\r\naof_enabled:{}\r\n\r\n",
+            u8::from(ctx.config.appendonly)
+        ));
     }
     if want("stats") {
         out.push_str(&format!(
@@ -650,8 +755,9 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if want("keyspace") {
         out.push_str("# Keyspace\r\n");
         if !ctx.store.is_empty() {
+            let (expires, avg_ttl) = ctx.store.volatile(ctx.now);
             out.push_str(&format!(
-                "db0:keys={},expires=0,avg_ttl=0\r\n",
+                "db0:keys={},expires={expires},avg_ttl={avg_ttl}\r\n",
                 ctx.store.len()
             ));
         }
@@ -659,31 +765,26 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     w.verbatim(out.as_bytes());
 }
 
+/// Resident set size of this process in bytes (Linux `/proc/self/status`; 0 where
+/// unavailable).
+pub fn rss_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+            kb.checked_mul(1024)
+        })
+        .unwrap_or(0)
+}
+
 /// CONFIG GET/SET over the settings this server has.
 fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if args.len() < 2 {
         return arity(w, args[0]);
     }
-    let c = &mut *ctx.config;
     if eq(args[1], "get") && args.len() >= 3 {
-        let params: Vec<(&str, String)> = vec![
-            ("port", c.port.to_string()),
-            ("bind", c.bind.clone()),
-            (
-                "requirepass",
-                c.requirepass
-                    .as_ref()
-                    .map(|p| String::from_utf8_lossy(p).into_owned())
-                    .unwrap_or_default(),
-            ),
-            ("proto-max-bulk-len", c.max_bulk.to_string()),
-            ("maxmemory", c.maxmemory.to_string()),
-            ("maxmemory-policy", c.policy.name().into()),
-            ("appendonly", "no".into()),
-            ("appendfsync", "everysec".into()),
-            ("save", String::new()),
-            ("databases", "1".into()),
-        ];
+        let params = ctx.config.params();
         let hits: Vec<&(&str, String)> = params
             .iter()
             .filter(|(k, _)| {
@@ -699,50 +800,21 @@ fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
     } else if eq(args[1], "set") && args.len() >= 4 && args.len().is_multiple_of(2) {
         // Check every pair before applying any (all or nothing, as Redis does).
-        let mut pass = c.requirepass.clone();
-        let mut bulk = c.max_bulk;
-        let (mut maxmemory, mut policy) = (c.maxmemory, c.policy);
+        let mut next = ctx.config.clone();
         for kv in args[2..].chunks(2) {
-            if eq(kv[0], "requirepass") {
-                pass = (!kv[1].is_empty()).then(|| kv[1].to_vec());
-            } else if eq(kv[0], "maxmemory") {
-                match std::str::from_utf8(kv[1]).ok().and_then(parse_memory) {
-                    Some(v) => maxmemory = v,
-                    None => {
-                        return w.error(
-                            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value",
-                        )
-                    }
-                }
-            } else if eq(kv[0], "maxmemory-policy") {
-                match String::from_utf8_lossy(kv[1]).parse() {
-                    Ok(p) => policy = p,
-                    Err(_) => {
-                        return w.error(
-                            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - Invalid argument",
-                        )
-                    }
-                }
-            } else if eq(kv[0], "proto-max-bulk-len") {
-                match parse_i64(kv[1]) {
-                    Some(v) if v >= 1024 * 1024 => bulk = v as usize,
-                    _ => {
-                        return w.error(
-                            "ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - argument must be a memory value of at least 1mb",
-                        )
-                    }
-                }
-            } else {
+            let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
+            if !RUNTIME.contains(&name.as_str()) && !IMMUTABLE.contains(&name.as_str()) {
                 return w.error(&format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
-                    String::from_utf8_lossy(kv[0])
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                ));
+            }
+            if let Err(why) = next.set(&name, kv[1]) {
+                return w.error(&format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
                 ));
             }
         }
-        c.requirepass = pass;
-        c.max_bulk = bulk;
-        c.maxmemory = maxmemory;
-        c.policy = policy;
+        *ctx.config = next;
         w.simple("OK");
     } else if eq(args[1], "resetstat") {
         let (connected, started) = (ctx.stats.connected, ctx.stats.started_ms);

@@ -4,16 +4,21 @@
 //! - [`store`]: the keyspace, with lazy and incremental active expiry, on [`table`]: our
 //!   chained hash table with a resize-proof SCAN cursor.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
+//! - [`conf`]: configuration files in the form of `redis.conf`.
 //! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
 //!   trimming on replay).
-//! - [`loadgen`]: a closed-loop RESP load generator that checks every reply.
+//! - [`loadgen`]: a load generator (RESP or memcached text protocol, closed or open loop)
+//!   that checks every reply, and a process's CPU time from `/proc`.
+//! - [`plot`]: latency-against-load charts as hand-written SVG.
 //! - [`server`]: the mio event loop, pipelined batches with one write per batch.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
 pub mod aof;
 pub mod cmd;
+pub mod conf;
 pub mod loadgen;
+pub mod plot;
 pub mod resp;
 pub mod server;
 pub mod store;

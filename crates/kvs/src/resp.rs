@@ -114,7 +114,7 @@ fn number(buf: &[u8], at: usize) -> Result<Option<(i64, usize)>, ()> {
 /// arguments as ranges of `buf` when it is complete (`args` may be empty: an empty
 /// request is skipped, as Redis does), `Ok(None)` when more input is needed.
 pub fn parse(
-    buf: &[u8],
+    buf: &mut [u8],
     limits: &Limits,
     args: &mut Vec<Range<usize>>,
 ) -> Result<Option<usize>, ProtocolError> {
@@ -174,7 +174,7 @@ fn parse_multibulk(
 }
 
 fn parse_inline(
-    buf: &[u8],
+    buf: &mut [u8],
     limits: &Limits,
     args: &mut Vec<Range<usize>>,
 ) -> Result<Option<usize>, ProtocolError> {
@@ -194,7 +194,16 @@ fn parse_inline(
     } else {
         nl
     };
-    let line = &buf[..line_end];
+    split_args(&mut buf[..line_end], args)?;
+    Ok(Some(nl + 1))
+}
+
+/// Splits a line into words as Redis does for inline requests and configuration
+/// files: words are separated by spaces; a word in double quotes may hold spaces and
+/// the escapes `\n \r \t \b \a \\ \" \xHH`; a word in single quotes may hold `\'`.
+/// Escapes are resolved in place (the result is never longer than its source), so
+/// each word is a range of `line` afterwards. A closing quote must end the word.
+pub fn split_args(line: &mut [u8], args: &mut Vec<Range<usize>>) -> Result<(), ProtocolError> {
     let mut i = 0;
     while i < line.len() {
         if line[i].is_ascii_whitespace() {
@@ -203,23 +212,43 @@ fn parse_inline(
         }
         match line[i] {
             q @ (b'"' | b'\'') => {
-                // Quoted words keep their bytes as ranges only when they hold no
-                // escape; the server sees the raw bytes between the quotes.
                 let start = i + 1;
-                let mut j = start;
+                let (mut from, mut to) = (start, start);
                 loop {
-                    match line.get(j) {
-                        None => return Err(ProtocolError::UnbalancedQuotes),
-                        Some(b'\\') if q == b'"' => j += 2,
-                        Some(&c) if c == q => break,
-                        Some(_) => j += 1,
-                    }
+                    let Some(&c) = line.get(from) else {
+                        return Err(ProtocolError::UnbalancedQuotes);
+                    };
+                    let next = line.get(from + 1).copied();
+                    let (byte, used) = match (q, c, next) {
+                        (_, c, _) if c == q => break,
+                        (b'"', b'\\', Some(b'x')) => {
+                            let hex =
+                                |k: usize| line.get(k).and_then(|&h| (h as char).to_digit(16));
+                            match (hex(from + 2), hex(from + 3)) {
+                                (Some(h), Some(l)) => ((h * 16 + l) as u8, 4),
+                                _ => (b'x', 2),
+                            }
+                        }
+                        (b'"', b'\\', Some(e)) => (
+                            match e {
+                                b'n' => b'\n',
+                                b'r' => b'\r',
+                                b't' => b'\t',
+                                b'b' => 8,
+                                b'a' => 7,
+                                other => other,
+                            },
+                            2,
+                        ),
+                        (b'\'', b'\\', Some(b'\'')) => (b'\'', 2),
+                        (_, c, _) => (c, 1),
+                    };
+                    line[to] = byte;
+                    to += 1;
+                    from += used;
                 }
-                if j > line.len() {
-                    return Err(ProtocolError::UnbalancedQuotes);
-                }
-                args.push(start..j);
-                i = j + 1;
+                args.push(start..to);
+                i = from + 1;
                 if i < line.len() && !line[i].is_ascii_whitespace() {
                     return Err(ProtocolError::UnbalancedQuotes);
                 }
@@ -233,7 +262,7 @@ fn parse_inline(
             }
         }
     }
-    Ok(Some(nl + 1))
+    Ok(())
 }
 
 /// Which reply encoding a connection speaks (RESP3 after `HELLO 3`).
@@ -377,6 +406,8 @@ mod tests {
 
     fn words(buf: &[u8]) -> Result<Parsed, ProtocolError> {
         let mut args = Vec::new();
+        let mut buf = buf.to_vec();
+        let buf = &mut buf[..];
         Ok(parse(buf, &Limits::default(), &mut args)?
             .map(|n| (args.iter().map(|r| buf[r.clone()].to_vec()).collect(), n)))
     }
@@ -405,8 +436,24 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(n, 23);
         assert_eq!(w[0], b"set");
-        assert_eq!(w[2], b"a b\\\"c");
+        assert_eq!(w[2], b"a b\"c");
         assert_eq!(w[3], b"x y");
+        // Redis's escapes: in double quotes \n \r \t \b \a \\ \" \xHH; in single
+        // quotes only \'. An escape that is not one keeps the character.
+        let (w, _) = words(b"SET \"\\x41\\x7a\\n\\t\\\\\\q\\xZZ\" 'it\\'s \\n'\n")
+            .unwrap_or_default()
+            .unwrap_or_default();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert_eq!(w[1], b"Az\n\t\\qxZZ");
+        assert_eq!(w[2], b"it's \\n");
+        assert_eq!(
+            words(b"get \"a\"b\r\n"),
+            Err(ProtocolError::UnbalancedQuotes)
+        );
+        assert_eq!(
+            words(b"get \"a\\\"\r\n"),
+            Err(ProtocolError::UnbalancedQuotes)
+        );
         assert_eq!(words(b"PING"), Ok(None));
         assert_eq!(words(b"\r\n").map(|o| o.map(|(w, _)| w.len())), Ok(Some(0)));
         assert_eq!(words(b"get \"k\r\n"), Err(ProtocolError::UnbalancedQuotes));

@@ -1,15 +1,24 @@
-//! The event loop: a non-blocking listener and its connections on one mio poll.
+//! The event loops: `threads` mio polls, each owning its connections; one listener,
+//! whose accepted connections are dealt round-robin to the loops.
 //!
-//! Each readable connection is drained into its input buffer; every complete request in
-//! the buffer is executed in order and its reply appended to the output buffer, which
-//! is written once for the whole batch (pipelined requests cost one write). A request
-//! that breaks the protocol, or an input buffer past `max_query_buffer`, gets one error
-//! reply and the connection is closed; the server and the other clients carry on.
-//! Between polls (at least every 100 ms) an incremental sweep drops expired keys.
+//! A round of one loop: poll; read every readable connection into its input buffer
+//! (no lock held); then, under the keyspace lock taken once for the round, run every
+//! complete request of every connection that has input, in order, appending replies
+//! to the connections' output buffers, and commit the append-only log (group commit:
+//! with `appendfsync always`, one fdatasync covers every write of the round, before any
+//! of their replies is sent); then, without the lock, write each output buffer once
+//! (pipelined requests cost one write). The keyspace is one table behind one mutex:
+//! the syscalls, which are most of a request's cost, run in parallel on the loops, and
+//! the lock is taken once per round, not per request.
+//!
+//! A request that breaks the protocol, or an input buffer past
+//! `client-query-buffer-limit`, gets one error reply and the connection is closed; the
+//! server and the other clients carry on. Each round (at least every 100 ms) an
+//! incremental sweep drops expired keys and the log rewrite, if one runs, takes a step.
 //!
 //! Allocation: none per request on the GET path once a connection's buffers have
 //! grown (arguments are ranges of the input buffer, held on the stack for up to 16
-//! arguments; replies go into the output buffer): `tests/alloc_count.rs` counts 0.001
+//! arguments; replies go into the output buffer): `tests/alloc_count.rs` counts the
 //! allocations per pipelined GET with a counting global allocator. A SET allocates the
 //! stored key and value, which it keeps.
 
@@ -17,19 +26,22 @@ use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mio::net::{TcpListener, TcpStream};
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::aof::{Aof, Effect, Fsync, LoadReport};
 use crate::cmd::{exec, Config, Ctx, Session, Stats};
-use crate::resp::{parse, Limits, Writer};
+use crate::resp::{parse, Writer};
 use crate::store::Store;
 
 const LISTENER: Token = Token(0);
+const WAKER: Token = Token(1);
+const FIRST_CONN: usize = 2;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
@@ -41,12 +53,10 @@ pub fn now_ms() -> u64 {
 /// Server settings beyond what commands read.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
-    /// What commands see.
+    /// What commands see (limits, memory, password, ...).
     pub cmd: Config,
-    /// Request size limits.
-    pub limits: Limits,
-    /// Largest input buffer of one client before it is disconnected.
-    pub max_query_buffer: usize,
+    /// Event loops (at least 1).
+    pub threads: usize,
     /// The append-only log and its sync policy (none: memory only).
     pub aof: Option<(std::path::PathBuf, Fsync)>,
 }
@@ -55,8 +65,7 @@ impl Default for ServerConfig {
     fn default() -> ServerConfig {
         ServerConfig {
             cmd: Config::default(),
-            limits: Limits::default(),
-            max_query_buffer: 1024 * 1024 * 1024,
+            threads: 1,
             aof: None,
         }
     }
@@ -72,36 +81,68 @@ struct Conn {
     closing: bool,
     /// Registered for writability too (output is waiting).
     writable: bool,
+    /// Not yet served: its session takes the settings at its first round.
+    fresh: bool,
+    /// `client-query-buffer-limit` as of the last round this connection was served.
+    max_query_buffer: usize,
+}
+
+/// What the loops share: the keyspace and everything commands change, behind one lock.
+#[derive(Debug)]
+struct Core {
+    store: Store,
+    config: Config,
+    stats: Stats,
+    aof: Option<Aof>,
+    effects: Vec<Effect>,
+    /// BGREWRITEAOF was called.
+    rewrite_requested: bool,
+}
+
+/// One loop's poll and connections, and the way to hand it new connections.
+#[derive(Debug)]
+struct Loop {
+    poll: Poll,
+    conns: HashMap<Token, Conn>,
+    inbox: Receiver<(TcpStream, u64)>,
+}
+
+#[derive(Debug)]
+struct Mailbox {
+    send: Sender<(TcpStream, u64)>,
+    waker: Waker,
 }
 
 /// A server bound to its address, ready to [`Server::run`].
 #[derive(Debug)]
 pub struct Server {
-    poll: Poll,
     listener: TcpListener,
-    config: ServerConfig,
-    store: Store,
-    stats: Stats,
-    conns: HashMap<Token, Conn>,
-    next_id: u64,
-    aof: Option<Aof>,
-    effects: Vec<Effect>,
+    core: Arc<Mutex<Core>>,
+    loops: Vec<Loop>,
+    mailboxes: Vec<Mailbox>,
+    next_id: Arc<AtomicU64>,
     load: LoadReport,
-    /// BGREWRITEAOF was called.
-    rewrite_requested: bool,
+}
+
+fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    // A panic while holding the lock would be a bug in command code; the keyspace is
+    // still consistent at request granularity, so serve on rather than stop.
+    core.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Server {
-    /// Binds `addr` (port 0 picks a free port).
+    /// Binds `addr` (port 0 picks a free port) and replays the log, if any.
     pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> io::Result<Server> {
-        let poll = Poll::new()?;
-        let mut listener = TcpListener::bind(addr)?;
-        poll.registry()
-            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let listener = TcpListener::bind(addr)?;
         let local = listener.local_addr()?;
+        config.threads = config.threads.clamp(1, 1024);
         config.cmd.port = local.port();
         config.cmd.bind = local.ip().to_string();
-        config.cmd.max_bulk = config.limits.max_bulk;
+        config.cmd.threads = config.threads;
+        config.cmd.appendonly = config.aof.is_some();
+        if let Some((_, policy)) = &config.aof {
+            config.cmd.appendfsync = *policy;
+        }
         let mut store = Store::new();
         let (aof, load) = match &config.aof {
             Some((path, policy)) => {
@@ -118,21 +159,36 @@ impl Server {
             }
             None => (None, LoadReport::default()),
         };
+        let mut loops = Vec::new();
+        let mut mailboxes = Vec::new();
+        for _ in 0..config.threads {
+            let poll = Poll::new()?;
+            let waker = Waker::new(poll.registry(), WAKER)?;
+            let (send, inbox) = channel();
+            loops.push(Loop {
+                poll,
+                conns: HashMap::new(),
+                inbox,
+            });
+            mailboxes.push(Mailbox { send, waker });
+        }
         Ok(Server {
-            poll,
             listener,
-            config,
-            store,
-            stats: Stats {
-                started_ms: now_ms(),
-                ..Stats::default()
-            },
-            conns: HashMap::new(),
-            next_id: 1,
-            aof,
-            effects: Vec::new(),
+            core: Arc::new(Mutex::new(Core {
+                store,
+                config: config.cmd,
+                stats: Stats {
+                    started_ms: now_ms(),
+                    ..Stats::default()
+                },
+                aof,
+                effects: Vec::new(),
+                rewrite_requested: false,
+            })),
+            loops,
+            mailboxes,
+            next_id: Arc::new(AtomicU64::new(1)),
             load,
-            rewrite_requested: false,
         })
     }
 
@@ -143,14 +199,12 @@ impl Server {
 
     /// Number of keys (expired ones not yet swept included).
     pub fn keys(&self) -> usize {
-        self.store.len()
+        lock(&self.core).store.len()
     }
 
-    fn close(&mut self, token: Token) {
-        if let Some(mut c) = self.conns.remove(&token) {
-            let _ = self.poll.registry().deregister(&mut c.sock);
-            self.stats.connected -= 1;
-        }
+    /// Number of event loops.
+    pub fn threads(&self) -> usize {
+        self.mailboxes.len()
     }
 
     /// The address the server listens on.
@@ -158,10 +212,76 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Serves until `stop` is set (checked at least every 100 ms).
+    /// Serves until `stop` is set (checked at least every 100 ms), on `threads` loops
+    /// (this thread runs the first); then syncs the log.
     pub fn run(&mut self, stop: Arc<AtomicBool>) -> io::Result<()> {
+        let mut loops = std::mem::take(&mut self.loops);
+        if loops.is_empty() {
+            return Err(io::Error::other("the server has already run"));
+        }
+        loops[0]
+            .poll
+            .registry()
+            .register(&mut self.listener, LISTENER, Interest::READABLE)?;
+        let mut rest = loops.split_off(1);
+        let mut first = loops.pop().ok_or_else(|| io::Error::other("no loop"))?;
+        let result = std::thread::scope(|scope| {
+            let handles: Vec<_> = rest
+                .iter_mut()
+                .map(|l| {
+                    let (core, stop) = (&self.core, &stop);
+                    scope.spawn(move || l.run(core, stop, None))
+                })
+                .collect();
+            let accept = Acceptor {
+                listener: &self.listener,
+                mailboxes: &self.mailboxes,
+                next_id: &self.next_id,
+            };
+            let mut result = first.run(&self.core, &stop, Some(accept));
+            // The first loop stops on the flag or on a fatal error: stop the others.
+            stop.store(true, Ordering::Relaxed);
+            for m in &self.mailboxes {
+                let _ = m.waker.wake();
+            }
+            for h in handles {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("an event loop panicked")));
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+            result
+        });
+        let _ = first.poll.registry().deregister(&mut self.listener);
+        let mut core = lock(&self.core);
+        if let Some(aof) = &mut core.aof {
+            aof.commit(true)?;
+        }
+        result
+    }
+}
+
+/// Accepts on the first loop and deals connections round-robin.
+struct Acceptor<'a> {
+    listener: &'a TcpListener,
+    mailboxes: &'a [Mailbox],
+    next_id: &'a AtomicU64,
+}
+
+impl Loop {
+    fn run(
+        &mut self,
+        core: &Mutex<Core>,
+        stop: &AtomicBool,
+        accept: Option<Acceptor>,
+    ) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
         let mut args: Vec<Range<usize>> = Vec::new();
+        let mut touched: Vec<Token> = Vec::new();
+        let mut ready: Vec<Token> = Vec::new();
+        let mut closed: Vec<Token> = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             match self
                 .poll
@@ -171,186 +291,108 @@ impl Server {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
-            let mut touched = Vec::new();
+            touched.clear();
+            ready.clear();
+            closed.clear();
+            let mut accepted = 0u64;
             for ev in events.iter() {
-                if ev.token() == LISTENER {
-                    self.accept()?;
-                    continue;
-                }
-                let token = ev.token();
-                if !self.conns.contains_key(&token) {
-                    continue;
-                }
-                if ev.is_readable() && self.serve(token, &mut args) {
-                    self.close(token);
-                } else {
-                    touched.push(token);
-                }
-            }
-            // Group commit: the log of every write of this round reaches the file (and
-            // the disk, with appendfsync always) before any of their replies is sent.
-            if let Some(aof) = &mut self.aof {
-                if let Err(e) = aof.commit(false) {
-                    eprintln!("kvs: fatal: cannot write the append-only log: {e}");
-                    return Err(e);
-                }
-                // Log compaction, a few thousand keys per round.
-                if std::mem::take(&mut self.rewrite_requested) || aof.wants_rewrite() {
-                    if let Err(e) = aof.start_rewrite() {
-                        eprintln!("kvs: cannot start the log rewrite: {e}");
+                match ev.token() {
+                    LISTENER => {
+                        if let Some(a) = &accept {
+                            accepted += a.accept()?;
+                        }
                     }
-                }
-                match aof.rewrite_step(&self.store, now_ms(), 4096) {
-                    Ok(true) => eprintln!("kvs: log rewritten: {} bytes", aof.size()),
-                    Ok(false) => {}
-                    Err(e) => {
-                        // The old log is intact; say so and go on with it.
-                        eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
-                        aof.abort_rewrite();
+                    WAKER => {}
+                    token => {
+                        let Some(c) = self.conns.get_mut(&token) else {
+                            continue;
+                        };
+                        touched.push(token);
+                        if ev.is_readable() {
+                            if c.read() {
+                                closed.push(token);
+                            } else {
+                                ready.push(token);
+                            }
+                        }
                     }
                 }
             }
-            for token in touched {
-                if self.flush(token) {
-                    self.close(token);
+            // Connections dealt to this loop by the acceptor.
+            while let Ok((mut sock, id)) = self.inbox.try_recv() {
+                let token = Token(FIRST_CONN + id as usize);
+                if self
+                    .poll
+                    .registry()
+                    .register(&mut sock, token, Interest::READABLE)
+                    .is_err()
+                {
+                    continue;
+                }
+                self.conns.insert(
+                    token,
+                    Conn {
+                        sock,
+                        input: Vec::new(),
+                        output: Vec::new(),
+                        session: Session {
+                            id,
+                            ..Session::default()
+                        },
+                        closing: false,
+                        writable: false,
+                        fresh: true,
+                        max_query_buffer: Config::default().max_query_buffer,
+                    },
+                );
+                ready.push(token);
+            }
+            {
+                let mut guard = lock(core);
+                let k = &mut *guard;
+                k.stats.connections += accepted;
+                k.stats.connected += accepted;
+                for token in &ready {
+                    if let Some(c) = self.conns.get_mut(token) {
+                        if std::mem::take(&mut c.fresh) {
+                            // A new connection: authenticated when no password is set.
+                            c.session.authed = k.config.requirepass.is_none();
+                        }
+                        c.serve(k, &mut args);
+                        touched.push(*token);
+                    }
+                }
+                k.round()?;
+                for token in &closed {
+                    if self.close(*token) {
+                        k.stats.connected -= 1;
+                    }
                 }
             }
-            let removed = self.store.sweep(now_ms(), 64);
-            self.stats.expired += removed as u64;
-        }
-        if let Some(aof) = &mut self.aof {
-            aof.commit(true)?;
+            touched.sort_unstable();
+            touched.dedup();
+            let mut gone = 0;
+            for &token in &touched {
+                if self.flush(token) && self.close(token) {
+                    gone += 1;
+                }
+            }
+            if gone > 0 {
+                lock(core).stats.connected -= gone;
+            }
         }
         Ok(())
     }
 
-    fn accept(&mut self) -> io::Result<()> {
-        loop {
-            match self.listener.accept() {
-                Ok((mut sock, _)) => {
-                    let token = Token(self.next_id as usize);
-                    let id = self.next_id;
-                    self.next_id += 1;
-                    let _ = sock.set_nodelay(true);
-                    self.poll
-                        .registry()
-                        .register(&mut sock, token, Interest::READABLE)?;
-                    self.stats.connections += 1;
-                    self.stats.connected += 1;
-                    let session = Session {
-                        id,
-                        authed: self.config.cmd.requirepass.is_none(),
-                        ..Session::default()
-                    };
-                    self.conns.insert(
-                        token,
-                        Conn {
-                            sock,
-                            input: Vec::new(),
-                            output: Vec::new(),
-                            session,
-                            closing: false,
-                            writable: false,
-                        },
-                    );
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // A failed accept (out of descriptors, a reset) must not stop the server.
-                Err(e) => {
-                    eprintln!("kvs: accept failed: {e}");
-                    return Ok(());
-                }
+    /// Removes a connection; true when it was there.
+    fn close(&mut self, token: Token) -> bool {
+        match self.conns.remove(&token) {
+            Some(mut c) => {
+                let _ = self.poll.registry().deregister(&mut c.sock);
+                true
             }
+            None => false,
         }
-    }
-
-    /// Reads what is there and runs every complete request; true to close.
-    fn serve(&mut self, token: Token, args: &mut Vec<Range<usize>>) -> bool {
-        let Some(c) = self.conns.get_mut(&token) else {
-            return true;
-        };
-        let mut chunk = [0u8; 16 * 1024];
-        let mut eof = false;
-        loop {
-            match c.sock.read(&mut chunk) {
-                Ok(0) => {
-                    // The client finished sending: answer what came, then close.
-                    eof = true;
-                    break;
-                }
-                Ok(k) => {
-                    if c.input.len() + k > self.config.max_query_buffer {
-                        eprintln!(
-                            "kvs: client {} closed: query buffer over the limit",
-                            c.session.id
-                        );
-                        Writer::new(&mut c.output, c.session.proto)
-                            .error("ERR Protocol error: query buffer limit exceeded");
-                        c.closing = true;
-                        break;
-                    }
-                    c.input.extend_from_slice(&chunk[..k]);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return true,
-            }
-        }
-        let mut at = 0;
-        while !c.closing {
-            match parse(&c.input[at..], &self.config.limits, args) {
-                Ok(None) => break,
-                Ok(Some(len)) => {
-                    if !args.is_empty() {
-                        let input = &c.input[at..at + len];
-                        // Arguments on the stack for the usual few (no allocation per
-                        // request); a vector only for long commands.
-                        let mut small: [&[u8]; 16] = [&[]; 16];
-                        let long: Vec<&[u8]>;
-                        let argv: &[&[u8]] = if args.len() <= small.len() {
-                            for (slot, r) in small.iter_mut().zip(args.iter()) {
-                                *slot = &input[r.clone()];
-                            }
-                            &small[..args.len()]
-                        } else {
-                            long = args.iter().map(|r| &input[r.clone()]).collect();
-                            &long
-                        };
-                        let mut w = Writer::new(&mut c.output, c.session.proto);
-                        let mut ctx = Ctx {
-                            store: &mut self.store,
-                            config: &mut self.config.cmd,
-                            session: &mut c.session,
-                            stats: &mut self.stats,
-                            now: now_ms(),
-                            effects: &mut self.effects,
-                            logging: self.aof.is_some(),
-                            rewrite: &mut self.rewrite_requested,
-                        };
-                        exec(&mut ctx, argv, &mut w);
-                        match &mut self.aof {
-                            Some(aof) => self.effects.drain(..).for_each(|e| aof.append(&e)),
-                            None => self.effects.clear(),
-                        }
-                        // CONFIG SET may have changed the bulk limit.
-                        self.config.limits.max_bulk = self.config.cmd.max_bulk;
-                        if c.session.quit {
-                            c.closing = true;
-                        }
-                    }
-                    at += len;
-                }
-                Err(e) => {
-                    eprintln!("kvs: client {} closed: {e}", c.session.id);
-                    Writer::new(&mut c.output, c.session.proto).error(&format!("ERR {e}"));
-                    c.closing = true;
-                }
-            }
-        }
-        c.closing |= eof;
-        c.input.drain(..at);
-        false
     }
 
     /// Writes pending output; true when the connection should close.
@@ -389,5 +431,164 @@ impl Server {
             c.writable = want;
         }
         c.closing && c.output.is_empty()
+    }
+}
+
+impl Acceptor<'_> {
+    /// Accepts what is waiting; returns how many.
+    fn accept(&self) -> io::Result<u64> {
+        let mut n = 0;
+        loop {
+            match self.listener.accept() {
+                Ok((sock, _)) => {
+                    let _ = sock.set_nodelay(true);
+                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                    let m = &self.mailboxes[id as usize % self.mailboxes.len()];
+                    if m.send.send((sock, id)).is_ok() {
+                        let _ = m.waker.wake();
+                        n += 1;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A failed accept (out of descriptors, a reset) must not stop the server.
+                Err(e) => {
+                    eprintln!("kvs: accept failed: {e}");
+                    return Ok(n);
+                }
+            }
+        }
+    }
+}
+
+impl Core {
+    /// The end of a round: group commit of the log, a step of log compaction, a step
+    /// of the expiry sweep.
+    fn round(&mut self) -> io::Result<()> {
+        if let Some(aof) = &mut self.aof {
+            if aof.policy() != self.config.appendfsync {
+                aof.set_policy(self.config.appendfsync);
+            }
+            // Group commit: the log of every write of this round reaches the file (and
+            // the disk, with appendfsync always) before any of their replies is sent.
+            if let Err(e) = aof.commit(false) {
+                eprintln!("kvs: fatal: cannot write the append-only log: {e}");
+                return Err(e);
+            }
+            // Log compaction, a few thousand keys per round.
+            if std::mem::take(&mut self.rewrite_requested) || aof.wants_rewrite() {
+                if let Err(e) = aof.start_rewrite() {
+                    eprintln!("kvs: cannot start the log rewrite: {e}");
+                }
+            }
+            match aof.rewrite_step(&self.store, now_ms(), 4096) {
+                Ok(true) => eprintln!("kvs: log rewritten: {} bytes", aof.size()),
+                Ok(false) => {}
+                Err(e) => {
+                    // The old log is intact; say so and go on with it.
+                    eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
+                    aof.abort_rewrite();
+                }
+            }
+        }
+        let removed = self.store.sweep(now_ms(), 64);
+        self.stats.expired += removed as u64;
+        Ok(())
+    }
+}
+
+impl Conn {
+    /// Reads what is there (no lock held); true when the connection is gone.
+    fn read(&mut self) -> bool {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match self.sock.read(&mut chunk) {
+                Ok(0) => {
+                    // The client finished sending: answer what came, then close.
+                    self.closing = true;
+                    return false;
+                }
+                Ok(k) => {
+                    if self.input.len() + k > self.max_query_buffer {
+                        eprintln!(
+                            "kvs: client {} closed: query buffer over the limit",
+                            self.session.id
+                        );
+                        Writer::new(&mut self.output, self.session.proto)
+                            .error("ERR Protocol error: query buffer limit exceeded");
+                        self.closing = true;
+                        self.input.clear();
+                        return false;
+                    }
+                    self.input.extend_from_slice(&chunk[..k]);
+                    if k < chunk.len() {
+                        // The socket is drained (a short read): data arriving later is
+                        // a new edge, so there is no need to pay a read that would
+                        // only say WouldBlock (one syscall per request saved).
+                        return false;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return true,
+            }
+        }
+    }
+
+    /// Runs every complete request in the input (under the lock).
+    fn serve(&mut self, k: &mut Core, args: &mut Vec<Range<usize>>) {
+        self.max_query_buffer = k.config.max_query_buffer;
+        let mut at = 0;
+        let mut closing = false;
+        while !closing {
+            match parse(&mut self.input[at..], &k.config.limits, args) {
+                Ok(None) => break,
+                Ok(Some(len)) => {
+                    if !args.is_empty() {
+                        let input = &self.input[at..at + len];
+                        // Arguments on the stack for the usual few (no allocation per
+                        // request); a vector only for long commands.
+                        let mut small: [&[u8]; 16] = [&[]; 16];
+                        let long: Vec<&[u8]>;
+                        let argv: &[&[u8]] = if args.len() <= small.len() {
+                            for (slot, r) in small.iter_mut().zip(args.iter()) {
+                                *slot = &input[r.clone()];
+                            }
+                            &small[..args.len()]
+                        } else {
+                            long = args.iter().map(|r| &input[r.clone()]).collect();
+                            &long
+                        };
+                        let mut w = Writer::new(&mut self.output, self.session.proto);
+                        let mut ctx = Ctx {
+                            store: &mut k.store,
+                            config: &mut k.config,
+                            session: &mut self.session,
+                            stats: &mut k.stats,
+                            now: now_ms(),
+                            effects: &mut k.effects,
+                            logging: k.aof.is_some(),
+                            rewrite: &mut k.rewrite_requested,
+                        };
+                        exec(&mut ctx, argv, &mut w);
+                        match &mut k.aof {
+                            Some(aof) => k.effects.drain(..).for_each(|e| aof.append(&e)),
+                            None => k.effects.clear(),
+                        }
+                        if self.session.quit {
+                            closing = true;
+                        }
+                    }
+                    at += len;
+                }
+                Err(e) => {
+                    eprintln!("kvs: client {} closed: {e}", self.session.id);
+                    Writer::new(&mut self.output, self.session.proto).error(&format!("ERR {e}"));
+                    closing = true;
+                }
+            }
+        }
+        self.closing |= closing;
+        self.input.drain(..at);
     }
 }

@@ -41,6 +41,10 @@ pub struct Store {
     clock: u64,
     /// State of the sampler that picks eviction candidates (xorshift).
     rng: u64,
+    /// Keys that have a deadline (expired ones not yet removed included).
+    volatile: usize,
+    /// Sum of those deadlines (for the mean remaining time to live).
+    deadline_sum: u128,
 }
 
 impl Store {
@@ -70,6 +74,29 @@ impl Store {
     /// Estimated memory of the dataset: payload plus [`PER_KEY_OVERHEAD`] per key.
     pub fn memory(&self) -> usize {
         self.bytes + self.map.len() * PER_KEY_OVERHEAD
+    }
+
+    /// Keys with a deadline, and their mean remaining time to live in ms at `now`
+    /// (0 when there are none), as INFO keyspace reports them.
+    pub fn volatile(&self, now: u64) -> (usize, u64) {
+        if self.volatile == 0 {
+            return (0, 0);
+        }
+        let mean = (self.deadline_sum / self.volatile as u128) as u64;
+        (self.volatile, mean.saturating_sub(now))
+    }
+
+    /// Keeps the count and sum of deadlines: an entry's deadline goes from `old` to
+    /// `new` (0: none, on either side).
+    fn account(&mut self, old: u64, new: u64) {
+        if old != 0 {
+            self.volatile -= 1;
+            self.deadline_sum -= old as u128;
+        }
+        if new != 0 {
+            self.volatile += 1;
+            self.deadline_sum += new as u128;
+        }
     }
 
     fn tick(&mut self) -> u64 {
@@ -117,6 +144,7 @@ impl Store {
         if Store::expired(self.map.at_mut(at), now) {
             let (k, e) = self.map.remove_at(at);
             self.bytes -= k.len() + e.value.len();
+            self.account(e.expires_at, 0);
             return None;
         }
         let t = self.tick();
@@ -145,7 +173,10 @@ impl Store {
                 expires_at,
                 touched,
             },
-        )?;
+        );
+        let old_deadline = old.as_ref().map_or(0, |o| o.expires_at);
+        self.account(old_deadline, expires_at);
+        let old = old?;
         self.bytes -= key.len() + old.value.len();
         (!Store::expired(&old, now)).then_some(old)
     }
@@ -171,7 +202,8 @@ impl Store {
             return false;
         }
         if let Some(e) = self.map.get_mut(key) {
-            e.expires_at = expires_at;
+            let old = std::mem::replace(&mut e.expires_at, expires_at);
+            self.account(old, expires_at);
             if expires_at != 0 {
                 self.deadlines.push((key.to_vec(), expires_at));
             }
@@ -183,6 +215,7 @@ impl Store {
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let e = self.map.remove(key)?;
         self.bytes -= key.len() + e.value.len();
+        self.account(e.expires_at, 0);
         Some(e)
     }
 
@@ -192,6 +225,8 @@ impl Store {
         self.deadlines.clear();
         self.cursor = 0;
         self.bytes = 0;
+        self.volatile = 0;
+        self.deadline_sum = 0;
     }
 
     /// Live keys, in no particular order (expired ones are skipped, not removed).
@@ -284,6 +319,31 @@ mod tests {
         assert_eq!(s.payload_bytes(), 4 + 2);
         s.clear();
         assert!(s.is_empty() && s.payload_bytes() == 0);
+    }
+
+    #[test]
+    fn volatile_count_and_mean_ttl_follow_every_change() {
+        let mut s = Store::new();
+        s.set(b"a", b"1".to_vec(), 1100, 100);
+        s.set(b"b", b"1".to_vec(), 2100, 100);
+        s.set(b"c", b"1".to_vec(), 0, 100);
+        assert_eq!(s.volatile(100), (2, 1500));
+        s.set_deadline(b"c", 3100, 100);
+        assert_eq!(s.volatile(100), (3, 2000));
+        s.set_deadline(b"b", 0, 100);
+        assert_eq!(s.volatile(100), (2, 2000));
+        s.set(b"a", b"2".to_vec(), 0, 100);
+        assert_eq!(s.volatile(100), (1, 3000));
+        assert!(s.get(b"c", 3100).is_none(), "expired on access");
+        assert_eq!(s.volatile(100), (0, 0));
+        s.set(b"d", b"1".to_vec(), 500, 100);
+        s.remove(b"d");
+        s.set(b"e", b"1".to_vec(), 500, 100);
+        assert_eq!(s.sweep(600, 10), 1);
+        assert_eq!(s.volatile(600), (0, 0));
+        s.set(b"f", b"1".to_vec(), 500, 100);
+        s.clear();
+        assert_eq!(s.volatile(100), (0, 0));
     }
 
     #[test]

@@ -1,44 +1,13 @@
 //! The server against a real client (the `redis` crate) and raw sockets.
 
+mod common;
+
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::net::TcpStream;
 use std::time::Duration;
 
-use wirespeed_kvs::server::{Server, ServerConfig};
-
-struct Running {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn start(config: ServerConfig) -> Running {
-    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
-    let mut server = Server::bind(addr, config).unwrap_or_else(|e| panic!("bind: {e}"));
-    let addr = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let handle = std::thread::spawn(move || {
-        server.run(s).unwrap_or_else(|e| panic!("run: {e}"));
-    });
-    Running {
-        addr,
-        stop,
-        handle: Some(handle),
-    }
-}
+use common::{start, Running};
+use wirespeed_kvs::server::ServerConfig;
 
 fn client(r: &Running) -> redis::Connection {
     redis::Client::open(format!("redis://{}/", r.addr))
@@ -281,7 +250,7 @@ fn info_config_cluster_and_resp3() {
     assert!(info.contains("# Keyspace"), "{info}");
     let cfg: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
-        .arg("proto-max-*")
+        .arg("proto-max-bulk*")
         .query(&mut c)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
@@ -303,6 +272,70 @@ fn info_config_cluster_and_resp3() {
         .arg("1")
         .query(&mut c);
     assert!(bad.is_err());
+    let fixed: redis::RedisResult<()> = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("port")
+        .arg("1")
+        .query(&mut c);
+    let msg = fixed.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("immutable"), "{msg}");
+    // The other request limits are settings too; all-or-nothing on a bad pair.
+    let partial: redis::RedisResult<()> = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("proto-inline-max-size")
+        .arg("2kb")
+        .arg("client-query-buffer-limit")
+        .arg("1")
+        .query(&mut c);
+    assert!(partial.is_err());
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("proto-inline-max-size")
+        .arg("2kb")
+        .arg("proto-max-multibulk-len")
+        .arg("8")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let limits: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("proto-*")
+        .arg("client-query-buffer-limit")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        limits,
+        [
+            "proto-max-bulk-len",
+            "2097152",
+            "proto-max-multibulk-len",
+            "8",
+            "proto-inline-max-size",
+            "2048",
+            "client-query-buffer-limit",
+            "1073741824"
+        ]
+    );
+    for (request, error) in [
+        (vec![b'a'; 3000], "too big inline request"),
+        (b"*9\r\n".to_vec(), "invalid multibulk length"),
+    ] {
+        let mut s = TcpStream::connect(r.addr).unwrap_or_else(|e| panic!("{e}"));
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.write_all(&request).unwrap_or_else(|e| panic!("{e}"));
+        let mut reply = Vec::new();
+        let _ = s.read_to_end(&mut reply);
+        assert!(
+            String::from_utf8_lossy(&reply).contains(error),
+            "{error}: {reply:?}"
+        );
+    }
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("proto-max-multibulk-len")
+        .arg("1024")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
     let slot: i64 = redis::cmd("CLUSTER")
         .arg("KEYSLOT")
         .arg("foo")
@@ -451,14 +484,17 @@ fn maxmemory_refuses_or_evicts() {
 
 #[test]
 fn the_load_generator_notices_wrong_replies() {
-    use wirespeed_kvs::loadgen::{preload, run, LoadSpec};
+    use wirespeed_kvs::loadgen::{preload, run, LoadSpec, Protocol};
     let r = start(ServerConfig::default());
-    preload(r.addr, 100, 32).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 100, 32).unwrap_or_else(|e| panic!("{e}"));
     let spec = LoadSpec {
         addr: r.addr,
+        protocol: Protocol::Resp,
         connections: 2,
         pipeline: 4,
         requests: 400,
+        duration: None,
+        rate: None,
         keys: 100,
         value_size: 32,
         get_ratio: 1.0,
@@ -477,4 +513,76 @@ fn the_load_generator_notices_wrong_replies() {
     }
     let dirty = run(&spec).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(dirty.mismatches, 400);
+}
+
+#[test]
+fn several_event_loops_share_one_keyspace() {
+    let config = ServerConfig {
+        threads: 3,
+        ..ServerConfig::default()
+    };
+    let r = start(config);
+    // Eight clients, dealt round-robin to the three loops, each incrementing shared
+    // and own counters and reading keys the others wrote.
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let mut c = client(&r);
+            std::thread::spawn(move || {
+                for i in 0..500 {
+                    let _: i64 = redis::cmd("INCR")
+                        .arg("shared")
+                        .query(&mut c)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    let _: () = redis::cmd("SET")
+                        .arg(format!("t{t}:{i}"))
+                        .arg(i)
+                        .query(&mut c)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                }
+                let id: i64 = redis::cmd("CLIENT")
+                    .arg("ID")
+                    .query(&mut c)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                id
+            })
+        })
+        .collect();
+    let mut ids: Vec<i64> = handles
+        .into_iter()
+        .map(|h| h.join().unwrap_or_else(|_| panic!("client thread")))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 8, "client ids are unique across loops");
+    let mut c = client(&r);
+    let shared: i64 = redis::cmd("GET")
+        .arg("shared")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(shared, 8 * 500);
+    let n: i64 = redis::cmd("DBSIZE")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(n, 1 + 8 * 500);
+    let info: String = redis::cmd("INFO")
+        .arg("clients")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The eight finished clients are gone (closed on their loops); this one remains.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut info = info;
+    while !info.contains("connected_clients:1\r") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        info = redis::cmd("INFO")
+            .arg("clients")
+            .query(&mut c)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert!(info.contains("connected_clients:1\r"), "{info}");
+    let threads: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("threads")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(threads, ["threads", "3"]);
 }

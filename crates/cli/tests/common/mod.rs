@@ -1,7 +1,11 @@
 //! Helpers shared by the CLI tests.
 
+// Not every test binary uses every helper.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// Runs the built `wirespeed` binary.
 pub fn wirespeed(args: &[&str]) -> Output {
@@ -16,4 +20,35 @@ pub fn temp(group: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wirespeed-cli-{group}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir.join(name)
+}
+
+/// A child process killed on drop.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `wirespeed kvs serve ARGS`; returns the server (killed on drop) and its address.
+pub fn kvs_serve(args: &[&str]) -> (Killed, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["kvs", "serve"])
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the server");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines.next().expect("a line").expect("read stderr");
+        if let Some(a) = line.strip_prefix("kvs: listening on ") {
+            break a.to_string();
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    (Killed(child), addr)
 }

@@ -1,0 +1,173 @@
+//! Configuration files in the form of `redis.conf`: one setting a line, `name value`,
+//! `#` comments, values split and unescaped as Redis does (see [`split_args`]).
+//!
+//! Every setting of CONFIG GET can be given: the ones CONFIG SET changes at run time
+//! (through the same [`Config::set`], so the checks and messages are the same) and
+//! the ones fixed at start: `port`, `bind` (the first address), `threads` (also
+//! `io-threads`), `appendonly yes|no`, `appendfilename`. An unknown name, a bad value
+//! or a malformed line is an error naming its line; nothing is applied then.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::cmd::Config;
+use crate::resp::split_args;
+use crate::server::ServerConfig;
+
+/// Longest configuration file read (bytes).
+pub const MAX_FILE: usize = 1 << 20;
+
+/// A line of a configuration file that cannot be applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ConfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ConfError {}
+
+/// Applies the settings of `text` to `config` (all or nothing).
+pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
+    let mut next = config.clone();
+    let mut appendonly = next.aof.is_some();
+    let mut filename = next.aof.as_ref().map(|(p, _)| p.clone());
+    for (n, raw) in text.lines().enumerate() {
+        let err = |message: String| ConfError {
+            line: n + 1,
+            message,
+        };
+        let mut line = raw.as_bytes().to_vec();
+        let mut ranges = Vec::new();
+        split_args(&mut line, &mut ranges).map_err(|e| err(e.to_string()))?;
+        let words: Vec<&[u8]> = ranges.iter().map(|r| &line[r.clone()]).collect();
+        let Some(first) = words.first() else {
+            continue;
+        };
+        if first.starts_with(b"#") {
+            continue;
+        }
+        let name = String::from_utf8_lossy(first).to_ascii_lowercase();
+        if words.len() < 2 {
+            return Err(err(format!("'{name}' needs a value")));
+        }
+        let value = words[1];
+        let text = String::from_utf8_lossy(value).into_owned();
+        let single = |what: &str| {
+            if words.len() == 2 {
+                Ok(())
+            } else {
+                Err(err(format!("'{name}' takes one {what}")))
+            }
+        };
+        match name.as_str() {
+            "port" => {
+                single("port")?;
+                next.cmd.port = text
+                    .parse()
+                    .map_err(|_| err(format!("'{text}' is not a port")))?;
+            }
+            // Redis accepts several addresses; this server listens on the first.
+            "bind" => next.cmd.bind = text,
+            "threads" | "io-threads" => {
+                single("count")?;
+                next.threads = match text.parse() {
+                    Ok(t) if (1..=1024).contains(&t) => t,
+                    _ => return Err(err(format!("{name} must be 1 to 1024, not '{text}'"))),
+                };
+            }
+            "appendonly" => {
+                single("yes or no")?;
+                appendonly = match text.to_ascii_lowercase().as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(err(format!("appendonly must be yes or no, not '{text}'"))),
+                };
+            }
+            "appendfilename" => {
+                single("path")?;
+                filename = Some(PathBuf::from(text));
+            }
+            _ => {
+                single("value")?;
+                let mut cmd: Config = next.cmd.clone();
+                cmd.set(&name, value).map_err(|why| {
+                    err(if why.contains(&name) {
+                        why
+                    } else {
+                        format!("{name}: {why}")
+                    })
+                })?;
+                next.cmd = cmd;
+            }
+        }
+    }
+    next.aof = appendonly.then(|| {
+        (
+            filename.unwrap_or_else(|| PathBuf::from("appendonly.aof")),
+            next.cmd.appendfsync,
+        )
+    });
+    *config = next;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aof::Fsync;
+    use crate::cmd::Eviction;
+
+    #[test]
+    fn a_redis_style_file_applies() {
+        let mut c = ServerConfig::default();
+        let text = "# a comment\n\nport 7000\nbind 0.0.0.0 ::1\nthreads 2\n\
+                    requirepass \"p w\\x21\"\nmaxmemory 100mb\nmaxmemory-policy allkeys-lru\n\
+                    appendonly yes\nappendfilename /tmp/x.aof\nappendfsync always\n\
+                    proto-max-bulk-len 2mb\nclient-query-buffer-limit 8mb\n";
+        apply(&mut c, text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.cmd.port, 7000);
+        assert_eq!(c.cmd.bind, "0.0.0.0");
+        assert_eq!(c.threads, 2);
+        assert_eq!(c.cmd.requirepass.as_deref(), Some(&b"p w!"[..]));
+        assert_eq!(c.cmd.maxmemory, 100 << 20);
+        assert_eq!(c.cmd.policy, Eviction::AllKeysLru);
+        assert_eq!(c.cmd.limits.max_bulk, 2 << 20);
+        assert_eq!(c.cmd.max_query_buffer, 8 << 20);
+        assert_eq!(
+            c.aof,
+            Some((PathBuf::from("/tmp/x.aof"), Fsync::Always)),
+            "appendfsync given after appendonly still applies"
+        );
+    }
+
+    #[test]
+    fn bad_lines_name_their_line_and_change_nothing() {
+        for (text, line, says) in [
+            ("port 1\nnosuch 3\n", 2, "unknown setting 'nosuch'"),
+            ("maxmemory lots\n", 1, "memory value"),
+            ("appendfsync sometimes\n", 1, "always, everysec or no"),
+            ("port\n", 1, "needs a value"),
+            ("port 99999\n", 1, "not a port"),
+            ("threads 0\n", 1, "1 to 1024"),
+            ("requirepass \"open\n", 1, "quotes"),
+            ("appendonly maybe\n", 1, "yes or no"),
+            ("maxmemory 1mb 2mb\n", 1, "takes one"),
+        ] {
+            let mut c = ServerConfig::default();
+            let e = apply(&mut c, text)
+                .err()
+                .unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(e.line, line, "{text}");
+            assert!(e.message.contains(says), "{text}: {e}");
+            assert_eq!(c.cmd.port, 6379, "nothing applied");
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The load generator against the server (closed and open loop) and, when installed,
+//! against memcached.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::{memcached, start};
+use wirespeed_kvs::loadgen::{self, key_of, preload, run, LoadSpec, Protocol};
+use wirespeed_kvs::server::ServerConfig;
+
+fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
+    LoadSpec {
+        addr,
+        protocol,
+        connections: 4,
+        pipeline: 4,
+        requests: 2_000,
+        duration: None,
+        rate: None,
+        keys: 200,
+        value_size: 48,
+        get_ratio: 0.8,
+        seed: 3,
+    }
+}
+
+#[test]
+fn the_open_loop_holds_the_offered_rate() {
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    let cpu_before = loadgen::process_cpu_secs(std::process::id()).ok();
+    let spec = LoadSpec {
+        rate: Some(2_000.0),
+        duration: Some(Duration::from_secs(1)),
+        ..spec(r.addr, Protocol::Resp)
+    };
+    let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rep.mismatches, 0);
+    assert!(rep.requests > 0);
+    // 2,000 requests are due in the second; the run ends with the last reply.
+    assert!(rep.requests <= 2_000, "{}", rep.requests);
+    let achieved = rep.per_sec();
+    assert!(
+        (1_000.0..=3_000.0).contains(&achieved),
+        "achieved {achieved} requests/s of 2000 offered"
+    );
+    assert!(rep.us(0.5) > 0.0 && rep.us(0.5) <= rep.us(0.99));
+    // The server runs in this process: its CPU time grew.
+    if let Some(before) = cpu_before {
+        let after = loadgen::process_cpu_secs(std::process::id()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(after >= before, "{before} -> {after}");
+    }
+}
+
+#[test]
+fn the_open_loop_sends_exactly_the_requests_asked_for() {
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    let spec = LoadSpec {
+        rate: Some(5_000.0),
+        requests: 501,
+        connections: 3,
+        ..spec(r.addr, Protocol::Resp)
+    };
+    let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((rep.requests, rep.mismatches), (501, 0));
+    // 501 requests at 5,000/s are due over 0.1 s.
+    assert!(rep.secs >= 0.09, "{}", rep.secs);
+}
+
+#[test]
+fn the_closed_loop_runs_for_a_duration() {
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    let t = Instant::now();
+    let spec = LoadSpec {
+        duration: Some(Duration::from_millis(300)),
+        ..spec(r.addr, Protocol::Resp)
+    };
+    let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rep.requests > 0);
+    assert_eq!(rep.mismatches, 0);
+    assert!(t.elapsed() >= Duration::from_millis(300));
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
+
+/// Values of another length behind the generator's back: every GET is a mismatch, and
+/// the replies after each are still found (no hang, no read timeout).
+fn check_mismatches_of_another_length(addr: SocketAddr, protocol: Protocol) {
+    let mut c = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    let mut out = Vec::new();
+    for k in 0..200 {
+        let key = key_of(k);
+        match protocol {
+            Protocol::Resp => out.extend_from_slice(
+                format!("*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n$2\r\nxy\r\n", key.len()).as_bytes(),
+            ),
+            Protocol::Memcache => {
+                out.extend_from_slice(format!("set {key} 0 0 2\r\nxy\r\n").as_bytes())
+            }
+        }
+    }
+    c.write_all(&out).unwrap_or_else(|e| panic!("{e}"));
+    let reply_len = match protocol {
+        Protocol::Resp => 5,
+        Protocol::Memcache => 8,
+    };
+    let mut replies = vec![0u8; 200 * reply_len];
+    c.read_exact(&mut replies).unwrap_or_else(|e| panic!("{e}"));
+    let t = Instant::now();
+    for rate in [None, Some(4_000.0)] {
+        let spec = LoadSpec {
+            get_ratio: 1.0,
+            requests: 400,
+            rate,
+            ..spec(addr, protocol)
+        };
+        let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((rep.requests, rep.mismatches), (400, 400), "{rate:?}");
+    }
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn wrong_lengths_are_counted_not_hung_on() {
+    let r = start(ServerConfig::default());
+    check_mismatches_of_another_length(r.addr, Protocol::Resp);
+}
+
+#[test]
+fn a_server_that_falls_behind_stops_the_open_loop() {
+    // Reads every request, answers none.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut conn = conn;
+                let mut buf = vec![0u8; 1 << 16];
+                while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    let spec = LoadSpec {
+        connections: 1,
+        rate: Some(400_000.0),
+        duration: Some(Duration::from_secs(60)),
+        get_ratio: 1.0,
+        ..spec(addr, Protocol::Resp)
+    };
+    let t = Instant::now();
+    let e = run(&spec).err().unwrap_or_else(|| panic!("no error"));
+    let o = loadgen::overloaded(&e).unwrap_or_else(|| panic!("not an overload: {e}"));
+    assert_eq!(o.outstanding, loadgen::MAX_OUTSTANDING);
+    assert!(e.to_string().contains("cannot keep up"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn a_bad_rate_is_an_error() {
+    let r = start(ServerConfig::default());
+    for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let spec = LoadSpec {
+            rate: Some(rate),
+            ..spec(r.addr, Protocol::Resp)
+        };
+        assert!(run(&spec).is_err(), "{rate}");
+    }
+}
+
+#[test]
+fn memcached_closed_and_open_loop() {
+    let Some(m) = memcached() else { return };
+    preload(m.1, Protocol::Memcache, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    let closed = run(&spec(m.1, Protocol::Memcache)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((closed.requests, closed.mismatches), (2_000, 0));
+    let open = run(&LoadSpec {
+        rate: Some(4_000.0),
+        requests: 1_000,
+        ..spec(m.1, Protocol::Memcache)
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((open.requests, open.mismatches), (1_000, 0));
+    check_mismatches_of_another_length(m.1, Protocol::Memcache);
+}
