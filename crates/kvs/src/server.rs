@@ -282,6 +282,8 @@ impl Loop {
         let mut touched: Vec<Token> = Vec::new();
         let mut ready: Vec<Token> = Vec::new();
         let mut closed: Vec<Token> = Vec::new();
+        // One read buffer for the loop (zeroed once, not per read).
+        let mut chunk = vec![0u8; 16 * 1024];
         while !stop.load(Ordering::Relaxed) {
             match self
                 .poll
@@ -309,7 +311,7 @@ impl Loop {
                         };
                         touched.push(token);
                         if ev.is_readable() {
-                            if c.read() {
+                            if c.read(&mut chunk) {
                                 closed.push(token);
                             } else {
                                 ready.push(token);
@@ -499,10 +501,9 @@ impl Core {
 
 impl Conn {
     /// Reads what is there (no lock held); true when the connection is gone.
-    fn read(&mut self) -> bool {
-        let mut chunk = [0u8; 16 * 1024];
+    fn read(&mut self, chunk: &mut [u8]) -> bool {
         loop {
-            match self.sock.read(&mut chunk) {
+            match self.sock.read(chunk) {
                 Ok(0) => {
                     // The client finished sending: answer what came, then close.
                     self.closing = true;
