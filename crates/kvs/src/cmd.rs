@@ -533,6 +533,30 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         "expire" | "pexpire" => {
             need!(3);
+            // Redis 7's options: NX (no deadline yet), XX (has one), GT / LT (later /
+            // earlier than the current one; no deadline counts as infinite).
+            let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+            for a in &args[3..] {
+                match lower(a).as_str() {
+                    "nx" => nx = true,
+                    "xx" => xx = true,
+                    "gt" => gt = true,
+                    "lt" => lt = true,
+                    _ => {
+                        return w.error(&format!(
+                            "ERR Unsupported option {}",
+                            String::from_utf8_lossy(a)
+                        ))
+                    }
+                }
+            }
+            if nx && (xx || gt || lt) {
+                return w
+                    .error("ERR NX and XX, GT or LT options at the same time are not compatible");
+            }
+            if gt && lt {
+                return w.error("ERR GT and LT options at the same time are not compatible");
+            }
             let Some(t) = parse_i64(args[2]) else {
                 return w.error(NOT_INT);
             };
@@ -547,7 +571,14 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                     lower(name)
                 ));
             };
-            if !ctx.store.contains(args[1], now) {
+            let Some(cur) = ctx.store.get(args[1], now).map(|e| e.expires_at as i64) else {
+                return w.int(0);
+            };
+            if (nx && cur != 0)
+                || (xx && cur == 0)
+                || (gt && (cur == 0 || at <= cur))
+                || (lt && cur != 0 && at >= cur)
+            {
                 return w.int(0);
             }
             if at <= now as i64 {

@@ -105,8 +105,28 @@ fn number(buf: &[u8], at: usize) -> Result<Option<(i64, usize)>, ()> {
             Ok(None)
         };
     };
-    let s = std::str::from_utf8(&buf[at..end]).map_err(|_| ())?;
-    let v: i64 = s.parse().map_err(|_| ())?;
+    // Digits with an optional '-' (as Redis's string2ll: no '+', no spaces), checked.
+    let (neg, digits) = match &buf[at..end] {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    if digits.is_empty() {
+        return Err(());
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return Err(());
+        }
+        let d = i64::from(d - b'0');
+        v = v.checked_mul(10).ok_or(())?;
+        v = if neg {
+            v.checked_sub(d)
+        } else {
+            v.checked_add(d)
+        }
+        .ok_or(())?;
+    }
     Ok(Some((v, end + 2)))
 }
 
@@ -462,6 +482,20 @@ mod tests {
     #[test]
     fn bad_and_huge_headers_are_errors() {
         assert_eq!(words(b"*x\r\n"), Err(ProtocolError::MultibulkLength));
+        for bad in [
+            &b"*+1\r\n"[..],
+            b"*\r\n",
+            b"*-\r\n",
+            b"*1 \r\n",
+            b"*1\r\n$+1\r\n",
+        ] {
+            assert!(words(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            words(b"*1\r\n$-0\r\n"),
+            Ok(None),
+            "-0 is zero: an empty bulk"
+        );
         assert_eq!(words(b"*2000000\r\n"), Err(ProtocolError::MultibulkLength));
         assert_eq!(
             words(b"*99999999999999999999999\r\n"),

@@ -174,6 +174,58 @@ fn expiry_and_ttls() {
 }
 
 #[test]
+fn expire_takes_redis_7_options() {
+    let r = start(ServerConfig::default());
+    let mut c = client(&r);
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .query(&mut c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut q = |args: &[&str]| -> redis::RedisResult<i64> {
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query(&mut c)
+    };
+    // A TTL in whole seconds, with a second of slack for a slow machine.
+    let near = |got: Option<i64>, want: i64| match got {
+        Some(g) if want > 0 => (want - 1..=want).contains(&g),
+        g => g == Some(want),
+    };
+    // (command, reply, TTL afterwards); no deadline counts as an infinite one.
+    for (args, reply, ttl) in [
+        (&["EXPIRE", "k", "100", "XX"][..], 0, -1),
+        (&["EXPIRE", "k", "100", "GT"], 0, -1),
+        (&["EXPIRE", "k", "100", "NX"], 1, 100),
+        (&["EXPIRE", "k", "200", "NX"], 0, 100),
+        (&["EXPIRE", "k", "200", "LT"], 0, 100),
+        (&["EXPIRE", "k", "50", "lt"], 1, 50),
+        (&["EXPIRE", "k", "20", "GT"], 0, 50),
+        (&["EXPIRE", "k", "300", "XX", "GT"], 1, 300),
+        (&["PEXPIRE", "k", "10000", "XX"], 1, 10),
+        (&["PERSIST", "k"], 1, -1),
+        (&["EXPIRE", "k", "100", "LT"], 1, 100),
+        (&["EXPIRE", "missing", "100", "NX"], 0, 100),
+    ] {
+        assert_eq!(q(args).ok(), Some(reply), "{args:?}");
+        let got = q(&["TTL", "k"]).ok();
+        assert!(near(got, ttl), "TTL {got:?} after {args:?}, want {ttl}");
+    }
+    for (args, says) in [
+        (&["EXPIRE", "k", "10", "NX", "XX"][..], "not compatible"),
+        (&["EXPIRE", "k", "10", "GT", "LT"], "not compatible"),
+        (&["EXPIRE", "k", "10", "SOMETIMES"], "Unsupported option"),
+    ] {
+        let msg = q(args).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains(says), "{args:?}: {msg}");
+    }
+    let got = q(&["TTL", "k"]).ok();
+    assert!(near(got, 100), "refused EXPIREs changed the TTL: {got:?}");
+}
+
+#[test]
 fn pipelines_and_auth() {
     let mut config = ServerConfig::default();
     config.cmd.requirepass = Some(b"s3cret".to_vec());
