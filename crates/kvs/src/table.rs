@@ -199,11 +199,56 @@ mod tests {
             assert!(t.remove(&i.to_le_bytes()).is_some());
         }
         assert_eq!(t.remove(&1u32.to_le_bytes()), None);
+        // Long keys live on the heap, short ones inline: both behave the same.
+        let long = vec![7u8; 100];
+        assert_eq!(t.insert(&long, 1), None);
+        assert_eq!(t.insert(&long, 2), Some(1));
+        assert_eq!(t.get(&long), Some(&2));
+        assert_eq!(t.get(&long[..99]), None);
+        let at = t.find(&long).unwrap_or_else(|| panic!("long key"));
+        assert_eq!(t.remove_at(at), (long.clone().into_boxed_slice(), 2));
+        assert_eq!(t.insert(&[], 9), None, "the empty key");
+        assert_eq!(t.remove(&[]), Some(9));
         assert_eq!(t.len(), 10);
         assert_eq!(t.iter().count(), 10);
         assert!(t.buckets.len() < 1000, "shrank");
         t.clear();
         assert!(t.is_empty() && t.sample(7).is_none());
+    }
+
+    #[test]
+    fn random_operations_agree_with_std_hashmap() {
+        use std::collections::HashMap;
+        let mut t = Table::new();
+        let mut m: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut r = 0x1234_5678_9abc_def1u64;
+        for step in 0..200_000u64 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            // Keys of 0 to 40 bytes over a small space, so chains, hits and the
+            // inline/heap boundary all occur.
+            let len = (r >> 8) as usize % 41;
+            let key: Vec<u8> = std::iter::repeat_n((r % 97) as u8, len).collect();
+            match (r >> 40) % 4 {
+                0 | 1 => assert_eq!(t.insert(&key, step), m.insert(key, step)),
+                2 => assert_eq!(t.remove(&key), m.remove(&key)),
+                _ => match t.find(&key) {
+                    Some(at) => {
+                        let (k, v) = t.remove_at(at);
+                        assert_eq!(m.remove(&key), Some(v));
+                        assert_eq!(&*k, &key[..]);
+                    }
+                    None => assert!(!m.contains_key(&key)),
+                },
+            }
+            assert_eq!(t.len(), m.len());
+        }
+        let mut all: Vec<(Vec<u8>, u64)> = t.iter().map(|(k, v)| (k.to_vec(), *v)).collect();
+        let mut want: Vec<(Vec<u8>, u64)> = m.into_iter().collect();
+        all.sort();
+        want.sort();
+        assert_eq!(all, want);
     }
 
     #[test]
