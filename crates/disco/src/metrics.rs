@@ -1,0 +1,395 @@
+//! Tile metrics in shared memory: a file (under /dev/shm by default) mapped by the
+//! pipeline for writing and by monitors, in other processes, for reading.
+//!
+//! Layout, all little-endian u64 words: a header of [`HEADER_WORDS`] (magic, version,
+//! tile count, words per tile, pid, heartbeat in ns since the epoch, state), then one
+//! block of [`TILE_WORDS`] per tile: name (32 bytes), the [`Counter`]s, 16 named custom
+//! counters (24-byte names), and a latency histogram of [`HIST_BUCKETS`] power-of-two
+//! buckets of nanoseconds (bucket i counts values in [2^i, 2^(i+1))). Each word has one
+//! writer (its tile's thread); readers load words individually (relaxed), so a snapshot
+//! is per-word consistent, which is what rates and percentiles need.
+
+use std::fs::OpenOptions;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use memmap2::{Mmap, MmapMut};
+
+/// "wsdisco" and a format number.
+pub const MAGIC: u64 = 0x7773_6469_7363_6f01;
+/// Layout version.
+pub const VERSION: u64 = 1;
+/// Header words.
+pub const HEADER_WORDS: usize = 8;
+/// Words per tile.
+pub const TILE_WORDS: usize = 128;
+/// Latency histogram buckets.
+pub const HIST_BUCKETS: usize = 32;
+/// Custom counters per tile.
+pub const CUSTOM: usize = 16;
+/// Most tiles in one region.
+pub const MAX_TILES: usize = 256;
+
+const NAME_WORDS: usize = 4;
+const COUNTERS: usize = 10;
+const CUSTOM_NAME_WORDS: usize = 3;
+const OFF_COUNTERS: usize = NAME_WORDS;
+const OFF_CUSTOM_NAMES: usize = OFF_COUNTERS + COUNTERS;
+const OFF_CUSTOM: usize = OFF_CUSTOM_NAMES + CUSTOM * CUSTOM_NAME_WORDS;
+const OFF_HIST: usize = OFF_CUSTOM + CUSTOM;
+const _: () = assert!(OFF_HIST + HIST_BUCKETS <= TILE_WORDS);
+
+/// The fixed counters of every tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    /// Fragments taken from inputs.
+    In = 0,
+    /// Fragments published.
+    Out,
+    /// Fragments dropped by a shedding output (full link).
+    Shed,
+    /// Fragments the tile rejected by its own rule (bad signature, duplicate, ...).
+    Rejected,
+    /// Fragments lost to overrun on an unreliable input.
+    Overrun,
+    /// Nanoseconds spent waiting for output credits.
+    BackpressureNs,
+    /// Nanoseconds in tile callbacks that did work.
+    BusyNs,
+    /// Nanoseconds in loop rounds that found nothing to do.
+    IdleNs,
+    /// Loop rounds.
+    Rounds,
+    /// 1 once the tile has finished (end of stream), 2 if it failed.
+    State,
+}
+
+/// Every fixed counter, in layout order, with its name.
+pub const COUNTER_NAMES: [(Counter, &str); COUNTERS] = [
+    (Counter::In, "in"),
+    (Counter::Out, "out"),
+    (Counter::Shed, "shed"),
+    (Counter::Rejected, "rejected"),
+    (Counter::Overrun, "overrun"),
+    (Counter::BackpressureNs, "backpressure_ns"),
+    (Counter::BusyNs, "busy_ns"),
+    (Counter::IdleNs, "idle_ns"),
+    (Counter::Rounds, "rounds"),
+    (Counter::State, "state"),
+];
+
+fn words(bytes: &[u8]) -> &[AtomicU64] {
+    // SAFETY: the mapping is page-aligned and a whole number of words long (checked by
+    // the callers' size computations); AtomicU64 has the size and alignment of u64, and
+    // all access to the words goes through atomics.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU64>(), bytes.len() / 8) }
+}
+
+fn put_name(w: &[AtomicU64], name: &str) {
+    let mut b = vec![0u8; w.len() * 8];
+    let n = name.len().min(b.len());
+    b[..n].copy_from_slice(&name.as_bytes()[..n]);
+    for (slot, c) in w.iter().zip(b.chunks_exact(8)) {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(c);
+        slot.store(u64::from_le_bytes(x), Ordering::Relaxed);
+    }
+}
+
+fn get_name(w: &[AtomicU64]) -> String {
+    let b: Vec<u8> = w
+        .iter()
+        .flat_map(|x| x.load(Ordering::Relaxed).to_le_bytes())
+        .take_while(|&c| c != 0)
+        .collect();
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+/// The writable region, owned by the pipeline.
+#[derive(Debug)]
+pub struct Metrics {
+    map: MmapMut,
+    tiles: usize,
+}
+
+/// One tile's block.
+#[derive(Debug, Clone)]
+pub struct TileMetrics {
+    m: Arc<Metrics>,
+    base: usize,
+}
+
+impl Metrics {
+    /// Creates (or truncates) `path` with a block for each of `names`.
+    pub fn create(path: &Path, names: &[&str]) -> io::Result<Arc<Metrics>> {
+        if names.is_empty() || names.len() > MAX_TILES {
+            return Err(io::Error::other(format!(
+                "a metrics region holds 1 to {MAX_TILES} tiles, not {}",
+                names.len()
+            )));
+        }
+        let len = (HEADER_WORDS + names.len() * TILE_WORDS) * 8;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        file.set_len(len as u64)?;
+        // SAFETY: the file was just sized by us; other processes only read it.
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        let m = Metrics {
+            map,
+            tiles: names.len(),
+        };
+        let w = m.words();
+        for (i, name) in names.iter().enumerate() {
+            let base = HEADER_WORDS + i * TILE_WORDS;
+            put_name(&w[base..base + NAME_WORDS], name);
+        }
+        w[1].store(VERSION, Ordering::Relaxed);
+        w[2].store(names.len() as u64, Ordering::Relaxed);
+        w[3].store(TILE_WORDS as u64, Ordering::Relaxed);
+        w[4].store(u64::from(std::process::id()), Ordering::Relaxed);
+        // The magic last: a reader that sees it sees a complete header.
+        w[0].store(MAGIC, Ordering::Release);
+        Ok(Arc::new(m))
+    }
+
+    fn words(&self) -> &[AtomicU64] {
+        words(&self.map)
+    }
+
+    /// Number of tiles.
+    pub fn tiles(&self) -> usize {
+        self.tiles
+    }
+
+    /// Tile `i`'s block.
+    pub fn tile(self: &Arc<Self>, i: usize) -> TileMetrics {
+        assert!(i < self.tiles, "tile {i} of {}", self.tiles);
+        TileMetrics {
+            m: self.clone(),
+            base: HEADER_WORDS + i * TILE_WORDS,
+        }
+    }
+
+    /// Marks the pipeline alive now (monitors show the age of this).
+    pub fn heartbeat(&self, state: u64) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        self.words()[5].store(now, Ordering::Relaxed);
+        self.words()[6].store(state, Ordering::Relaxed);
+    }
+}
+
+impl TileMetrics {
+    fn w(&self, off: usize) -> &AtomicU64 {
+        &self.m.words()[self.base + off]
+    }
+
+    /// Adds `n` to a counter (single writer: a load and a store, no locked add).
+    #[inline]
+    pub fn add(&self, c: Counter, n: u64) {
+        let w = self.w(OFF_COUNTERS + c as usize);
+        w.store(w.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+
+    /// Sets a counter.
+    pub fn set(&self, c: Counter, v: u64) {
+        self.w(OFF_COUNTERS + c as usize)
+            .store(v, Ordering::Relaxed);
+    }
+
+    /// A counter's value.
+    pub fn get(&self, c: Counter) -> u64 {
+        self.w(OFF_COUNTERS + c as usize).load(Ordering::Relaxed)
+    }
+
+    /// Names custom counter `i` (0..16; names are cut to 24 bytes).
+    pub fn name_custom(&self, i: usize, name: &str) {
+        if i < CUSTOM {
+            let at = self.base + OFF_CUSTOM_NAMES + i * CUSTOM_NAME_WORDS;
+            put_name(&self.m.words()[at..at + CUSTOM_NAME_WORDS], name);
+        }
+    }
+
+    /// Adds `n` to custom counter `i`.
+    #[inline]
+    pub fn add_custom(&self, i: usize, n: u64) {
+        if i < CUSTOM {
+            let w = self.w(OFF_CUSTOM + i);
+            w.store(w.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        }
+    }
+
+    /// Records one latency sample in nanoseconds.
+    #[inline]
+    pub fn record_ns(&self, ns: u64) {
+        let b = (63 - ns.max(1).leading_zeros() as usize).min(HIST_BUCKETS - 1);
+        let w = self.w(OFF_HIST + b);
+        w.store(w.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+}
+
+/// One tile as a reader sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileSnapshot {
+    /// Tile name.
+    pub name: String,
+    /// The fixed counters, in [`COUNTER_NAMES`] order.
+    pub counters: [u64; COUNTERS],
+    /// Named custom counters (unnamed ones left out).
+    pub custom: Vec<(String, u64)>,
+    /// Latency histogram (power-of-two nanosecond buckets).
+    pub hist: [u64; HIST_BUCKETS],
+}
+
+impl TileSnapshot {
+    /// A fixed counter.
+    pub fn get(&self, c: Counter) -> u64 {
+        self.counters[c as usize]
+    }
+
+    /// Latency at quantile `q` (0..=1) in nanoseconds: the upper edge of the bucket
+    /// holding it (None without samples).
+    pub fn latency_ns(&self, q: f64) -> Option<u64> {
+        let total: u64 = self.hist.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &n) in self.hist.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return Some((2u64 << i) - 1);
+            }
+        }
+        None
+    }
+}
+
+/// A whole region as a reader sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Pipeline process id.
+    pub pid: u64,
+    /// Last heartbeat, ns since the epoch.
+    pub heartbeat_ns: u64,
+    /// Pipeline state: 0 running, 1 finished, 2 failed.
+    pub state: u64,
+    /// Every tile.
+    pub tiles: Vec<TileSnapshot>,
+}
+
+fn parse(w: &[AtomicU64]) -> io::Result<Snapshot> {
+    let bad = |m: &str| io::Error::new(io::ErrorKind::InvalidData, m.to_string());
+    if w.len() < HEADER_WORDS || w[0].load(Ordering::Acquire) != MAGIC {
+        return Err(bad("not a wirespeed metrics file (bad magic)"));
+    }
+    if w[1].load(Ordering::Relaxed) != VERSION || w[3].load(Ordering::Relaxed) != TILE_WORDS as u64
+    {
+        return Err(bad("metrics file of another layout version"));
+    }
+    let tiles = w[2].load(Ordering::Relaxed) as usize;
+    if tiles == 0 || tiles > MAX_TILES || w.len() < HEADER_WORDS + tiles * TILE_WORDS {
+        return Err(bad("metrics file truncated or with a bad tile count"));
+    }
+    let mut out = Snapshot {
+        pid: w[4].load(Ordering::Relaxed),
+        heartbeat_ns: w[5].load(Ordering::Relaxed),
+        state: w[6].load(Ordering::Relaxed),
+        tiles: Vec::with_capacity(tiles),
+    };
+    for t in 0..tiles {
+        let b = &w[HEADER_WORDS + t * TILE_WORDS..HEADER_WORDS + (t + 1) * TILE_WORDS];
+        let mut s = TileSnapshot {
+            name: get_name(&b[..NAME_WORDS]),
+            ..TileSnapshot::default()
+        };
+        for (i, c) in s.counters.iter_mut().enumerate() {
+            *c = b[OFF_COUNTERS + i].load(Ordering::Relaxed);
+        }
+        for i in 0..CUSTOM {
+            let at = OFF_CUSTOM_NAMES + i * CUSTOM_NAME_WORDS;
+            let name = get_name(&b[at..at + CUSTOM_NAME_WORDS]);
+            if !name.is_empty() {
+                s.custom
+                    .push((name, b[OFF_CUSTOM + i].load(Ordering::Relaxed)));
+            }
+        }
+        for (i, h) in s.hist.iter_mut().enumerate() {
+            *h = b[OFF_HIST + i].load(Ordering::Relaxed);
+        }
+        out.tiles.push(s);
+    }
+    Ok(out)
+}
+
+/// Reads the region at `path` (from this or another process).
+pub fn read(path: &Path) -> io::Result<Snapshot> {
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let max = ((HEADER_WORDS + MAX_TILES * TILE_WORDS) * 8) as u64;
+    if len < (HEADER_WORDS * 8) as u64 || len > max || len % 8 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a wirespeed metrics file (size)",
+        ));
+    }
+    // SAFETY: read-only mapping of a file the pipeline keeps at a fixed size; values
+    // are read as atomics word by word.
+    let map = unsafe { Mmap::map(&file)? };
+    parse(words(&map))
+}
+
+impl Metrics {
+    /// This region as a reader would see it.
+    pub fn snapshot(&self) -> io::Result<Snapshot> {
+        parse(self.words())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_names_and_histograms_round_trip_through_the_file() {
+        let dir = std::env::temp_dir().join(format!("ws-disco-metrics-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.join("m");
+        let m = Metrics::create(&path, &["parse", "a very long tile name that is cut"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let t = m.tile(1);
+        t.add(Counter::In, 5);
+        t.add(Counter::In, 2);
+        t.name_custom(3, "bad_sig");
+        t.add_custom(3, 9);
+        for ns in [1, 1000, 1000, 5_000_000] {
+            t.record_ns(ns);
+        }
+        m.heartbeat(1);
+        let s = read(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.pid, u64::from(std::process::id()));
+        assert_eq!(s.state, 1);
+        assert_eq!(s.tiles.len(), 2);
+        assert_eq!(s.tiles[0].name, "parse");
+        assert_eq!(s.tiles[1].name, "a very long tile name that is cu");
+        assert_eq!(s.tiles[1].get(Counter::In), 7);
+        assert_eq!(s.tiles[1].custom, vec![("bad_sig".to_string(), 9)]);
+        assert_eq!(s.tiles[1].latency_ns(0.5), Some(1023));
+        assert_eq!(s.tiles[1].latency_ns(1.0), Some((1 << 23) - 1));
+        assert_eq!(s.tiles[0].latency_ns(0.5), None);
+        assert_eq!(m.snapshot().ok(), Some(s));
+        drop(t);
+        drop(m);
+        std::fs::write(&path, [0u8; 64]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(read(&path).is_err(), "bad magic");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
