@@ -18,6 +18,6 @@ pub mod point;
 pub mod serial;
 mod verify;
 
-pub use many::{verify_many, verify_many_with, Backend, Item};
+pub use many::{verify_many, verify_many_here, verify_many_with, Backend, Item};
 pub use mode::{Mode, UnknownMode, VerifyError};
 pub use verify::{verify, verify_backend};

@@ -161,51 +161,70 @@ pub fn verify_many_with(
     mode: Mode,
     backend: Backend,
 ) -> Vec<Result<(), VerifyError>> {
-    let backend = if backend.available() {
-        backend.resolve()
-    } else {
-        Backend::Serial
-    };
+    let backend = resolve(backend);
     let mut out = vec![Ok(()); items.len()];
     out.par_chunks_mut(CHUNK)
         .zip(items.par_chunks(CHUNK))
-        .for_each(|(o, it)| match backend {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `backend` passed `available()`, so the CPU has AVX2.
-            Backend::Avx2 => unsafe {
-                verify_chunk_lanes::<4>(
-                    it,
-                    mode,
-                    o,
-                    lanes::pow_p58_avx2,
-                    lanes::double_scalar_mul_avx2,
-                )
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `backend` passed `available()`: AVX-512F, IFMA and DQ are present.
-            Backend::Ifma => unsafe {
-                verify_chunk_lanes::<8>(
-                    it,
-                    mode,
-                    o,
-                    lanes::pow_p58_ifma,
-                    lanes::double_scalar_mul_ifma,
-                )
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `backend` passed `available()`: AVX-512F, IFMA, DQ and VL are present.
-            Backend::Ifma4 => unsafe {
-                verify_chunk_lanes::<4>(
-                    it,
-                    mode,
-                    o,
-                    lanes::pow_p58_ifma4,
-                    lanes::double_scalar_mul_ifma4,
-                )
-            },
-            _ => verify_chunk_serial(it, mode, o),
-        });
+        .for_each(|(o, it)| verify_chunk(backend, it, mode, o));
     out
+}
+
+fn resolve(backend: Backend) -> Backend {
+    if backend.available() {
+        backend.resolve()
+    } else {
+        Backend::Serial
+    }
+}
+
+/// [`verify_many`] on the calling thread only (no thread pool): one verdict per item
+/// into `out` (which must be as long as `items`; extra entries are left alone). For
+/// callers that own their core, such as a pipeline's verify tiles.
+pub fn verify_many_here(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), VerifyError>]) {
+    let backend = resolve(Backend::Auto);
+    for (o, it) in out.chunks_mut(CHUNK).zip(items.chunks(CHUNK)) {
+        verify_chunk(backend, it, mode, o);
+    }
+}
+
+/// One chunk on one backend (`backend` already resolved to an available one).
+fn verify_chunk(backend: Backend, it: &[Item<'_>], mode: Mode, o: &mut [Result<(), VerifyError>]) {
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `backend` passed `available()`, so the CPU has AVX2.
+        Backend::Avx2 => unsafe {
+            verify_chunk_lanes::<4>(
+                it,
+                mode,
+                o,
+                lanes::pow_p58_avx2,
+                lanes::double_scalar_mul_avx2,
+            )
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `backend` passed `available()`: AVX-512F, IFMA and DQ are present.
+        Backend::Ifma => unsafe {
+            verify_chunk_lanes::<8>(
+                it,
+                mode,
+                o,
+                lanes::pow_p58_ifma,
+                lanes::double_scalar_mul_ifma,
+            )
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `backend` passed `available()`: AVX-512F, IFMA, DQ and VL are present.
+        Backend::Ifma4 => unsafe {
+            verify_chunk_lanes::<4>(
+                it,
+                mode,
+                o,
+                lanes::pow_p58_ifma4,
+                lanes::double_scalar_mul_ifma4,
+            )
+        },
+        _ => verify_chunk_serial(it, mode, o),
+    }
 }
 
 fn verify_chunk_serial(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), VerifyError>]) {

@@ -18,6 +18,8 @@
 pub mod dedup;
 pub mod gen;
 pub mod pcap;
+pub mod pipeline;
 pub mod solana;
+pub mod tiles;
 
 pub use solana::{parse, txn_id, ParseError, Transaction};

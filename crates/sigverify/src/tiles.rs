@@ -1,0 +1,575 @@
+//! The stages of the verification pipeline, as [`wirespeed_disco::Tile`]s.
+//!
+//! Fragments between tiles: the payload is the packet (a Solana transaction, or a raw
+//! record `pk(32) || sig(64) || msg`); `meta.sig` carries the packet's *ticket* (its
+//! rank among well-formed packets, from 1, assigned by the parse tile) and `meta.tsorig`
+//! its ingest time; `meta.ctl` carries the kind, the verdict and the destination:
+//!
+//! ```text
+//! source -> parse -> verify x N -> reorder -> dedup -> sink x D
+//! ```
+//!
+//! Every ticket yields exactly one verdict at the reorder tile (valid or bad signature),
+//! so it can put them back in arrival order without waiting for tickets that will never
+//! come; malformed packets never get a ticket (the parse tile counts them by reason).
+//! Dedup comes after reordering so that the first copy to *arrive* is the one kept (the
+//! verifiers finish out of order; deduplicating before reordering would keep whichever
+//! copy a verifier finished first, and deliver it at the later copy's place).
+
+use std::io::BufRead;
+use std::net::UdpSocket;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use wirespeed_disco::{Counter, Ctx, Tile};
+use wirespeed_ed25519::{verify_many_here, Item, Mode, VerifyError};
+use wirespeed_tango::link::now_ns32;
+use wirespeed_tango::Meta;
+
+use crate::dedup::Dedup;
+use crate::pcap::UdpReader;
+use crate::solana::{self, ParseError};
+
+/// Kind bit: a raw record (else a Solana transaction).
+pub const KIND_RAW: u16 = 1;
+/// Verdict bits (2 bits at 1..3).
+pub const VERDICT_MASK: u16 = 0b110;
+/// Every signature verified.
+pub const VALID: u16 = 1 << 1;
+/// A signature failed (or a key or signature was malformed).
+pub const BAD_SIG: u16 = 2 << 1;
+/// Seen within the dedup horizon.
+pub const DUPLICATE: u16 = 3 << 1;
+/// Destination: 4 bits at 8..12.
+pub const DEST_SHIFT: u16 = 8;
+/// Most destinations.
+pub const MAX_DEST: usize = 16;
+
+/// Smallest raw record: key and signature, empty message.
+const RAW_HEADER: usize = 96;
+
+/// A raw record packet.
+pub fn raw_packet(pk: &[u8], sig: &[u8], msg: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(RAW_HEADER + msg.len());
+    p.extend_from_slice(pk);
+    p.extend_from_slice(sig);
+    p.extend_from_slice(msg);
+    p
+}
+
+/// The transaction id of a packet: its first signature.
+pub fn packet_id(kind_raw: bool, packet: &[u8]) -> Option<[u8; 64]> {
+    if kind_raw {
+        packet.get(32..96)?.try_into().ok()
+    } else {
+        solana::parse(packet).ok().map(|t| t.txn_id())
+    }
+}
+
+/// Where packets come from.
+pub enum Input {
+    /// Signature records (binary or JSON Lines), streamed.
+    Records(sigdata_reader::Reader),
+    /// UDP payloads of a capture, streamed.
+    Pcap(Box<UdpReader<std::fs::File>>),
+    /// A UDP socket (runs until stopped).
+    Udp(UdpSocket),
+    /// Packets in memory, each with its kind (true: raw record).
+    Memory(std::vec::IntoIter<(bool, Vec<u8>)>),
+}
+
+/// The record reader behind [`Input::Records`].
+pub mod sigdata_reader {
+    /// A streaming reader of signature records.
+    pub type Reader = wirespeed_sigdata::format::RecordReader<std::io::BufReader<std::fs::File>>;
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Input::Records(_) => "Records",
+            Input::Pcap(_) => "Pcap",
+            Input::Udp(_) => "Udp",
+            Input::Memory(_) => "Memory",
+        })
+    }
+}
+
+/// Reads packets and publishes them (optionally at a fixed rate).
+#[derive(Debug)]
+pub struct Source {
+    /// Where from.
+    pub input: Input,
+    /// Packets per second (None: as fast as the pipeline takes them).
+    pub rate: Option<f64>,
+    /// Stop after this many packets.
+    pub limit: Option<u64>,
+    pub(crate) sent: u64,
+    pub(crate) start: Option<Instant>,
+    pub(crate) buf: Vec<u8>,
+    /// Why reading stopped early, if it did.
+    pub(crate) error: Arc<Mutex<Option<String>>>,
+}
+
+impl Source {
+    /// A source; `error` receives the reason if the input turns out malformed.
+    pub fn new(
+        input: Input,
+        rate: Option<f64>,
+        limit: Option<u64>,
+        error: Arc<Mutex<Option<String>>>,
+    ) -> Source {
+        Source {
+            input,
+            rate,
+            limit,
+            sent: 0,
+            start: None,
+            buf: vec![0; 65_536],
+            error,
+        }
+    }
+
+    fn fail(&self, ctx: &mut Ctx, why: String) {
+        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+        ctx.finish();
+    }
+}
+
+impl Tile for Source {
+    fn name(&self) -> String {
+        "source".into()
+    }
+
+    fn on_fragment(&mut self, _: &mut Ctx, _: usize, _: &Meta, _: &[u8]) {}
+
+    fn on_idle(&mut self, ctx: &mut Ctx) -> bool {
+        if self.limit.is_some_and(|l| self.sent >= l) {
+            ctx.finish();
+            return false;
+        }
+        let start = *self.start.get_or_insert_with(Instant::now);
+        if let Some(rate) = self.rate {
+            let due = start + Duration::from_secs_f64(self.sent as f64 / rate);
+            if Instant::now() < due {
+                return false;
+            }
+        }
+        let now = now_ns32();
+        let (raw, ok): (bool, Option<Vec<u8>>) = match &mut self.input {
+            Input::Records(r) => match r.next() {
+                None => (true, None),
+                Some(Err(e)) => {
+                    let why = e.to_string();
+                    self.fail(ctx, why);
+                    return false;
+                }
+                Some(Ok(rec)) => (true, Some(raw_packet(&rec.pk, &rec.sig, &rec.msg))),
+            },
+            Input::Pcap(r) => match r.next_packet() {
+                None => (false, None),
+                Some(Err(e)) => {
+                    let why = e.to_string();
+                    self.fail(ctx, why);
+                    return false;
+                }
+                Some(Ok(p)) => (false, Some(p.payload.to_vec())),
+            },
+            Input::Udp(sock) => match sock.recv(&mut self.buf) {
+                Ok(n) => (false, Some(self.buf[..n].to_vec())),
+                Err(_) => return false,
+            },
+            Input::Memory(it) => match it.next() {
+                None => (false, None),
+                Some((raw, p)) => (raw, Some(p)),
+            },
+        };
+        let Some(packet) = ok else {
+            ctx.finish();
+            return false;
+        };
+        let ctl = if raw { KIND_RAW } else { 0 };
+        // Packets longer than the link's MTU are counted as shed by the context.
+        ctx.publish(0, &packet, 0, ctl, now);
+        self.sent += 1;
+        true
+    }
+}
+
+/// Parses packets: malformed ones are counted by reason and dropped; well-formed ones
+/// get a ticket and a destination.
+#[derive(Debug)]
+pub struct Parse {
+    /// Destinations (sinks).
+    pub dests: usize,
+    pub(crate) ticket: u64,
+}
+
+impl Parse {
+    /// A parse tile routing to `dests` destinations.
+    pub fn new(dests: usize) -> Parse {
+        Parse {
+            dests: dests.clamp(1, MAX_DEST),
+            ticket: 0,
+        }
+    }
+}
+
+/// Custom counter of raw records that are too short.
+const RAW_TOO_SHORT: usize = ParseError::ALL.len();
+
+impl Tile for Parse {
+    fn name(&self) -> String {
+        "parse".into()
+    }
+
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        for e in ParseError::ALL {
+            ctx.metrics().name_custom(e.index(), e.reason());
+        }
+        ctx.metrics().name_custom(RAW_TOO_SHORT, "raw_too_short");
+    }
+
+    fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
+        let raw = meta.ctl & KIND_RAW != 0;
+        let key0 = if raw {
+            if packet.len() < RAW_HEADER {
+                ctx.metrics().add_custom(RAW_TOO_SHORT, 1);
+                ctx.metrics().add(Counter::Rejected, 1);
+                return;
+            }
+            packet[0]
+        } else {
+            match solana::parse(packet) {
+                Ok(t) => t.signers.first().map_or(0, |k| k[0]),
+                Err(e) => {
+                    ctx.metrics().add_custom(e.index(), 1);
+                    ctx.metrics().add(Counter::Rejected, 1);
+                    return;
+                }
+            }
+        };
+        self.ticket += 1;
+        let dest = (key0 as usize % self.dests) as u16;
+        let ctl = (meta.ctl & KIND_RAW) | dest << DEST_SHIFT;
+        ctx.publish(0, packet, self.ticket, ctl, meta.tsorig);
+    }
+}
+
+/// Verifies micro-batches with the lane verifier: a batch goes when it holds `batch`
+/// packets or its oldest packet has waited `budget`.
+#[derive(Debug)]
+pub struct Verify {
+    /// Which of the verify tiles.
+    pub index: usize,
+    /// Packets per batch.
+    pub batch: usize,
+    /// Longest wait of a packet for its batch.
+    pub budget: Duration,
+    /// Rule mode.
+    pub mode: Mode,
+    arena: Vec<u8>,
+    held: Vec<(usize, usize, u64, u32, u16)>,
+    first: Option<Instant>,
+    verdicts: Vec<Result<(), VerifyError>>,
+}
+
+impl Verify {
+    /// Verify tile `index`.
+    pub fn new(index: usize, batch: usize, budget: Duration, mode: Mode) -> Verify {
+        let batch = batch.clamp(1, 1024);
+        Verify {
+            index,
+            batch,
+            budget,
+            mode,
+            arena: Vec::with_capacity(batch * 1232),
+            held: Vec::with_capacity(batch),
+            first: None,
+            verdicts: Vec::new(),
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Ctx) {
+        if self.held.is_empty() {
+            return;
+        }
+        // One item per signature; `owner[i]` is the packet of item i.
+        let mut items: Vec<Item<'_>> = Vec::with_capacity(self.held.len() * 2);
+        let mut owner = Vec::with_capacity(self.held.len() * 2);
+        let mut bad = vec![false; self.held.len()];
+        for (p, &(off, len, _, _, ctl)) in self.held.iter().enumerate() {
+            let packet = &self.arena[off..off + len];
+            if ctl & KIND_RAW != 0 {
+                items.push(Item {
+                    pk: &packet[..32],
+                    sig: &packet[32..96],
+                    msg: &packet[96..],
+                });
+                owner.push(p);
+            } else {
+                match solana::parse(packet) {
+                    Ok(t) => {
+                        for it in t.items() {
+                            items.push(it);
+                            owner.push(p);
+                        }
+                    }
+                    Err(_) => bad[p] = true,
+                }
+            }
+        }
+        self.verdicts.clear();
+        self.verdicts.resize(items.len(), Ok(()));
+        verify_many_here(&items, self.mode, &mut self.verdicts);
+        for (v, &p) in self.verdicts.iter().zip(&owner) {
+            bad[p] |= v.is_err();
+        }
+        drop(items);
+        for (p, &(off, len, ticket, tsorig, ctl)) in self.held.iter().enumerate() {
+            let base = ctl & !VERDICT_MASK;
+            if bad[p] {
+                ctx.metrics().add(Counter::Rejected, 1);
+                ctx.publish(0, &[], ticket, base | BAD_SIG, tsorig);
+            } else {
+                ctx.publish(0, &self.arena[off..off + len], ticket, base | VALID, tsorig);
+            }
+        }
+        ctx.metrics().add_custom(0, 1);
+        self.held.clear();
+        self.arena.clear();
+        self.first = None;
+    }
+}
+
+impl Tile for Verify {
+    fn name(&self) -> String {
+        format!("verify{}", self.index)
+    }
+
+    fn burst(&self) -> u64 {
+        self.batch as u64
+    }
+
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        ctx.metrics().name_custom(0, "batches");
+    }
+
+    fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
+        let off = self.arena.len();
+        self.arena.extend_from_slice(packet);
+        self.held
+            .push((off, packet.len(), meta.sig, meta.tsorig, meta.ctl));
+        self.first.get_or_insert_with(Instant::now);
+        if self.held.len() >= self.batch {
+            self.flush(ctx);
+        }
+    }
+
+    fn on_idle(&mut self, ctx: &mut Ctx) -> bool {
+        match self.first {
+            Some(t) if t.elapsed() >= self.budget => {
+                self.flush(ctx);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn on_end(&mut self, ctx: &mut Ctx) {
+        self.flush(ctx);
+    }
+}
+
+/// Delivers valid packets to their destination unless seen within the horizon; counts
+/// bad signatures and duplicates.
+#[derive(Debug)]
+pub struct DedupTile {
+    set: Dedup,
+}
+
+impl DedupTile {
+    /// Remembering the last `horizon` transaction ids.
+    pub fn new(horizon: usize) -> DedupTile {
+        DedupTile {
+            set: Dedup::new(horizon),
+        }
+    }
+}
+
+impl Tile for DedupTile {
+    fn name(&self) -> String {
+        "dedup".into()
+    }
+
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        ctx.metrics().name_custom(0, "bad_signature");
+        ctx.metrics().name_custom(1, "duplicate");
+    }
+
+    fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
+        if meta.ctl & VERDICT_MASK != VALID {
+            ctx.metrics().add_custom(0, 1);
+            return;
+        }
+        let id = packet_id(meta.ctl & KIND_RAW != 0, packet);
+        if id.is_some_and(|id| !self.set.insert(&id)) {
+            ctx.metrics().add(Counter::Rejected, 1);
+            ctx.metrics().add_custom(1, 1);
+            return;
+        }
+        let dest = usize::from(meta.ctl >> DEST_SHIFT) & (MAX_DEST - 1);
+        ctx.publish(
+            dest.min(ctx.outputs() - 1),
+            packet,
+            meta.sig,
+            meta.ctl,
+            meta.tsorig,
+        );
+    }
+}
+
+/// Passes verdicts on in ticket (arrival) order when `ordered`, else as they come.
+#[derive(Debug)]
+pub struct Reorder {
+    ordered: bool,
+    next: u64,
+    /// Verdicts waiting for earlier tickets: slot `t - next`.
+    window: std::collections::VecDeque<Option<(u16, u32, Vec<u8>)>>,
+    max_window: usize,
+}
+
+impl Reorder {
+    /// In ticket order (`ordered`) or as verdicts arrive; `max_window` bounds what is
+    /// held (past it, a missing ticket is given up on and counted).
+    pub fn new(ordered: bool, max_window: usize) -> Reorder {
+        Reorder {
+            ordered,
+            next: 1,
+            window: std::collections::VecDeque::new(),
+            max_window: max_window.max(1),
+        }
+    }
+
+    fn deliver(ctx: &mut Ctx, ticket: u64, ctl: u16, tsorig: u32, packet: &[u8]) {
+        ctx.publish(0, packet, ticket, ctl, tsorig);
+    }
+
+    fn release(&mut self, ctx: &mut Ctx, all: bool) {
+        while let Some(front) = self.window.front() {
+            if front.is_none() && !all && self.window.len() <= self.max_window {
+                break;
+            }
+            if let Some(Some((ctl, ts, p))) = self.window.pop_front() {
+                Reorder::deliver(ctx, self.next, ctl, ts, &p);
+            } else {
+                ctx.metrics().add_custom(0, 1);
+            }
+            self.next += 1;
+        }
+    }
+}
+
+impl Tile for Reorder {
+    fn name(&self) -> String {
+        "reorder".into()
+    }
+
+    fn burst(&self) -> u64 {
+        // A verdict can release the whole window.
+        self.max_window as u64 + 1
+    }
+
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        ctx.metrics().name_custom(0, "given_up");
+    }
+
+    fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
+        if !self.ordered {
+            Reorder::deliver(ctx, meta.sig, meta.ctl, meta.tsorig, packet);
+            return;
+        }
+        let Some(at) = meta.sig.checked_sub(self.next) else {
+            // Given up on earlier: deliver late rather than lose it.
+            Reorder::deliver(ctx, meta.sig, meta.ctl, meta.tsorig, packet);
+            return;
+        };
+        let at = at as usize;
+        if at >= self.window.len() {
+            self.window.resize(at + 1, None);
+        }
+        self.window[at] = Some((meta.ctl, meta.tsorig, packet.to_vec()));
+        self.release(ctx, false);
+    }
+
+    fn on_end(&mut self, ctx: &mut Ctx) {
+        self.release(ctx, true);
+    }
+}
+
+/// What a sink saw.
+#[derive(Debug)]
+pub struct SinkReport {
+    /// Transaction ids accepted, in delivery order (when collected).
+    pub ids: Vec<[u8; 64]>,
+    /// Ingest-to-verdict latency, nanoseconds.
+    pub latency: Histogram<u64>,
+}
+
+/// A consumer of verified transactions: counts them, records their latency and (when
+/// asked) their ids.
+#[derive(Debug)]
+pub struct Sink {
+    /// Destination number.
+    pub index: usize,
+    collect: bool,
+    report: Arc<Mutex<SinkReport>>,
+}
+
+impl Sink {
+    /// Sink `index`; its report is shared with the caller.
+    pub fn new(index: usize, collect: bool) -> (Sink, Arc<Mutex<SinkReport>>) {
+        let latency = Histogram::new_with_bounds(1, 60_000_000_000, 3)
+            .unwrap_or_else(|_| unreachable!("constant histogram bounds"));
+        let report = Arc::new(Mutex::new(SinkReport {
+            ids: Vec::new(),
+            latency,
+        }));
+        (
+            Sink {
+                index,
+                collect,
+                report: report.clone(),
+            },
+            report,
+        )
+    }
+}
+
+impl Tile for Sink {
+    fn name(&self) -> String {
+        format!("sink{}", self.index)
+    }
+
+    fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
+        let ns = u64::from(now_ns32().wrapping_sub(meta.tsorig));
+        ctx.metrics().record_ns(ns);
+        let mut r = self.report.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = r.latency.record(ns.max(1));
+        if self.collect {
+            if let Some(id) = packet_id(meta.ctl & KIND_RAW != 0, packet) {
+                r.ids.push(id);
+            }
+        }
+    }
+}
+
+/// Reads signature records for [`Input::Records`].
+pub fn open_records(path: &std::path::Path) -> std::io::Result<sigdata_reader::Reader> {
+    let format = wirespeed_sigdata::format::Format::from_path(path);
+    let file = std::fs::File::open(path)?;
+    let reader = std::io::BufReader::new(file);
+    let _: &dyn BufRead = &reader;
+    Ok(wirespeed_sigdata::format::RecordReader::new(reader, format))
+}
