@@ -71,6 +71,8 @@ pub enum CliError {
         /// What is wrong, one line.
         message: String,
     },
+    /// The signature-verification pipeline could not start or a tile failed.
+    Pipeline(String),
 }
 
 impl CliError {
@@ -112,6 +114,7 @@ impl fmt::Display for CliError {
             }
             CliError::Vdf(e) => write!(f, "{e}"),
             CliError::MalformedArg { arg, message } => write!(f, "{arg}: {message}"),
+            CliError::Pipeline(m) => write!(f, "pipeline: {m}"),
         }
     }
 }

@@ -24,6 +24,43 @@ pub enum GenCommand {
     Sigs(GenSigsArgs),
     /// BLS12-377 points and scalars in arkworks format (the input of `wirespeed msm`)
     Msm(GenMsmArgs),
+    /// Solana transactions as UDP packets in a pcap capture (the input of
+    /// `wirespeed pipeline run --source pcap:FILE`)
+    Pcap(GenPcapArgs),
+}
+
+/// Most transactions `gen pcap` writes.
+pub const MAX_PCAP_N: usize = 10_000_000;
+
+/// Arguments of `wirespeed gen pcap`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Legacy Solana transfers (one or two signers, some with a memo), each in an
+Ethernet/IPv4/UDP frame. round(N * dup-frac) are byte-for-byte copies of earlier valid
+transactions and round(N * bad-frac) have one bit flipped in a signature or the recent
+blockhash; the rest are valid. Prints the counts a correct verifier must find:
+`valid=.. bad=.. duplicate=..`. The same --n, --dup-frac, --bad-frac and --seed always
+give the same capture. Limits: N <= 10,000,000, dup-frac + bad-frac <= 1.")]
+pub struct GenPcapArgs {
+    /// Number of transactions
+    #[arg(long, value_name = "N")]
+    pub n: usize,
+
+    /// Fraction of duplicates (0 to 1)
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_fraction)]
+    pub dup_frac: f64,
+
+    /// Fraction of transactions with a bad signature (0 to 1)
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_fraction)]
+    pub bad_frac: f64,
+
+    /// Seed of the deterministic generator
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Output capture (replaced if it exists)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 /// Arguments of `wirespeed gen msm`.
@@ -119,7 +156,52 @@ pub fn run(cmd: &GenCommand) -> Result<(), CliError> {
     match cmd {
         GenCommand::Sigs(args) => run_sigs(args),
         GenCommand::Msm(args) => run_msm(args),
+        GenCommand::Pcap(args) => run_pcap(args),
     }
+}
+
+fn run_pcap(args: &GenPcapArgs) -> Result<(), CliError> {
+    use wirespeed_sigverify::gen::{generate, Expect};
+    use wirespeed_sigverify::pcap::{write_pcap, CaptureError};
+
+    if args.n > MAX_PCAP_N {
+        return Err(CliError::Invalid(format!(
+            "--n {} is too large (at most {MAX_PCAP_N})",
+            args.n
+        )));
+    }
+    if args.dup_frac + args.bad_frac > 1.0 + 1e-9 {
+        return Err(CliError::Invalid(format!(
+            "--dup-frac {} and --bad-frac {} add up to more than 1",
+            args.dup_frac, args.bad_frac
+        )));
+    }
+    let traffic = generate(args.n, args.dup_frac, args.bad_frac, args.seed);
+    let count = |e: Expect| traffic.iter().filter(|g| g.expect == e).count();
+    let (valid, bad, dup) = (
+        count(Expect::Valid),
+        count(Expect::BadSignature),
+        count(Expect::Duplicate),
+    );
+    write_pcap(&args.out, traffic.iter().map(|g| g.bytes.as_slice())).map_err(|e| {
+        let source = match e {
+            CaptureError::Io(e) => e,
+            other => std::io::Error::other(other.to_string()),
+        };
+        CliError::Output {
+            path: args.out.clone(),
+            source,
+        }
+    })?;
+    let bytes = std::fs::metadata(&args.out).map_or(0, |m| m.len());
+    writeln!(
+        std::io::stdout().lock(),
+        "wrote {} transactions to '{}' (pcap, {bytes} bytes): valid={valid} bad={bad} \
+         duplicate={dup}",
+        args.n,
+        args.out.display()
+    )
+    .map_err(CliError::Stdout)
 }
 
 fn run_msm(args: &GenMsmArgs) -> Result<(), CliError> {

@@ -13,7 +13,9 @@ mod files;
 mod gen;
 mod kvs;
 mod kvs_bench;
+mod monitor;
 mod msm;
+mod pipeline;
 mod rsa;
 mod table;
 mod timelock;
@@ -70,6 +72,11 @@ enum Command {
     /// Redis-protocol key-value server
     #[command(subcommand)]
     Kvs(kvs::KvsCommand),
+    /// Streaming signature-verification pipeline over a file, a capture, UDP or generated traffic
+    #[command(subcommand)]
+    Pipeline(pipeline::PipelineCommand),
+    /// Watch a running pipeline's tiles through its shared-memory metrics file
+    Monitor(monitor::MonitorArgs),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -84,6 +91,8 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Rsa(cmd) => rsa::run(cmd),
         Command::Accumulator(cmd) => accumulator::run(cmd),
         Command::Kvs(cmd) => kvs::run(cmd),
+        Command::Pipeline(cmd) => pipeline::run(cmd),
+        Command::Monitor(args) => monitor::run(args),
     }
 }
 

@@ -5,8 +5,10 @@
 //! its other tiles, so a producer and its consumer can share a core; otherwise up to
 //! [`FRAGS_PER_ROUND`] fragments are taken from the inputs round-robin (end-of-stream
 //! markers close an input), or `on_idle` is called when there were none. When every
-//! input has ended (or a source called [`Ctx::finish`]), `on_end` runs and end of
-//! stream goes down every output; the pipeline is done when every tile is. A panic in
+//! input has ended, `on_idle` keeps being called while the tile reports
+//! [`Tile::pending`] work (so it can send what it holds a burst at a time); then (or
+//! when a source calls [`Ctx::finish`]) `on_end` runs and end of stream goes down every
+//! output; the pipeline is done when every tile is. A panic in
 //! a tile is caught, reported with the tile's name, and stops every thread.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -135,6 +137,7 @@ impl Pipeline {
                     outputs,
                     metrics: metrics.tile(i),
                     finished: false,
+                    inputs_ended: false,
                 },
                 eos_pending: (0..n_out).collect(),
                 ending: false,
@@ -330,6 +333,14 @@ fn round(t: &mut Running, buf: &mut Vec<u8>) -> bool {
         did = t.tile.on_idle(&mut t.ctx);
     }
     let inputs_ended = n > 0 && t.inputs.iter().all(|i| i.ended);
+    t.ctx.inputs_ended = inputs_ended;
+    if inputs_ended && t.tile.pending() {
+        // Held work goes out in bursts, through on_idle, before the end.
+        if !did {
+            did = t.tile.on_idle(&mut t.ctx);
+        }
+        return did;
+    }
     if inputs_ended || t.ctx.finished {
         t.tile.on_end(&mut t.ctx);
         t.ending = true;

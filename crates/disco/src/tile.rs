@@ -70,6 +70,7 @@ pub struct Ctx {
     pub(crate) outputs: Vec<Output>,
     pub(crate) metrics: TileMetrics,
     pub(crate) finished: bool,
+    pub(crate) inputs_ended: bool,
 }
 
 impl Ctx {
@@ -112,6 +113,11 @@ impl Ctx {
         &self.metrics
     }
 
+    /// True once every input has delivered end of stream (nothing more will come).
+    pub fn inputs_ended(&self) -> bool {
+        self.inputs_ended
+    }
+
     /// Declares the tile finished (a source at the end of its input): the runner sends
     /// end of stream down every output.
     pub fn finish(&mut self) {
@@ -145,6 +151,14 @@ pub trait Tile: Send {
     /// About every millisecond: periodic chores (metrics, timeouts).
     fn housekeeping(&mut self, _ctx: &mut Ctx) {}
 
-    /// Every input has ended: flush what is held (the runner then sends end of stream).
+    /// Work still held that must go out before the end: while true after every input
+    /// has ended, the runner keeps calling `on_idle` (with credits for a burst) instead
+    /// of ending the tile.
+    fn pending(&self) -> bool {
+        false
+    }
+
+    /// Every input has ended and nothing is pending: flush what is left, at most a
+    /// burst (the runner then sends end of stream).
     fn on_end(&mut self, _ctx: &mut Ctx) {}
 }

@@ -289,7 +289,7 @@ impl Summary {
 /// Runs the pipeline over `input` until it ends or `stop` is raised.
 pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, PipelineError> {
     let ring = PipelineError::Ring;
-    let mtu = 65_536;
+    let mtu = crate::tiles::MAX_PACKET;
     let n_verify = config.verify_tiles.max(1);
     let n_sinks = config.sinks.clamp(1, MAX_DEST);
     let (l0, l1, l2, l3, l4) = (
@@ -359,7 +359,12 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
         ));
     }
     tiles.push(spec(
-        Box::new(Reorder::new(config.ordered, l3.0.min(1 << 16) / 2)),
+        // The window covers what can be in flight: the parse -> verify ring, every
+        // batch, and the verify -> reorder rings.
+        Box::new(Reorder::new(
+            config.ordered,
+            l1.0 + n_verify * (l2.0 + config.batch) + config.batch,
+        )),
         reorder_in.into_iter().map(LinkInput::all).collect(),
         vec![(p_reorder, l3.1)],
         0,

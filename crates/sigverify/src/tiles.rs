@@ -46,6 +46,11 @@ pub const DEST_SHIFT: u16 = 8;
 /// Most destinations.
 pub const MAX_DEST: usize = 16;
 
+/// Largest packet carried (a Solana packet is at most 1232 bytes; a raw record may
+/// carry a message of up to 1952 bytes). Longer packets are counted (`oversize`) and
+/// dropped by the source.
+pub const MAX_PACKET: usize = 2048;
+
 /// Smallest raw record: key and signature, empty message.
 const RAW_HEADER: usize = 96;
 
@@ -142,6 +147,10 @@ impl Tile for Source {
         "source".into()
     }
 
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        ctx.metrics().name_custom(0, "oversize");
+    }
+
     fn on_fragment(&mut self, _: &mut Ctx, _: usize, _: &Meta, _: &[u8]) {}
 
     fn on_idle(&mut self, ctx: &mut Ctx) -> bool {
@@ -190,8 +199,12 @@ impl Tile for Source {
             return false;
         };
         let ctl = if raw { KIND_RAW } else { 0 };
-        // Packets longer than the link's MTU are counted as shed by the context.
-        ctx.publish(0, &packet, 0, ctl, now);
+        if packet.len() > MAX_PACKET {
+            ctx.metrics().add_custom(0, 1);
+            ctx.metrics().add(Counter::Rejected, 1);
+        } else {
+            ctx.publish(0, &packet, 0, ctl, now);
+        }
         self.sent += 1;
         true
     }
@@ -442,7 +455,8 @@ pub struct Reorder {
 
 impl Reorder {
     /// In ticket order (`ordered`) or as verdicts arrive; `max_window` bounds what is
-    /// held (past it, a missing ticket is given up on and counted).
+    /// held (past it, a missing ticket is given up on and counted): it should exceed
+    /// what the verify tiles can have in flight (their input ring plus their batches).
     pub fn new(ordered: bool, max_window: usize) -> Reorder {
         Reorder {
             ordered,
@@ -456,11 +470,18 @@ impl Reorder {
         ctx.publish(0, packet, ticket, ctl, tsorig);
     }
 
+    /// Sends up to [`REORDER_BURST`] verdicts that are next in order (or, with `all`,
+    /// whatever is next, giving up on missing tickets).
     fn release(&mut self, ctx: &mut Ctx, all: bool) {
+        let mut sent = 0;
         while let Some(front) = self.window.front() {
+            if sent == REORDER_BURST {
+                break;
+            }
             if front.is_none() && !all && self.window.len() <= self.max_window {
                 break;
             }
+            sent += 1;
             if let Some(Some((ctl, ts, p))) = self.window.pop_front() {
                 Reorder::deliver(ctx, self.next, ctl, ts, &p);
             } else {
@@ -477,8 +498,17 @@ impl Tile for Reorder {
     }
 
     fn burst(&self) -> u64 {
-        // A verdict can release the whole window.
-        self.max_window as u64 + 1
+        REORDER_BURST as u64
+    }
+
+    fn pending(&self) -> bool {
+        !self.window.is_empty()
+    }
+
+    fn on_idle(&mut self, ctx: &mut Ctx) -> bool {
+        let before = self.next;
+        self.release(ctx, ctx.inputs_ended());
+        self.next != before
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
@@ -502,11 +532,10 @@ impl Tile for Reorder {
         self.window[at] = Some((meta.ctl, meta.tsorig, packet.to_vec()));
         self.release(ctx, false);
     }
-
-    fn on_end(&mut self, ctx: &mut Ctx) {
-        self.release(ctx, true);
-    }
 }
+
+/// Most verdicts the reorder tile sends per callback.
+pub const REORDER_BURST: usize = 64;
 
 /// What a sink saw.
 #[derive(Debug)]

@@ -8,6 +8,7 @@
 mod ed25519;
 mod kvs;
 mod msm;
+mod pipeline;
 mod rsa;
 mod vdf;
 
@@ -43,12 +44,13 @@ pub const SECTIONS: &[Section] = &[
     msm::SECTION,
     rsa::SECTION,
     kvs::SECTION,
+    pipeline::SECTION,
 ];
 
 /// Arguments of `wirespeed demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Run only this section (repeatable); sections: ed25519, vdf, msm, rsa, kvs
+    /// Run only this section (repeatable); sections: ed25519, vdf, msm, rsa, kvs, pipeline
     #[arg(long, value_name = "SECTION")]
     pub only: Vec<String>,
 

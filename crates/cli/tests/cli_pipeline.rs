@@ -1,0 +1,503 @@
+//! Runs the `wirespeed` binary: `gen pcap` -> `pipeline run` over the capture, over
+//! signature records and over UDP (until SIGINT); `monitor --once` on a finished run's
+//! metrics; the pipeline demo section; and the one-line errors of bad inputs.
+//!
+//! Most runs use a topology with shallow links: the pipeline's ring buffers are sized
+//! by depth, and the default depths make each run allocate far more than a test needs.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{temp, wirespeed, Killed};
+use serde_json::Value;
+use wirespeed_disco::metrics::{read, Counter};
+use wirespeed_ed25519::{verify, Mode};
+use wirespeed_sigdata::format::{read_path, Format};
+use wirespeed_sigverify::gen::{generate, Expect};
+use wirespeed_sigverify::pipeline::DEFAULT_TOPOLOGY;
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}", stderr(o));
+    stdout(o)
+}
+
+fn json(o: &Output) -> Value {
+    let out = ok(o);
+    assert_eq!(out.lines().count(), 1, "one line: {out}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn num(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// The built-in topology with links of depth 256 (a few MB of rings, not GBs).
+fn small_topology(group: &str) -> PathBuf {
+    let path = temp(group, "small.toml");
+    let text = DEFAULT_TOPOLOGY.replace("depth = 4096", "depth = 256");
+    assert_ne!(text, DEFAULT_TOPOLOGY);
+    std::fs::write(&path, text).expect("write topology");
+    path
+}
+
+/// `gen pcap`: the path and the counts it printed (valid, bad, duplicate).
+fn gen_pcap(group: &str, n: usize, dup: &str, bad: &str) -> (PathBuf, [u64; 3]) {
+    let path = temp(group, "traffic.pcap");
+    let o = wirespeed(&[
+        "gen",
+        "pcap",
+        "--n",
+        &n.to_string(),
+        "--dup-frac",
+        dup,
+        "--bad-frac",
+        bad,
+        "--seed",
+        "7",
+        "--out",
+        &s(&path),
+    ]);
+    let out = ok(&o);
+    let count = |key: &str| -> u64 {
+        out.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{key} in {out}"))
+    };
+    let counts = [count("valid="), count("bad="), count("duplicate=")];
+    assert_eq!(counts.iter().sum::<u64>(), n as u64, "{out}");
+    (path, counts)
+}
+
+#[test]
+fn gen_pcap_then_pipeline_run_accepts_what_gen_reported() {
+    let (pcap, [valid, bad, dup]) = gen_pcap("pcap", 1_200, "0.1", "0.05");
+    assert!(valid > 0 && bad > 0 && dup > 0);
+    let metrics = temp("pcap", "m");
+    // The built-in topology, as a plain run uses it.
+    let v = json(&wirespeed(&[
+        "pipeline",
+        "run",
+        "--source",
+        &format!("pcap:{}", s(&pcap)),
+        "--metrics",
+        &s(&metrics),
+        "--json",
+    ]));
+    assert_eq!(num(&v, "accepted_total"), valid, "{v}");
+    assert_eq!(num(&v, "bad_signature"), bad, "{v}");
+    assert_eq!(num(&v, "duplicates"), dup, "{v}");
+    assert_eq!(num(&v, "ingested"), 1_200, "{v}");
+    assert_eq!(num(&v, "malformed_total"), 0, "{v}");
+    assert_eq!(num(&v, "shed"), 0, "{v}");
+    assert_eq!(v["ended"], "drained");
+    assert_eq!(v["verify_tiles"], 2);
+    assert!(
+        v["latency_us"]["p99"].as_f64().is_some_and(|p| p > 0.0),
+        "{v}"
+    );
+
+    // The table form carries the same totals.
+    let table = ok(&wirespeed(&[
+        "pipeline",
+        "run",
+        "--source",
+        &format!("pcap:{}", s(&pcap)),
+        "--metrics",
+        &s(&metrics),
+        "--topology",
+        &s(&small_topology("pcap")),
+    ]));
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().last())
+            .map(|n| n.replace(',', ""))
+            .unwrap_or_else(|| panic!("{name} in {table}"))
+    };
+    assert_eq!(row("accepted"), valid.to_string(), "{table}");
+    assert_eq!(row("duplicate"), dup.to_string(), "{table}");
+    assert!(table.contains("latency p99.9"), "{table}");
+}
+
+#[test]
+fn pipeline_run_on_signature_records_accepts_exactly_the_valid_ones() {
+    for (file, mode) in [("sigs.bin", Mode::Strict), ("sigs.jsonl", Mode::Zip215)] {
+        let path = temp("records", file);
+        ok(&wirespeed(&[
+            "gen",
+            "sigs",
+            "--n",
+            "500",
+            "--msg-len",
+            "40",
+            "--seed",
+            "3",
+            "--bad-frac",
+            "0.2",
+            "--out",
+            &s(&path),
+        ]));
+        let records = read_path(&path, Format::from_path(&path))
+            .expect("read back")
+            .records;
+        let valid = records
+            .iter()
+            .filter(|r| verify(&r.msg, &r.sig, &r.pk, mode).is_ok())
+            .count() as u64;
+        assert!(valid > 300 && valid < 500, "{valid}");
+        let v = json(&wirespeed(&[
+            "pipeline",
+            "run",
+            "--source",
+            &format!("file:{}", s(&path)),
+            "--mode",
+            mode.name(),
+            "--topology",
+            &s(&small_topology("records")),
+            "--metrics",
+            &s(&temp("records", "m")),
+            "--json",
+        ]));
+        assert_eq!(num(&v, "accepted_total"), valid, "{file}: {v}");
+        assert_eq!(num(&v, "bad_signature"), 500 - valid, "{file}: {v}");
+        assert_eq!(num(&v, "duplicates"), 0, "{file}: {v}");
+        assert_eq!(v["mode"], mode.name());
+    }
+}
+
+#[test]
+fn monitor_once_shows_every_tile_of_a_finished_run() {
+    let (pcap, [valid, _, dup]) = gen_pcap("monitor", 400, "0.1", "0.1");
+    let metrics = temp("monitor", "m");
+    ok(&wirespeed(&[
+        "pipeline",
+        "run",
+        "--source",
+        &format!("pcap:{}", s(&pcap)),
+        "--verify-tiles",
+        "3",
+        "--topology",
+        &s(&small_topology("monitor")),
+        "--metrics",
+        &s(&metrics),
+    ]));
+    let v = json(&wirespeed(&[
+        "monitor",
+        "--metrics",
+        &s(&metrics),
+        "--once",
+        "--json",
+    ]));
+    assert_eq!(v["state"], "finished", "{v}");
+    let tiles = v["tiles"].as_array().expect("tiles");
+    let names: Vec<&str> = tiles.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["source", "parse", "verify0", "verify1", "verify2", "reorder", "dedup", "sink0"]
+    );
+    let tile = |name: &str| &tiles[names.iter().position(|n| *n == name).expect(name)];
+    assert_eq!(tile("source")["counters"]["out"], 400);
+    assert_eq!(tile("sink0")["counters"]["in"], valid);
+    assert_eq!(tile("dedup")["custom"]["duplicate"], dup);
+    assert!(tile("sink0")["latency_us"]["p50"].as_f64().is_some(), "{v}");
+    assert!(tile("parse")["latency_us"]["p50"].is_null(), "{v}");
+    assert!(tiles.iter().all(|t| t["state"] == "finished"), "{v}");
+    // The metrics file says the same as the JSON.
+    let snap = read(&metrics).expect("metrics");
+    assert_eq!(snap.tiles[7].get(Counter::In), valid);
+
+    let table = ok(&wirespeed(&[
+        "monitor",
+        "--metrics",
+        &s(&metrics),
+        "--once",
+    ]));
+    assert!(table.contains("state finished"), "{table}");
+    for name in names {
+        assert!(
+            table.lines().any(|l| l.starts_with(name)),
+            "{name}: {table}"
+        );
+    }
+}
+
+#[test]
+fn a_udp_source_runs_until_sigint_and_prints_its_totals() {
+    let traffic = generate(300, 0.1, 0.1, 5);
+    let valid = traffic.iter().filter(|g| g.expect == Expect::Valid).count() as u64;
+    let metrics = temp("udp", "m");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["pipeline", "run", "--source", "udp:127.0.0.1:0", "--json"])
+        .args(["--topology", &s(&small_topology("udp"))])
+        .args(["--metrics", &s(&metrics)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the pipeline");
+    let stderr = child.stderr.take().expect("stderr");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut child = Killed(child);
+    let line = BufReader::new(stderr)
+        .lines()
+        .next()
+        .expect("a line")
+        .expect("read stderr");
+    let addr = line
+        .strip_prefix("pipeline: listening on udp:")
+        .and_then(|l| l.split(';').next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    for (i, g) in traffic.iter().enumerate() {
+        sock.send_to(&g.bytes, &addr).expect("send");
+        if i % 50 == 49 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    // Wait until every packet went through, then stop the run with SIGINT.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let through = read(&metrics)
+            .ok()
+            .and_then(|m| m.tiles.iter().find(|t| t.name == "dedup").cloned())
+            .map_or(0, |t| t.get(Counter::In));
+        if through == 300 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{through} of 300 through");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.0.id().to_string();
+    let kill = Command::new("kill").args(["-INT", &pid]).status();
+    assert!(kill.is_ok_and(|s| s.success()), "kill -INT");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut BufReader::new(stdout), &mut out).expect("stdout");
+    let status = child.0.wait().expect("wait");
+    assert!(status.success(), "{status}: {out}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["ended"], "stopped", "{v}");
+    assert_eq!(num(&v, "ingested"), 300, "{v}");
+    assert_eq!(num(&v, "accepted_total"), valid, "{v}");
+    assert!(v["source"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("udp:127.0.0.1:")));
+}
+
+#[test]
+fn the_pipeline_demo_checks_its_counts() {
+    let o = wirespeed(&["demo", "--quick", "--only", "pipeline"]);
+    let out = ok(&o);
+    assert!(out.contains("ok: counts and ids as generated"), "{out}");
+    assert!(out.contains("tx/s") && out.contains("p99 us"), "{out}");
+}
+
+#[test]
+fn bad_inputs_give_one_line_errors() {
+    let garbage = temp("errors", "garbage.txt");
+    std::fs::write(&garbage, "not a capture, not metrics\n").expect("write");
+    let bad_topology = temp("errors", "bad.toml");
+    std::fs::write(&bad_topology, "[[tile\nname = 1\n").expect("write");
+    let wrong_topology = temp("errors", "wrong.toml");
+    std::fs::write(
+        &wrong_topology,
+        DEFAULT_TOPOLOGY.replace("\"dedup\"", "\"dd\""),
+    )
+    .expect("write");
+    let bad_records = temp("errors", "bad.jsonl");
+    std::fs::write(&bad_records, "{\"pk\": 1}\n").expect("write");
+    let missing = s(&temp("errors", "missing"));
+    let out = s(&temp("errors", "out.pcap"));
+    let m = s(&temp("errors", "m"));
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--source".into(),
+                format!("pcap:{missing}"),
+            ],
+            1,
+            "cannot read",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--source".into(),
+                format!("file:{missing}"),
+            ],
+            1,
+            "cannot read",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--source".into(),
+                "tcp:127.0.0.1:1".into(),
+            ],
+            1,
+            "is not a source",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--verify-tiles".into(),
+                "0".into(),
+            ],
+            1,
+            "verify tile count",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--topology".into(),
+                missing.clone(),
+            ],
+            1,
+            "cannot read",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--topology".into(),
+                s(&bad_topology),
+            ],
+            2,
+            "bad topology",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--topology".into(),
+                s(&wrong_topology),
+            ],
+            2,
+            "bad topology",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--source".into(),
+                format!("pcap:{}", s(&garbage)),
+            ],
+            2,
+            "not a pcap",
+        ),
+        (
+            vec![
+                "pipeline".into(),
+                "run".into(),
+                "--source".into(),
+                format!("file:{}", s(&bad_records)),
+                "--topology".into(),
+                s(&small_topology("errors")),
+                "--metrics".into(),
+                m.clone(),
+            ],
+            2,
+            "bad.jsonl",
+        ),
+        (
+            vec![
+                "gen".into(),
+                "pcap".into(),
+                "--n".into(),
+                "10".into(),
+                "--dup-frac".into(),
+                "2".into(),
+                "--out".into(),
+                out.clone(),
+            ],
+            1,
+            "not a fraction",
+        ),
+        (
+            vec![
+                "gen".into(),
+                "pcap".into(),
+                "--n".into(),
+                "10".into(),
+                "--dup-frac".into(),
+                "0.6".into(),
+                "--bad-frac".into(),
+                "0.5".into(),
+                "--out".into(),
+                out.clone(),
+            ],
+            1,
+            "more than 1",
+        ),
+        (
+            vec![
+                "gen".into(),
+                "pcap".into(),
+                "--n".into(),
+                "10000001".into(),
+                "--out".into(),
+                out.clone(),
+            ],
+            1,
+            "too large",
+        ),
+        (
+            vec![
+                "monitor".into(),
+                "--metrics".into(),
+                missing.clone(),
+                "--once".into(),
+            ],
+            1,
+            "cannot read",
+        ),
+        (
+            vec![
+                "monitor".into(),
+                "--metrics".into(),
+                s(&garbage),
+                "--once".into(),
+                "--json".into(),
+            ],
+            2,
+            "not a wirespeed metrics file",
+        ),
+        (vec!["monitor".into(), "--json".into()], 1, "--once"),
+    ];
+    for (args, code, needle) in cases {
+        let o = wirespeed(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(stdout(&o).is_empty(), "{args:?}");
+    }
+    assert!(!Path::new(&out).exists(), "no capture written");
+}
