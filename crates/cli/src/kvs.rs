@@ -35,6 +35,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 50)]
     pub connections: usize,
 
+    /// Event-loop threads of the load generator; the connections are split across them
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+
     /// Requests per batch on a connection (closed loop only)
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
@@ -173,6 +177,11 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
             "--value-size at most 1 MiB, --connections and --pipeline at most 10,000".into(),
         ));
     }
+    if !(1..=1024).contains(&a.threads) {
+        return Err(CliError::Invalid(
+            "--threads must be between 1 and 1,024".into(),
+        ));
+    }
     if a.rate.is_some_and(|r| !kvs_bench::valid_rate(r)) {
         return Err(CliError::Invalid(
             "--rate must be above 0 and at most 1e9 requests per second".into(),
@@ -200,6 +209,7 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
         addr: a.addr,
         protocol: a.protocol,
         connections: a.connections,
+        threads: a.threads,
         pipeline: a.pipeline,
         requests: a.requests,
         duration,

@@ -52,6 +52,17 @@ fn the_open_loop_reports_its_rate_and_the_server_cpu() {
     assert_eq!(v["requests"], 1000);
     assert!(v["offered_rate"].is_null() && v["server_cpu_s"].is_null());
     assert!(v["cpu_s_per_million"].is_null());
+    // Both loops split over event-loop threads.
+    for mode in [&["--pipeline", "4"][..], &["--rate", "4000"]] {
+        let mut args = vec!["kvs", "bench", "--addr", &addr, "--keys", "200", "--json"];
+        args.extend(["--connections", "5", "--threads", "2", "--requests", "800"]);
+        args.extend(mode);
+        let v = json_of(&wirespeed(&args));
+        assert_eq!(
+            (v["requests"].as_u64(), v["mismatches"].as_u64()),
+            (Some(800), Some(0))
+        );
+    }
 }
 
 #[test]
@@ -136,6 +147,8 @@ fn bad_bench_input_is_refused_with_one_line() {
         (vec!["--sweep".into(), "1000,x".into()], 1, "--sweep"),
         (vec!["--sweep".into(), "1000,-1".into()], 1, "--sweep"),
         (vec!["--duration".into(), "0".into()], 1, "--duration"),
+        (vec!["--threads".into(), "0".into()], 1, "--threads"),
+        (vec!["--threads".into(), "5000".into()], 1, "--threads"),
         (vec!["--svg".into(), path(&out_svg)], 1, "--sweep"),
         (
             vec![

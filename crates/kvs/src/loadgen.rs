@@ -13,36 +13,52 @@
 //! ([`LoadReport::mismatches`]) without losing track of the replies after it. The load
 //! generator therefore checks the server as it measures it.
 //!
+//! # Event loops
+//!
+//! All connections are opened before the run's clock starts, then driven by
+//! [`LoadSpec::threads`] event-loop threads (one by default; connection c belongs to loop
+//! c mod T), each a mio `Poll` over its non-blocking sockets. A loop writes a connection's
+//! requests with one write for all that are ready to go; a write the socket takes only in
+//! part keeps the rest and waits for writability. When a socket is readable the loop reads
+//! what has arrived (one read, unless it filled the buffer), notes the instant, and frames
+//! the replies in it; the bytes of a reply not yet complete wait for the next read. So
+//! hundreds of connections cost no more threads than one, and a client pinned to one core
+//! adds no scheduling delays of many blocking threads to the latencies it measures. A
+//! connection that awaits a reply for 10 seconds without receiving a byte fails the run,
+//! and the first failure in any loop stops them all.
+//!
 //! # Closed loop (the default)
 //!
-//! N connections (one thread each) send batches of P pipelined requests and wait for all
-//! P replies before the next batch. Latency is per request, from the write of its batch to
-//! the arrival of its reply (so with P > 1 a request's latency includes the replies queued
-//! before it). The offered load adapts to the server: a slow reply delays the requests
-//! behind it, which are then never sent at the moment a real client would have sent them,
-//! so these latencies understate those of clients arriving independently.
+//! Each connection sends a batch of P pipelined requests and, when all P replies are in,
+//! the next batch. Latency is per request, from the write of its batch to the arrival of
+//! its reply (so with P > 1 a request's latency includes the replies queued before it).
+//! The offered load adapts to the server: a slow reply delays the requests behind it,
+//! which are then never sent at the moment a real client would have sent them, so these
+//! latencies understate those of clients arriving independently.
 //!
 //! # Open loop ([`LoadSpec::rate`])
 //!
 //! Requests are sent on a fixed schedule, independent of the replies: at R requests per
 //! second in total, request i of connection c (of N) is due at `start + (i·N + c) / R`,
-//! so the connections interleave into one uniform stream. Each connection has a writer
-//! thread, which sleeps until the next due time and writes that request on its own (the
-//! pipeline depth plays no part), and a reader thread, which takes the replies in order.
-//! A request whose due time has already passed (the writer fell behind, or was blocked by
-//! the socket) is sent at once, but its latency is still taken from its *due* time to the
-//! arrival of its reply, so a stalled server is charged for every request it delayed
-//! (no coordinated omission). A sleeping thread wakes later than asked (timer slack and
-//! scheduling, from tens of microseconds to over a hundred on a virtual machine), which
-//! would add that much to every latency; so the writer keeps a moving average of its
-//! wake-up lateness and sleeps that much less. A request then leaves a little before or
-//! after its due time; one that leaves early is timed from its actual send, one that leaves
-//! late from its due time (any lateness that remains is counted against the server, never
-//! hidden). At most [`MAX_OUTSTANDING`] requests may
-//! await their replies on one connection; past that the run stops with an [`Overloaded`]
-//! error: the server cannot keep up with the offered rate. The achieved rate
-//! ([`LoadReport::per_sec`]) is the replies received over the time from the start to the
-//! last reply.
+//! so the connections interleave into one uniform stream (the pipeline depth plays no
+//! part). A loop follows one timer for all its connections: it visits them in turn in
+//! the order of that schedule, sends every request that is due (each on its own
+//! connection; several due at once on one connection go in one write), then waits in
+//! `poll` for the next due time, reading the replies that arrive meanwhile. mio's poll
+//! timeout counts whole milliseconds (it rounds up), and a sleeping thread wakes later
+//! than asked (timer slack and scheduling, tens of microseconds to over a hundred on a
+//! virtual machine); so the loop sleeps only whole milliseconds that end at least 50 µs
+//! plus its recent wake-up lateness (a moving average) before the due time, and polls
+//! without sleeping for the rest. A request therefore never leaves before its due time
+//! and, unless the loop is busy, only a few microseconds after it; above about a
+//! thousand requests per second per loop the loop never sleeps, and its thread takes a
+//! whole core. Latency is taken from the request's *due* time to the arrival of its
+//! reply, so a request that left late (the loop fell behind, or the socket was full) is
+//! charged for all of its delay, and a stalled server for every request it delayed (no
+//! coordinated omission). At most [`MAX_OUTSTANDING`] requests may await their replies
+//! on one connection; past that the run stops with an [`Overloaded`] error: the server
+//! cannot keep up with the offered rate. The achieved rate ([`LoadReport::per_sec`]) is
+//! the replies received over the time from the start to the last reply.
 //!
 //! # Length of a run
 //!
@@ -61,24 +77,41 @@
 //! seconds for that run, and per million requests a measure of efficiency independent
 //! of the number of cores the server used.
 
+use std::collections::VecDeque;
 use std::fmt;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Barrier, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
 
 /// Most requests one open-loop connection may have awaiting replies (see the module docs).
 pub const MAX_OUTSTANDING: u64 = 100_000;
 
-/// Cap on one sample of the writer's sleep lateness (a preempted thread is not the norm).
+/// Cap on one sample of a loop's wake-up lateness (a preempted thread is not the norm).
 const MAX_LATENESS: Duration = Duration::from_millis(2);
 
-/// How long a read or write may wait before the run fails.
+/// The open loop's first guess of its wake-up lateness, before it has measured any.
+const FIRST_LATENESS: Duration = Duration::from_micros(100);
+
+/// The stretch before a due time that an open loop polls without sleeping, beyond its
+/// wake-up lateness.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// How long a connection may await a reply without receiving a byte before the run fails.
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest a loop waits in `poll` before it looks at the other loops' failures and at
+/// [`IO_TIMEOUT`].
+const CHECK_EVERY: Duration = Duration::from_millis(50);
+
+/// Bytes one read may take.
+const READ_BUF: usize = 1 << 16;
 
 /// Longest reply (or reply line) accepted, in bytes.
 const MAX_REPLY: usize = 64 << 20;
@@ -128,8 +161,11 @@ pub struct LoadSpec {
     pub addr: SocketAddr,
     /// Wire protocol.
     pub protocol: Protocol,
-    /// Concurrent connections (closed loop: one thread each; open loop: two).
+    /// Concurrent connections.
     pub connections: usize,
+    /// Event-loop threads the connections are split across (at least 1, at most
+    /// `connections`).
+    pub threads: usize,
     /// Requests per batch on one connection (closed loop only).
     pub pipeline: usize,
     /// Requests in total (unless `duration` is given).
@@ -200,62 +236,118 @@ pub fn overloaded(e: &io::Error) -> Option<&Overloaded> {
     e.get_ref()?.downcast_ref::<Overloaded>()
 }
 
+/// Appends the 16-byte key of index `i`.
+fn push_key(out: &mut Vec<u8>, i: u64) {
+    let mut key = *b"key:000000000000";
+    let mut n = i % 1_000_000_000_000;
+    for d in key[4..].iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    out.extend_from_slice(&key);
+}
+
 /// The 16-byte key of index `i`.
 pub fn key_of(i: u64) -> String {
-    format!("key:{:012}", i % 1_000_000_000_000)
+    let mut key = Vec::with_capacity(16);
+    push_key(&mut key, i);
+    key.into_iter().map(char::from).collect()
+}
+
+/// Appends the value of key `i`: `i` in hex and a dot, repeated to `value_size` bytes.
+fn push_value(out: &mut Vec<u8>, i: u64, value_size: usize) {
+    let mut pattern = [0u8; 17];
+    let digits = ((u64::BITS - i.leading_zeros()).div_ceil(4) as usize).max(1);
+    for (j, d) in pattern[..digits].iter_mut().enumerate() {
+        *d = b"0123456789abcdef"[((i >> (4 * (digits - 1 - j))) & 15) as usize];
+    }
+    pattern[digits] = b'.';
+    let pattern = &pattern[..=digits];
+    let mut left = value_size;
+    while left >= pattern.len() {
+        out.extend_from_slice(pattern);
+        left -= pattern.len();
+    }
+    out.extend_from_slice(&pattern[..left]);
 }
 
 /// The value every SET of key `i` writes: `value_size` bytes derived from `i`.
 pub fn value_of(i: u64, value_size: usize) -> Vec<u8> {
-    let pattern = format!("{i:x}.");
-    pattern.bytes().cycle().take(value_size).collect()
+    let mut value = Vec::with_capacity(value_size);
+    push_value(&mut value, i, value_size);
+    value
 }
 
-fn push_command(out: &mut Vec<u8>, parts: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", parts.len()).as_bytes());
-    for p in parts {
-        out.extend_from_slice(format!("${}\r\n", p.len()).as_bytes());
-        out.extend_from_slice(p);
-        out.extend_from_slice(b"\r\n");
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Appends the request for key `k` (a GET, or a SET of its value) to `out`.
+fn push_request(protocol: Protocol, out: &mut Vec<u8>, k: u64, get: bool, value_size: usize) {
+    match (protocol, get) {
+        (Protocol::Resp, true) => {
+            out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$16\r\n");
+            push_key(out, k);
+            out.extend_from_slice(b"\r\n");
+        }
+        (Protocol::Resp, false) => {
+            out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$16\r\n");
+            push_key(out, k);
+            out.extend_from_slice(b"\r\n$");
+            push_decimal(out, value_size);
+            out.extend_from_slice(b"\r\n");
+            push_value(out, k, value_size);
+            out.extend_from_slice(b"\r\n");
+        }
+        (Protocol::Memcache, true) => {
+            out.extend_from_slice(b"get ");
+            push_key(out, k);
+            out.extend_from_slice(b"\r\n");
+        }
+        (Protocol::Memcache, false) => {
+            out.extend_from_slice(b"set ");
+            push_key(out, k);
+            out.extend_from_slice(b" 0 0 ");
+            push_decimal(out, value_size);
+            out.extend_from_slice(b"\r\n");
+            push_value(out, k, value_size);
+            out.extend_from_slice(b"\r\n");
+        }
     }
 }
 
-/// Appends the request for key `k` (a GET or a SET of its value) to `out`; returns the
-/// exact reply expected.
-fn push_request(
-    protocol: Protocol,
-    out: &mut Vec<u8>,
-    k: u64,
-    get: bool,
-    value_size: usize,
-) -> Vec<u8> {
-    let key = key_of(k);
-    let value = value_of(k, value_size);
+/// Appends the exact reply expected to the request of [`push_request`].
+fn push_reply(protocol: Protocol, out: &mut Vec<u8>, k: u64, get: bool, value_size: usize) {
     match (protocol, get) {
         (Protocol::Resp, true) => {
-            push_command(out, &[b"GET", key.as_bytes()]);
-            let mut r = format!("${}\r\n", value.len()).into_bytes();
-            r.extend_from_slice(&value);
-            r.extend_from_slice(b"\r\n");
-            r
-        }
-        (Protocol::Resp, false) => {
-            push_command(out, &[b"SET", key.as_bytes(), &value]);
-            b"+OK\r\n".to_vec()
-        }
-        (Protocol::Memcache, true) => {
-            out.extend_from_slice(format!("get {key}\r\n").as_bytes());
-            let mut r = format!("VALUE {key} 0 {}\r\n", value.len()).into_bytes();
-            r.extend_from_slice(&value);
-            r.extend_from_slice(b"\r\nEND\r\n");
-            r
-        }
-        (Protocol::Memcache, false) => {
-            out.extend_from_slice(format!("set {key} 0 0 {}\r\n", value.len()).as_bytes());
-            out.extend_from_slice(&value);
+            out.push(b'$');
+            push_decimal(out, value_size);
             out.extend_from_slice(b"\r\n");
-            b"STORED\r\n".to_vec()
+            push_value(out, k, value_size);
+            out.extend_from_slice(b"\r\n");
         }
+        (Protocol::Resp, false) => out.extend_from_slice(b"+OK\r\n"),
+        (Protocol::Memcache, true) => {
+            out.extend_from_slice(b"VALUE ");
+            push_key(out, k);
+            out.extend_from_slice(b" 0 ");
+            push_decimal(out, value_size);
+            out.extend_from_slice(b"\r\n");
+            push_value(out, k, value_size);
+            out.extend_from_slice(b"\r\nEND\r\n");
+        }
+        (Protocol::Memcache, false) => out.extend_from_slice(b"STORED\r\n"),
     }
 }
 
@@ -263,30 +355,31 @@ fn bad_reply(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("reply: {what}"))
 }
 
-/// Appends one line (through its `\n`) to `buf`; returns where it starts.
-fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
-    let start = buf.len();
-    let n = Read::take(&mut *r, MAX_REPLY as u64).read_until(b'\n', buf)?;
-    if buf.ends_with(b"\n") {
-        Ok(start)
-    } else if n == MAX_REPLY {
-        Err(bad_reply("a line longer than 64 MiB"))
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the server closed the connection",
-        ))
+fn closed_by_server() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the server closed the connection",
+    )
+}
+
+/// The end (just past its `\n`) of the line that starts at `at`; `None` while it is
+/// incomplete.
+fn line_end(buf: &[u8], at: usize) -> io::Result<Option<usize>> {
+    match buf[at..].iter().position(|&b| b == b'\n') {
+        Some(i) if i < MAX_REPLY => Ok(Some(at + i + 1)),
+        None if buf.len() - at < MAX_REPLY => Ok(None),
+        _ => Err(bad_reply("a line longer than 64 MiB")),
     }
 }
 
-/// Appends `n` more bytes to `buf`.
-fn read_n(r: &mut impl BufRead, buf: &mut Vec<u8>, n: usize) -> io::Result<()> {
+/// The end of a block of `n` bytes (and its `\r\n`) that starts at `at`; `None` while it
+/// is incomplete.
+fn block_end(buf: &[u8], at: usize, n: usize) -> io::Result<Option<usize>> {
     if n > MAX_REPLY {
         return Err(bad_reply("longer than 64 MiB"));
     }
-    let at = buf.len();
-    buf.resize(at + n, 0);
-    r.read_exact(&mut buf[at..])
+    let end = at + n + 2;
+    Ok((buf.len() >= end).then_some(end))
 }
 
 /// The number in a line such as `$12\r\n` (after its type byte).
@@ -297,51 +390,59 @@ fn line_number(line: &[u8]) -> io::Result<i64> {
         .ok_or_else(|| bad_reply("a malformed length"))
 }
 
-/// Appends one whole reply to `buf`, delimited by the protocol's framing only (its
-/// content is compared afterwards).
-fn read_reply(protocol: Protocol, r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<()> {
+/// The length of the whole reply at the start of `buf`, delimited by the protocol's
+/// framing only (its content is compared afterwards); `None` while it is incomplete.
+fn frame(protocol: Protocol, buf: &[u8]) -> io::Result<Option<usize>> {
     match protocol {
-        Protocol::Resp => read_resp(r, buf, 0),
-        Protocol::Memcache => read_memcache(r, buf),
+        Protocol::Resp => frame_resp(buf, 0, 0),
+        Protocol::Memcache => frame_memcache(buf),
     }
 }
 
-fn read_resp(r: &mut impl BufRead, buf: &mut Vec<u8>, depth: usize) -> io::Result<()> {
+/// The end of the RESP value that starts at `at`.
+fn frame_resp(buf: &[u8], at: usize, depth: usize) -> io::Result<Option<usize>> {
     if depth > 16 {
         return Err(bad_reply("nested too deep"));
     }
-    let start = read_line(r, buf)?;
-    let (&kind, rest) = buf[start..]
+    let Some(end) = line_end(buf, at)? else {
+        return Ok(None);
+    };
+    let (&kind, rest) = buf[at..end]
         .split_first()
         .ok_or_else(|| bad_reply("empty"))?;
     match kind {
         // Bulk string, blob error, verbatim string: a length, then that many bytes.
-        b'$' | b'!' | b'=' => {
-            let n = line_number(rest)?;
-            if n >= 0 {
-                read_n(r, buf, n as usize + 2)?;
-            }
-        }
+        b'$' | b'!' | b'=' => match line_number(rest)? {
+            n if n >= 0 => block_end(buf, end, n as usize),
+            _ => Ok(Some(end)),
+        },
         // Array, set, push; map and attribute (pairs).
         b'*' | b'~' | b'>' | b'%' | b'|' => {
             let n = line_number(rest)?;
             let per = if matches!(kind, b'%' | b'|') { 2 } else { 1 };
-            for _ in 0..n.max(0) * per {
-                read_resp(r, buf, depth + 1)?;
+            let mut pos = end;
+            for _ in 0..n.max(0).saturating_mul(per) {
+                match frame_resp(buf, pos, depth + 1)? {
+                    Some(e) => pos = e,
+                    None => return Ok(None),
+                }
             }
+            Ok(Some(pos))
         }
         // Everything else is one line.
-        _ => {}
+        _ => Ok(Some(end)),
     }
-    Ok(())
 }
 
-fn read_memcache(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<()> {
+fn frame_memcache(buf: &[u8]) -> io::Result<Option<usize>> {
+    let mut pos = 0;
     loop {
-        let start = read_line(r, buf)?;
-        let Some(rest) = buf[start..].strip_prefix(b"VALUE ") else {
+        let Some(end) = line_end(buf, pos)? else {
+            return Ok(None);
+        };
+        let Some(rest) = buf[pos..end].strip_prefix(b"VALUE ") else {
             // END, STORED, ERROR, CLIENT_ERROR ..., SERVER_ERROR ...: one line.
-            return Ok(());
+            return Ok(Some(end));
         };
         // VALUE <key> <flags> <bytes> [<cas unique>], then the data block and its \r\n.
         let n = std::str::from_utf8(rest)
@@ -349,42 +450,56 @@ fn read_memcache(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<()> {
             .and_then(|t| t.split_ascii_whitespace().nth(2))
             .and_then(|t| t.parse::<usize>().ok())
             .ok_or_else(|| bad_reply("a malformed VALUE line"))?;
-        read_n(r, buf, n.saturating_add(2))?;
+        match block_end(buf, end, n)? {
+            Some(e) => pos = e,
+            None => return Ok(None),
+        }
     }
 }
 
-fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-    let s = TcpStream::connect(addr)?;
-    s.set_nodelay(true)?;
-    // A server that stops answering fails the run instead of hanging it.
-    s.set_read_timeout(Some(IO_TIMEOUT))?;
-    s.set_write_timeout(Some(IO_TIMEOUT))?;
-    Ok(s)
+/// Takes the next whole reply off the front of `pending` (bytes received and not yet
+/// framed), reading more from `r` as needed (blocking).
+fn read_reply(protocol: Protocol, r: &mut impl Read, pending: &mut Vec<u8>) -> io::Result<Vec<u8>> {
+    let mut chunk = [0u8; 16 << 10];
+    loop {
+        if let Some(n) = frame(protocol, pending)? {
+            return Ok(pending.drain(..n).collect());
+        }
+        match r.read(&mut chunk) {
+            Ok(0) => return Err(closed_by_server()),
+            Ok(n) => pending.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
-/// SETs every key to its value, pipelined 256 deep on one connection.
+/// SETs every key to its value, pipelined 256 deep on one (blocking) connection.
 pub fn preload(
     addr: SocketAddr,
     protocol: Protocol,
     keys: u64,
     value_size: usize,
 ) -> io::Result<()> {
-    let s = connect(addr)?;
-    let mut r = BufReader::new(&s);
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.set_nodelay(true)?;
+    // A server that stops answering fails the preload instead of hanging it.
+    s.set_read_timeout(Some(IO_TIMEOUT))?;
+    s.set_write_timeout(Some(IO_TIMEOUT))?;
     let mut out = Vec::new();
     let mut expected = Vec::new();
-    let mut got = Vec::new();
+    push_reply(protocol, &mut expected, 0, false, value_size);
+    let mut pending = Vec::new();
     let mut i = 0;
     while i < keys {
         let n = (keys - i).min(256);
         out.clear();
         for k in i..i + n {
-            expected = push_request(protocol, &mut out, k, false, value_size);
+            push_request(protocol, &mut out, k, false, value_size);
         }
-        (&s).write_all(&out)?;
+        s.write_all(&out)?;
         for _ in 0..n {
-            got.clear();
-            read_reply(protocol, &mut r, &mut got)?;
+            let got = read_reply(protocol, &mut s, &mut pending)?;
             if got != expected {
                 return Err(io::Error::other(format!(
                     "preload: a SET was answered {:?}, not {:?}",
@@ -400,13 +515,13 @@ pub fn preload(
 
 /// Runs the load; every reply is checked (see the module docs).
 ///
-/// Fails on an I/O error, a rate that is not positive and finite, or (open loop) a server
-/// that falls [`MAX_OUTSTANDING`] requests behind ([`overloaded`] tells).
+/// Fails on an I/O error, a rate that is not positive and finite, a connection that
+/// awaits a reply for 10 seconds, or (open loop) a server that falls [`MAX_OUTSTANDING`]
+/// requests behind ([`overloaded`] tells).
 pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
-    let conns = spec.connections.max(1);
-    let (start, tallies) = match spec.rate {
-        None => run_closed(spec, conns)?,
-        Some(rate) if rate.is_finite() && rate > 0.0 => run_open(spec, conns, rate)?,
+    let rate = match spec.rate {
+        None => None,
+        Some(rate) if rate.is_finite() && rate > 0.0 => Some(rate),
         Some(rate) => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -414,12 +529,55 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
             ))
         }
     };
+    let conns = spec.connections.max(1);
+    let threads = spec.threads.clamp(1, conns);
+    // Connect first, so that connection setup does not eat into the run.
+    let mut loops: Vec<Vec<Conn>> = (0..threads).map(|_| Vec::new()).collect();
+    for c in 0..conns {
+        let quota = match (rate, spec.duration) {
+            (None, None) => share(spec.requests, conns as u64, c as u64),
+            _ => u64::MAX,
+        };
+        let conn = Conn::new(connect(spec.addr)?, spec, c as u64, quota);
+        loops[c % threads].push(conn);
+    }
+    let shared = Shared {
+        start: OnceLock::new(),
+        go: Barrier::new(threads + 1),
+        stop: AtomicBool::new(false),
+        first: Mutex::new(None),
+    };
+    let tallies = std::thread::scope(|scope| {
+        let handles: Vec<_> = loops
+            .into_iter()
+            .map(|conns| {
+                let shared = &shared;
+                scope.spawn(move || drive(spec, conns, rate, shared))
+            })
+            .collect();
+        // Every loop is ready: the run starts now.
+        shared.go.wait();
+        let _ = shared.start.set(Instant::now());
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect::<Vec<_>>()
+    });
+    if let Some(e) = shared.first.lock().ok().and_then(|mut f| f.take()) {
+        return Err(e);
+    }
+    let start = shared
+        .start
+        .get()
+        .copied()
+        .ok_or_else(|| io::Error::other("the run never started"))?;
     let mut latency = new_histogram()?;
     let (mut requests, mut mismatches, mut last) = (0, 0, start);
     for t in tallies {
+        let t = t.ok_or_else(|| io::Error::other("a load thread panicked"))?;
         requests += t.requests;
         mismatches += t.mismatches;
-        last = last.max(t.end);
+        last = last.max(t.end.unwrap_or(start));
         latency
             .add(&t.latency)
             .map_err(|e| io::Error::other(format!("histogram: {e}")))?;
@@ -438,13 +596,12 @@ fn new_histogram() -> io::Result<Histogram<u64>> {
         .map_err(|e| io::Error::other(format!("histogram: {e}")))
 }
 
-/// One connection's results.
-struct Tally {
-    requests: u64,
-    latency: Histogram<u64>,
-    mismatches: u64,
-    /// When its last reply arrived.
-    end: Instant,
+/// A non-blocking connection without Nagle's delay.
+fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+    let s = std::net::TcpStream::connect(addr)?;
+    s.set_nodelay(true)?;
+    s.set_nonblocking(true)?;
+    Ok(TcpStream::from_std(s))
 }
 
 /// The request mix of one connection: a xorshift stream seeded by the seed and the
@@ -484,92 +641,8 @@ fn share(total: u64, conns: u64, c: u64) -> u64 {
     total / conns + u64::from(c < total % conns)
 }
 
-fn join_all<T>(
-    handles: Vec<std::thread::ScopedJoinHandle<'_, io::Result<T>>>,
-) -> Vec<io::Result<T>> {
-    handles
-        .into_iter()
-        .map(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(io::Error::other("a load thread panicked")))
-        })
-        .collect()
-}
-
-/// The start of the run and each connection's results.
-type Run = (Instant, Vec<Tally>);
-
-fn run_closed(spec: &LoadSpec, conns: usize) -> io::Result<Run> {
-    let pipeline = spec.pipeline.max(1);
-    let start = Instant::now();
-    let deadline = spec.duration.map(|d| start + d);
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..conns as u64)
-            .map(|c| {
-                let count = match deadline {
-                    Some(_) => u64::MAX,
-                    None => share(spec.requests, conns as u64, c),
-                };
-                scope.spawn(move || drive_closed(spec, c, count, deadline, pipeline))
-            })
-            .collect();
-        join_all(handles)
-    });
-    Ok((start, results.into_iter().collect::<io::Result<_>>()?))
-}
-
-/// One closed-loop connection: `count` requests, or batches until `deadline`.
-fn drive_closed(
-    spec: &LoadSpec,
-    conn: u64,
-    count: u64,
-    deadline: Option<Instant>,
-    pipeline: usize,
-) -> io::Result<Tally> {
-    let s = connect(spec.addr)?;
-    let mut r = BufReader::with_capacity(1 << 16, &s);
-    let mut hist = new_histogram()?;
-    let mut mix = Mix::new(spec, conn);
-    let (mut done, mut mismatches) = (0u64, 0u64);
-    let mut out = Vec::new();
-    let mut expected: Vec<Vec<u8>> = Vec::with_capacity(pipeline);
-    let mut got = Vec::new();
-    while done < count && deadline.is_none_or(|d| Instant::now() < d) {
-        let n = (count - done).min(pipeline as u64) as usize;
-        out.clear();
-        expected.clear();
-        for _ in 0..n {
-            let (k, get) = mix.next();
-            expected.push(push_request(
-                spec.protocol,
-                &mut out,
-                k,
-                get,
-                spec.value_size,
-            ));
-        }
-        let t = Instant::now();
-        (&s).write_all(&out)?;
-        for e in &expected {
-            got.clear();
-            read_reply(spec.protocol, &mut r, &mut got)?;
-            hist.saturating_record((t.elapsed().as_nanos() as u64).max(1));
-            if got != *e {
-                mismatches += 1;
-            }
-        }
-        done += n as u64;
-    }
-    Ok(Tally {
-        requests: done,
-        latency: hist,
-        mismatches,
-        end: Instant::now(),
-    })
-}
-
-/// What the threads of an open loop share: the start of the schedule, and the first
-/// failure, which stops every connection.
+/// What the loops share: the start of the run, and the first failure, which stops every
+/// loop.
 struct Shared {
     start: OnceLock<Instant>,
     go: Barrier,
@@ -586,181 +659,469 @@ impl Shared {
     }
 
     fn stopped(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
+        self.stop.load(Ordering::Relaxed)
     }
 }
 
-fn run_open(spec: &LoadSpec, conns: usize, rate: f64) -> io::Result<Run> {
-    // Connect first, so that connection setup does not eat into the schedule.
-    let sockets = (0..conns)
-        .map(|_| connect(spec.addr))
-        .collect::<io::Result<Vec<_>>>()?;
-    let shared = Shared {
-        start: OnceLock::new(),
-        go: Barrier::new(conns + 1),
-        stop: AtomicBool::new(false),
-        first: Mutex::new(None),
-    };
-    let tallies = std::thread::scope(|scope| {
-        let handles: Vec<_> = sockets
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                let shared = &shared;
-                scope.spawn(move || drive_open(spec, s, c as u64, conns as u64, rate, shared))
-            })
-            .collect();
-        // Every writer is running: the schedule starts now.
-        shared.go.wait();
-        let _ = shared.start.set(Instant::now());
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect::<Vec<_>>()
-    });
-    if let Some(e) = shared.first.lock().ok().and_then(|mut f| f.take()) {
-        return Err(e);
-    }
-    let tallies = tallies
-        .into_iter()
-        .map(|t| t.ok_or_else(|| io::Error::other("a load thread panicked")))
-        .collect::<io::Result<_>>()?;
-    let start = shared
-        .start
-        .get()
-        .copied()
-        .ok_or_else(|| io::Error::other("the schedule never started"))?;
-    Ok((start, tallies))
+/// One loop's results.
+struct Tally {
+    requests: u64,
+    latency: Histogram<u64>,
+    mismatches: u64,
+    /// When its last reply arrived.
+    end: Option<Instant>,
 }
 
-/// One open-loop connection: a writer (this thread) on the schedule and a reader.
-/// Failures go to `shared`; `None` then.
-fn drive_open(
+/// A request awaiting its reply.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// The instant its latency is taken from: its batch's write (closed loop) or its due
+    /// time (open loop).
+    from: Instant,
+    key: u64,
+    get: bool,
+}
+
+/// One connection of a loop.
+struct Conn {
+    stream: TcpStream,
+    /// Its number among all the run's connections: the seed of its mix, its place in the
+    /// open loop's schedule.
+    index: u64,
+    mix: Mix,
+    /// Requests it is to send (closed loop; `u64::MAX` when the run has a duration).
+    quota: u64,
+    sent: u64,
+    /// Requests not yet written: `out[written..]`.
+    out: Vec<u8>,
+    written: usize,
+    /// Registered for writability too (a write was cut short).
+    want_write: bool,
+    /// The received start of a reply not yet complete.
+    partial: Vec<u8>,
+    /// Requests sent and not yet answered, oldest first.
+    pending: VecDeque<Pending>,
+    /// When it last received bytes, or began to await a reply.
+    progress: Instant,
+    /// It sends no more (a closed-loop connection done, or the open loop's schedule over).
+    finished: bool,
+}
+
+impl Conn {
+    fn new(stream: TcpStream, spec: &LoadSpec, index: u64, quota: u64) -> Conn {
+        Conn {
+            stream,
+            index,
+            mix: Mix::new(spec, index),
+            quota,
+            sent: 0,
+            out: Vec::new(),
+            written: 0,
+            want_write: false,
+            partial: Vec::new(),
+            pending: VecDeque::new(),
+            progress: Instant::now(),
+            finished: false,
+        }
+    }
+}
+
+/// Replies checked and timed so far.
+struct Stats {
+    latency: Histogram<u64>,
+    requests: u64,
+    mismatches: u64,
+    end: Option<Instant>,
+    /// Scratch for the expected reply.
+    expected: Vec<u8>,
+}
+
+/// Frames, checks and times the whole replies at the start of `data` (received at `now`)
+/// against the requests of `pending`; returns the bytes they took.
+fn take_replies(
     spec: &LoadSpec,
-    s: &TcpStream,
-    conn: u64,
-    conns: u64,
-    rate: f64,
-    shared: &Shared,
-) -> Option<Tally> {
-    let received = AtomicU64::new(0);
-    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    data: &[u8],
+    pending: &mut VecDeque<Pending>,
+    stats: &mut Stats,
+    now: Instant,
+) -> io::Result<usize> {
+    let mut at = 0;
+    while let Some(len) = frame(spec.protocol, &data[at..])? {
+        let p = pending
+            .pop_front()
+            .ok_or_else(|| bad_reply("a reply to no request"))?;
+        stats.expected.clear();
+        push_reply(
+            spec.protocol,
+            &mut stats.expected,
+            p.key,
+            p.get,
+            spec.value_size,
+        );
+        if data[at..at + len] != stats.expected[..] {
+            stats.mismatches += 1;
+        }
+        let ns = now.saturating_duration_since(p.from).as_nanos() as u64;
+        stats.latency.saturating_record(ns.max(1));
+        stats.requests += 1;
+        at += len;
+    }
+    if at > 0 {
+        stats.end = Some(now);
+    }
+    Ok(at)
+}
+
+/// Sets up one loop, waits for the start, runs it; its failure goes to `shared` (`None`
+/// then).
+fn drive(spec: &LoadSpec, conns: Vec<Conn>, rate: Option<f64>, shared: &Shared) -> Option<Tally> {
+    let ready = Loop::new(spec, conns);
     shared.go.wait();
     let start = *shared.start.wait();
-    std::thread::scope(|scope| {
-        let reader = scope.spawn(|| match read_open(spec.protocol, s, rx, &received) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                // Recorded before the shutdown, so the writer's broken pipe is not first.
-                shared.fail(e);
-                let _ = s.shutdown(Shutdown::Both);
-                None
-            }
-        });
-        if let Err(e) = write_open(spec, s, tx, &received, conn, conns, rate, start, shared) {
+    let ran = ready.and_then(|mut l| {
+        match rate {
+            None => l.closed(start, shared)?,
+            Some(rate) => l.open(start, rate, shared)?,
+        }
+        Ok(l.stats)
+    });
+    match ran {
+        Ok(s) => Some(Tally {
+            requests: s.requests,
+            latency: s.latency,
+            mismatches: s.mismatches,
+            end: s.end,
+        }),
+        Err(e) => {
             shared.fail(e);
+            None
         }
-        // Await the replies still due, unless the run has failed: then wake the reader.
-        while !reader.is_finished() {
-            if shared.stopped() {
-                let _ = s.shutdown(Shutdown::Both);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        reader.join().ok().flatten()
-    })
+    }
 }
 
-/// Writes the requests of connection `conn` at their due times; each goes to the reader
-/// (with the instant it is timed from and its expected reply) before it is written.
-fn write_open(
-    spec: &LoadSpec,
-    mut s: &TcpStream,
-    tx: mpsc::Sender<(Instant, Vec<u8>)>,
-    received: &AtomicU64,
-    conn: u64,
-    conns: u64,
-    rate: f64,
-    start: Instant,
-    shared: &Shared,
-) -> io::Result<()> {
-    let mut mix = Mix::new(spec, conn);
-    let total = match spec.duration {
-        Some(_) => u64::MAX,
-        None => spec.requests,
-    };
-    let limit_ns = spec.duration.map(|d| d.as_nanos() as f64);
-    let mut out = Vec::new();
-    // How much later than asked a sleep ends (a moving average): sleeps end that much early.
-    let mut lateness = Duration::from_micros(50);
-    for i in 0u64.. {
-        let idx = i.saturating_mul(conns).saturating_add(conn);
-        let due_ns = idx as f64 * 1e9 / rate;
-        if idx >= total || limit_ns.is_some_and(|l| due_ns >= l) {
-            break;
+/// One event loop: its connections (token i is connection `conns[i]`) and their results.
+struct Loop<'a> {
+    spec: &'a LoadSpec,
+    poll: Poll,
+    conns: Vec<Conn>,
+    buf: Box<[u8]>,
+    stats: Stats,
+}
+
+impl<'a> Loop<'a> {
+    fn new(spec: &'a LoadSpec, mut conns: Vec<Conn>) -> io::Result<Loop<'a>> {
+        let poll = Poll::new()?;
+        for (i, c) in conns.iter_mut().enumerate() {
+            poll.registry()
+                .register(&mut c.stream, Token(i), Interest::READABLE)?;
         }
-        let due = start + Duration::from_nanos(due_ns as u64);
+        Ok(Loop {
+            spec,
+            poll,
+            conns,
+            buf: vec![0u8; READ_BUF].into_boxed_slice(),
+            stats: Stats {
+                latency: new_histogram()?,
+                requests: 0,
+                mismatches: 0,
+                end: None,
+                expected: Vec::new(),
+            },
+        })
+    }
+
+    /// Polls for at most `timeout` (a zero one returns at once).
+    fn wait(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
+        match self.poll.poll(events, Some(timeout)) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                events.clear();
+                Ok(())
+            }
+            r => r,
+        }
+    }
+
+    /// Writes what connection `i` has not yet written, as far as its socket takes it;
+    /// waits for writability while some is left.
+    fn flush(&mut self, i: usize) -> io::Result<()> {
+        let c = &mut self.conns[i];
+        while c.written < c.out.len() {
+            match c.stream.write(&c.out[c.written..]) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "the server takes no more requests",
+                    ))
+                }
+                Ok(n) => c.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !c.want_write {
+                        self.poll.registry().reregister(
+                            &mut c.stream,
+                            Token(i),
+                            Interest::READABLE | Interest::WRITABLE,
+                        )?;
+                        c.want_write = true;
+                    }
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        c.out.clear();
+        c.written = 0;
+        if c.want_write {
+            self.poll
+                .registry()
+                .reregister(&mut c.stream, Token(i), Interest::READABLE)?;
+            c.want_write = false;
+        }
+        Ok(())
+    }
+
+    /// Reads what has arrived on connection `i` and takes the whole replies in it; until
+    /// the socket is drained when `drain`, else once unless the read fills the buffer.
+    /// Returns the instant of the last read that brought bytes.
+    fn read(&mut self, i: usize, drain: bool) -> io::Result<Option<Instant>> {
+        let spec = self.spec;
+        let Loop {
+            conns, buf, stats, ..
+        } = self;
+        let c = &mut conns[i];
+        let mut last = None;
+        loop {
+            let n = match c.stream.read(buf) {
+                Ok(0) if c.finished && c.pending.is_empty() => return Ok(last),
+                Ok(0) => return Err(closed_by_server()),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(last),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let now = Instant::now();
+            c.progress = now;
+            last = Some(now);
+            let data = &buf[..n];
+            if c.partial.is_empty() {
+                let used = take_replies(spec, data, &mut c.pending, stats, now)?;
+                c.partial.extend_from_slice(&data[used..]);
+            } else {
+                c.partial.extend_from_slice(data);
+                let used = take_replies(spec, &c.partial, &mut c.pending, stats, now)?;
+                c.partial.drain(..used);
+            }
+            if n < buf.len() && !drain {
+                return Ok(last);
+            }
+        }
+    }
+
+    /// Fails the run if a connection has awaited a reply for [`IO_TIMEOUT`] without
+    /// receiving a byte.
+    fn check_progress(&self, now: Instant) -> io::Result<()> {
+        let stuck = self.conns.iter().any(|c| {
+            !c.pending.is_empty() && now.saturating_duration_since(c.progress) > IO_TIMEOUT
+        });
+        if stuck {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no reply from the server for {} s", IO_TIMEOUT.as_secs()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The closed loop: batches of `pipeline` requests on each connection until its quota
+    /// or the end of the run.
+    fn closed(&mut self, start: Instant, shared: &Shared) -> io::Result<()> {
+        let deadline = self.spec.duration.map(|d| start + d);
+        let mut active = self.conns.len();
+        let mut events = Events::with_capacity(1024);
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            self.next_batch(i, now, deadline, &mut active)?;
+        }
+        let mut next_check = now + CHECK_EVERY;
+        while active > 0 {
+            if shared.stopped() {
+                return Ok(());
+            }
+            self.wait(&mut events, CHECK_EVERY)?;
+            for ev in events.iter() {
+                let i = ev.token().0;
+                if ev.is_writable() {
+                    self.flush(i)?;
+                }
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    let drain = ev.is_read_closed() || ev.is_error();
+                    if let Some(now) = self.read(i, drain)? {
+                        let c = &self.conns[i];
+                        if c.pending.is_empty() && !c.finished {
+                            self.next_batch(i, now, deadline, &mut active)?;
+                        }
+                    }
+                }
+            }
+            let now = Instant::now();
+            if now >= next_check {
+                self.check_progress(now)?;
+                next_check = now + CHECK_EVERY;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the next batch of connection `i` (all replies of the last one are in, at
+    /// `now`), or finishes it.
+    fn next_batch(
+        &mut self,
+        i: usize,
+        now: Instant,
+        deadline: Option<Instant>,
+        active: &mut usize,
+    ) -> io::Result<()> {
+        let spec = self.spec;
+        let c = &mut self.conns[i];
+        if c.sent >= c.quota || deadline.is_some_and(|d| now >= d) {
+            c.finished = true;
+            *active -= 1;
+            return Ok(());
+        }
+        let n = (c.quota - c.sent).min(spec.pipeline.max(1) as u64);
+        for _ in 0..n {
+            let (key, get) = c.mix.next();
+            push_request(spec.protocol, &mut c.out, key, get, spec.value_size);
+            c.pending.push_back(Pending {
+                from: now,
+                key,
+                get,
+            });
+        }
+        c.sent += n;
+        // Timed from the write.
+        let t = Instant::now();
+        for p in c.pending.iter_mut() {
+            p.from = t;
+        }
+        c.progress = t;
+        self.flush(i)
+    }
+
+    /// The open loop: the requests of this loop's connections at their due times (see the
+    /// module docs), then their replies.
+    fn open(&mut self, start: Instant, rate: f64, shared: &Shared) -> io::Result<()> {
+        let all = self.spec.connections.max(1) as u64;
+        let total = match self.spec.duration {
+            Some(_) => u64::MAX,
+            None => self.spec.requests,
+        };
+        let limit_ns = self.spec.duration.map(|d| d.as_nanos() as f64);
+        // Request `round` of connection `c` is due at this instant; `None` when it is not
+        // in the run.
+        let due = |round: u64, c: u64| {
+            let idx = round.saturating_mul(all).saturating_add(c);
+            let ns = idx as f64 * 1e9 / rate;
+            let late = idx >= total || limit_ns.is_some_and(|l| ns >= l);
+            (!late).then(|| start + Duration::from_nanos(ns as u64))
+        };
+        // This loop's connections in schedule order: the next request is round `round`
+        // of connection `conns[at]`.
+        let (mut round, mut at) = (0u64, 0usize);
+        let mut next = due(0, self.conns[0].index);
+        // How much later than asked a sleep in poll ends (a moving average).
+        let mut lateness = FIRST_LATENESS;
+        let mut events = Events::with_capacity(1024);
+        let mut ready = Vec::new();
+        let mut next_check = Instant::now() + CHECK_EVERY;
         loop {
             if shared.stopped() {
                 return Ok(());
             }
             let now = Instant::now();
-            if now + lateness >= due {
-                break;
+            // Every request that is due.
+            while let Some(d) = next.filter(|&d| d <= now) {
+                self.send(at, d, now, rate, &mut ready)?;
+                at += 1;
+                if at == self.conns.len() {
+                    at = 0;
+                    round += 1;
+                }
+                next = due(round, self.conns[at].index);
             }
-            // In slices, so that a failure elsewhere is noticed at low rates too.
-            let want = (due - now - lateness).min(Duration::from_millis(20));
-            std::thread::sleep(want);
-            let late = now.elapsed().saturating_sub(want).min(MAX_LATENESS);
-            lateness = (lateness * 7 + late) / 8;
+            for i in ready.drain(..) {
+                self.flush(i)?;
+            }
+            let timeout = match next {
+                Some(d) => {
+                    // Whole milliseconds that end early enough; none (a poll that returns
+                    // at once) near the due time.
+                    let left = d.saturating_duration_since(Instant::now());
+                    let room = left.saturating_sub(lateness + SPIN).min(CHECK_EVERY);
+                    Duration::from_millis(room.as_millis() as u64)
+                }
+                None if self.conns.iter().all(|c| c.pending.is_empty()) => return Ok(()),
+                None => {
+                    for c in &mut self.conns {
+                        c.finished = true;
+                    }
+                    CHECK_EVERY
+                }
+            };
+            let asleep = Instant::now();
+            self.wait(&mut events, timeout)?;
+            if next.is_some() && !timeout.is_zero() && events.is_empty() {
+                let late = asleep.elapsed().saturating_sub(timeout).min(MAX_LATENESS);
+                lateness = (lateness * 7 + late) / 8;
+            }
+            for ev in events.iter() {
+                let i = ev.token().0;
+                if ev.is_writable() {
+                    self.flush(i)?;
+                }
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    self.read(i, ev.is_read_closed() || ev.is_error())?;
+                }
+            }
+            if next_check <= now {
+                self.check_progress(now)?;
+                next_check = now + CHECK_EVERY;
+            }
         }
-        // Requests 0..i have been sent.
-        let outstanding = i.saturating_sub(received.load(Ordering::Acquire));
+    }
+
+    /// Queues the next request of connection `i`, due at `due` (it is `now`); `ready`
+    /// collects the connections with requests to write.
+    fn send(
+        &mut self,
+        i: usize,
+        due: Instant,
+        now: Instant,
+        rate: f64,
+        ready: &mut Vec<usize>,
+    ) -> io::Result<()> {
+        let spec = self.spec;
+        let c = &mut self.conns[i];
+        let outstanding = c.pending.len() as u64;
         if outstanding >= MAX_OUTSTANDING {
             return Err(io::Error::other(Overloaded { rate, outstanding }));
         }
-        let (k, get) = mix.next();
-        out.clear();
-        let expected = push_request(spec.protocol, &mut out, k, get, spec.value_size);
-        // Timed from its due time, or from now if it goes out early.
-        let from = due.min(Instant::now());
-        if tx.send((from, expected)).is_err() {
-            // The reader has stopped (and recorded why).
-            return Ok(());
+        if c.pending.is_empty() {
+            c.progress = now;
         }
-        s.write_all(&out)?;
-    }
-    Ok(())
-}
-
-/// Reads the replies in order, timing each from its due time (or earlier send).
-fn read_open(
-    protocol: Protocol,
-    s: &TcpStream,
-    rx: mpsc::Receiver<(Instant, Vec<u8>)>,
-    received: &AtomicU64,
-) -> io::Result<Tally> {
-    let mut r = BufReader::with_capacity(1 << 16, s);
-    let mut hist = new_histogram()?;
-    let mut got = Vec::new();
-    let (mut done, mut mismatches) = (0u64, 0u64);
-    for (due, expected) in rx {
-        got.clear();
-        read_reply(protocol, &mut r, &mut got)?;
-        hist.saturating_record((due.elapsed().as_nanos() as u64).max(1));
-        if got != expected {
-            mismatches += 1;
+        if c.written == c.out.len() {
+            ready.push(i);
         }
-        done += 1;
-        received.store(done, Ordering::Release);
+        let (key, get) = c.mix.next();
+        push_request(spec.protocol, &mut c.out, key, get, spec.value_size);
+        c.pending.push_back(Pending {
+            from: due,
+            key,
+            get,
+        });
+        c.sent += 1;
+        Ok(())
     }
-    Ok(Tally {
-        requests: done,
-        latency: hist,
-        mismatches,
-        end: Instant::now(),
-    })
 }
 
 /// Why a process's CPU time could not be read.
@@ -913,11 +1274,11 @@ mod tests {
 
     fn replies(protocol: Protocol, bytes: &[u8]) -> Vec<Vec<u8>> {
         let mut r = io::Cursor::new(bytes);
+        let mut pending = Vec::new();
         let mut all = Vec::new();
-        while (r.position() as usize) < bytes.len() {
-            let mut buf = Vec::new();
-            read_reply(protocol, &mut r, &mut buf).unwrap_or_else(|e| panic!("{e}"));
-            all.push(buf);
+        while (r.position() as usize) < bytes.len() || !pending.is_empty() {
+            let reply = read_reply(protocol, &mut r, &mut pending);
+            all.push(reply.unwrap_or_else(|e| panic!("{e}")));
         }
         all
     }
@@ -959,29 +1320,81 @@ mod tests {
             (Protocol::Memcache, b"VALUE k 0\r\n"),
             (Protocol::Memcache, b"VALUE k 0 9\r\nabc\r\n"),
         ] {
-            let mut buf = Vec::new();
+            let mut pending = Vec::new();
             assert!(
-                read_reply(p, &mut io::Cursor::new(bytes), &mut buf).is_err(),
+                read_reply(p, &mut io::Cursor::new(bytes), &mut pending).is_err(),
                 "{}",
                 String::from_utf8_lossy(bytes)
             );
         }
     }
 
+    /// (request, expected reply) of key `k`.
+    fn request(protocol: Protocol, k: u64, get: bool, value_size: usize) -> (Vec<u8>, Vec<u8>) {
+        let (mut out, mut reply) = (Vec::new(), Vec::new());
+        push_request(protocol, &mut out, k, get, value_size);
+        push_reply(protocol, &mut reply, k, get, value_size);
+        (out, reply)
+    }
+
     #[test]
     fn expected_replies_match_the_requests() {
-        let mut out = Vec::new();
-        let e = push_request(Protocol::Memcache, &mut out, 7, true, 5);
+        let (out, e) = request(Protocol::Memcache, 7, true, 5);
         assert_eq!(out, b"get key:000000000007\r\n");
         assert_eq!(e, b"VALUE key:000000000007 0 5\r\n7.7.7\r\nEND\r\n");
-        out.clear();
-        let e = push_request(Protocol::Memcache, &mut out, 7, false, 5);
+        let (out, e) = request(Protocol::Memcache, 7, false, 5);
         assert_eq!(out, b"set key:000000000007 0 0 5\r\n7.7.7\r\n");
         assert_eq!(e, b"STORED\r\n");
-        out.clear();
-        let e = push_request(Protocol::Resp, &mut out, 7, true, 5);
+        let (out, e) = request(Protocol::Resp, 7, true, 5);
         assert_eq!(out, b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000007\r\n");
         assert_eq!(e, b"$5\r\n7.7.7\r\n");
+        let (out, e) = request(Protocol::Resp, 4660, false, 12);
+        assert_eq!(
+            out,
+            b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000004660\r\n$12\r\n1234.1234.12\r\n"
+        );
+        assert_eq!(e, b"+OK\r\n");
+    }
+
+    #[test]
+    fn keys_and_values_are_the_documented_functions_of_the_index() {
+        for i in [
+            0,
+            1,
+            7,
+            15,
+            16,
+            255,
+            4096,
+            999_999_999_999,
+            1 << 40,
+            u64::MAX,
+        ] {
+            assert_eq!(key_of(i), format!("key:{:012}", i % 1_000_000_000_000));
+            for size in [0, 1, 5, 17, 64, 1000] {
+                let want: Vec<u8> = format!("{i:x}.").bytes().cycle().take(size).collect();
+                assert_eq!(value_of(i, size), want, "{i} {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn replies_arriving_byte_by_byte_are_framed_when_complete() {
+        let cases: [(Protocol, &[u8]); 4] = [
+            (Protocol::Resp, b"$3\r\nabc\r\n"),
+            (Protocol::Resp, b"*2\r\n$1\r\nx\r\n%1\r\n+a\r\n:5\r\n"),
+            (Protocol::Memcache, b"VALUE k 0 4\r\nab\r\n\r\nEND\r\n"),
+            (Protocol::Memcache, b"STORED\r\n"),
+        ];
+        for (p, reply) in cases {
+            for cut in 0..reply.len() {
+                let framed = frame(p, &reply[..cut]).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(framed, None, "{p} {cut}");
+            }
+            let mut two = reply.to_vec();
+            two.extend_from_slice(reply);
+            assert_eq!(frame(p, &two).ok(), Some(Some(reply.len())), "{p}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
         addr,
         protocol,
         connections: 4,
+        threads: 1,
         pipeline: 4,
         requests: 2_000,
         duration: None,
@@ -185,4 +186,92 @@ fn memcached_closed_and_open_loop() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((open.requests, open.mismatches), (1_000, 0));
     check_mismatches_of_another_length(m.1, Protocol::Memcache);
+}
+
+#[test]
+fn two_hundred_connections_on_one_event_loop() {
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    for pipeline in [1, 3] {
+        let spec = LoadSpec {
+            connections: 200,
+            threads: 1,
+            pipeline,
+            requests: 10_000,
+            ..spec(r.addr, Protocol::Resp)
+        };
+        let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((rep.requests, rep.mismatches), (10_000, 0), "{pipeline}");
+    }
+}
+
+#[test]
+fn connections_are_split_across_loops() {
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    // More loops than connections is as many loops as connections.
+    for (connections, threads) in [(7, 3), (2, 5)] {
+        for rate in [None, Some(5_000.0)] {
+            let spec = LoadSpec {
+                connections,
+                threads,
+                requests: 701,
+                rate,
+                ..spec(r.addr, Protocol::Resp)
+            };
+            let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                (rep.requests, rep.mismatches),
+                (701, 0),
+                "{threads} {rate:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn batches_larger_than_the_socket_buffers_are_written_in_parts() {
+    // 256 pipelined 64 KiB values a batch: writes and replies span many socket buffers.
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 40, 1 << 16).unwrap_or_else(|e| panic!("{e}"));
+    let spec = LoadSpec {
+        connections: 2,
+        pipeline: 256,
+        requests: 1024,
+        keys: 40,
+        value_size: 1 << 16,
+        get_ratio: 0.5,
+        ..spec(r.addr, Protocol::Resp)
+    };
+    let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((rep.requests, rep.mismatches), (1024, 0));
+    let open = run(&LoadSpec {
+        rate: Some(2_000.0),
+        requests: 200,
+        ..spec
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((open.requests, open.mismatches), (200, 0));
+}
+
+#[test]
+fn a_server_that_stops_answering_fails_the_closed_loop() {
+    // Accepts, reads, never answers: the run fails after the I/O timeout, not hangs.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut conn = conn;
+                let mut buf = vec![0u8; 1 << 16];
+                while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    let t = Instant::now();
+    let e = run(&spec(addr, Protocol::Resp))
+        .err()
+        .unwrap_or_else(|| panic!("no error"));
+    assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+    assert!(t.elapsed() < Duration::from_secs(30));
 }

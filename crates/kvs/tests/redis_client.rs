@@ -543,6 +543,7 @@ fn the_load_generator_notices_wrong_replies() {
         addr: r.addr,
         protocol: Protocol::Resp,
         connections: 2,
+        threads: 1,
         pipeline: 4,
         requests: 400,
         duration: None,

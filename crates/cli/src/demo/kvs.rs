@@ -39,6 +39,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
             addr,
             protocol: Protocol::Resp,
             connections,
+            threads: 1,
             pipeline,
             requests,
             duration: None,
