@@ -255,6 +255,14 @@ pub fn verify(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> Result<(), Verif
     equation_halved(&prep, be.four).unwrap_or_else(|| verify_prepared_serial(&prep))
 }
 
+/// The equation of one prepared signature by the fastest single-signature path (what
+/// [`verify`] does after decoding the points).
+pub(crate) fn equation_single(p: &Prepared) -> Result<(), VerifyError> {
+    single_backend()
+        .and_then(|be| equation_halved(p, be.four))
+        .unwrap_or_else(|| verify_prepared_serial(p))
+}
+
 /// The serial wNAF path for a prepared signature.
 pub(crate) fn verify_prepared_serial(p: &Prepared) -> Result<(), VerifyError> {
     let q = serial::vartime_double_scalar_mul_basepoint(&p.k, &p.neg_a, &p.s);
