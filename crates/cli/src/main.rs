@@ -16,6 +16,7 @@ mod kvs_bench;
 mod monitor;
 mod msm;
 mod pipeline;
+mod pipeline_sweep;
 mod rsa;
 mod table;
 mod timelock;
@@ -97,6 +98,17 @@ fn run(cli: &Cli) -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
+    // A tile's panic is caught and reported by the pipeline runner (one error line and
+    // a non-zero exit); keep the default hook's message for every other panic.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let tile = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with(wirespeed_disco::run::THREAD_PREFIX));
+        if !tile {
+            default_hook(info);
+        }
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),

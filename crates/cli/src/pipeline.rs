@@ -43,6 +43,8 @@ pub const MAX_VERIFY_TILES: usize = 32;
 pub enum PipelineCommand {
     /// Run the pipeline until its input ends (or until SIGINT/SIGTERM) and print totals
     Run(RunArgs),
+    /// Latency against offered load, 10% to 100% of the measured maximum (table, JSON, SVG)
+    Sweep(crate::pipeline_sweep::SweepArgs),
 }
 
 /// Where the packets come from.
@@ -99,7 +101,8 @@ pub fn parse_source(s: &str) -> Result<SourceSpec, String> {
     }
 }
 
-fn parse_verify_tiles(s: &str) -> Result<usize, String> {
+/// `--verify-tiles N`.
+pub fn parse_verify_tiles(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=MAX_VERIFY_TILES).contains(&n) => Ok(n),
         _ => Err(format!(
@@ -165,39 +168,42 @@ pub struct RunArgs {
 pub fn run(cmd: &PipelineCommand) -> Result<(), CliError> {
     match cmd {
         PipelineCommand::Run(args) => run_pipeline(args),
+        PipelineCommand::Sweep(args) => crate::pipeline_sweep::run(args),
     }
 }
 
 /// The configuration of a run: the topology (file or built in) with the flags over it.
 pub fn config(args: &RunArgs) -> Result<Config, CliError> {
-    let mut config = match &args.topology {
+    let mut config = base_config(args.topology.as_deref(), args.verify_tiles, args.mode)?;
+    config.rate = args.rate;
+    config.limit = args.limit;
+    config.metrics_path = args.metrics.clone().unwrap_or_else(default_metrics_path);
+    Ok(config)
+}
+
+/// The topology (a file, or the built-in one) with the verify-tile count and mode over
+/// it. Pinned verify tiles take consecutive cores from the topology's first one.
+pub fn base_config(
+    topology: Option<&Path>,
+    verify_tiles: Option<usize>,
+    mode: Option<Mode>,
+) -> Result<Config, CliError> {
+    let mut config = match topology {
         Some(path) => {
             let text = read_bounded_text(path, MAX_TOPOLOGY_BYTES)?;
             Config::from_topology(&text).map_err(|message| CliError::MalformedInput {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 message: format!("bad topology: {}", one_line(&message)),
             })?
         }
         None => Config::default(),
     };
-    if let Some(n) = args.verify_tiles {
+    if let Some(n) = verify_tiles {
         config.verify_tiles = n;
-        // Pinned verify tiles take consecutive cores from the first one.
-        if let Some(first) = config
-            .verify_cores
-            .as_ref()
-            .and_then(|c| c.first().copied())
-        {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            config.verify_cores = Some((0..n).map(|i| (first + i) % cores).collect());
-        }
     }
-    if let Some(mode) = args.mode {
+    if let Some(mode) = mode {
         config.mode = mode;
     }
-    config.rate = args.rate;
-    config.limit = args.limit;
-    config.metrics_path = args.metrics.clone().unwrap_or_else(default_metrics_path);
     Ok(config)
 }
 

@@ -311,6 +311,94 @@ fn the_pipeline_demo_checks_its_counts() {
 }
 
 #[test]
+fn a_tile_that_panics_stops_the_pipeline_with_a_nonzero_exit() {
+    let path = temp("panic", "fail.toml");
+    let text = DEFAULT_TOPOLOGY
+        .replace("depth = 4096", "depth = 256")
+        .replace(
+            "name = \"sink\"\nkind = \"sink\"",
+            "name = \"sink\"\nkind = \"sink\"\nparams = { fail_after = 50 }",
+        );
+    assert!(text.contains("fail_after"), "{text}");
+    std::fs::write(&path, text).expect("write topology");
+    let m = temp("panic", "m");
+    let started = Instant::now();
+    let o = wirespeed(&[
+        "pipeline",
+        "run",
+        "--source",
+        "gen:3000",
+        "--topology",
+        &s(&path),
+        "--metrics",
+        &s(&m),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("sink0") && err.contains("injected failure after 50"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty(), "no totals after a failure");
+    // The pipeline stopped rather than running on: well under what 3,000 takes.
+    assert!(started.elapsed() < Duration::from_secs(60));
+    // The metrics file says which tile failed and that the pipeline did.
+    let snap = read(&m).expect("metrics");
+    assert_eq!(snap.state, 2, "pipeline state: failed");
+    let sink = snap
+        .tiles
+        .iter()
+        .find(|t| t.name == "sink0")
+        .expect("sink0");
+    assert_eq!(sink.get(Counter::State), 2);
+    assert_eq!(sink.get(Counter::In), 51);
+}
+
+#[test]
+fn the_sweep_prints_a_row_per_load_point_and_an_svg() {
+    let svg = temp("sweep", "sweep.svg");
+    let topo = small_topology("sweep");
+    let o = wirespeed(&[
+        "pipeline",
+        "sweep",
+        "--topology",
+        &s(&topo),
+        "--n",
+        "500",
+        "--secs",
+        "0.2",
+        "--points",
+        "20,60",
+        "--svg",
+        &s(&svg),
+        "--json",
+    ]);
+    let v = json(&o);
+    let pts = v["points"].as_array().expect("points");
+    assert_eq!(pts.len(), 2, "{v}");
+    let max = v["max_tx_per_sec"].as_f64().expect("max");
+    assert!(max > 0.0);
+    for (p, pct) in pts.iter().zip([20.0, 60.0]) {
+        assert_eq!(p["pct"].as_f64(), Some(pct));
+        let offered = p["offered_tx_per_sec"].as_f64().expect("offered");
+        assert!((offered - max * pct / 100.0).abs() < 1e-6 * max, "{p}");
+        let (p50, p99) = (p["p50_us"].as_f64(), p["p99_us"].as_f64());
+        assert!(
+            p50.is_some_and(|a| p99.is_some_and(|b| 0.0 < a && a <= b)),
+            "{p}"
+        );
+    }
+    assert!(v["single_verify_us"].as_f64().is_some_and(|u| u > 0.0));
+    let chart = std::fs::read_to_string(&svg).expect("svg");
+    assert!(
+        chart.starts_with("<svg") || chart.starts_with("<?xml"),
+        "{chart}"
+    );
+    assert!(chart.contains("p99.9") && chart.contains("3 x single verify"));
+}
+
+#[test]
 fn bad_inputs_give_one_line_errors() {
     let garbage = temp("errors", "garbage.txt");
     std::fs::write(&garbage, "not a capture, not metrics\n").expect("write");

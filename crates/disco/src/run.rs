@@ -9,7 +9,9 @@
 //! [`Tile::pending`] work (so it can send what it holds a burst at a time); then (or
 //! when a source calls [`Ctx::finish`]) `on_end` runs and end of stream goes down every
 //! output; the pipeline is done when every tile is. A panic in
-//! a tile is caught, reported with the tile's name, and stops every thread.
+//! a tile is caught, reported with the tile's name, and stops every thread. A thread
+//! with nothing to do spins briefly, then yields its core, and after
+//! [`IDLE_BEFORE_NAP`] of idleness sleeps [`NAP`] at a time.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +25,17 @@ use crate::tile::{Ctx, Input, Output, Policy, Tile, CTL_EOS};
 
 /// Most fragments a tile takes in one round before the thread moves on.
 pub const FRAGS_PER_ROUND: usize = 32;
+
+/// Pipeline threads are named this followed by their tiles' names (so a panic hook can
+/// tell a tile's panic, which the runner reports, from others).
+pub const THREAD_PREFIX: &str = "tile:";
+
+/// Idle time after which a thread naps instead of spinning.
+pub const IDLE_BEFORE_NAP: Duration = Duration::from_millis(2);
+
+/// One nap of an idle thread (the longest it can add to the latency of a packet that
+/// arrives after a quiet spell).
+pub const NAP: Duration = Duration::from_micros(50);
 
 /// A tile with its links and placement.
 pub struct TileSpec {
@@ -154,12 +167,16 @@ impl Pipeline {
                 .into_iter()
                 .map(|(core, tiles)| {
                     let (halt, failure) = (&halt, &failure);
-                    s.spawn(move || {
-                        if let Some(c) = core {
-                            core_affinity::set_for_current(core_affinity::CoreId { id: c });
-                        }
-                        run_thread(tiles, stop, halt, failure)
-                    })
+                    let names: Vec<String> = tiles.iter().map(|t| t.tile.name()).collect();
+                    std::thread::Builder::new()
+                        .name(format!("{THREAD_PREFIX}{}", names.join(",")))
+                        .spawn_scoped(s, move || {
+                            if let Some(c) = core {
+                                core_affinity::set_for_current(core_affinity::CoreId { id: c });
+                            }
+                            run_thread(tiles, stop, halt, failure)
+                        })
+                        .unwrap_or_else(|e| panic!("cannot start a pipeline thread: {e}"))
                 })
                 .collect();
             while handles.iter().any(|h| !h.is_finished()) {
@@ -211,6 +228,7 @@ fn run_thread(
     }
     let mut buf = Vec::with_capacity(2048);
     let mut idle_rounds = 0u32;
+    let mut idle_since: Option<Instant> = None;
     loop {
         if stop.load(Ordering::Relaxed) || halt.load(Ordering::Relaxed) {
             return false;
@@ -246,13 +264,17 @@ fn run_thread(
         }
         if any_work {
             idle_rounds = 0;
+            idle_since = None;
         } else {
             idle_rounds += 1;
-            // Spin briefly, then give the core away (threads may share cores).
-            if idle_rounds > 64 {
+            // Spin briefly, then give the core away (threads may share cores), and
+            // after a long quiet spell sleep in short naps rather than burn a core.
+            if idle_rounds <= 64 {
+                std::hint::spin_loop();
+            } else if idle_since.get_or_insert_with(Instant::now).elapsed() < IDLE_BEFORE_NAP {
                 std::thread::yield_now();
             } else {
-                std::hint::spin_loop();
+                std::thread::sleep(NAP);
             }
         }
     }

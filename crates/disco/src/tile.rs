@@ -123,6 +123,11 @@ impl Ctx {
     pub fn finish(&mut self) {
         self.finished = true;
     }
+
+    /// True once [`Ctx::finish`] was called.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
 }
 
 /// A stage of a pipeline. Callbacks must not block for long: tiles may share a thread.

@@ -31,7 +31,7 @@ kind = "parse"
 name = "verify"
 kind = "verify"
 count = 2
-params = { batch = 64, budget_us = 100 }
+params = { batch = 64, budget_us = 0 }
 
 [[tile]]
 name = "reorder"
@@ -101,14 +101,18 @@ pub struct Config {
     pub ordered: bool,
     /// Depth and policy of each of [`LINKS`].
     pub links: [(usize, Policy); 5],
-    /// Cores of the verify tiles (None: unpinned).
-    pub verify_cores: Option<Vec<usize>>,
+    /// Where the tiles run (cores named in the topology; the rest placed by
+    /// [`threads_for`]).
+    pub cores: Placement,
     /// Source rate in packets per second (None: as fast as taken).
     pub rate: Option<f64>,
     /// Stop the source after this many packets.
     pub limit: Option<u64>,
     /// Keep the accepted transaction ids (for checks).
     pub collect_ids: bool,
+    /// Fault injection: every sink panics on its transaction after this many (the
+    /// topology's sink parameter `fail_after`), to exercise the failure path.
+    pub sink_fail_after: Option<u64>,
     /// Shared-memory metrics file (the monitor reads it).
     pub metrics_path: PathBuf,
 }
@@ -204,26 +208,110 @@ impl Config {
                 .as_bool()
                 .ok_or("tile 'reorder': ordered must be true or false")?,
         };
-        let verify_cores = t.tile("verify").and_then(|d| d.core).map(|c| {
-            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-            (0..verify).map(|i| (c + i) % n).collect()
-        });
+        let core = |name: &str| t.tile(name).and_then(|d| d.core);
+        let cores = Placement {
+            source: core("source"),
+            parse: core("parse"),
+            verify: core("verify"),
+            reorder: core("reorder"),
+            dedup: core("dedup"),
+            sink: core("sink"),
+        };
         Ok(Config {
             verify_tiles: verify,
             sinks,
             mode: Mode::Strict,
             batch,
-            budget: Duration::from_micros(param(&t, "verify", "budget_us", 100)?),
+            budget: Duration::from_micros(param(&t, "verify", "budget_us", 0)?),
             dedup_horizon: param(&t, "dedup", "horizon", 1 << 20)?,
             ordered,
             links,
-            verify_cores,
+            cores,
             rate: None,
             limit: None,
             collect_ids: false,
+            sink_fail_after: match t.tile("sink").and_then(|d| d.params.get("fail_after")) {
+                None => None,
+                Some(_) => Some(param(&t, "sink", "fail_after", 0u64)?),
+            },
             metrics_path: default_metrics_path(),
         })
     }
+}
+
+/// The first core of each stage's tiles (instances of a stage take consecutive cores,
+/// modulo the machine's); `None` leaves the stage to automatic placement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// The source tile.
+    pub source: Option<usize>,
+    /// The parse tile.
+    pub parse: Option<usize>,
+    /// The first verify tile.
+    pub verify: Option<usize>,
+    /// The reorder tile.
+    pub reorder: Option<usize>,
+    /// The dedup tile.
+    pub dedup: Option<usize>,
+    /// The first sink.
+    pub sink: Option<usize>,
+}
+
+/// Where one tile runs: tiles with the same `thread` share a thread, pinned to `core`
+/// when there is one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Home {
+    /// Thread key.
+    pub thread: usize,
+    /// Core the thread is pinned to.
+    pub core: Option<usize>,
+}
+
+/// The homes of the tiles, in pipeline order: source, parse, the verify tiles,
+/// reorder, dedup, the sinks. Tiles pinned to the same core share one thread pinned
+/// there. An unpinned verify tile gets a thread of its own. The unpinned I/O tiles
+/// (everything but verify) share one more thread when the machine has a core to spare
+/// for it (`cores > verify tiles`); otherwise they join the verify threads, source and
+/// parse with the first, reorder, dedup and sinks with the last, so the pipeline runs
+/// one spinning thread per core rather than more threads than cores.
+pub fn threads_for(p: &Placement, n_verify: usize, n_sinks: usize, cores: usize) -> Vec<Home> {
+    let cores = cores.max(1);
+    let pinned = |first: Option<usize>, i: usize| {
+        first.map(|c| Home {
+            thread: (c + i) % cores,
+            core: Some((c + i) % cores),
+        })
+    };
+    let verify: Vec<Home> = (0..n_verify)
+        .map(|i| {
+            pinned(p.verify, i).unwrap_or(Home {
+                thread: cores + 1 + i,
+                core: None,
+            })
+        })
+        .collect();
+    let spare = cores > n_verify;
+    let io = |at_end: bool| {
+        if spare || verify.is_empty() {
+            Home {
+                thread: cores,
+                core: None,
+            }
+        } else if at_end {
+            verify[verify.len() - 1]
+        } else {
+            verify[0]
+        }
+    };
+    let mut homes = vec![
+        pinned(p.source, 0).unwrap_or(io(false)),
+        pinned(p.parse, 0).unwrap_or(io(false)),
+    ];
+    homes.extend(verify.iter().copied());
+    homes.push(pinned(p.reorder, 0).unwrap_or(io(true)));
+    homes.push(pinned(p.dedup, 0).unwrap_or(io(true)));
+    homes.extend((0..n_sinks).map(|i| pinned(p.sink, i).unwrap_or(io(true))));
+    homes
 }
 
 /// Why a run could not happen or did not finish.
@@ -324,12 +412,21 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let metrics =
         Metrics::create(&config.metrics_path, &name_refs).map_err(PipelineError::Metrics)?;
-    let spec = |tile: Box<dyn Tile>, inputs, outputs, thread, core| TileSpec {
-        tile,
-        inputs,
-        outputs,
-        thread,
-        core,
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let homes = threads_for(&config.cores, n_verify, n_sinks, cores);
+    let mut next_home = homes.into_iter();
+    let mut spec = |tile: Box<dyn Tile>, inputs, outputs| {
+        let home = next_home.next().unwrap_or(Home {
+            thread: 0,
+            core: None,
+        });
+        TileSpec {
+            tile,
+            inputs,
+            outputs,
+            thread: home.thread,
+            core: home.core,
+        }
     };
     let pop = |v: &mut Vec<_>| v.pop().ok_or(PipelineError::Ring(TangoError::Depth(0)));
     let mut tiles = vec![
@@ -337,25 +434,18 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
             Box::new(Source::new(input, config.rate, config.limit, error.clone())),
             vec![],
             vec![(p_src, l0.1)],
-            0,
-            None,
         ),
         spec(
             Box::new(Parse::new(n_sinks)),
             vec![LinkInput::all(pop(&mut c_src)?)],
             vec![(p_parse, l1.1)],
-            0,
-            None,
         ),
     ];
     for (i, (c, p)) in c_parse.into_iter().zip(to_reorder).enumerate() {
-        let core = config.verify_cores.as_ref().and_then(|v| v.get(i).copied());
         tiles.push(spec(
             Box::new(Verify::new(i, config.batch, config.budget, config.mode)),
             vec![LinkInput::shared(c, i as u64, n_verify as u64)],
             vec![(p, l2.1)],
-            1 + i,
-            core,
         ));
     }
     tiles.push(spec(
@@ -367,27 +457,18 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
         )),
         reorder_in.into_iter().map(LinkInput::all).collect(),
         vec![(p_reorder, l3.1)],
-        0,
-        None,
     ));
     tiles.push(spec(
         Box::new(DedupTile::new(config.dedup_horizon)),
         vec![LinkInput::all(pop(&mut c_reorder)?)],
         to_sink,
-        0,
-        None,
     ));
     let mut reports = Vec::new();
     for (i, c) in sink_in.into_iter().enumerate() {
-        let (sink, report) = Sink::new(i, config.collect_ids);
+        let (mut sink, report) = Sink::new(i, config.collect_ids);
+        sink.fail_after = config.sink_fail_after;
         reports.push(report);
-        tiles.push(spec(
-            Box::new(sink),
-            vec![LinkInput::all(c)],
-            vec![],
-            0,
-            None,
-        ));
+        tiles.push(spec(Box::new(sink), vec![LinkInput::all(c)], vec![]));
     }
     let started = Instant::now();
     let ended = Pipeline::new(tiles, metrics.clone())
@@ -429,4 +510,85 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
         ended,
         metrics: snap,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads(h: &[Home]) -> usize {
+        let mut t: Vec<usize> = h.iter().map(|h| h.thread).collect();
+        t.sort_unstable();
+        t.dedup();
+        t.len()
+    }
+
+    #[test]
+    fn placement_runs_one_thread_per_core_when_cores_are_short() {
+        // 2 cores, 2 verify tiles: source and parse join verify0, the rest verify1.
+        let h = threads_for(&Placement::default(), 2, 1, 2);
+        assert_eq!(h.len(), 7);
+        assert_eq!(threads(&h), 2);
+        assert_eq!((h[0], h[1]), (h[2], h[2]));
+        assert_eq!((h[4], h[5], h[6]), (h[3], h[3], h[3]));
+        assert_ne!(h[2], h[3]);
+        // A spare core: the I/O tiles get their own thread.
+        let h = threads_for(&Placement::default(), 2, 2, 8);
+        assert_eq!(threads(&h), 3);
+        assert!(h.iter().all(|h| h.core.is_none()));
+        assert_eq!(h[0], h[7]);
+        // One core, one verify tile: everything on one thread.
+        assert_eq!(threads(&threads_for(&Placement::default(), 1, 1, 1)), 1);
+    }
+
+    #[test]
+    fn pinned_tiles_share_their_core_thread() {
+        let p = Placement {
+            verify: Some(1),
+            parse: Some(0),
+            ..Placement::default()
+        };
+        let h = threads_for(&p, 3, 1, 3);
+        // verify tiles on cores 1, 2 and 0 (wrapping); parse on 0 shares verify2's
+        // thread; the unpinned I/O tiles join the first or last verify thread (no
+        // spare core).
+        assert_eq!(
+            h[2..5].iter().map(|h| h.core).collect::<Vec<_>>(),
+            [Some(1), Some(2), Some(0)]
+        );
+        assert_eq!(h[1], h[4]);
+        assert_eq!(h[0], h[2]);
+        assert_eq!(h[5], h[4]);
+        assert_eq!(threads(&h), 3);
+        // Instances wrap around the machine's cores.
+        let h = threads_for(
+            &Placement {
+                verify: Some(1),
+                ..Placement::default()
+            },
+            2,
+            1,
+            2,
+        );
+        assert_eq!((h[2].core, h[3].core), (Some(1), Some(0)));
+    }
+
+    #[test]
+    fn topology_cores_reach_the_placement() {
+        let text = DEFAULT_TOPOLOGY
+            .replace(
+                "name = \"parse\"\nkind = \"parse\"",
+                "name = \"parse\"\nkind = \"parse\"\ncore = 1",
+            )
+            .replace(
+                "name = \"dedup\"\nkind = \"dedup\"",
+                "name = \"dedup\"\nkind = \"dedup\"\ncore = 0",
+            );
+        let c = Config::from_topology(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.cores.parse, Some(1));
+        assert_eq!(c.cores.dedup, Some(0));
+        assert_eq!(c.cores.source, None);
+        assert_eq!(Config::default().cores, Placement::default());
+        assert_eq!(Config::default().budget, Duration::ZERO);
+    }
 }

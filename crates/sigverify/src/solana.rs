@@ -217,6 +217,16 @@ pub fn txn_id(tx: &Transaction<'_>) -> [u8; SIGNATURE_LEN] {
     tx.signatures.first().copied().unwrap_or([0; SIGNATURE_LEN])
 }
 
+/// The first signature of a packet without parsing the rest: for any packet [`parse`]
+/// accepts this equals its [`txn_id`] (a cheap id for stages after the parser).
+pub fn first_signature(bytes: &[u8]) -> Option<[u8; SIGNATURE_LEN]> {
+    let (count, at) = decode_compact_u16(bytes).ok()?;
+    if count == 0 {
+        return None;
+    }
+    bytes.get(at..at + SIGNATURE_LEN)?.try_into().ok()
+}
+
 /// Decodes a compact-u16 ("short_vec" length) at the start of `bytes`: 7 bits per byte,
 /// least significant first, the high bit set on every byte but the last. Returns the
 /// value and the bytes used. Exactly Solana's `decode_shortu16_len` rules: at most 3
@@ -480,6 +490,23 @@ pub fn encode_transaction(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_signature_is_the_txn_id_of_every_parsed_packet() {
+        let traffic = crate::gen::generate(300, 0.1, 0.1, 7);
+        for g in &traffic {
+            let t = parse(&g.bytes).expect("generated packets parse");
+            assert_eq!(first_signature(&g.bytes), Some(t.txn_id()));
+        }
+        // Truncations and garbage: no panic, and None where there is no signature.
+        let p = &traffic[0].bytes;
+        for cut in 0..70 {
+            let got = first_signature(&p[..cut]);
+            assert_eq!(got.is_some(), cut >= 65, "cut {cut}");
+        }
+        assert_eq!(first_signature(&[0]), None);
+        assert_eq!(first_signature(&[0x80, 0x80, 0x80, 0x80]), None);
+    }
 
     #[test]
     fn encoder_output_parses() {

@@ -63,12 +63,13 @@ pub fn raw_packet(pk: &[u8], sig: &[u8], msg: &[u8]) -> Vec<u8> {
     p
 }
 
-/// The transaction id of a packet: its first signature.
+/// The transaction id of a packet: its first signature. Read straight from the bytes
+/// (no parse): stages after the parse tile see well-formed packets only.
 pub fn packet_id(kind_raw: bool, packet: &[u8]) -> Option<[u8; 64]> {
     if kind_raw {
         packet.get(32..96)?.try_into().ok()
     } else {
-        solana::parse(packet).ok().map(|t| t.txn_id())
+        solana::first_signature(packet)
     }
 }
 
@@ -147,6 +148,10 @@ impl Tile for Source {
         "source".into()
     }
 
+    fn burst(&self) -> u64 {
+        SOURCE_BURST as u64
+    }
+
     fn on_start(&mut self, ctx: &mut Ctx) {
         ctx.metrics().name_custom(0, "oversize");
     }
@@ -154,18 +159,46 @@ impl Tile for Source {
     fn on_fragment(&mut self, _: &mut Ctx, _: usize, _: &Meta, _: &[u8]) {}
 
     fn on_idle(&mut self, ctx: &mut Ctx) -> bool {
+        // Up to a burst of packets per call (the runner checked the credits for it).
+        let mut did = false;
+        for _ in 0..SOURCE_BURST {
+            if !self.next_packet(ctx) {
+                break;
+            }
+            did = true;
+        }
+        did
+    }
+}
+
+/// Most packets the source reads per call.
+pub const SOURCE_BURST: usize = 16;
+
+impl Source {
+    /// Reads and publishes one packet; false when none is due or the input is done.
+    fn next_packet(&mut self, ctx: &mut Ctx) -> bool {
+        if ctx.is_finished() {
+            return false;
+        }
         if self.limit.is_some_and(|l| self.sent >= l) {
             ctx.finish();
             return false;
         }
         let start = *self.start.get_or_insert_with(Instant::now);
+        // With a rate, a packet's ingest time is when it was due, not when it could be
+        // sent: a pipeline that holds the source back is charged for the wait (no
+        // coordinated omission in the latencies).
+        let mut late = Duration::ZERO;
         if let Some(rate) = self.rate {
             let due = start + Duration::from_secs_f64(self.sent as f64 / rate);
-            if Instant::now() < due {
+            let now = Instant::now();
+            if now < due {
                 return false;
             }
+            late = now - due;
         }
-        let now = now_ns32();
+        let now =
+            now_ns32().wrapping_sub(late.as_nanos().min(u64::from(u32::MAX / 2) as u128) as u32);
         let (raw, ok): (bool, Option<Vec<u8>>) = match &mut self.input {
             Input::Records(r) => match r.next() {
                 None => (true, None),
@@ -271,7 +304,10 @@ impl Tile for Parse {
 }
 
 /// Verifies micro-batches with the lane verifier: a batch goes when it holds `batch`
-/// packets or its oldest packet has waited `budget`.
+/// packets, or when the input has run dry and its oldest packet has waited `budget`
+/// (zero, the default: as soon as the input is dry). Under load the input never runs
+/// dry and batches fill; at low load a packet is verified as soon as it arrives (small
+/// batches take the single-signature path, so this costs no throughput there).
 #[derive(Debug)]
 pub struct Verify {
     /// Which of the verify tiles.
@@ -554,6 +590,10 @@ pub struct Sink {
     pub index: usize,
     collect: bool,
     report: Arc<Mutex<SinkReport>>,
+    /// Fault injection: panic on the transaction after this many (tests of the
+    /// failure path use it; None in normal runs).
+    pub fail_after: Option<u64>,
+    seen: u64,
 }
 
 impl Sink {
@@ -570,6 +610,8 @@ impl Sink {
                 index,
                 collect,
                 report: report.clone(),
+                fail_after: None,
+                seen: 0,
             },
             report,
         )
@@ -582,6 +624,10 @@ impl Tile for Sink {
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
+        if self.fail_after.is_some_and(|n| self.seen >= n) {
+            panic!("injected failure after {} transactions", self.seen);
+        }
+        self.seen += 1;
         let ns = u64::from(now_ns32().wrapping_sub(meta.tsorig));
         ctx.metrics().record_ns(ns);
         let mut r = self.report.lock().unwrap_or_else(|p| p.into_inner());

@@ -4,9 +4,12 @@
 //! generator's valid ones and every other count must match. Whether they came out in
 //! arrival order is shown beside (the reorder tile's order is best effort).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use wirespeed_disco::metrics::{read, Snapshot};
 
 use wirespeed_sigverify::gen::{generate, Expect};
 use wirespeed_sigverify::pipeline::{run as run_pipeline, Config};
@@ -15,6 +18,7 @@ use wirespeed_sigverify::tiles::Input;
 use super::{DemoOptions, Section};
 use crate::args::group_digits;
 use crate::error::CliError;
+use crate::monitor;
 use crate::pipeline::{latency_us, tx_per_sec};
 use crate::table::{Align, Table};
 
@@ -35,6 +39,62 @@ const BAD_FRAC: f64 = 0.05;
 const SEED: u64 = 2024;
 /// One malformed packet (a truncated copy) after every this many transactions.
 const MALFORMED_EVERY: usize = 1_000;
+
+/// How often the monitor view is sampled while the pipeline runs.
+const MONITOR_EVERY: Duration = Duration::from_millis(500);
+
+/// The monitor's view of the running pipeline (what `wirespeed monitor` shows from
+/// another terminal): redrawn in place every half second on a terminal; elsewhere only
+/// the last frame, taken when the pipeline has finished, is printed.
+fn watch<T>(
+    path: &Path,
+    worker: &std::thread::ScopedJoinHandle<'_, T>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let live = std::io::stdout().is_terminal();
+    let mut prev: Option<(Snapshot, Instant)> = None;
+    let mut drawn_lines = 0;
+    loop {
+        let finished = worker.is_finished();
+        if let Ok(snap) = read(path) {
+            let now = Instant::now();
+            let rates = match &prev {
+                Some((p, at)) => {
+                    monitor::rates(Some(p), &snap, now.duration_since(*at).as_secs_f64())
+                }
+                None => monitor::rates(None, &snap, 0.0),
+            };
+            if live || finished {
+                let frame = monitor::frame_text(path, &snap, &rates, MONITOR_EVERY, 110);
+                if live && drawn_lines > 0 {
+                    // Back over the previous frame.
+                    write!(out, "\x1b[{drawn_lines}A").map_err(CliError::Stdout)?;
+                }
+                write!(out, "{frame}").map_err(CliError::Stdout)?;
+                out.flush().map_err(CliError::Stdout)?;
+                drawn_lines = frame.lines().count();
+            }
+            // Live: rates over the last interval. Otherwise the one frame shows rates
+            // over the whole run (from the first snapshot).
+            if live || prev.is_none() {
+                prev = Some((snap, now));
+            }
+        }
+        if finished {
+            return Ok(());
+        }
+        if prev.is_none() {
+            // The pipeline has not created its metrics yet: look again soon, so the
+            // first snapshot is taken near the start.
+            std::thread::sleep(Duration::from_millis(2));
+            continue;
+        }
+        let until = Instant::now() + MONITOR_EVERY;
+        while Instant::now() < until && !worker.is_finished() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
 
 fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let n = if opts.quick { N / 10 } else { N };
@@ -77,11 +137,15 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
         )),
         ..Config::default()
     };
-    let result = run_pipeline(
-        &config,
-        Input::Memory(packets.into_iter()),
-        &AtomicBool::new(false),
-    );
+    let stop = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        let worker =
+            scope.spawn(|| run_pipeline(&config, Input::Memory(packets.into_iter()), &stop));
+        watch(&config.metrics_path, &worker, out)?;
+        worker
+            .join()
+            .map_err(|_| CliError::Pipeline("the pipeline thread panicked".into()))
+    })?;
     let _ = std::fs::remove_file(&config.metrics_path);
     let s = result.map_err(|e| CliError::Pipeline(e.to_string()))?;
 

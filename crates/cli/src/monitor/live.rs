@@ -159,6 +159,37 @@ fn watch<B: Backend<Error = io::Error>>(
     }
 }
 
+/// One frame of the live view drawn off screen, as plain text lines (trailing blanks
+/// trimmed): for showing the view where there is no terminal to take over, such as the
+/// demo's output.
+pub fn frame_text(
+    path: &Path,
+    snap: &Snapshot,
+    rates: &[TileRates],
+    interval: Duration,
+    width: u16,
+) -> String {
+    let height = (snap.tiles.len() as u16).saturating_add(15);
+    let view = View {
+        path,
+        snap,
+        rates,
+        interval,
+        error: None,
+    };
+    // Drawing off screen cannot fail (the test backend's error type is uninhabited).
+    let Ok(mut term) = Terminal::new(ratatui::backend::TestBackend::new(width, height));
+    let Ok(_) = term.draw(|f| draw(f, &view));
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 fn rate_cell(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| group_digits(v.round() as u64))
 }

@@ -4,6 +4,8 @@
 
 mod live;
 
+pub use live::frame_text;
+
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
