@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use wirespeed_kvs::aof::Fsync;
 use wirespeed_kvs::cmd::{parse_memory, Eviction};
 use wirespeed_kvs::conf;
-use wirespeed_kvs::loadgen::{self, LoadSpec};
+use wirespeed_kvs::loadgen::{self, KeyDist, LoadSpec, ValueSize};
 use wirespeed_kvs::server::{Server, ServerConfig};
 
 use crate::error::CliError;
@@ -87,17 +87,26 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10_000)]
     pub keys: u64,
 
-    /// Value size in bytes
-    #[arg(long, default_value_t = 64)]
-    pub value_size: usize,
+    /// How requests pick keys: uniform; zipf[:S] (rank r with probability proportional
+    /// to 1/(r+1)^S, S 0.99 by default, the ranks spread over the key space); or
+    /// hot:KEYFRAC:REQFRAC (share REQFRAC of the requests to the first share KEYFRAC of
+    /// the keys, e.g. hot:0.2:0.8)
+    #[arg(long, value_name = "DIST", default_value = "uniform")]
+    pub key_dist: KeyDist,
+
+    /// Value size in bytes: N; a range MIN-MAX (every size alike); or weighted sizes
+    /// SIZE:WEIGHT,... (e.g. 64:0.7,1024:0.2,16384:0.1). Each key's size is fixed by the
+    /// key, so the preload and every SET write it and every GET reply is checked
+    #[arg(long, value_name = "SIZES", default_value = "64")]
+    pub value_size: ValueSize,
 
     /// Share of GETs (the rest are SETs)
     #[arg(long, default_value_t = 0.9)]
     pub get_ratio: f64,
 
     /// Print {requests, secs, per_sec, p50_us, p90_us, p99_us, p999_us, max_us, mismatches,
-    /// protocol, mode, offered_rate, server_cpu_s, cpu_s_per_million} (with --sweep: the
-    /// sweep's document)
+    /// protocol, mode, offered_rate, key_dist, value_sizes, server_cpu_s,
+    /// cpu_s_per_million} (with --sweep: the sweep's document)
     #[arg(long)]
     pub json: bool,
 }
@@ -172,7 +181,7 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
             "--get-ratio must be between 0 and 1".into(),
         ));
     }
-    if a.value_size > 1 << 20 || a.connections > 10_000 || a.pipeline > 10_000 {
+    if a.value_size.max() > 1 << 20 || a.connections > 10_000 || a.pipeline > 10_000 {
         return Err(CliError::Invalid(
             "--value-size at most 1 MiB, --connections and --pipeline at most 10,000".into(),
         ));
@@ -204,7 +213,7 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
         ));
     }
     let io = |e: std::io::Error| CliError::Invalid(format!("{}: {e}", a.addr));
-    loadgen::preload(a.addr, a.protocol, a.keys, a.value_size).map_err(io)?;
+    loadgen::preload(a.addr, a.protocol, a.keys, &a.value_size).map_err(io)?;
     let spec = LoadSpec {
         addr: a.addr,
         protocol: a.protocol,
@@ -215,7 +224,8 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
         duration,
         rate: a.rate,
         keys: a.keys,
-        value_size: a.value_size,
+        key_dist: a.key_dist,
+        value_size: a.value_size.clone(),
         get_ratio: a.get_ratio,
         seed: 1,
     };

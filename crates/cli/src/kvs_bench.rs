@@ -2,10 +2,13 @@
 //! open-loop sweeps over offered rates, their JSON documents and SVG plots.
 //!
 //! A sweep document (`--sweep-json`) is
-//! `{"label", "protocol", "connections", "keys", "value_size", "get_ratio",
-//! "points": [{"offered_rate", "requests", "secs", "per_sec", "p50_us", "p90_us",
-//! "p99_us", "p999_us", "max_us", "mismatches", "server_cpu_s", "cpu_s_per_million"}],
-//! "saturated_at"}`; `--svg-merge` draws several of them (one server each) on one chart.
+//! `{"label", "protocol", "connections", "keys", "key_dist", "value_size", "value_sizes",
+//! "get_ratio", "points": [{"offered_rate", "requests", "secs", "per_sec", "p50_us",
+//! "p90_us", "p99_us", "p999_us", "max_us", "mismatches", "server_cpu_s",
+//! "cpu_s_per_million"}], "saturated_at"}`; `--svg-merge` draws several of them (one
+//! server each) on one chart. `key_dist` and `value_sizes` are the distributions in the
+//! form `--key-dist` and `--value-size` take (`"zipf:0.99"`, `"64-4096"`); `value_size`
+//! is the size in bytes when it is fixed, else null.
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +46,8 @@ impl Measured {
             "protocol": spec.protocol.name(),
             "mode": if spec.rate.is_some() { "open" } else { "closed" },
             "offered_rate": spec.rate,
+            "key_dist": spec.key_dist.to_string(),
+            "value_sizes": spec.value_size.to_string(),
             "server_cpu_s": self.server_cpu_s,
             "cpu_s_per_million": self.cpu_s_per_million(),
         })
@@ -56,6 +61,10 @@ impl Measured {
             Some(rate) => line += &format!("mode=open offered_rate={rate} "),
             None => line += "mode=closed ",
         }
+        line += &format!(
+            "key_dist={} value_sizes={} ",
+            spec.key_dist, spec.value_size
+        );
         line += &format!(
             "requests={} secs={:.3} per_sec={:.0} p50_us={:.1} p90_us={:.1} p99_us={:.1} p999_us={:.1} max_us={:.1} mismatches={}",
             r.requests, r.secs, r.per_sec(), r.us(0.5), r.us(0.9), r.us(0.99), r.us(0.999), r.us(1.0), r.mismatches
@@ -178,7 +187,9 @@ pub fn sweep(
         "protocol": spec.protocol.name(),
         "connections": spec.connections,
         "keys": spec.keys,
-        "value_size": spec.value_size,
+        "key_dist": spec.key_dist.to_string(),
+        "value_size": spec.value_size.fixed(),
+        "value_sizes": spec.value_size.to_string(),
         "get_ratio": spec.get_ratio,
         "points": points,
         "saturated_at": saturated_at,

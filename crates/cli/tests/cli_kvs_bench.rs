@@ -40,6 +40,10 @@ fn the_open_loop_reports_its_rate_and_the_server_cpu() {
     assert_eq!(v["protocol"], "resp");
     assert_eq!(v["offered_rate"], 2000.0);
     assert_eq!(v["mismatches"], 0);
+    assert_eq!(
+        (v["key_dist"].as_str(), v["value_sizes"].as_str()),
+        (Some("uniform"), Some("64"))
+    );
     let per_sec = v["per_sec"].as_f64().unwrap_or(0.0);
     assert!((1000.0..=3000.0).contains(&per_sec), "{v}");
     assert!(v["server_cpu_s"].as_f64().is_some_and(|s| s >= 0.0), "{v}");
@@ -84,6 +88,10 @@ fn a_sweep_writes_json_and_svg_and_sweeps_merge_into_one_plot() {
         "0.3",
         "--label",
         "wirespeed",
+        "--key-dist",
+        "hot:0.2:0.8",
+        "--value-size",
+        "16-512",
         "--sweep-json",
         json_a.to_str().expect("path"),
         "--svg",
@@ -94,10 +102,21 @@ fn a_sweep_writes_json_and_svg_and_sweeps_merge_into_one_plot() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 2);
+    assert!(
+        stdout
+            .lines()
+            .all(|l| l.contains(" key_dist=hot:0.2:0.8 value_sizes=16-512 ")),
+        "{stdout}"
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_a).expect("read")).expect("json");
     assert_eq!(doc["label"], "wirespeed");
+    assert_eq!(doc["key_dist"], "hot:0.2:0.8");
+    assert_eq!(doc["value_sizes"], "16-512");
+    assert!(doc["value_size"].is_null(), "{doc}");
+    assert_eq!(doc["points"][0]["mismatches"], 0);
     assert_eq!(doc["points"].as_array().map(Vec::len), Some(2));
     assert_eq!(doc["points"][1]["offered_rate"], 1000.0);
     assert!(doc["saturated_at"].is_null());
@@ -149,6 +168,50 @@ fn bad_bench_input_is_refused_with_one_line() {
         (vec!["--duration".into(), "0".into()], 1, "--duration"),
         (vec!["--threads".into(), "0".into()], 1, "--threads"),
         (vec!["--threads".into(), "5000".into()], 1, "--threads"),
+        (
+            vec!["--key-dist".into(), "pareto".into()],
+            1,
+            "not a key distribution",
+        ),
+        (vec!["--key-dist".into(), "zipf:0".into()], 1, "exponent"),
+        (vec!["--key-dist".into(), "zipf:x".into()], 1, "--key-dist"),
+        (vec!["--key-dist".into(), "hot:0.2".into()], 1, "--key-dist"),
+        (
+            vec!["--key-dist".into(), "hot:1.5:0.5".into()],
+            1,
+            "share of the keys",
+        ),
+        (
+            vec!["--key-dist".into(), "hot:0.2:2".into()],
+            1,
+            "share of the requests",
+        ),
+        (
+            vec!["--value-size".into(), "".into()],
+            1,
+            "not a value size",
+        ),
+        (
+            vec!["--value-size".into(), "64:0,128:0".into()],
+            1,
+            "weight",
+        ),
+        (
+            vec!["--value-size".into(), "64:0.5,".into()],
+            1,
+            "--value-size",
+        ),
+        (vec!["--value-size".into(), "4096-64".into()], 1, "empty"),
+        (
+            vec!["--value-size".into(), "600000000".into()],
+            1,
+            "512 MiB",
+        ),
+        (
+            vec!["--value-size".into(), "64:1,2000000:1".into()],
+            1,
+            "1 MiB",
+        ),
         (vec!["--svg".into(), path(&out_svg)], 1, "--sweep"),
         (
             vec![
@@ -259,4 +322,63 @@ fn the_memcache_protocol_against_memcached() {
         (Some(4000), Some(0))
     );
     assert!(v["cpu_s_per_million"].as_f64().is_some(), "{v}");
+}
+
+#[test]
+fn zipf_keys_and_weighted_sizes_against_the_server() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let base = [
+        "kvs",
+        "bench",
+        "--addr",
+        &addr,
+        "--connections",
+        "4",
+        "--keys",
+        "500",
+        "--get-ratio",
+        "0.8",
+    ];
+    // Zipf keys (the default exponent) and three sizes, closed and open loop.
+    for mode in [
+        &["--pipeline", "8", "--requests", "4000"][..],
+        &["--rate", "4000", "--requests", "2000"],
+    ] {
+        let mut args = base.to_vec();
+        args.extend([
+            "--key-dist",
+            "zipf",
+            "--value-size",
+            "64:0.7,1024:0.2,16384:0.1",
+            "--json",
+        ]);
+        args.extend(mode);
+        let v = json_of(&wirespeed(&args));
+        assert_eq!(v["mismatches"], 0, "{v}");
+        assert!(v["requests"].as_u64().is_some_and(|n| n >= 2000), "{v}");
+        assert_eq!(v["key_dist"], "zipf:0.99");
+        assert_eq!(v["value_sizes"], "64:0.7,1024:0.2,16384:0.1");
+    }
+    // Another exponent and a range of sizes, as a text line.
+    let mut args = base.to_vec();
+    args.extend([
+        "--key-dist",
+        "zipf:1.2",
+        "--value-size",
+        "1-5000",
+        "--requests",
+        "3000",
+    ]);
+    let out = wirespeed(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(" key_dist=zipf:1.2 value_sizes=1-5000 ")
+            && stdout.contains(" mismatches=0"),
+        "{stdout}"
+    );
 }

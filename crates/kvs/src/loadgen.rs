@@ -5,11 +5,13 @@
 //! # Requests and checks
 //!
 //! Each request is a GET or a SET (by [`LoadSpec::get_ratio`]) of a key drawn from a key
-//! space ([`key_of`]). Values are a deterministic function of the key ([`value_of`]) and
-//! every SET writes that value, so after [`preload`] the reply to every request is known
-//! exactly. Replies are delimited by the protocol's framing alone (a RESP bulk string by
-//! its length, a memcached `VALUE` block by its byte count and `END`), then compared byte
-//! for byte with the expected reply; any difference is counted
+//! space ([`key_of`]) by a distribution ([`LoadSpec::key_dist`]: uniform, Zipf or a hot
+//! set; see [`crate::dist`]). Values are a deterministic function of the key: their size
+//! ([`LoadSpec::value_size`]: fixed, a range, or weighted sizes) and their bytes
+//! ([`value_of`]), and every SET writes that value, so after [`preload`] the reply to
+//! every request is known exactly. Replies are delimited by the protocol's framing alone
+//! (a RESP bulk string by its length, a memcached `VALUE` block by its byte count and
+//! `END`), then compared byte for byte with the expected reply; any difference is counted
 //! ([`LoadReport::mismatches`]) without losing track of the replies after it. The load
 //! generator therefore checks the server as it measures it.
 //!
@@ -89,6 +91,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
+
+use crate::dist::{DistError, KeySampler, XorShift64};
+pub use crate::dist::{KeyDist, ValueSize};
 
 /// Most requests one open-loop connection may have awaiting replies (see the module docs).
 pub const MAX_OUTSTANDING: u64 = 100_000;
@@ -176,8 +181,10 @@ pub struct LoadSpec {
     pub rate: Option<f64>,
     /// Keys `key:000000000000` .. (16-byte keys).
     pub keys: u64,
-    /// Value size in bytes.
-    pub value_size: usize,
+    /// How the requests pick among the keys.
+    pub key_dist: KeyDist,
+    /// The size of each key's value in bytes, a function of the key.
+    pub value_size: ValueSize,
     /// Share of GETs (the rest are SETs).
     pub get_ratio: f64,
     /// Seed of the request mix.
@@ -271,7 +278,8 @@ fn push_value(out: &mut Vec<u8>, i: u64, value_size: usize) {
     out.extend_from_slice(&pattern[..left]);
 }
 
-/// The value every SET of key `i` writes: `value_size` bytes derived from `i`.
+/// The value every SET of key `i` writes: `value_size` bytes derived from `i` (with a
+/// [`ValueSize`] `sizes`, `value_of(i, sizes.of(i))`).
 pub fn value_of(i: u64, value_size: usize) -> Vec<u8> {
     let mut value = Vec::with_capacity(value_size);
     push_value(&mut value, i, value_size);
@@ -474,13 +482,20 @@ fn read_reply(protocol: Protocol, r: &mut impl Read, pending: &mut Vec<u8>) -> i
     }
 }
 
-/// SETs every key to its value, pipelined 256 deep on one (blocking) connection.
+/// A distribution refused, as the `io::Error` of [`preload`] and [`run`].
+fn invalid(e: DistError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e)
+}
+
+/// SETs every key to its value (of the size `value_size` gives it), pipelined 256 deep
+/// on one (blocking) connection. Fails on sizes that [`ValueSize::check`] refuses.
 pub fn preload(
     addr: SocketAddr,
     protocol: Protocol,
     keys: u64,
-    value_size: usize,
+    value_size: &ValueSize,
 ) -> io::Result<()> {
+    value_size.check().map_err(invalid)?;
     let mut s = std::net::TcpStream::connect(addr)?;
     s.set_nodelay(true)?;
     // A server that stops answering fails the preload instead of hanging it.
@@ -488,14 +503,14 @@ pub fn preload(
     s.set_write_timeout(Some(IO_TIMEOUT))?;
     let mut out = Vec::new();
     let mut expected = Vec::new();
-    push_reply(protocol, &mut expected, 0, false, value_size);
+    push_reply(protocol, &mut expected, 0, false, value_size.of(0));
     let mut pending = Vec::new();
     let mut i = 0;
     while i < keys {
         let n = (keys - i).min(256);
         out.clear();
         for k in i..i + n {
-            push_request(protocol, &mut out, k, false, value_size);
+            push_request(protocol, &mut out, k, false, value_size.of(k));
         }
         s.write_all(&out)?;
         for _ in 0..n {
@@ -515,9 +530,11 @@ pub fn preload(
 
 /// Runs the load; every reply is checked (see the module docs).
 ///
-/// Fails on an I/O error, a rate that is not positive and finite, a connection that
-/// awaits a reply for 10 seconds, or (open loop) a server that falls [`MAX_OUTSTANDING`]
-/// requests behind ([`overloaded`] tells).
+/// Fails on an I/O error, a rate that is not positive and finite, a key distribution or
+/// value sizes that [`KeyDist::check`] or [`ValueSize::check`] refuse (these three
+/// with [`io::ErrorKind::InvalidInput`]), a connection that awaits a reply for 10
+/// seconds, or (open loop) a server that falls [`MAX_OUTSTANDING`] requests behind
+/// ([`overloaded`] tells).
 pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
     let rate = match spec.rate {
         None => None,
@@ -529,6 +546,8 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
             ))
         }
     };
+    let sampler = KeySampler::new(spec.key_dist, spec.keys).map_err(invalid)?;
+    spec.value_size.check().map_err(invalid)?;
     let conns = spec.connections.max(1);
     let threads = spec.threads.clamp(1, conns);
     // Connect first, so that connection setup does not eat into the run.
@@ -538,7 +557,7 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
             (None, None) => share(spec.requests, conns as u64, c as u64),
             _ => u64::MAX,
         };
-        let conn = Conn::new(connect(spec.addr)?, spec, c as u64, quota);
+        let conn = Conn::new(connect(spec.addr)?, spec, sampler, c as u64, quota);
         loops[c % threads].push(conn);
     }
     let shared = Shared {
@@ -605,33 +624,27 @@ fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
 }
 
 /// The request mix of one connection: a xorshift stream seeded by the seed and the
-/// connection, one key and one GET-or-SET draw per request.
+/// connection, one key draw (by the key distribution) and one GET-or-SET draw per
+/// request.
 struct Mix {
-    rng: u64,
-    keys: u64,
+    rng: XorShift64,
+    keys: KeySampler,
     get_ratio: f64,
 }
 
 impl Mix {
-    fn new(spec: &LoadSpec, conn: u64) -> Mix {
+    fn new(spec: &LoadSpec, keys: KeySampler, conn: u64) -> Mix {
         Mix {
-            rng: spec.seed ^ (conn + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            keys: spec.keys.max(1),
+            rng: XorShift64::new(spec.seed ^ (conn + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            keys,
             get_ratio: spec.get_ratio,
         }
     }
 
-    fn step(&mut self) -> u64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng
-    }
-
     /// (key index, is a GET).
     fn next(&mut self) -> (u64, bool) {
-        let k = self.step() % self.keys;
-        let get = (self.step() % 1_000_000) as f64 / 1e6 < self.get_ratio;
+        let k = self.keys.next(&mut self.rng);
+        let get = (self.rng.next_u64() % 1_000_000) as f64 / 1e6 < self.get_ratio;
         (k, get)
     }
 }
@@ -708,11 +721,11 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(stream: TcpStream, spec: &LoadSpec, index: u64, quota: u64) -> Conn {
+    fn new(stream: TcpStream, spec: &LoadSpec, keys: KeySampler, index: u64, quota: u64) -> Conn {
         Conn {
             stream,
             index,
-            mix: Mix::new(spec, index),
+            mix: Mix::new(spec, keys, index),
             quota,
             sent: 0,
             out: Vec::new(),
@@ -756,7 +769,7 @@ fn take_replies(
             &mut stats.expected,
             p.key,
             p.get,
-            spec.value_size,
+            spec.value_size.of(p.key),
         );
         if data[at..at + len] != stats.expected[..] {
             stats.mismatches += 1;
@@ -991,7 +1004,7 @@ impl<'a> Loop<'a> {
         let n = (c.quota - c.sent).min(spec.pipeline.max(1) as u64);
         for _ in 0..n {
             let (key, get) = c.mix.next();
-            push_request(spec.protocol, &mut c.out, key, get, spec.value_size);
+            push_request(spec.protocol, &mut c.out, key, get, spec.value_size.of(key));
             c.pending.push_back(Pending {
                 from: now,
                 key,
@@ -1113,7 +1126,7 @@ impl<'a> Loop<'a> {
             ready.push(i);
         }
         let (key, get) = c.mix.next();
-        push_request(spec.protocol, &mut c.out, key, get, spec.value_size);
+        push_request(spec.protocol, &mut c.out, key, get, spec.value_size.of(key));
         c.pending.push_back(Pending {
             from: due,
             key,

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use common::{memcached, start};
-use wirespeed_kvs::loadgen::{self, key_of, preload, run, LoadSpec, Protocol};
+use wirespeed_kvs::loadgen::{self, key_of, preload, run, KeyDist, LoadSpec, Protocol, ValueSize};
 use wirespeed_kvs::server::ServerConfig;
 
 fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
@@ -22,7 +22,8 @@ fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
         duration: None,
         rate: None,
         keys: 200,
-        value_size: 48,
+        key_dist: KeyDist::Uniform,
+        value_size: ValueSize::Fixed(48),
         get_ratio: 0.8,
         seed: 3,
     }
@@ -31,7 +32,7 @@ fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
 #[test]
 fn the_open_loop_holds_the_offered_rate() {
     let r = start(ServerConfig::default());
-    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 200, &ValueSize::Fixed(48)).unwrap_or_else(|e| panic!("{e}"));
     let cpu_before = loadgen::process_cpu_secs(std::process::id()).ok();
     let spec = LoadSpec {
         rate: Some(2_000.0),
@@ -59,7 +60,7 @@ fn the_open_loop_holds_the_offered_rate() {
 #[test]
 fn the_open_loop_sends_exactly_the_requests_asked_for() {
     let r = start(ServerConfig::default());
-    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 200, &ValueSize::Fixed(48)).unwrap_or_else(|e| panic!("{e}"));
     let spec = LoadSpec {
         rate: Some(5_000.0),
         requests: 501,
@@ -75,7 +76,7 @@ fn the_open_loop_sends_exactly_the_requests_asked_for() {
 #[test]
 fn the_closed_loop_runs_for_a_duration() {
     let r = start(ServerConfig::default());
-    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 200, &ValueSize::Fixed(48)).unwrap_or_else(|e| panic!("{e}"));
     let t = Instant::now();
     let spec = LoadSpec {
         duration: Some(Duration::from_millis(300)),
@@ -175,7 +176,7 @@ fn a_bad_rate_is_an_error() {
 #[test]
 fn memcached_closed_and_open_loop() {
     let Some(m) = memcached() else { return };
-    preload(m.1, Protocol::Memcache, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    preload(m.1, Protocol::Memcache, 200, &ValueSize::Fixed(48)).unwrap_or_else(|e| panic!("{e}"));
     let closed = run(&spec(m.1, Protocol::Memcache)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((closed.requests, closed.mismatches), (2_000, 0));
     let open = run(&LoadSpec {
@@ -191,7 +192,7 @@ fn memcached_closed_and_open_loop() {
 #[test]
 fn two_hundred_connections_on_one_event_loop() {
     let r = start(ServerConfig::default());
-    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 200, &ValueSize::Fixed(48)).unwrap_or_else(|e| panic!("{e}"));
     for pipeline in [1, 3] {
         let spec = LoadSpec {
             connections: 200,
@@ -208,7 +209,7 @@ fn two_hundred_connections_on_one_event_loop() {
 #[test]
 fn connections_are_split_across_loops() {
     let r = start(ServerConfig::default());
-    preload(r.addr, Protocol::Resp, 200, 48).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 200, &ValueSize::Fixed(48)).unwrap_or_else(|e| panic!("{e}"));
     // More loops than connections is as many loops as connections.
     for (connections, threads) in [(7, 3), (2, 5)] {
         for rate in [None, Some(5_000.0)] {
@@ -233,13 +234,14 @@ fn connections_are_split_across_loops() {
 fn batches_larger_than_the_socket_buffers_are_written_in_parts() {
     // 256 pipelined 64 KiB values a batch: writes and replies span many socket buffers.
     let r = start(ServerConfig::default());
-    preload(r.addr, Protocol::Resp, 40, 1 << 16).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 40, &ValueSize::Fixed(1 << 16))
+        .unwrap_or_else(|e| panic!("{e}"));
     let spec = LoadSpec {
         connections: 2,
         pipeline: 256,
         requests: 1024,
         keys: 40,
-        value_size: 1 << 16,
+        value_size: ValueSize::Fixed(1 << 16),
         get_ratio: 0.5,
         ..spec(r.addr, Protocol::Resp)
     };
@@ -274,4 +276,84 @@ fn a_server_that_stops_answering_fails_the_closed_loop() {
         .unwrap_or_else(|| panic!("no error"));
     assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
     assert!(t.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn skewed_keys_and_mixed_sizes_are_checked_without_mismatches() {
+    let r = start(ServerConfig::default());
+    let sizes: ValueSize = "64:0.7,1024:0.2,16384:0.1"
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 300, &sizes).unwrap_or_else(|e| panic!("{e}"));
+    for (key_dist, rate) in [
+        (KeyDist::Zipf { s: 0.99 }, None),
+        (KeyDist::Zipf { s: 1.0 }, Some(5_000.0)),
+        (
+            KeyDist::Hot {
+                keys: 0.1,
+                requests: 0.9,
+            },
+            None,
+        ),
+    ] {
+        let spec = LoadSpec {
+            keys: 300,
+            key_dist,
+            value_size: sizes.clone(),
+            get_ratio: 0.7,
+            requests: 1_500,
+            rate,
+            ..spec(r.addr, Protocol::Resp)
+        };
+        let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((rep.requests, rep.mismatches), (1_500, 0), "{key_dist}");
+    }
+    // A range of sizes on a fresh key space.
+    let range = ValueSize::Uniform { min: 1, max: 3000 };
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 200, &range).unwrap_or_else(|e| panic!("{e}"));
+    let spec = LoadSpec {
+        key_dist: KeyDist::Zipf { s: 1.2 },
+        value_size: range,
+        ..spec(r.addr, Protocol::Resp)
+    };
+    let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((rep.requests, rep.mismatches), (2_000, 0));
+}
+
+#[test]
+fn sizes_preloaded_by_another_distribution_are_mismatches() {
+    // The server holds 48-byte values; GETs that expect other sizes all differ.
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 200, &ValueSize::Fixed(48)).unwrap_or_else(|e| panic!("{e}"));
+    let spec = LoadSpec {
+        key_dist: KeyDist::Zipf { s: 0.99 },
+        value_size: ValueSize::Uniform { min: 100, max: 200 },
+        get_ratio: 1.0,
+        requests: 500,
+        ..spec(r.addr, Protocol::Resp)
+    };
+    let rep = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((rep.requests, rep.mismatches), (500, 500));
+}
+
+#[test]
+fn bad_distributions_are_refused_before_any_load() {
+    let r = start(ServerConfig::default());
+    let bad_keys = LoadSpec {
+        key_dist: KeyDist::Zipf { s: 0.0 },
+        ..spec(r.addr, Protocol::Resp)
+    };
+    let bad_sizes = LoadSpec {
+        value_size: ValueSize::Weighted(vec![(64, 0.0)]),
+        ..spec(r.addr, Protocol::Resp)
+    };
+    for spec in [bad_keys, bad_sizes] {
+        let e = run(&spec).err().unwrap_or_else(|| panic!("no error"));
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    }
+    let e = preload(r.addr, Protocol::Resp, 10, &ValueSize::Fixed(600 << 20))
+        .err()
+        .unwrap_or_else(|| panic!("no error"));
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
 }

@@ -536,9 +536,9 @@ fn maxmemory_refuses_or_evicts() {
 
 #[test]
 fn the_load_generator_notices_wrong_replies() {
-    use wirespeed_kvs::loadgen::{preload, run, LoadSpec, Protocol};
+    use wirespeed_kvs::loadgen::{preload, run, KeyDist, LoadSpec, Protocol, ValueSize};
     let r = start(ServerConfig::default());
-    preload(r.addr, Protocol::Resp, 100, 32).unwrap_or_else(|e| panic!("{e}"));
+    preload(r.addr, Protocol::Resp, 100, &ValueSize::Fixed(32)).unwrap_or_else(|e| panic!("{e}"));
     let spec = LoadSpec {
         addr: r.addr,
         protocol: Protocol::Resp,
@@ -549,7 +549,8 @@ fn the_load_generator_notices_wrong_replies() {
         duration: None,
         rate: None,
         keys: 100,
-        value_size: 32,
+        key_dist: KeyDist::Uniform,
+        value_size: ValueSize::Fixed(32),
         get_ratio: 1.0,
         seed: 7,
     };

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use wirespeed_kvs::loadgen::{self, LoadReport, LoadSpec, Protocol};
+use wirespeed_kvs::loadgen::{self, KeyDist, LoadReport, LoadSpec, Protocol, ValueSize};
 use wirespeed_kvs::server::{Server, ServerConfig};
 
 use super::{DemoOptions, Section};
@@ -34,7 +34,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let handle = std::thread::spawn(move || server.run(flag));
     let keys = 10_000 / scale as u64;
     let runs = (|| -> std::io::Result<Vec<(&str, LoadReport)>> {
-        loadgen::preload(addr, Protocol::Resp, keys, 64)?;
+        loadgen::preload(addr, Protocol::Resp, keys, &ValueSize::Fixed(64))?;
         let spec = |connections, pipeline, requests| LoadSpec {
             addr,
             protocol: Protocol::Resp,
@@ -45,7 +45,8 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
             duration: None,
             rate: None,
             keys,
-            value_size: 64,
+            key_dist: KeyDist::Uniform,
+            value_size: ValueSize::Fixed(64),
             get_ratio: 0.9,
             seed: 1,
         };
