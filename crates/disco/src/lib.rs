@@ -21,4 +21,4 @@ pub mod topology;
 
 pub use metrics::{Counter, Metrics, Snapshot, TileMetrics};
 pub use run::{Pipeline, RunError, TileSpec};
-pub use tile::{Ctx, Input, Policy, Tile, CTL_EOS};
+pub use tile::{Claim, Ctx, Input, Policy, Tile, CTL_EOS};

@@ -319,10 +319,10 @@ fn round(t: &mut Running, buf: &mut Vec<u8>) -> bool {
             empty_streak += 1;
             continue;
         }
-        let (index, of) = input.share;
+        let share = &input.share;
         let r = input
             .consumer
-            .poll_with(buf, |m| m.ctl & CTL_EOS != 0 || m.seq % of == index);
+            .poll_with(buf, |m| m.ctl & CTL_EOS != 0 || share.takes(m.seq));
         match r {
             Recv::Frag(m) if m.ctl & CTL_EOS != 0 => {
                 input.ended = true;

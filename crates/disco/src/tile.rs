@@ -1,5 +1,9 @@
 //! The tile trait and what a tile sees while it runs.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use wirespeed_tango::link::PublishError;
 use wirespeed_tango::{Consumer, Meta, Producer};
 
@@ -35,9 +39,74 @@ impl std::str::FromStr for Policy {
 #[derive(Debug)]
 pub struct Input {
     pub(crate) consumer: Consumer,
-    /// Take fragments with `seq % of == index` (work sharing among `of` tiles).
-    pub(crate) share: (u64, u64),
+    pub(crate) share: Share,
     pub(crate) ended: bool,
+}
+
+/// How tiles reading one link divide its fragments.
+#[derive(Debug)]
+pub(crate) enum Share {
+    /// Fragments with `seq % of == index`.
+    Modulo(u64, u64),
+    /// Whichever tile reaches a fragment first takes it; the last fragment this tile
+    /// took (a second look at the same fragment gives the same answer).
+    Claim(Arc<Claim>, Cell<u64>),
+}
+
+impl Share {
+    /// Whether this tile takes fragment `seq`.
+    pub(crate) fn takes(&self, seq: u64) -> bool {
+        match self {
+            Share::Modulo(index, of) => seq % of == *index,
+            Share::Claim(claim, last) => {
+                if last.get() == seq {
+                    return true;
+                }
+                let won = claim.take(seq);
+                if won {
+                    last.set(seq);
+                }
+                won
+            }
+        }
+    }
+}
+
+/// The next unclaimed fragment of a link whose reliable consumers share its work
+/// dynamically ([`Input::claimed`]): a consumer at fragment `s` takes it by moving the
+/// counter from `s` to `s + 1`, and passes over it when the counter is already beyond.
+/// Consumers read in order and never pass an unclaimed fragment, so the counter is
+/// never behind any of them and each fragment goes to exactly one. A tile slowed by
+/// other work on its thread simply takes fewer.
+#[derive(Debug)]
+pub struct Claim {
+    next: AtomicU64,
+}
+
+impl Claim {
+    /// A counter for a fresh link (its consumers start at fragment 1).
+    pub fn new() -> Arc<Claim> {
+        Arc::new(Claim {
+            next: AtomicU64::new(1),
+        })
+    }
+
+    /// Takes fragment `seq` if nobody has.
+    pub fn take(&self, seq: u64) -> bool {
+        let mut c = self.next.load(Ordering::Acquire);
+        loop {
+            if c > seq {
+                return false;
+            }
+            match self
+                .next
+                .compare_exchange_weak(c, seq + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(now) => c = now,
+            }
+        }
+    }
 }
 
 impl Input {
@@ -51,7 +120,18 @@ impl Input {
     pub fn shared(consumer: Consumer, index: u64, of: u64) -> Input {
         Input {
             consumer,
-            share: (index, of.max(1)),
+            share: Share::Modulo(index, of.max(1)),
+            ended: false,
+        }
+    }
+
+    /// The fragments of `consumer` this tile reaches before the other tiles holding
+    /// the same `claim` (one per link; end of stream always): work sharing that
+    /// follows how fast each tile actually goes.
+    pub fn claimed(consumer: Consumer, claim: Arc<Claim>) -> Input {
+        Input {
+            consumer,
+            share: Share::Claim(claim, Cell::new(0)),
             ended: false,
         }
     }
@@ -166,4 +246,39 @@ pub trait Tile: Send {
     /// Every input has ended and nothing is pending: flush what is left, at most a
     /// burst (the runner then sends end of stream).
     fn on_end(&mut self, _ctx: &mut Ctx) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU8;
+
+    #[test]
+    fn claimed_fragments_go_to_exactly_one_reader() {
+        const N: usize = 200_000;
+        let claim = Claim::new();
+        let owner: Arc<Vec<AtomicU8>> = Arc::new((0..=N).map(|_| AtomicU8::new(0)).collect());
+        let handles: Vec<_> = (1..=3u8)
+            .map(|me| {
+                let (claim, owner) = (claim.clone(), owner.clone());
+                std::thread::spawn(move || {
+                    let share = Share::Claim(claim, Cell::new(0));
+                    let mut won = 0usize;
+                    for seq in 1..=N as u64 {
+                        if share.takes(seq) {
+                            // Asking again about the same fragment gives the same answer.
+                            assert!(share.takes(seq));
+                            let prev = owner[seq as usize].swap(me, Ordering::Relaxed);
+                            assert_eq!(prev, 0, "fragment {seq} taken twice");
+                            won += 1;
+                        }
+                    }
+                    won
+                })
+            })
+            .collect();
+        let total: usize = handles.into_iter().map(|h| h.join().unwrap_or(0)).sum();
+        assert_eq!(total, N);
+        assert!(owner[1..].iter().all(|o| o.load(Ordering::Relaxed) != 0));
+    }
 }

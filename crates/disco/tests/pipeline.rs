@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use wirespeed_disco::metrics::{self, Counter};
 use wirespeed_disco::run::Ended;
-use wirespeed_disco::{Ctx, Input, Metrics, Pipeline, Policy, RunError, Tile, TileSpec};
+use wirespeed_disco::{Claim, Ctx, Input, Metrics, Pipeline, Policy, RunError, Tile, TileSpec};
 use wirespeed_tango::{link, Meta};
 
 /// Emits 0..n as 8-byte payloads, then finishes.
@@ -81,7 +81,7 @@ fn metrics_file(tag: &str, names: &[&str]) -> (Arc<Metrics>, std::path::PathBuf)
     )
 }
 
-/// source -> relay x2 (sharing the work) -> sink, threads as given.
+/// source -> relay x2 (sharing the work by sequence number) -> sink, threads as given.
 fn build(
     n: u64,
     threads: [usize; 4],
@@ -90,6 +90,27 @@ fn build(
     panic_at: Option<u64>,
     tag: &str,
 ) -> (Pipeline, Arc<Mutex<Vec<u64>>>, std::path::PathBuf) {
+    build_with(n, threads, policy, slow, panic_at, tag, false)
+}
+
+/// As [`build`]; with `claimed`, the relays share the work through a claim counter.
+fn build_with(
+    n: u64,
+    threads: [usize; 4],
+    policy: Policy,
+    slow: bool,
+    panic_at: Option<u64>,
+    tag: &str,
+    claimed: bool,
+) -> (Pipeline, Arc<Mutex<Vec<u64>>>, std::path::PathBuf) {
+    let claim = Claim::new();
+    let share = |c, i| {
+        if claimed {
+            Input::claimed(c, claim.clone())
+        } else {
+            Input::shared(c, i, 2)
+        }
+    };
     let (p0, mut c0) = link(64, 8, 2).unwrap_or_else(|e| panic!("{e}"));
     let (p1, mut c1) = link(64, 8, 1).unwrap_or_else(|e| panic!("{e}"));
     let (p2, mut c2) = link(64, 8, 1).unwrap_or_else(|e| panic!("{e}"));
@@ -108,14 +129,14 @@ fn build(
         },
         TileSpec {
             tile: Box::new(Relay { id: 0, panic_at }),
-            inputs: vec![Input::shared(r0in, 0, 2)],
+            inputs: vec![share(r0in, 0)],
             outputs: vec![(p1, policy)],
             thread: threads[1],
             core: None,
         },
         TileSpec {
             tile: Box::new(Relay { id: 1, panic_at }),
-            inputs: vec![Input::shared(r1in, 1, 2)],
+            inputs: vec![share(r1in, 1)],
             outputs: vec![(p2, policy)],
             thread: threads[2],
             core: None,
@@ -152,6 +173,32 @@ fn everything_arrives_once_on_one_thread_or_four() {
         );
         assert_eq!(s.tiles[3].get(Counter::In), 50_000);
         assert!(s.tiles.iter().all(|t| t.get(Counter::State) == 1));
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[test]
+fn claimed_work_arrives_once_on_one_thread_or_four() {
+    for (threads, tag) in [([0, 0, 0, 0], "claim-one"), ([0, 1, 2, 3], "claim-four")] {
+        let (p, got, path) = build_with(
+            50_000,
+            threads,
+            Policy::Backpressure,
+            false,
+            None,
+            tag,
+            true,
+        );
+        assert_eq!(p.run(&AtomicBool::new(false)), Ok(Ended::Drained));
+        let mut got = got.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        got.sort_unstable();
+        assert_eq!(got, (0..50_000).collect::<Vec<u64>>(), "{tag}");
+        let s = metrics::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            s.tiles[1].get(Counter::In) + s.tiles[2].get(Counter::In),
+            50_000,
+            "{tag}: each fragment taken by one relay"
+        );
         let _ = std::fs::remove_file(path);
     }
 }

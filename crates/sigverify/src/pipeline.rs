@@ -10,7 +10,9 @@ use hdrhistogram::Histogram;
 use wirespeed_disco::metrics::{Counter, Snapshot};
 use wirespeed_disco::run::Ended;
 use wirespeed_disco::topology::Topology;
-use wirespeed_disco::{Input as LinkInput, Metrics, Pipeline, Policy, RunError, Tile, TileSpec};
+use wirespeed_disco::{
+    Claim, Input as LinkInput, Metrics, Pipeline, Policy, RunError, Tile, TileSpec,
+};
 use wirespeed_ed25519::Mode;
 use wirespeed_tango::{link, TangoError};
 
@@ -414,6 +416,14 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
         Metrics::create(&config.metrics_path, &name_refs).map_err(PipelineError::Metrics)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let homes = threads_for(&config.cores, n_verify, n_sinks, cores);
+    // With the parse tile on a thread of its own, the verify tiles divide its packets
+    // dynamically (each takes what it reaches first, so a slower one takes fewer).
+    // When parse shares a verify tile's thread, that tile would take every packet as
+    // soon as it is parsed and leave the others idle while it verifies (nothing is
+    // parsed meanwhile), so the packets are dealt by sequence number instead and each
+    // verify tile always has its share waiting.
+    let parse_home = homes[1];
+    let dynamic = !homes[2..2 + n_verify].contains(&parse_home);
     let mut next_home = homes.into_iter();
     let mut spec = |tile: Box<dyn Tile>, inputs, outputs| {
         let home = next_home.next().unwrap_or(Home {
@@ -441,10 +451,15 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
             vec![(p_parse, l1.1)],
         ),
     ];
+    let claim = Claim::new();
     for (i, (c, p)) in c_parse.into_iter().zip(to_reorder).enumerate() {
         tiles.push(spec(
             Box::new(Verify::new(i, config.batch, config.budget, config.mode)),
-            vec![LinkInput::shared(c, i as u64, n_verify as u64)],
+            vec![if dynamic {
+                LinkInput::claimed(c, claim.clone())
+            } else {
+                LinkInput::shared(c, i as u64, n_verify as u64)
+            }],
             vec![(p, l2.1)],
         ));
     }
