@@ -78,6 +78,122 @@ fn acknowledged_writes_survive_kill_9() {
     assert!(status.success(), "{status:?}");
 }
 
+/// What one client of [`writes_from_several_loops_survive_kill_9_in_order`] had
+/// acknowledged: the last value of its own key, and its INCRs of the shared counter.
+#[derive(Clone, Copy, Debug, Default)]
+struct Acked {
+    own: i64,
+    incrs: i64,
+}
+
+/// Six clients on four event loops, each writing increasing values to its own key and
+/// incrementing one shared counter, until `deadline` (or the server is gone).
+fn run_clients(addr: &str, deadline: Instant) -> Vec<std::thread::JoinHandle<Acked>> {
+    (0..6)
+        .map(|t| {
+            let mut c = connect(addr);
+            std::thread::spawn(move || {
+                let mut acked = Acked::default();
+                for i in 1.. {
+                    if Instant::now() > deadline {
+                        break;
+                    }
+                    let r: redis::RedisResult<()> = redis::cmd("SET")
+                        .arg(format!("own{t}"))
+                        .arg(i)
+                        .query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    acked.own = i;
+                    let r: redis::RedisResult<i64> = redis::cmd("INCR").arg("shared").query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    acked.incrs += 1;
+                }
+                acked
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn writes_from_several_loops_survive_kill_9_in_order() {
+    let aof = temp("kvs", "loops-crash.aof");
+    let _ = std::fs::remove_file(&aof);
+    let path = aof.to_string_lossy().to_string();
+    let serve4 = || {
+        kvs_serve(&[
+            "--port",
+            "0",
+            "--threads",
+            "4",
+            "--aof",
+            &path,
+            "--appendfsync",
+            "always",
+        ])
+    };
+    let read = |addr: &str| -> (Vec<i64>, i64) {
+        let mut c = connect(addr);
+        let own: Vec<Option<i64>> = redis::cmd("MGET")
+            .arg((0..6).map(|t| format!("own{t}")).collect::<Vec<_>>())
+            .query(&mut c)
+            .expect("MGET");
+        let shared: Option<i64> = redis::cmd("GET").arg("shared").query(&mut c).expect("GET");
+        (
+            own.into_iter().map(|v| v.unwrap_or(0)).collect(),
+            shared.unwrap_or(0),
+        )
+    };
+    // Killed mid-stream: every acknowledged write is there, and at most the one write
+    // each client had in flight besides.
+    let (mut child, addr) = serve4();
+    let clients = run_clients(&addr, Instant::now() + Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(400));
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
+    let acked: Vec<Acked> = clients
+        .into_iter()
+        .map(|h| h.join().expect("client"))
+        .collect();
+    let incrs: i64 = acked.iter().map(|a| a.incrs).sum();
+    assert!(incrs > 20, "only {incrs} INCRs before the kill");
+    let (mut child, addr) = serve4();
+    let (own, shared) = read(&addr);
+    for (t, a) in acked.iter().enumerate() {
+        assert!(
+            own[t] == a.own || own[t] == a.own + 1,
+            "own{t}: acknowledged {}, recovered {}",
+            a.own,
+            own[t]
+        );
+    }
+    assert!(
+        shared >= incrs && shared <= incrs + 6,
+        "shared counter: {incrs} INCRs acknowledged, {shared} recovered"
+    );
+    // Every write acknowledged, then killed: exactly the acknowledged state.
+    let base = shared;
+    let clients = run_clients(&addr, Instant::now() + Duration::from_millis(300));
+    let acked: Vec<Acked> = clients
+        .into_iter()
+        .map(|h| h.join().expect("client"))
+        .collect();
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
+    let incrs: i64 = acked.iter().map(|a| a.incrs).sum();
+    let (mut child, addr) = serve4();
+    let (own, shared) = read(&addr);
+    assert_eq!(shared, base + incrs, "the shared counter after restart");
+    for (t, a) in acked.iter().enumerate() {
+        assert_eq!(own[t], a.own, "own{t}");
+    }
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
+}
+
 #[test]
 fn a_torn_log_tail_is_trimmed_on_restart() {
     let aof = temp("kvs", "torn.aof");

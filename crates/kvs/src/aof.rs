@@ -12,24 +12,31 @@
 //! ([`LoadReport`]); the records before it are applied.
 //!
 //! Durability ([`Fsync`]): with `always`, the server writes and `fdatasync`s the log
-//! before it sends the replies of the writes that produced it, once per event-loop
-//! round for all the writes that arrived together (group commit); with `everysec` it
-//! writes every round and syncs at most once a second (a crash loses at most about a
-//! second); with `no` it writes and leaves syncing to the kernel.
+//! before it sends the replies of the writes that produced it (group commit: one sync
+//! covers every record queued by any event loop until then; see [`Log`]); with
+//! `everysec` it writes before replying and syncs at most once a second (a crash of the
+//! machine loses at most about a second); with `no` it writes and leaves syncing to the
+//! kernel.
+//!
+//! Order: the event loops share one log; a command's records are queued while the
+//! keyspace shards it changed are still locked, so the records of two writes to one
+//! key are in the order the writes were applied.
 //!
 //! Compaction (BGREWRITEAOF, or automatically once the log passes 64 MiB and twice its
 //! size after the last rewrite): a snapshot of the keyspace is written to `<log>.rewrite`
-//! 4,096 keys per event-loop round through the store's SCAN cursor (no fork, no long
-//! pause), effects made meanwhile are kept aside and appended after the snapshot, and
-//! the file is synced and renamed over the log. A failed rewrite leaves the old log in
-//! use.
+//! 4,096 keys per step through a SCAN cursor over the shards (each shard locked only
+//! while its keys are read; no fork, no long pause), effects queued meanwhile are kept
+//! aside and appended after the snapshot, and the file is synced and renamed over the
+//! log. A failed rewrite leaves the old log in use.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
-use crate::store::Store;
+use crate::store::{Entry, Store};
 
 /// A change to the keyspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -212,46 +219,103 @@ pub fn apply(store: &mut Store, e: &Effect, now: u64) {
     }
 }
 
-/// An open log.
+/// An open log, shared by the event loops.
+///
+/// Appends are numbered (sequence numbers from 1): [`Log::append`] returns the number
+/// of the last record it queued, and [`Log::commit_through`] returns once every record
+/// up to a number is in the file (and on the disk, with `appendfsync always`). One
+/// caller at a time writes: it takes everything queued so far, writes and syncs it
+/// without holding the lock (appends go on meanwhile), and wakes the callers waiting
+/// for records it covered, so records of several loops share one fdatasync and a
+/// caller whose records another commit covered returns without a syscall.
 #[derive(Debug)]
-pub struct Aof {
-    file: File,
+pub struct Log {
     path: PathBuf,
+    state: Mutex<State>,
+    /// Signalled when a commit finishes.
+    committed: Condvar,
+    /// Mirrors of the state's counters and policy, read without the lock.
+    always: AtomicBool,
+    appended: AtomicU64,
+    written: AtomicU64,
+    synced: AtomicU64,
+    /// The rewrite's snapshot side; taken before the state when both are needed.
+    rewrite: Mutex<Option<Rewrite>>,
+    /// True while a rewrite runs (mirror, read without a lock).
+    rewriting: AtomicBool,
+}
+
+/// What the lock guards: the queue, the counters, the file.
+#[derive(Debug)]
+struct State {
+    file: Arc<File>,
     policy: Fsync,
     pending: Vec<u8>,
+    /// An empty buffer to swap in for `pending` when a commit takes it.
+    spare: Vec<u8>,
+    /// Effects queued since a rewrite began (they follow its snapshot).
+    tail: Option<Vec<u8>>,
+    /// Records queued, written to the file, and synced (sequence numbers).
+    appended: u64,
+    written: u64,
+    synced: u64,
+    /// A commit is writing outside the lock.
+    committing: bool,
     last_sync: Instant,
-    unsynced: bool,
     /// Bytes in the log file.
     size: u64,
     /// Size right after the last rewrite (or at open).
     base_size: u64,
-    rewrite: Option<Rewrite>,
 }
 
 /// A rewrite in progress: the snapshot goes to a temporary file a few thousand keys
-/// per event-loop round (via the store's SCAN cursor, so no round blocks for long and
-/// nothing forks), while every new effect is also kept in `tail`; when the scan is
-/// complete, `tail` follows the snapshot and the file replaces the log.
+/// per event-loop round (through the keyspace's SCAN cursor, so no round blocks for
+/// long and nothing forks), while every new effect is also kept in the state's `tail`;
+/// when the scan is complete, the tail follows the snapshot and the file replaces the
+/// log.
 #[derive(Debug)]
 struct Rewrite {
     file: File,
     tmp: PathBuf,
     cursor: u64,
-    tail: Vec<u8>,
+}
+
+/// One commit's work, done without the lock.
+struct Batch {
+    buf: Vec<u8>,
+    file: Arc<File>,
+    target: u64,
+    sync: bool,
+}
+
+impl Batch {
+    fn run(&self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            (&*self.file).write_all(&self.buf)?;
+        }
+        if self.sync {
+            self.file.sync_data()?;
+        }
+        Ok(())
+    }
 }
 
 /// Rewrite automatically once the log is this big and has doubled since the last one.
 pub const AUTO_REWRITE_MIN: u64 = 64 << 20;
 
-impl Aof {
-    /// Opens (or creates) the log at `path`, replays it into `store` and truncates a
-    /// torn tail.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves the log consistent at record granularity.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Log {
+    /// Opens (or creates) the log at `path`, passes every record to `replay` in order
+    /// and truncates a torn tail.
     pub fn open(
         path: &Path,
         policy: Fsync,
-        store: &mut Store,
-        now: u64,
-    ) -> io::Result<(Aof, LoadReport)> {
+        mut replay: impl FnMut(Effect),
+    ) -> io::Result<(Log, LoadReport)> {
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
@@ -282,7 +346,7 @@ impl Aof {
                 let Some(e) = decode(&payload) else {
                     break;
                 };
-                apply(store, &e, now);
+                replay(e);
                 report.records += 1;
                 good += 8 + len as u64;
             }
@@ -293,16 +357,29 @@ impl Aof {
             file.sync_data()?;
         }
         Ok((
-            Aof {
-                file,
+            Log {
                 path: path.to_path_buf(),
-                policy,
-                pending: Vec::new(),
-                last_sync: Instant::now(),
-                unsynced: false,
-                size: good,
-                base_size: good,
-                rewrite: None,
+                state: Mutex::new(State {
+                    file: Arc::new(file),
+                    policy,
+                    pending: Vec::new(),
+                    spare: Vec::new(),
+                    tail: None,
+                    appended: 0,
+                    written: 0,
+                    synced: 0,
+                    committing: false,
+                    last_sync: Instant::now(),
+                    size: good,
+                    base_size: good,
+                }),
+                committed: Condvar::new(),
+                always: AtomicBool::new(policy == Fsync::Always),
+                appended: AtomicU64::new(0),
+                written: AtomicU64::new(0),
+                synced: AtomicU64::new(0),
+                rewrite: Mutex::new(None),
+                rewriting: AtomicBool::new(false),
             },
             report,
         ))
@@ -313,63 +390,212 @@ impl Aof {
         &self.path
     }
 
-    /// Queues one effect (written by the next [`Aof::commit`]).
-    pub fn append(&mut self, e: &Effect) {
-        encode(e, &mut self.pending);
-        if let Some(rw) = &mut self.rewrite {
-            encode(e, &mut rw.tail);
+    /// Queues `effects` (draining the vector) to be written by the next commit; returns
+    /// the sequence number of the last one (the count of records queued so far).
+    /// Callers that need the log in the order changes were made call it while they
+    /// still hold what orders those changes (the keyspace shard's lock).
+    pub fn append(&self, effects: &mut Vec<Effect>) -> u64 {
+        let mut s = lock(&self.state);
+        let s = &mut *s;
+        for e in effects.drain(..) {
+            encode(&e, &mut s.pending);
+            if let Some(tail) = &mut s.tail {
+                encode(&e, tail);
+            }
+            s.appended += 1;
         }
+        self.appended.store(s.appended, Ordering::Release);
+        s.appended
+    }
+
+    /// The sequence number of the last record queued.
+    pub fn appended(&self) -> u64 {
+        self.appended.load(Ordering::Acquire)
+    }
+
+    /// True when every record up to `seq` is as safe as the policy makes it: written,
+    /// and synced with `always` (a check without the lock).
+    pub fn covers(&self, seq: u64) -> bool {
+        seq <= self.written.load(Ordering::Acquire)
+            && (!self.always.load(Ordering::Acquire) || seq <= self.synced.load(Ordering::Acquire))
+    }
+
+    /// Returns once every record up to `seq` is written to the file, and synced when
+    /// the policy is `always` (group commit: one caller writes and syncs everything
+    /// queued, without holding the lock; the others wait for it or find their records
+    /// already covered).
+    pub fn commit_through(&self, seq: u64) -> io::Result<()> {
+        let mut s = lock(&self.state);
+        loop {
+            let done = if s.policy == Fsync::Always {
+                s.synced
+            } else {
+                s.written
+            };
+            if seq <= done {
+                return Ok(());
+            }
+            if !s.committing {
+                break;
+            }
+            s = self.committed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        self.commit_locked(s, false)
+    }
+
+    /// Writes what is queued and syncs when the policy says it is due (`everysec`: a
+    /// second after the last sync); a no-op while another commit runs. For an idle
+    /// server's periodic sync.
+    pub fn tick(&self) -> io::Result<()> {
+        let s = lock(&self.state);
+        if s.committing {
+            return Ok(());
+        }
+        self.commit_locked(s, false)
+    }
+
+    /// Writes and syncs everything queued, whatever the policy (shutdown).
+    pub fn flush_all(&self) -> io::Result<()> {
+        let mut s = lock(&self.state);
+        while s.committing {
+            s = self.committed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        self.commit_locked(s, true)
+    }
+
+    /// One commit from the state (not committing): takes the queue, writes and syncs
+    /// it without the lock, then publishes the counters.
+    fn commit_locked(&self, mut s: MutexGuard<'_, State>, force: bool) -> io::Result<()> {
+        let due = force
+            || match s.policy {
+                Fsync::Always => true,
+                Fsync::EverySec => s.last_sync.elapsed() >= Duration::from_secs(1),
+                Fsync::No => false,
+            };
+        let write = !s.pending.is_empty();
+        let sync = due && (write || s.written > s.synced);
+        if !write && !sync {
+            return Ok(());
+        }
+        let spare = std::mem::take(&mut s.spare);
+        let batch = Batch {
+            buf: std::mem::replace(&mut s.pending, spare),
+            file: s.file.clone(),
+            target: s.appended,
+            sync,
+        };
+        s.committing = true;
+        drop(s);
+        let result = batch.run();
+        let mut s = lock(&self.state);
+        s.committing = false;
+        if result.is_ok() {
+            s.size += batch.buf.len() as u64;
+            s.written = s.written.max(batch.target);
+            self.written.store(s.written, Ordering::Release);
+            if batch.sync {
+                s.synced = s.synced.max(batch.target);
+                s.last_sync = Instant::now();
+                self.synced.store(s.synced, Ordering::Release);
+            }
+            let mut buf = batch.buf;
+            buf.clear();
+            s.spare = buf;
+        } else {
+            // Not written: put the records back in front of what came since, so a
+            // retry (or the shutdown flush) keeps the order.
+            let mut buf = batch.buf;
+            buf.extend_from_slice(&s.pending);
+            s.pending = buf;
+        }
+        drop(s);
+        self.committed.notify_all();
+        result
     }
 
     /// Bytes in the log file.
     pub fn size(&self) -> u64 {
-        self.size
+        lock(&self.state).size
     }
 
     /// True while a rewrite runs.
     pub fn rewriting(&self) -> bool {
-        self.rewrite.is_some()
+        self.rewriting.load(Ordering::Acquire)
     }
 
     /// True when the log is due for an automatic rewrite.
     pub fn wants_rewrite(&self) -> bool {
-        self.rewrite.is_none() && self.size >= AUTO_REWRITE_MIN.max(2 * self.base_size)
+        let s = lock(&self.state);
+        s.tail.is_none() && s.size >= AUTO_REWRITE_MIN.max(2 * s.base_size)
+    }
+
+    /// The sync policy.
+    pub fn policy(&self) -> Fsync {
+        lock(&self.state).policy
+    }
+
+    /// Changes the sync policy (CONFIG SET appendfsync); takes effect at the next
+    /// commit.
+    pub fn set_policy(&self, policy: Fsync) {
+        let mut s = lock(&self.state);
+        s.policy = policy;
+        self.always
+            .store(policy == Fsync::Always, Ordering::Release);
     }
 
     /// Starts a rewrite (no-op while one runs).
-    pub fn start_rewrite(&mut self) -> io::Result<()> {
-        if self.rewrite.is_some() {
+    pub fn start_rewrite(&self) -> io::Result<()> {
+        let mut rw = lock(&self.rewrite);
+        if rw.is_some() {
             return Ok(());
         }
         let mut tmp = self.path.clone().into_os_string();
         tmp.push(".rewrite");
         let tmp = PathBuf::from(tmp);
         let file = File::create(&tmp)?;
-        self.rewrite = Some(Rewrite {
+        *rw = Some(Rewrite {
             file,
             tmp,
             cursor: 0,
-            tail: Vec::new(),
         });
+        // From here on every appended effect also goes to the tail; the snapshot reads
+        // each key later than this, so a change is in the snapshot, the tail, or both
+        // (effects set absolute state, so replaying one twice is harmless).
+        lock(&self.state).tail = Some(Vec::new());
+        self.rewriting.store(true, Ordering::Release);
         Ok(())
     }
 
     /// Drops a running rewrite (after an error): the old log stays as it is.
-    pub fn abort_rewrite(&mut self) {
-        if let Some(rw) = self.rewrite.take() {
-            let _ = std::fs::remove_file(&rw.tmp);
+    pub fn abort_rewrite(&self) {
+        let mut rw = lock(&self.rewrite);
+        if let Some(r) = rw.take() {
+            let _ = std::fs::remove_file(&r.tmp);
         }
+        lock(&self.state).tail = None;
+        self.rewriting.store(false, Ordering::Release);
     }
 
-    /// One step of a running rewrite: about `budget` keys of the snapshot; when the
-    /// snapshot is complete, swaps the new log in. Call it after [`Aof::commit`] (the
-    /// effects of the round are then in both files). Returns true when it finished.
-    pub fn rewrite_step(&mut self, store: &Store, now: u64, budget: usize) -> io::Result<bool> {
-        let Some(rw) = &mut self.rewrite else {
+    /// One step of a running rewrite, if no other caller is stepping it: `scan(cursor,
+    /// budget, f)` calls `f` on the live keys of about `budget` keys of the keyspace from
+    /// `cursor` and returns the next cursor (0: complete), as a SCAN step does; when the
+    /// snapshot is complete, the tail follows it and the file replaces the log. Returns
+    /// true when it finished.
+    pub fn rewrite_step(
+        &self,
+        budget: usize,
+        scan: impl FnOnce(u64, usize, &mut dyn FnMut(&[u8], &Entry)) -> u64,
+    ) -> io::Result<bool> {
+        let mut rw = match self.rewrite.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Ok(false),
+        };
+        let Some(r) = rw.as_mut() else {
             return Ok(false);
         };
         let mut chunk = Vec::new();
-        rw.cursor = store.scan_entries(rw.cursor, budget, now, |key, e| {
+        r.cursor = scan(r.cursor, budget, &mut |key, e| {
             encode(
                 &Effect::Set {
                     key: key.to_vec(),
@@ -379,67 +605,55 @@ impl Aof {
                 &mut chunk,
             );
         });
-        rw.file.write_all(&chunk)?;
-        if rw.cursor != 0 {
+        r.file.write_all(&chunk)?;
+        if r.cursor != 0 {
             return Ok(false);
         }
-        // Snapshot complete: the tail, then the swap.
-        let Some(mut rw) = self.rewrite.take() else {
+        // Snapshot complete: the tail, then the swap, with no commit writing meanwhile
+        // (what is queued is in the tail too, and is dropped from the queue).
+        let Some(mut r) = rw.take() else {
             return Ok(false);
         };
-        rw.file.write_all(&rw.tail)?;
-        rw.file.sync_all()?;
-        std::fs::rename(&rw.tmp, &self.path)?;
-        if let Some(dir) = self.path.parent() {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            File::open(dir)?.sync_all()?;
+        let mut s = lock(&self.state);
+        while s.committing {
+            s = self.committed.wait(s).unwrap_or_else(|p| p.into_inner());
         }
-        self.file = OpenOptions::new().append(true).open(&self.path)?;
-        self.size = self.file.metadata()?.len();
-        self.base_size = self.size;
-        Ok(true)
-    }
-
-    /// True when effects wait to be written.
-    pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    /// The sync policy.
-    pub fn policy(&self) -> Fsync {
-        self.policy
-    }
-
-    /// Changes the sync policy (CONFIG SET appendfsync); takes effect at the next
-    /// commit.
-    pub fn set_policy(&mut self, policy: Fsync) {
-        self.policy = policy;
-    }
-
-    /// Writes what is queued and syncs as the policy says (`force`: sync now whatever
-    /// the policy, for shutdown).
-    pub fn commit(&mut self, force: bool) -> io::Result<()> {
-        if !self.pending.is_empty() {
-            self.file.write_all(&self.pending)?;
-            self.size += self.pending.len() as u64;
-            self.pending.clear();
-            self.unsynced = true;
+        let tail = s.tail.take().unwrap_or_default();
+        self.rewriting.store(false, Ordering::Release);
+        let swapped = (|| -> io::Result<File> {
+            r.file.write_all(&tail)?;
+            r.file.sync_all()?;
+            std::fs::rename(&r.tmp, &self.path)?;
+            if let Some(dir) = self.path.parent() {
+                let dir = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                File::open(dir)?.sync_all()?;
+            }
+            OpenOptions::new().append(true).open(&self.path)
+        })();
+        match swapped {
+            Ok(file) => {
+                s.size = file.metadata()?.len();
+                s.base_size = s.size;
+                s.file = Arc::new(file);
+                s.pending.clear();
+                s.written = s.appended;
+                s.synced = s.appended;
+                s.last_sync = Instant::now();
+                self.written.store(s.written, Ordering::Release);
+                self.synced.store(s.synced, Ordering::Release);
+                drop(s);
+                self.committed.notify_all();
+                Ok(true)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&r.tmp);
+                Err(e)
+            }
         }
-        let due = match self.policy {
-            Fsync::Always => true,
-            Fsync::EverySec => self.last_sync.elapsed() >= Duration::from_secs(1),
-            Fsync::No => false,
-        };
-        if self.unsynced && (due || force) {
-            self.file.sync_data()?;
-            self.unsynced = false;
-            self.last_sync = Instant::now();
-        }
-        Ok(())
     }
 }
 
@@ -496,16 +710,20 @@ mod tests {
         ]
     }
 
+    /// Opens `path`, replaying into `store` at `now`.
+    fn open(path: &Path, policy: Fsync, store: &mut Store, now: u64) -> (Log, LoadReport) {
+        Log::open(path, policy, |e| apply(store, &e, now)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// A fresh log at `path` holding `effects()`, committed.
     fn write_log(path: &Path, policy: Fsync) {
         let mut store = Store::new();
-        let (mut aof, rep) =
-            Aof::open(path, policy, &mut store, 0).unwrap_or_else(|e| panic!("{e}"));
+        let (log, rep) = open(path, policy, &mut store, 0);
         assert_eq!(rep, LoadReport::default());
-        for e in effects() {
-            aof.append(&e);
-        }
-        aof.commit(true).unwrap_or_else(|e| panic!("{e}"));
+        let seq = log.append(&mut effects());
+        assert_eq!(seq, 5);
+        log.commit_through(seq).unwrap_or_else(|e| panic!("{e}"));
+        log.flush_all().unwrap_or_else(|e| panic!("{e}"));
     }
 
     #[test]
@@ -533,8 +751,7 @@ mod tests {
             f.write_all(&extra[..cut]).unwrap_or_else(|e| panic!("{e}"));
         }
         let mut store = Store::new();
-        let (_aof, rep) =
-            Aof::open(&path, Fsync::Always, &mut store, 1_000).unwrap_or_else(|e| panic!("{e}"));
+        let (_log, rep) = open(&path, Fsync::Always, &mut store, 1_000);
         // The Clear record is whole and applies; the torn Set is cut.
         assert_eq!(rep.records, 6);
         assert_eq!(rep.trimmed as usize, cut - 9);
@@ -545,7 +762,7 @@ mod tests {
         let path2 = temp("replay2.aof");
         write_log(&path2, Fsync::No);
         let mut store = Store::new();
-        let _ = Aof::open(&path2, Fsync::No, &mut store, 1_000).unwrap_or_else(|e| panic!("{e}"));
+        let _ = open(&path2, Fsync::No, &mut store, 1_000);
         assert_eq!(store.get(b"a", 1_000).map(|e| e.expires_at), Some(9_000));
         assert_eq!(store.get(b"b", 1_000).map(|e| e.value.len()), Some(1000));
         assert!(store.get(b"old", 1_000).is_none());
@@ -562,8 +779,7 @@ mod tests {
         bytes[first + 20] ^= 1;
         std::fs::write(&path, &bytes).unwrap_or_else(|e| panic!("{e}"));
         let mut store = Store::new();
-        let (_a, rep) =
-            Aof::open(&path, Fsync::Always, &mut store, 0).unwrap_or_else(|e| panic!("{e}"));
+        let (_log, rep) = open(&path, Fsync::Always, &mut store, 0);
         assert_eq!(rep.records, 1);
         assert_eq!(rep.trimmed as usize, bytes.len() - first);
         assert_eq!(store.len(), 1);
@@ -573,11 +789,10 @@ mod tests {
     fn a_rewrite_compacts_and_keeps_writes_made_during_it() {
         let path = temp("rewrite.aof");
         let mut store = Store::new();
-        let (mut aof, _) =
-            Aof::open(&path, Fsync::No, &mut store, 0).unwrap_or_else(|e| panic!("{e}"));
-        let log = |aof: &mut Aof, store: &mut Store, e: Effect| {
+        let (aof, _) = open(&path, Fsync::No, &mut store, 0);
+        let log = |aof: &Log, store: &mut Store, e: Effect| {
             apply(store, &e, 0);
-            aof.append(&e);
+            aof.append(&mut vec![e]);
         };
         // 200 keys, each overwritten 20 times: a long log for a small keyspace.
         for round in 0..20u32 {
@@ -587,17 +802,17 @@ mod tests {
                     value: format!("v{round}").into_bytes(),
                     expires_at: 0,
                 };
-                log(&mut aof, &mut store, e);
+                log(&aof, &mut store, e);
             }
         }
-        aof.commit(true).unwrap_or_else(|e| panic!("{e}"));
+        aof.flush_all().unwrap_or_else(|e| panic!("{e}"));
         let before = aof.size();
         aof.start_rewrite().unwrap_or_else(|e| panic!("{e}"));
         let mut step = 0u32;
         loop {
             // Writes between steps: a new key, a change, a delete.
             log(
-                &mut aof,
+                &aof,
                 &mut store,
                 Effect::Set {
                     key: format!("new{step}").into_bytes(),
@@ -606,7 +821,7 @@ mod tests {
                 },
             );
             log(
-                &mut aof,
+                &aof,
                 &mut store,
                 Effect::Set {
                     key: format!("k{step}").into_bytes(),
@@ -615,16 +830,17 @@ mod tests {
                 },
             );
             log(
-                &mut aof,
+                &aof,
                 &mut store,
                 Effect::Del {
                     key: format!("k{}", 199 - step).into_bytes(),
                 },
             );
-            aof.commit(false).unwrap_or_else(|e| panic!("{e}"));
+            aof.commit_through(aof.appended())
+                .unwrap_or_else(|e| panic!("{e}"));
             step += 1;
             if aof
-                .rewrite_step(&store, 0, 16)
+                .rewrite_step(16, |c, budget, f| store.scan_entries(c, budget, 0, f))
                 .unwrap_or_else(|e| panic!("{e}"))
             {
                 break;
@@ -635,7 +851,7 @@ mod tests {
         assert!(aof.size() < before / 5, "{} -> {}", before, aof.size());
         // Writes after the swap go to the new log.
         log(
-            &mut aof,
+            &aof,
             &mut store,
             Effect::Set {
                 key: b"after".to_vec(),
@@ -643,9 +859,9 @@ mod tests {
                 expires_at: 0,
             },
         );
-        aof.commit(true).unwrap_or_else(|e| panic!("{e}"));
+        aof.flush_all().unwrap_or_else(|e| panic!("{e}"));
         let mut replayed = Store::new();
-        let _ = Aof::open(&path, Fsync::No, &mut replayed, 0).unwrap_or_else(|e| panic!("{e}"));
+        let _ = open(&path, Fsync::No, &mut replayed, 0);
         let mut want: Vec<(Vec<u8>, Vec<u8>)> = store
             .keys(0)
             .map(|k| k.to_vec())

@@ -3,8 +3,8 @@
 //! their error handling work unchanged.
 
 use crate::aof::{Effect, Fsync};
+use crate::keyspace::Keys;
 use crate::resp::{Limits, Proto, Writer};
-use crate::store::Store;
 
 /// Server-wide settings a command can read or change.
 #[derive(Clone, Debug)]
@@ -20,7 +20,8 @@ pub struct Config {
     pub port: u16,
     /// Address the server listens on, for CLUSTER replies.
     pub bind: String,
-    /// `maxmemory` in bytes of [`Store::memory`] (0: no limit).
+    /// `maxmemory` in bytes of [`crate::store::Store::memory`], summed over the shards
+    /// (0: no limit).
     pub maxmemory: usize,
     /// What happens at the limit.
     pub policy: Eviction,
@@ -205,7 +206,7 @@ pub struct Session {
     pub quit: bool,
 }
 
-/// Counters for INFO.
+/// Counters for INFO (a loop's own, until added to the shared ones; the totals).
 #[derive(Debug, Default, Clone)]
 pub struct Stats {
     /// Commands executed.
@@ -228,14 +229,15 @@ pub struct Stats {
 
 /// Everything a command runs against.
 #[derive(Debug)]
-pub struct Ctx<'a> {
-    /// The keyspace.
-    pub store: &'a mut Store,
-    /// Settings (CONFIG SET changes them).
+pub struct Ctx<'a, 's> {
+    /// The keyspace: the shards this command has locked, locking more on first use
+    /// (see [`crate::keyspace`]); the server releases them after the command.
+    pub keys: &'a mut Keys<'s>,
+    /// The loop's copy of the settings (CONFIG SET changes the shared ones and this).
     pub config: &'a mut Config,
     /// The caller's session.
     pub session: &'a mut Session,
-    /// Counters.
+    /// The loop's counters, not yet added to the shared ones.
     pub stats: &'a mut Stats,
     /// Current time, ms since the epoch.
     pub now: u64,
@@ -243,17 +245,15 @@ pub struct Ctx<'a> {
     pub effects: &'a mut Vec<Effect>,
     /// Whether to record effects (false without a log: no copies of values).
     pub logging: bool,
-    /// Set by BGREWRITEAOF: the server starts a log rewrite.
-    pub rewrite: &'a mut bool,
 }
 
-impl Ctx<'_> {
+impl Ctx<'_, '_> {
     /// Logs `key`'s current state: its value and deadline, or its absence.
     fn log_key(&mut self, key: &[u8]) {
         if !self.logging {
             return;
         }
-        let e = match self.store.get(key, self.now) {
+        let e = match self.keys.get(key, self.now) {
             Some(e) => Effect::Set {
                 key: key.to_vec(),
                 value: e.value.clone(),
@@ -404,9 +404,9 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
         }
         "client" => client(ctx, args, w),
-        "dbsize" => w.int(ctx.store.len() as i64),
+        "dbsize" => w.int(ctx.keys.len() as i64),
         "flushall" | "flushdb" => {
-            ctx.store.clear();
+            ctx.keys.clear();
             if ctx.logging {
                 ctx.effects.push(Effect::Clear);
             }
@@ -419,19 +419,19 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "set" => set(ctx, args, w),
         "setnx" => {
             need!(3, exact);
-            if ctx.store.contains(args[1], now) {
+            if ctx.keys.contains(args[1], now) {
                 w.int(0);
             } else {
-                ctx.store.set(args[1], args[2].to_vec(), 0, now);
+                ctx.keys.set(args[1], args[2].to_vec(), 0, now);
                 ctx.log_key(args[1]);
                 w.int(1);
             }
         }
         "getdel" => {
             need!(2, exact);
-            match ctx.store.get(args[1], now).is_some() {
+            match ctx.keys.get(args[1], now).is_some() {
                 true => {
-                    let e = ctx.store.remove(args[1]);
+                    let e = ctx.keys.remove(args[1]);
                     ctx.log_del(args[1]);
                     w.bulk(&e.map(|e| e.value).unwrap_or_default());
                 }
@@ -441,6 +441,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "getex" => getex(ctx, args, w),
         "mget" => {
             need!(2);
+            ctx.keys.lock_keys(args[1..].iter().copied());
             w.array(n - 1);
             for k in &args[1..] {
                 get_reply(ctx, k, w);
@@ -450,18 +451,22 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             if n < 3 || n.is_multiple_of(2) {
                 return arity(w, name);
             }
+            // Every shard the keys fall in, locked before the first write: a reader
+            // sees all of the MSET or none of it.
+            ctx.keys.lock_keys(args[1..].iter().step_by(2).copied());
             for kv in args[1..].chunks(2) {
-                ctx.store.set(kv[0], kv[1].to_vec(), 0, now);
+                ctx.keys.set(kv[0], kv[1].to_vec(), 0, now);
                 ctx.log_key(kv[0]);
             }
             w.simple("OK");
         }
         "del" | "unlink" => {
             need!(2);
+            ctx.keys.lock_keys(args[1..].iter().copied());
             let mut removed = 0;
             for k in &args[1..] {
-                if ctx.store.contains(k, now) {
-                    ctx.store.remove(k);
+                if ctx.keys.contains(k, now) {
+                    ctx.keys.remove(k);
                     ctx.log_del(k);
                     removed += 1;
                 }
@@ -470,15 +475,16 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         "exists" => {
             need!(2);
+            ctx.keys.lock_keys(args[1..].iter().copied());
             let c = args[1..]
                 .iter()
-                .filter(|k| ctx.store.contains(k, now))
+                .filter(|k| ctx.keys.contains(k, now))
                 .count();
             w.int(c as i64);
         }
         "type" => {
             need!(2, exact);
-            w.simple(if ctx.store.contains(args[1], now) {
+            w.simple(if ctx.keys.contains(args[1], now) {
                 "string"
             } else {
                 "none"
@@ -506,7 +512,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         "append" => {
             need!(3, exact);
-            let len = match ctx.store.get(args[1], now) {
+            let len = match ctx.keys.get(args[1], now) {
                 Some(e) => {
                     if e.value.len() + args[2].len() > ctx.config.limits.max_bulk {
                         return w
@@ -515,11 +521,11 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                     let mut v = e.value.clone();
                     v.extend_from_slice(args[2]);
                     let len = v.len();
-                    ctx.store.set_value(args[1], v, now);
+                    ctx.keys.set_value(args[1], v, now);
                     len
                 }
                 None => {
-                    ctx.store.set(args[1], args[2].to_vec(), 0, now);
+                    ctx.keys.set(args[1], args[2].to_vec(), 0, now);
                     args[2].len()
                 }
             };
@@ -528,7 +534,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         "strlen" => {
             need!(2, exact);
-            let l = ctx.store.get(args[1], now).map_or(0, |e| e.value.len());
+            let l = ctx.keys.get(args[1], now).map_or(0, |e| e.value.len());
             w.int(l as i64);
         }
         "expire" | "pexpire" => {
@@ -571,7 +577,7 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                     lower(name)
                 ));
             };
-            let Some(cur) = ctx.store.get(args[1], now).map(|e| e.expires_at as i64) else {
+            let Some(cur) = ctx.keys.get(args[1], now).map(|e| e.expires_at as i64) else {
                 return w.int(0);
             };
             if (nx && cur != 0)
@@ -582,17 +588,17 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 return w.int(0);
             }
             if at <= now as i64 {
-                ctx.store.remove(args[1]);
+                ctx.keys.remove(args[1]);
                 ctx.log_del(args[1]);
             } else {
-                ctx.store.set_deadline(args[1], at as u64, now);
+                ctx.keys.set_deadline(args[1], at as u64, now);
                 ctx.log_deadline(args[1], at as u64);
             }
             w.int(1);
         }
         "ttl" | "pttl" => {
             need!(2, exact);
-            let r = match ctx.store.get(args[1], now) {
+            let r = match ctx.keys.get(args[1], now) {
                 None => -2,
                 Some(e) if e.expires_at == 0 => -1,
                 Some(e) => {
@@ -609,23 +615,23 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "persist" => {
             need!(2, exact);
             let had = ctx
-                .store
+                .keys
                 .get(args[1], now)
                 .is_some_and(|e| e.expires_at != 0);
             if had {
-                ctx.store.set_deadline(args[1], 0, now);
+                ctx.keys.set_deadline(args[1], 0, now);
                 ctx.log_deadline(args[1], 0);
             }
             w.int(had as i64);
         }
         "keys" => {
             need!(2, exact);
-            let keys: Vec<Vec<u8>> = ctx
-                .store
-                .keys(now)
-                .filter(|k| glob(args[1], k))
-                .map(<[u8]>::to_vec)
-                .collect();
+            let mut keys: Vec<Vec<u8>> = Vec::new();
+            ctx.keys.for_each_key(now, |k| {
+                if glob(args[1], k) {
+                    keys.push(k.to_vec());
+                }
+            });
             w.array(keys.len());
             for k in keys {
                 w.bulk(&k);
@@ -635,7 +641,10 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "scan" => scan(ctx, args, w),
         "bgrewriteaof" => {
             if ctx.logging {
-                *ctx.rewrite = true;
+                ctx.keys
+                    .shared()
+                    .rewrite_requested
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
                 w.simple("Background append only file rewriting started");
             } else {
                 w.error("ERR the append-only log is off (start the server with --aof FILE)");
@@ -724,7 +733,7 @@ fn scan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         i += 2;
     }
     let mut keys: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.store.scan(cursor, count, ctx.now, |k| {
+    let next = ctx.keys.scan(cursor, count, ctx.now, |k| {
         if only_strings && pattern.is_none_or(|p| glob(p, k)) {
             keys.push(k.to_vec());
         }
@@ -744,7 +753,7 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 .iter()
                 .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything") || eq(a, "default"))
     };
-    let st = &ctx.stats;
+    let st = &ctx.keys.shared().stats.total(ctx.stats);
     let mut out = String::new();
     if want("server") {
         out.push_str(&format!(
@@ -764,9 +773,9 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if want("memory") {
         out.push_str(&format!(
             "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
-            ctx.store.memory(),
+            ctx.keys.payload_bytes() + ctx.keys.len() * crate::store::PER_KEY_OVERHEAD,
             rss_bytes(),
-            ctx.store.payload_bytes(),
+            ctx.keys.payload_bytes(),
             ctx.config.maxmemory,
             ctx.config.policy.name()
         ));
@@ -785,11 +794,11 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("keyspace") {
         out.push_str("# Keyspace\r\n");
-        if !ctx.store.is_empty() {
-            let (expires, avg_ttl) = ctx.store.volatile(ctx.now);
+        if !ctx.keys.is_empty() {
+            let (expires, avg_ttl) = ctx.keys.volatile(ctx.now);
             out.push_str(&format!(
                 "db0:keys={},expires={expires},avg_ttl={avg_ttl}\r\n",
-                ctx.store.len()
+                ctx.keys.len()
             ));
         }
     }
@@ -830,30 +839,34 @@ fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             w.bulk(v.as_bytes());
         }
     } else if eq(args[1], "set") && args.len() >= 4 && args.len().is_multiple_of(2) {
-        // Check every pair before applying any (all or nothing, as Redis does).
-        let mut next = ctx.config.clone();
-        for kv in args[2..].chunks(2) {
-            let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
-            if !RUNTIME.contains(&name.as_str()) && !IMMUTABLE.contains(&name.as_str()) {
-                return w.error(&format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-                ));
+        // Check every pair before applying any (all or nothing, as Redis does), on the
+        // shared settings (every loop sees the change from its next round on).
+        let applied = ctx.keys.shared().update_config(|next| {
+            for kv in args[2..].chunks(2) {
+                let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
+                if !RUNTIME.contains(&name.as_str()) && !IMMUTABLE.contains(&name.as_str()) {
+                    return Err(format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                    ));
+                }
+                if let Err(why) = next.set(&name, kv[1]) {
+                    return Err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+                    ));
+                }
             }
-            if let Err(why) = next.set(&name, kv[1]) {
-                return w.error(&format!(
-                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
-                ));
+            Ok(())
+        });
+        match applied {
+            Ok(next) => {
+                *ctx.config = next;
+                w.simple("OK");
             }
+            Err(e) => w.error(&e),
         }
-        *ctx.config = next;
-        w.simple("OK");
     } else if eq(args[1], "resetstat") {
-        let (connected, started) = (ctx.stats.connected, ctx.stats.started_ms);
-        *ctx.stats = Stats {
-            connected,
-            started_ms: started,
-            ..Stats::default()
-        };
+        ctx.keys.shared().stats.reset();
+        *ctx.stats = Stats::default();
         w.simple("OK");
     } else {
         w.error(&format!(
@@ -869,17 +882,19 @@ const DENY_OOM: &[&str] = &[
 ];
 
 /// Applies maxmemory before a command: false when it must be refused (noeviction);
-/// with allkeys-lru, evicts (and logs the evictions) until under the limit.
+/// with allkeys-lru, locks every shard and evicts (and logs the evictions) until under
+/// the limit.
 fn within_memory(ctx: &mut Ctx, name: &[u8]) -> bool {
     let max = ctx.config.maxmemory;
-    if max == 0 || ctx.store.memory() <= max || !DENY_OOM.iter().any(|c| eq(name, c)) {
+    if max == 0 || ctx.keys.memory() <= max || !DENY_OOM.iter().any(|c| eq(name, c)) {
         return true;
     }
     match ctx.config.policy {
         Eviction::NoEviction => false,
         Eviction::AllKeysLru => {
-            while ctx.store.memory() > max {
-                match ctx.store.evict_lru(5) {
+            ctx.keys.lock_all();
+            while ctx.keys.memory() > max {
+                match ctx.keys.evict_lru(5) {
                     Some(k) => {
                         ctx.log_del(&k);
                         ctx.stats.evicted += 1;
@@ -887,7 +902,7 @@ fn within_memory(ctx: &mut Ctx, name: &[u8]) -> bool {
                     None => break,
                 }
             }
-            ctx.store.memory() <= max
+            ctx.keys.memory() <= max
         }
     }
 }
@@ -904,7 +919,7 @@ fn unknown(args: &[&[u8]], w: &mut Writer) {
 }
 
 fn get_reply(ctx: &mut Ctx, key: &[u8], w: &mut Writer) {
-    match ctx.store.get(key, ctx.now) {
+    match ctx.keys.get(key, ctx.now) {
         Some(e) => {
             ctx.stats.hits += 1;
             w.bulk(&e.value);
@@ -918,7 +933,7 @@ fn get_reply(ctx: &mut Ctx, key: &[u8], w: &mut Writer) {
 
 fn incr_by(ctx: &mut Ctx, key: &[u8], d: i64, w: &mut Writer) {
     let now = ctx.now;
-    let cur = match ctx.store.get(key, now) {
+    let cur = match ctx.keys.get(key, now) {
         None => 0,
         Some(e) => match parse_i64(&e.value) {
             Some(v) => v,
@@ -929,8 +944,8 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], d: i64, w: &mut Writer) {
         return w.error("ERR increment or decrement would overflow");
     };
     let bytes = v.to_string().into_bytes();
-    if !ctx.store.set_value(key, bytes.clone(), now) {
-        ctx.store.set(key, bytes, 0, now);
+    if !ctx.keys.set_value(key, bytes.clone(), now) {
+        ctx.keys.set(key, bytes, 0, now);
     }
     ctx.log_key(key);
     w.int(v);
@@ -990,7 +1005,7 @@ fn set(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         i += 1;
     }
-    let old = ctx.store.get(key, now).cloned();
+    let old = ctx.keys.get(key, now).cloned();
     if (nx && old.is_some()) || (xx && old.is_none()) {
         return if get {
             match old {
@@ -1008,9 +1023,9 @@ fn set(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     };
     if at != 0 && at <= now {
         // A deadline already past: the key is gone, as if set and expired at once.
-        ctx.store.remove(key);
+        ctx.keys.remove(key);
     } else {
-        ctx.store.set(key, value.to_vec(), at, now);
+        ctx.keys.set(key, value.to_vec(), at, now);
     }
     ctx.log_key(key);
     if get {
@@ -1041,16 +1056,16 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         _ => return w.error(SYNTAX),
     }
-    let Some(value) = ctx.store.get(args[1], now).map(|e| e.value.clone()) else {
+    let Some(value) = ctx.keys.get(args[1], now).map(|e| e.value.clone()) else {
         return w.null();
     };
     match change {
         Some(d) if d != 0 && d <= now => {
-            ctx.store.remove(args[1]);
+            ctx.keys.remove(args[1]);
             ctx.log_del(args[1]);
         }
         Some(d) => {
-            ctx.store.set_deadline(args[1], d, now);
+            ctx.keys.set_deadline(args[1], d, now);
             ctx.log_deadline(args[1], d);
         }
         None => {}

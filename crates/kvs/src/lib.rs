@@ -1,8 +1,10 @@
 //! A Redis-protocol key-value server.
 //!
 //! - [`resp`]: the RESP2/RESP3 request parser (bounded, incremental) and reply writer.
-//! - [`store`]: the keyspace, with lazy and incremental active expiry, on [`table`]: our
-//!   chained hash table with a resize-proof SCAN cursor.
+//! - [`store`]: a keyspace shard, with lazy and incremental active expiry, on [`table`]:
+//!   our chained hash table with a resize-proof SCAN cursor.
+//! - [`keyspace`]: the striped keyspace the event loops share (shards under their own
+//!   locks, taken per command in ascending order), settings and counters.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
 //! - [`conf`]: configuration files in the form of `redis.conf`.
 //! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
@@ -12,7 +14,7 @@
 //! - [`loadgen`]: a load generator (RESP or memcached text protocol, closed or open loop)
 //!   that checks every reply, and a process's CPU time from `/proc`.
 //! - [`plot`]: latency-against-load charts as hand-written SVG.
-//! - [`server`]: the mio event loop, pipelined batches with one write per batch.
+//! - [`server`]: the mio event loops, pipelined batches with one write per batch.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
@@ -20,6 +22,7 @@ pub mod aof;
 pub mod cmd;
 pub mod conf;
 pub mod dist;
+pub mod keyspace;
 pub mod loadgen;
 pub mod plot;
 pub mod resp;

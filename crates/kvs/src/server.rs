@@ -1,26 +1,39 @@
 //! The event loops: `threads` mio polls, each owning its connections; one listener,
 //! whose accepted connections are dealt round-robin to the loops.
 //!
+//! The keyspace is striped ([`crate::keyspace`]): S shards, each a table behind its own
+//! mutex, and a command locks only the shards it touches, for the time it runs. A GET
+//! or SET locks its key's shard alone, so loops serving different keys run in
+//! parallel; MGET, MSET, DEL, UNLINK and EXISTS lock the shards of their keys in
+//! ascending order (atomic across shards); KEYS, DBSIZE, FLUSHALL, INFO memory and
+//! keyspace, and a write over `maxmemory` under allkeys-lru lock every shard; SCAN
+//! locks the shard its cursor names and the next ones as it goes.
+//!
 //! A round of one loop: poll; read every readable connection into its input buffer
-//! (no lock held); then, under the keyspace lock taken once for the round, run every
-//! complete request of every connection that has input, in order, appending replies
-//! to the connections' output buffers, and commit the append-only log (group commit:
-//! with `appendfsync always`, one fdatasync covers every write of the round, before any
-//! of their replies is sent); then, without the lock, write each output buffer once
-//! (pipelined requests cost one write). The keyspace is one table behind one mutex:
-//! the syscalls, which are most of a request's cost, run in parallel on the loops, and
-//! the lock is taken once per round, not per request.
+//! (no lock held); refresh the loop's copy of the settings if CONFIG SET changed them
+//! (one atomic load); run every complete request of every connection that has input,
+//! in order, each under its shards' locks, appending replies to the connections'
+//! output buffers and the changes to the append-only log (while the shards are still
+//! locked, so the log has writes to a key in the order they were made); a step of the
+//! expiry sweep on one shard (skipped if busy) and of the log rewrite, if one runs;
+//! add the round's counters to the shared ones; commit the log through the round's
+//! last record (group commit: with `appendfsync always`, one fdatasync covers every
+//! write of the round, and of any other loop that wrote meanwhile, before any reply is
+//! sent; a loop whose records another loop's commit covered sends at once, and with
+//! `always` a loop also waits for the records it may have read, so no reply shows a
+//! write that is not yet on disk); then write each output buffer once (pipelined
+//! requests cost one write).
 //!
 //! A request that breaks the protocol, or an input buffer past
 //! `client-query-buffer-limit`, gets one error reply and the connection is closed; the
-//! server and the other clients carry on. Each round (at least every 100 ms) an
-//! incremental sweep drops expired keys and the log rewrite, if one runs, takes a step.
+//! server and the other clients carry on.
 //!
 //! Allocation: none per request on the GET path once a connection's buffers have
 //! grown (arguments are ranges of the input buffer, held on the stack for up to 16
-//! arguments; replies go into the output buffer): `tests/alloc_count.rs` counts the
-//! allocations per pipelined GET with a counting global allocator. A SET allocates the
-//! stored key and value, which it keeps.
+//! arguments; replies go into the output buffer; the list of a command's locks is the
+//! loop's, reused): `tests/alloc_count.rs` counts the allocations per pipelined GET
+//! with a counting global allocator. A SET allocates the stored key and value, which
+//! it keeps.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -28,14 +41,14 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::aof::{Aof, Effect, Fsync, LoadReport};
+use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
 use crate::cmd::{exec, Config, Ctx, Session, Stats};
+use crate::keyspace::{default_shards, scan_shards, shard_index, Keys, Shared, MAX_SHARDS};
 use crate::resp::{parse, Writer};
 use crate::store::Store;
 
@@ -57,6 +70,9 @@ pub struct ServerConfig {
     pub cmd: Config,
     /// Event loops (at least 1).
     pub threads: usize,
+    /// Keyspace shards, rounded up to a power of two (at most 1024); 0: one for one
+    /// loop, else four per loop (at least 16).
+    pub shards: usize,
     /// The append-only log and its sync policy (none: memory only).
     pub aof: Option<(std::path::PathBuf, Fsync)>,
 }
@@ -66,6 +82,7 @@ impl Default for ServerConfig {
         ServerConfig {
             cmd: Config::default(),
             threads: 1,
+            shards: 0,
             aof: None,
         }
     }
@@ -87,18 +104,6 @@ struct Conn {
     max_query_buffer: usize,
 }
 
-/// What the loops share: the keyspace and everything commands change, behind one lock.
-#[derive(Debug)]
-struct Core {
-    store: Store,
-    config: Config,
-    stats: Stats,
-    aof: Option<Aof>,
-    effects: Vec<Effect>,
-    /// BGREWRITEAOF was called.
-    rewrite_requested: bool,
-}
-
 /// One loop's poll and connections, and the way to hand it new connections.
 #[derive(Debug)]
 struct Loop {
@@ -113,21 +118,32 @@ struct Mailbox {
     waker: Waker,
 }
 
+/// What one loop runs commands with: its view of the keyspace, its copy of the
+/// settings, its counters, and the round's log position.
+#[derive(Debug)]
+struct Env<'s> {
+    keys: Keys<'s>,
+    config: Config,
+    /// The shared settings' version `config` was copied at.
+    version: u64,
+    stats: Stats,
+    effects: Vec<Effect>,
+    logging: bool,
+    /// Sequence number of the round's last log record (0: none).
+    seq: u64,
+    /// The round ran at least one command.
+    served: bool,
+}
+
 /// A server bound to its address, ready to [`Server::run`].
 #[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
-    core: Arc<Mutex<Core>>,
+    shared: Shared,
     loops: Vec<Loop>,
     mailboxes: Vec<Mailbox>,
-    next_id: Arc<AtomicU64>,
+    next_id: AtomicU64,
     load: LoadReport,
-}
-
-fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
-    // A panic while holding the lock would be a bug in command code; the keyspace is
-    // still consistent at request granularity, so serve on rather than stop.
-    core.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Server {
@@ -143,10 +159,22 @@ impl Server {
         if let Some((_, policy)) = &config.aof {
             config.cmd.appendfsync = *policy;
         }
-        let mut store = Store::new();
-        let (aof, load) = match &config.aof {
+        let shards = match config.shards {
+            0 => default_shards(config.threads),
+            n => n.next_power_of_two().min(MAX_SHARDS),
+        };
+        let mut stores: Vec<Store> = (0..shards).map(|_| Store::new()).collect();
+        let (log, load) = match &config.aof {
             Some((path, policy)) => {
-                let (aof, load) = Aof::open(path, *policy, &mut store, now_ms())?;
+                let now = now_ms();
+                let (log, load) = Log::open(path, *policy, |e| match &e {
+                    Effect::Set { key, .. }
+                    | Effect::Del { key }
+                    | Effect::Deadline { key, .. } => {
+                        apply(&mut stores[shard_index(key, shards)], &e, now)
+                    }
+                    Effect::Clear => stores.iter_mut().for_each(Store::clear),
+                })?;
                 if load.trimmed > 0 {
                     eprintln!(
                         "kvs: warning: {}: torn or corrupt tail, {} bytes trimmed after {} records",
@@ -155,7 +183,7 @@ impl Server {
                         load.records
                     );
                 }
-                (Some(aof), load)
+                (Some(log), load)
             }
             None => (None, LoadReport::default()),
         };
@@ -174,20 +202,10 @@ impl Server {
         }
         Ok(Server {
             listener,
-            core: Arc::new(Mutex::new(Core {
-                store,
-                config: config.cmd,
-                stats: Stats {
-                    started_ms: now_ms(),
-                    ..Stats::default()
-                },
-                aof,
-                effects: Vec::new(),
-                rewrite_requested: false,
-            })),
+            shared: Shared::new(stores, config.cmd, log, now_ms()),
             loops,
             mailboxes,
-            next_id: Arc::new(AtomicU64::new(1)),
+            next_id: AtomicU64::new(1),
             load,
         })
     }
@@ -199,12 +217,17 @@ impl Server {
 
     /// Number of keys (expired ones not yet swept included).
     pub fn keys(&self) -> usize {
-        lock(&self.core).store.len()
+        self.shared.len()
     }
 
     /// Number of event loops.
     pub fn threads(&self) -> usize {
         self.mailboxes.len()
+    }
+
+    /// Number of keyspace shards.
+    pub fn shards(&self) -> usize {
+        self.shared.shards()
     }
 
     /// The address the server listens on.
@@ -213,8 +236,9 @@ impl Server {
     }
 
     /// Serves until `stop` is set (checked at least every 100 ms), on `threads` loops
-    /// (this thread runs the first); then syncs the log.
-    pub fn run(&mut self, stop: Arc<AtomicBool>) -> io::Result<()> {
+    /// (this thread runs the first); then syncs the log. A fatal error on any loop
+    /// (the log cannot be written) stops them all.
+    pub fn run(&mut self, stop: std::sync::Arc<AtomicBool>) -> io::Result<()> {
         let mut loops = std::mem::take(&mut self.loops);
         if loops.is_empty() {
             return Err(io::Error::other("the server has already run"));
@@ -225,25 +249,37 @@ impl Server {
             .register(&mut self.listener, LISTENER, Interest::READABLE)?;
         let mut rest = loops.split_off(1);
         let mut first = loops.pop().ok_or_else(|| io::Error::other("no loop"))?;
+        let stop_all = |mailboxes: &[Mailbox]| {
+            stop.store(true, Ordering::Relaxed);
+            for m in mailboxes {
+                let _ = m.waker.wake();
+            }
+        };
         let result = std::thread::scope(|scope| {
             let handles: Vec<_> = rest
                 .iter_mut()
-                .map(|l| {
-                    let (core, stop) = (&self.core, &stop);
-                    scope.spawn(move || l.run(core, stop, None))
+                .enumerate()
+                .map(|(i, l)| {
+                    let (shared, stop, mailboxes) = (&self.shared, &stop, &self.mailboxes);
+                    let stop_all = &stop_all;
+                    scope.spawn(move || {
+                        let r = l.run(shared, i + 1, stop, None);
+                        if r.is_err() {
+                            stop_all(mailboxes);
+                        }
+                        r
+                    })
                 })
                 .collect();
             let accept = Acceptor {
                 listener: &self.listener,
                 mailboxes: &self.mailboxes,
                 next_id: &self.next_id,
+                shared: &self.shared,
             };
-            let mut result = first.run(&self.core, &stop, Some(accept));
+            let mut result = first.run(&self.shared, 0, &stop, Some(accept));
             // The first loop stops on the flag or on a fatal error: stop the others.
-            stop.store(true, Ordering::Relaxed);
-            for m in &self.mailboxes {
-                let _ = m.waker.wake();
-            }
+            stop_all(&self.mailboxes);
             for h in handles {
                 let r = h
                     .join()
@@ -255,9 +291,8 @@ impl Server {
             result
         });
         let _ = first.poll.registry().deregister(&mut self.listener);
-        let mut core = lock(&self.core);
-        if let Some(aof) = &mut core.aof {
-            aof.commit(true)?;
+        if let Some(log) = &self.shared.log {
+            log.flush_all()?;
         }
         result
     }
@@ -268,12 +303,14 @@ struct Acceptor<'a> {
     listener: &'a TcpListener,
     mailboxes: &'a [Mailbox],
     next_id: &'a AtomicU64,
+    shared: &'a Shared,
 }
 
 impl Loop {
     fn run(
         &mut self,
-        core: &Mutex<Core>,
+        shared: &Shared,
+        index: usize,
         stop: &AtomicBool,
         accept: Option<Acceptor>,
     ) -> io::Result<()> {
@@ -284,6 +321,20 @@ impl Loop {
         let mut closed: Vec<Token> = Vec::new();
         // One read buffer for the loop (zeroed once, not per read).
         let mut chunk = vec![0u8; 16 * 1024];
+        let (config, version) = shared.config();
+        let mut env = Env {
+            keys: Keys::new(shared),
+            config,
+            version,
+            stats: Stats::default(),
+            effects: Vec::new(),
+            logging: shared.log.is_some(),
+            seq: 0,
+            served: false,
+        };
+        // The loops sweep different shards.
+        let mut sweep = index % shared.shards();
+        let mut last_tick = 0u64;
         while !stop.load(Ordering::Relaxed) {
             match self
                 .poll
@@ -296,12 +347,11 @@ impl Loop {
             touched.clear();
             ready.clear();
             closed.clear();
-            let mut accepted = 0u64;
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => {
                         if let Some(a) = &accept {
-                            accepted += a.accept()?;
+                            a.accept();
                         }
                     }
                     WAKER => {}
@@ -329,6 +379,7 @@ impl Loop {
                     .register(&mut sock, token, Interest::READABLE)
                     .is_err()
                 {
+                    shared.stats.disconnected(1);
                     continue;
                 }
                 self.conns.insert(
@@ -349,39 +400,64 @@ impl Loop {
                 );
                 ready.push(token);
             }
-            {
-                let mut guard = lock(core);
-                let k = &mut *guard;
-                k.stats.connections += accepted;
-                k.stats.connected += accepted;
-                for token in &ready {
-                    if let Some(c) = self.conns.get_mut(token) {
-                        if std::mem::take(&mut c.fresh) {
-                            // A new connection: authenticated when no password is set.
-                            c.session.authed = k.config.requirepass.is_none();
-                        }
-                        c.serve(k, &mut args);
-                        touched.push(*token);
+            // Settings changed by CONFIG SET on any loop.
+            if shared.config_version() != env.version {
+                (env.config, env.version) = shared.config();
+            }
+            env.seq = 0;
+            env.served = false;
+            for token in &ready {
+                if let Some(c) = self.conns.get_mut(token) {
+                    if std::mem::take(&mut c.fresh) {
+                        // A new connection: authenticated when no password is set.
+                        c.session.authed = env.config.requirepass.is_none();
+                    }
+                    c.serve(&mut env, &mut args);
+                    touched.push(*token);
+                }
+            }
+            let now = now_ms();
+            housekeeping(shared, &mut env.stats, &mut sweep, now);
+            shared.stats.add(&mut env.stats);
+            if let Some(log) = &shared.log {
+                // Group commit, before any reply of the round is sent: this round's
+                // records, and with `always` every record this round's commands may
+                // have read (another loop's write is visible once applied).
+                let mut target = env.seq;
+                if env.served && env.config.appendfsync == Fsync::Always {
+                    target = target.max(log.appended());
+                }
+                let mut result = Ok(());
+                if target > 0 && !log.covers(target) {
+                    result = log.commit_through(target);
+                }
+                if result.is_ok() && index == 0 && now >= last_tick + 100 {
+                    // The idle server's periodic sync (everysec) and automatic rewrite.
+                    last_tick = now;
+                    result = log.tick();
+                    if log.wants_rewrite() {
+                        shared.rewrite_requested.store(true, Ordering::Relaxed);
                     }
                 }
-                k.round()?;
-                for token in &closed {
-                    if self.close(*token) {
-                        k.stats.connected -= 1;
-                    }
+                if let Err(e) = result {
+                    eprintln!("kvs: fatal: cannot write the append-only log: {e}");
+                    return Err(e);
+                }
+            }
+            let mut gone = 0;
+            for token in &closed {
+                if self.close(*token) {
+                    gone += 1;
                 }
             }
             touched.sort_unstable();
             touched.dedup();
-            let mut gone = 0;
             for &token in &touched {
                 if self.flush(token) && self.close(token) {
                     gone += 1;
                 }
             }
-            if gone > 0 {
-                lock(core).stats.connected -= gone;
-            }
+            shared.stats.disconnected(gone);
         }
         Ok(())
     }
@@ -436,10 +512,58 @@ impl Loop {
     }
 }
 
+/// The end of a round, besides the log's commit: a step of the expiry sweep on one
+/// shard (the next one each round; skipped when another loop holds it), and a step of
+/// the log rewrite if one runs (one loop at a time; a few thousand keys across the
+/// shards, each locked in turn).
+fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64) {
+    let i = *sweep;
+    *sweep = (i + 1) % shared.shards();
+    if let Some(mut store) = shared.try_lock(i) {
+        let before = store.memory();
+        let removed = store.sweep(now, 64);
+        if removed > 0 {
+            shared.account(before, store.memory());
+            stats.expired += removed as u64;
+        }
+    }
+    let Some(log) = &shared.log else {
+        return;
+    };
+    if shared.rewrite_requested.load(Ordering::Relaxed)
+        && shared.rewrite_requested.swap(false, Ordering::Relaxed)
+    {
+        if let Err(e) = log.start_rewrite() {
+            eprintln!("kvs: cannot start the log rewrite: {e}");
+        }
+    }
+    if !log.rewriting() {
+        return;
+    }
+    let step = log.rewrite_step(4096, |cursor, budget, f| {
+        scan_shards(shared.shards(), cursor, budget, |shard, table, left| {
+            let mut seen = 0;
+            let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
+                seen += 1;
+                f(k, e)
+            });
+            (next, seen)
+        })
+    });
+    match step {
+        Ok(true) => eprintln!("kvs: log rewritten: {} bytes", log.size()),
+        Ok(false) => {}
+        Err(e) => {
+            // The old log is intact; say so and go on with it.
+            eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
+            log.abort_rewrite();
+        }
+    }
+}
+
 impl Acceptor<'_> {
-    /// Accepts what is waiting; returns how many.
-    fn accept(&self) -> io::Result<u64> {
-        let mut n = 0;
+    /// Accepts what is waiting.
+    fn accept(&self) {
         loop {
             match self.listener.accept() {
                 Ok((sock, _)) => {
@@ -448,54 +572,18 @@ impl Acceptor<'_> {
                     let m = &self.mailboxes[id as usize % self.mailboxes.len()];
                     if m.send.send((sock, id)).is_ok() {
                         let _ = m.waker.wake();
-                        n += 1;
+                        self.shared.stats.connected(1);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // A failed accept (out of descriptors, a reset) must not stop the server.
                 Err(e) => {
                     eprintln!("kvs: accept failed: {e}");
-                    return Ok(n);
+                    return;
                 }
             }
         }
-    }
-}
-
-impl Core {
-    /// The end of a round: group commit of the log, a step of log compaction, a step
-    /// of the expiry sweep.
-    fn round(&mut self) -> io::Result<()> {
-        if let Some(aof) = &mut self.aof {
-            if aof.policy() != self.config.appendfsync {
-                aof.set_policy(self.config.appendfsync);
-            }
-            // Group commit: the log of every write of this round reaches the file (and
-            // the disk, with appendfsync always) before any of their replies is sent.
-            if let Err(e) = aof.commit(false) {
-                eprintln!("kvs: fatal: cannot write the append-only log: {e}");
-                return Err(e);
-            }
-            // Log compaction, a few thousand keys per round.
-            if std::mem::take(&mut self.rewrite_requested) || aof.wants_rewrite() {
-                if let Err(e) = aof.start_rewrite() {
-                    eprintln!("kvs: cannot start the log rewrite: {e}");
-                }
-            }
-            match aof.rewrite_step(&self.store, now_ms(), 4096) {
-                Ok(true) => eprintln!("kvs: log rewritten: {} bytes", aof.size()),
-                Ok(false) => {}
-                Err(e) => {
-                    // The old log is intact; say so and go on with it.
-                    eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
-                    aof.abort_rewrite();
-                }
-            }
-        }
-        let removed = self.store.sweep(now_ms(), 64);
-        self.stats.expired += removed as u64;
-        Ok(())
     }
 }
 
@@ -536,9 +624,12 @@ impl Conn {
         }
     }
 
-    /// Runs every complete request in the input (under the lock).
-    fn serve(&mut self, k: &mut Core, args: &mut Vec<Range<usize>>) {
-        self.max_query_buffer = k.config.max_query_buffer;
+    /// Runs every complete request in the input, each under the locks of the shards it
+    /// touches (taken on first use; the log appended after it, under them). A shard
+    /// stays locked for the next requests of the batch until one needs a lower shard,
+    /// and every shard is unlocked when the batch is done.
+    fn serve(&mut self, env: &mut Env, args: &mut Vec<Range<usize>>) {
+        self.max_query_buffer = env.config.max_query_buffer;
         let mut at = 0;
         let mut closing = false;
         // One clock reading per 64 requests of a batch, not per request (expiry has
@@ -546,12 +637,14 @@ impl Conn {
         let mut now = 0;
         let mut served = 0u32;
         while !closing {
-            match parse(&mut self.input[at..], &k.config.limits, args) {
+            match parse(&mut self.input[at..], &env.config.limits, args) {
                 Ok(None) => break,
                 Ok(Some(len)) => {
                     if !args.is_empty() {
                         if served.is_multiple_of(64) {
                             now = now_ms();
+                            // Other loops wait at most 64 requests for a kept shard.
+                            env.keys.unlock();
                         }
                         served += 1;
                         let input = &self.input[at..at + len];
@@ -570,20 +663,20 @@ impl Conn {
                         };
                         let mut w = Writer::new(&mut self.output, self.session.proto);
                         let mut ctx = Ctx {
-                            store: &mut k.store,
-                            config: &mut k.config,
+                            keys: &mut env.keys,
+                            config: &mut env.config,
                             session: &mut self.session,
-                            stats: &mut k.stats,
+                            stats: &mut env.stats,
                             now,
-                            effects: &mut k.effects,
-                            logging: k.aof.is_some(),
-                            rewrite: &mut k.rewrite_requested,
+                            effects: &mut env.effects,
+                            logging: env.logging,
                         };
                         exec(&mut ctx, argv, &mut w);
-                        match &mut k.aof {
-                            Some(aof) => k.effects.drain(..).for_each(|e| aof.append(&e)),
-                            None => k.effects.clear(),
+                        let seq = env.keys.end_command(&mut env.effects);
+                        if seq > 0 {
+                            env.seq = seq;
                         }
+                        env.served = true;
                         if self.session.quit {
                             closing = true;
                         }
@@ -597,6 +690,8 @@ impl Conn {
                 }
             }
         }
+        // The batch is done: no shard stays locked past it.
+        env.keys.unlock();
         self.closing |= closing;
         self.input.drain(..at);
     }

@@ -1,0 +1,706 @@
+//! The striped keyspace: what the event loops share.
+//!
+//! The keys live in S shards (S a power of two), each a [`Store`] behind its own mutex;
+//! a key's shard is a hash of the key ([`Shared::shard_of`]). A command locks only the
+//! shards it touches, through a [`Keys`] view that the loop keeps for its whole run:
+//!
+//! - a single-key command (GET, SET, INCR, EXPIRE, TTL, ...) locks its key's shard
+//!   when it first touches the key: one uncontended lock per command, no allocation;
+//! - a multi-key command (MGET, MSET, DEL, UNLINK, EXISTS) first locks the shards of
+//!   all its keys, in ascending index order ([`Keys::lock_keys`]);
+//! - a command over the whole keyspace (KEYS, DBSIZE, FLUSHALL, INFO memory and
+//!   keyspace, and a write over `maxmemory` under allkeys-lru, which evicts from any
+//!   shard) locks every shard in ascending order ([`Keys::lock_all`]); SCAN locks the
+//!   shard its cursor names and, when that one is done, the next ones, ascending.
+//!
+//! Shards are only ever locked in ascending order and held until the command ends (two
+//! phases), so there is no deadlock and a multi-key command is atomic: a reader locking
+//! the same shards sees all of an MSET or none of it. When the command ends
+//! ([`Keys::release`]) its effects are appended to the log while its shards are still
+//! locked (lock order: shards, then the log), so two loops writing one key reach the log
+//! in the order they changed it; then the shards' memory changes are added to the
+//! global total that `maxmemory` reads, and the locks are dropped.
+//!
+//! Settings: one [`Config`] behind a mutex with a version number; each loop keeps a copy
+//! and refreshes it when the version moved (checked once per round, one atomic load).
+//! Counters: each loop counts in a plain [`Stats`] and adds it to the shared atomic
+//! [`SharedStats`] once per round, before it sends the round's replies.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
+use crate::aof::{Effect, Log};
+use crate::cmd::{Config, Stats};
+use crate::store::{Entry, Store};
+
+/// Most shards (routing sets are bitmaps of this many bits).
+pub const MAX_SHARDS: usize = 1024;
+
+/// The number of shards for `threads` event loops when none is given: one for one loop
+/// (nothing to stripe), else four per loop rounded up to a power of two (at least 16),
+/// so that two loops rarely want the same shard at once.
+pub fn default_shards(threads: usize) -> usize {
+    if threads <= 1 {
+        1
+    } else {
+        (threads * 4).next_power_of_two().clamp(16, MAX_SHARDS)
+    }
+}
+
+/// One shard, on its own cache lines (its lock word is written by every command on it).
+#[derive(Debug)]
+#[repr(align(128))]
+struct Shard(Mutex<Store>);
+
+/// Counters for INFO, added to by every loop.
+#[derive(Debug, Default)]
+pub struct SharedStats {
+    commands: AtomicU64,
+    connections: AtomicU64,
+    expired: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evicted: AtomicU64,
+    connected: AtomicU64,
+    started_ms: u64,
+}
+
+impl SharedStats {
+    /// Adds a loop's counts and zeroes them.
+    pub fn add(&self, local: &mut Stats) {
+        for (total, n) in [
+            (&self.commands, local.commands),
+            (&self.expired, local.expired),
+            (&self.hits, local.hits),
+            (&self.misses, local.misses),
+            (&self.evicted, local.evicted),
+        ] {
+            if n != 0 {
+                total.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+        *local = Stats::default();
+    }
+
+    /// The totals, with a loop's counts not yet added (`local`).
+    pub fn total(&self, local: &Stats) -> Stats {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Stats {
+            commands: get(&self.commands) + local.commands,
+            connections: get(&self.connections),
+            expired: get(&self.expired) + local.expired,
+            hits: get(&self.hits) + local.hits,
+            misses: get(&self.misses) + local.misses,
+            evicted: get(&self.evicted) + local.evicted,
+            connected: get(&self.connected),
+            started_ms: self.started_ms,
+        }
+    }
+
+    /// CONFIG RESETSTAT: every counter but the connected clients and the start time.
+    pub fn reset(&self) {
+        for a in [
+            &self.commands,
+            &self.connections,
+            &self.expired,
+            &self.hits,
+            &self.misses,
+            &self.evicted,
+        ] {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Clients accepted.
+    pub fn connected(&self, n: u64) {
+        if n > 0 {
+            self.connections.fetch_add(n, Ordering::Relaxed);
+            self.connected.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Clients gone.
+    pub fn disconnected(&self, n: u64) {
+        if n > 0 {
+            self.connected.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The keyspace and everything else the loops share.
+#[derive(Debug)]
+pub struct Shared {
+    shards: Box<[Shard]>,
+    /// `shards.len() - 1`.
+    mask: usize,
+    /// Sum of the shards' [`Store::memory`], as of the last command that changed each.
+    memory: AtomicUsize,
+    config: Mutex<Config>,
+    /// Bumped by every change of `config`.
+    version: AtomicU64,
+    /// INFO counters.
+    pub stats: SharedStats,
+    /// The append-only log, if any.
+    pub log: Option<Log>,
+    /// BGREWRITEAOF was called: the next round starts a rewrite.
+    pub rewrite_requested: AtomicBool,
+}
+
+fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
+    // A panic while holding the lock would be a bug in command code; the shard is
+    // still consistent at request granularity, so serve on rather than stop.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    /// `shards` stores (their count a power of two, at most [`MAX_SHARDS`]).
+    pub fn new(shards: Vec<Store>, config: Config, log: Option<Log>, started_ms: u64) -> Shared {
+        debug_assert!(shards.len().is_power_of_two() && shards.len() <= MAX_SHARDS);
+        let memory = shards.iter().map(Store::memory).sum();
+        let shards: Box<[Shard]> = shards.into_iter().map(|s| Shard(Mutex::new(s))).collect();
+        Shared {
+            mask: shards.len() - 1,
+            shards,
+            memory: AtomicUsize::new(memory),
+            config: Mutex::new(config),
+            version: AtomicU64::new(1),
+            stats: SharedStats {
+                started_ms,
+                ..SharedStats::default()
+            },
+            log,
+            rewrite_requested: AtomicBool::new(false),
+        }
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The shard of `key`.
+    #[inline]
+    pub fn shard_of(&self, key: &[u8]) -> usize {
+        shard_index(key, self.mask + 1)
+    }
+
+    /// Locks shard `i` alone (for work outside commands: the expiry sweep).
+    pub fn try_lock(&self, i: usize) -> Option<MutexGuard<'_, Store>> {
+        match self.shards[i].0.try_lock() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Locks shard `i` alone, waiting for it.
+    pub fn lock(&self, i: usize) -> MutexGuard<'_, Store> {
+        lock(&self.shards[i].0)
+    }
+
+    /// Adds a shard's memory change (`before` to `after` bytes) to the total.
+    pub fn account(&self, before: usize, after: usize) {
+        if after > before {
+            self.memory.fetch_add(after - before, Ordering::Relaxed);
+        } else if after < before {
+            self.memory.fetch_sub(before - after, Ordering::Relaxed);
+        }
+    }
+
+    /// Estimated memory of the dataset, summed over the shards as of the last command
+    /// that changed each.
+    pub fn memory(&self) -> usize {
+        self.memory.load(Ordering::Relaxed)
+    }
+
+    /// Number of keys (expired ones not yet swept included); locks each shard in turn.
+    pub fn len(&self) -> usize {
+        (0..self.shards()).map(|i| self.lock(i).len()).sum()
+    }
+
+    /// True when no shard holds a key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The settings' version (changes whenever CONFIG SET applies).
+    #[inline]
+    pub fn config_version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    /// The settings and their version.
+    pub fn config(&self) -> (Config, u64) {
+        let c = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        (c.clone(), self.version.load(Ordering::Acquire))
+    }
+
+    /// Changes the settings: `f` edits a copy of the current ones (all or nothing: an
+    /// error leaves them as they were); the result is published to every loop, and a
+    /// changed `appendfsync` applies to the log at once. Returns the new settings.
+    pub fn update_config<E>(
+        &self,
+        f: impl FnOnce(&mut Config) -> Result<(), E>,
+    ) -> Result<Config, E> {
+        let mut c = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        let mut next = c.clone();
+        f(&mut next)?;
+        if let Some(log) = &self.log {
+            if next.appendfsync != c.appendfsync {
+                log.set_policy(next.appendfsync);
+            }
+        }
+        *c = next.clone();
+        self.version.fetch_add(1, Ordering::Release);
+        Ok(next)
+    }
+}
+
+/// The shard of `key` among `shards` (a power of two).
+#[inline]
+pub fn shard_index(key: &[u8], shards: usize) -> usize {
+    if shards <= 1 {
+        return 0;
+    }
+    (route_hash(key) >> 32) as usize & (shards - 1)
+}
+
+/// A SCAN step over `shards` shards: the cursor holds the shard in its low bits and
+/// that shard's table cursor above them. `step(shard, table cursor, budget)` scans
+/// about `budget` keys of one shard and returns its next table cursor (0: that shard
+/// is done) and the keys it saw; the scan goes on to the next shards, in ascending
+/// order, while fewer than `count` keys were seen. Returns the next cursor (0: the scan
+/// is complete). Every key present in a shard for the whole scan is returned at least
+/// once, as each shard's table cursor guarantees for its keys.
+pub fn scan_shards(
+    shards: usize,
+    cursor: u64,
+    count: usize,
+    mut step: impl FnMut(usize, u64, usize) -> (u64, usize),
+) -> u64 {
+    let bits = shards.trailing_zeros();
+    let mut shard = (cursor & (shards as u64 - 1)) as usize;
+    let mut table = cursor >> bits;
+    let mut budget = count.max(1);
+    loop {
+        let (next, seen) = step(shard, table, budget);
+        if next != 0 {
+            return (next << bits) | shard as u64;
+        }
+        shard += 1;
+        if shard == shards {
+            return 0;
+        }
+        table = 0;
+        budget = budget.saturating_sub(seen);
+        if budget == 0 {
+            return shard as u64;
+        }
+    }
+}
+
+/// A fast hash for routing keys to shards (not the tables' keyed hash: a client that
+/// aims keys at one shard only makes that shard busier, and the table inside it hashes
+/// with its own random key).
+#[inline]
+fn route_hash(key: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (key.len() as u64).wrapping_mul(K);
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 31;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^ (h >> 29)
+}
+
+/// A locked shard of a [`Keys`] view, with its memory when locked.
+#[derive(Debug)]
+struct Held<'s> {
+    index: usize,
+    store: MutexGuard<'s, Store>,
+    memory: usize,
+    /// Used by the command now running (else kept from an earlier command of the
+    /// same batch, see [`Keys::end_command`]).
+    current: bool,
+}
+
+/// One loop's view of the keyspace for the command it runs: the shards it has locked
+/// (ascending), locked on first use; [`Keys::release`] ends the command. Kept for the
+/// loop's whole run, so its list of locks does not allocate per command.
+#[derive(Debug)]
+pub struct Keys<'s> {
+    shared: &'s Shared,
+    held: Vec<Held<'s>>,
+}
+
+impl<'s> Keys<'s> {
+    /// A view with nothing locked.
+    pub fn new(shared: &'s Shared) -> Keys<'s> {
+        Keys {
+            shared,
+            held: Vec::with_capacity(shared.shards()),
+        }
+    }
+
+    /// What the loops share.
+    pub fn shared(&self) -> &'s Shared {
+        self.shared
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> usize {
+        self.shared.shards()
+    }
+
+    /// Shard `i`, locked now if not yet. Shards are locked in ascending order: a
+    /// command that needs a shard below one it holds must have locked both up front
+    /// ([`Keys::lock_keys`], [`Keys::lock_all`]).
+    #[inline]
+    pub fn shard(&mut self, i: usize) -> &mut Store {
+        let p = match self.held.binary_search_by_key(&i, |h| h.index) {
+            Ok(p) => {
+                self.held[p].current = true;
+                p
+            }
+            Err(mut p) => {
+                if p < self.held.len() {
+                    // Shards above `i` are held: locking `i` now would break the
+                    // ascending order. Those kept from earlier commands are let go
+                    // (this command has not used them).
+                    self.unlock_kept();
+                    p = self.held.partition_point(|h| h.index < i);
+                }
+                debug_assert_eq!(p, self.held.len(), "shard {i} locked out of order");
+                let store = lock(&self.shared.shards[i].0);
+                let memory = store.memory();
+                self.held.insert(
+                    p,
+                    Held {
+                        index: i,
+                        store,
+                        memory,
+                        current: true,
+                    },
+                );
+                p
+            }
+        };
+        &mut self.held[p].store
+    }
+
+    /// The shard of `key`, locked now if not yet.
+    #[inline]
+    pub fn store(&mut self, key: &[u8]) -> &mut Store {
+        let i = self.shared.shard_of(key);
+        self.shard(i)
+    }
+
+    /// Locks the shards of `keys`, ascending (before a command touches several keys).
+    pub fn lock_keys<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]>) {
+        let mut set = [0u64; MAX_SHARDS / 64];
+        for k in keys {
+            let i = self.shared.shard_of(k);
+            set[i / 64] |= 1 << (i % 64);
+        }
+        for (w, &bits) in set.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                let i = w * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                self.shard(i);
+            }
+        }
+    }
+
+    /// Locks every shard, ascending.
+    pub fn lock_all(&mut self) {
+        for i in 0..self.shards() {
+            self.shard(i);
+        }
+    }
+
+    /// Estimated memory of the dataset now: the shared total, with the changes made
+    /// under this view's locks.
+    pub fn memory(&self) -> usize {
+        let mut m = self.shared.memory() as isize;
+        for h in &self.held {
+            m += h.store.memory() as isize - h.memory as isize;
+        }
+        m.max(0) as usize
+    }
+
+    /// Evicts one key by sampled LRU from the largest locked shard (all of them, when
+    /// [`Keys::lock_all`] was called); None when the locked shards are empty.
+    pub fn evict_lru(&mut self, samples: usize) -> Option<Vec<u8>> {
+        let h = self
+            .held
+            .iter_mut()
+            .filter(|h| !h.store.is_empty())
+            .max_by_key(|h| h.store.memory())?;
+        h.store.evict_lru(samples)
+    }
+
+    /// Ends a command: appends its `effects` to the log (under the shards' locks, so
+    /// the log has writes to a key in the order they were made), adds the shards'
+    /// memory changes to the total, and unlocks them. Returns the sequence number of
+    /// its last log record (0 when it logged nothing).
+    #[inline]
+    pub fn release(&mut self, effects: &mut Vec<Effect>) -> u64 {
+        let seq = self.end_command(effects);
+        self.unlock();
+        seq
+    }
+
+    /// Ends a command but keeps its shards locked for the next commands of the same
+    /// batch (a pipelined batch on one shard then takes its lock once): appends the
+    /// command's `effects` to the log under the shards' locks, as [`Keys::release`]
+    /// does. A later command that needs a shard below a kept one lets the kept ones go
+    /// first, so shards are still only ever locked in ascending order. The batch must
+    /// end with [`Keys::unlock`] before anything else locks a shard or waits.
+    #[inline]
+    pub fn end_command(&mut self, effects: &mut Vec<Effect>) -> u64 {
+        let mut seq = 0;
+        if !effects.is_empty() {
+            match &self.shared.log {
+                Some(log) => seq = log.append(effects),
+                None => effects.clear(),
+            }
+        }
+        for h in &mut self.held {
+            h.current = false;
+        }
+        seq
+    }
+
+    /// Unlocks every shard held, adding their memory changes to the total.
+    #[inline]
+    pub fn unlock(&mut self) {
+        for h in self.held.drain(..) {
+            self.shared.account(h.memory, h.store.memory());
+        }
+    }
+
+    /// Unlocks the shards kept from earlier commands.
+    fn unlock_kept(&mut self) {
+        let shared = self.shared;
+        self.held.retain(|h| {
+            if !h.current {
+                shared.account(h.memory, h.store.memory());
+            }
+            h.current
+        });
+    }
+
+    /// The live entry of `key` (marks it used).
+    pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
+        self.store(key).get(key, now)
+    }
+
+    /// True when `key` is live.
+    pub fn contains(&mut self, key: &[u8], now: u64) -> bool {
+        self.store(key).contains(key, now)
+    }
+
+    /// See [`Store::set`].
+    pub fn set(&mut self, key: &[u8], value: Vec<u8>, expires_at: u64, now: u64) -> Option<Entry> {
+        self.store(key).set(key, value, expires_at, now)
+    }
+
+    /// See [`Store::set_value`].
+    pub fn set_value(&mut self, key: &[u8], value: Vec<u8>, now: u64) -> bool {
+        self.store(key).set_value(key, value, now)
+    }
+
+    /// See [`Store::set_deadline`].
+    pub fn set_deadline(&mut self, key: &[u8], expires_at: u64, now: u64) -> bool {
+        self.store(key).set_deadline(key, expires_at, now)
+    }
+
+    /// See [`Store::remove`].
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        self.store(key).remove(key)
+    }
+
+    /// Number of keys (locks every shard).
+    pub fn len(&mut self) -> usize {
+        self.lock_all();
+        self.held.iter().map(|h| h.store.len()).sum()
+    }
+
+    /// True when there are no keys (locks every shard).
+    pub fn is_empty(&mut self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of keys and values held (locks every shard).
+    pub fn payload_bytes(&mut self) -> usize {
+        self.lock_all();
+        self.held.iter().map(|h| h.store.payload_bytes()).sum()
+    }
+
+    /// Keys with a deadline and their mean remaining time to live (locks every shard).
+    pub fn volatile(&mut self, now: u64) -> (usize, u64) {
+        self.lock_all();
+        let (mut n, mut sum) = (0usize, 0u128);
+        for h in &self.held {
+            let (k, ttl) = h.store.volatile(now);
+            n += k;
+            sum += k as u128 * ttl as u128;
+        }
+        if n == 0 {
+            (0, 0)
+        } else {
+            (n, (sum / n as u128) as u64)
+        }
+    }
+
+    /// Removes every key (locks every shard).
+    pub fn clear(&mut self) {
+        self.lock_all();
+        for h in &mut self.held {
+            h.store.clear();
+        }
+    }
+
+    /// Calls `f` on every live key (locks every shard).
+    pub fn for_each_key(&mut self, now: u64, mut f: impl FnMut(&[u8])) {
+        self.lock_all();
+        for h in &self.held {
+            h.store.keys(now).for_each(&mut f);
+        }
+    }
+
+    /// One SCAN step over the shards: the cursor holds the shard in its low bits and
+    /// that shard's table cursor above them. Calls `f` on the live keys of about
+    /// `count` keys' worth of tables from `cursor`, going on to the next shards (locked
+    /// ascending) while fewer were seen; returns the next cursor (0: the scan is
+    /// complete). Every key present for the whole scan is returned at least once.
+    pub fn scan(&mut self, cursor: u64, count: usize, now: u64, mut f: impl FnMut(&[u8])) -> u64 {
+        scan_shards(self.shards(), cursor, count, |shard, table, budget| {
+            let mut seen = 0;
+            let next = self.shard(shard).scan(table, budget, now, |k| {
+                seen += 1;
+                f(k)
+            });
+            (next, seen)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn shared(n: usize) -> Shared {
+        Shared::new(
+            (0..n).map(|_| Store::new()).collect(),
+            Config::default(),
+            None,
+            0,
+        )
+    }
+
+    #[test]
+    fn kept_shards_are_let_go_before_a_lower_one_is_locked() {
+        let s = shared(16);
+        let key = |want: &dyn Fn(usize) -> bool| {
+            (0..1000u32)
+                .map(|i| format!("k{i}").into_bytes())
+                .find(|k| want(s.shard_of(k)))
+                .unwrap_or_else(|| panic!("no key"))
+        };
+        let hi = key(&|i| i >= 12);
+        let lo = key(&|i| i <= 3);
+        let (ih, il) = (s.shard_of(&hi), s.shard_of(&lo));
+        let mut k = Keys::new(&s);
+        let mut effects = Vec::new();
+        k.set(&hi, b"1".to_vec(), 0, 0);
+        k.end_command(&mut effects);
+        // Kept after its command.
+        assert!(s.try_lock(ih).is_none());
+        // The next command on the same shard reuses the lock.
+        assert!(k.get(&hi, 0).is_some());
+        k.end_command(&mut effects);
+        // A lower shard: the kept one is let go first (no out-of-order locking).
+        k.set(&lo, b"2".to_vec(), 0, 0);
+        assert!(s.try_lock(ih).is_some());
+        assert!(s.try_lock(il).is_none());
+        k.end_command(&mut effects);
+        k.unlock();
+        assert!(s.try_lock(il).is_some());
+        assert!(s.memory() > 0, "memory accounted when the shards were let go");
+    }
+
+    #[test]
+    fn keys_spread_over_the_shards() {
+        let s = shared(16);
+        let mut per = [0usize; 16];
+        for i in 0..16_000u32 {
+            per[s.shard_of(format!("key:{i:012}").as_bytes())] += 1;
+        }
+        assert!(per.iter().all(|&n| (700..1300).contains(&n)), "{per:?}");
+        assert_eq!(shared(1).shard_of(b"anything"), 0);
+    }
+
+    #[test]
+    fn memory_totals_follow_every_shard() {
+        let s = shared(8);
+        let mut k = Keys::new(&s);
+        let mut effects = Vec::new();
+        for i in 0..100u32 {
+            k.set(format!("k{i}").as_bytes(), vec![1; 10], 0, 0);
+            k.release(&mut effects);
+        }
+        let want: usize = (0..8).map(|i| s.lock(i).memory()).sum();
+        assert_eq!(s.memory(), want);
+        k.lock_keys([&b"k1"[..], b"k2", b"k3", b"k50"].into_iter());
+        k.remove(b"k1");
+        assert!(k.memory() < want, "the view counts its own changes");
+        k.release(&mut effects);
+        assert_eq!(s.memory(), want - (2 + 10 + crate::store::PER_KEY_OVERHEAD));
+        assert_eq!(k.len(), 99);
+        k.release(&mut effects);
+    }
+
+    #[test]
+    fn scan_visits_every_shard_with_small_and_large_counts() {
+        let s = shared(16);
+        let mut k = Keys::new(&s);
+        let mut effects = Vec::new();
+        for i in 0..500u32 {
+            k.set(format!("k{i}").as_bytes(), vec![1], 0, 0);
+            k.release(&mut effects);
+        }
+        for count in [1, 7, 100, 10_000] {
+            let mut seen = HashSet::new();
+            let mut cursor = 0;
+            let mut calls = 0;
+            loop {
+                cursor = k.scan(cursor, count, 0, |key| {
+                    seen.insert(key.to_vec());
+                });
+                k.release(&mut effects);
+                calls += 1;
+                if cursor == 0 {
+                    break;
+                }
+                assert!(calls < 10_000);
+            }
+            assert_eq!(seen.len(), 500, "count {count}");
+            if count == 10_000 {
+                assert_eq!(calls, 1, "one call covers every shard");
+            }
+        }
+    }
+}
