@@ -33,10 +33,19 @@ impl Dedup {
     pub fn new(horizon: usize) -> Dedup {
         let horizon = horizon.clamp(1, MAX_HORIZON);
         let size = (horizon * 2).next_power_of_two();
+        let mut table = vec![0; size].into_boxed_slice();
+        let mut ring = vec![0; horizon].into_boxed_slice();
+        // Zeroed allocations are mapped lazily: touch every page now, at construction,
+        // rather than fault them in one by one on the first inserts at full rate.
+        for words in [&mut table, &mut ring] {
+            for w in words.iter_mut().step_by(512) {
+                *w = std::hint::black_box(0);
+            }
+        }
         Dedup {
-            table: vec![0; size].into_boxed_slice(),
+            table,
             mask: size - 1,
-            ring: vec![0; horizon].into_boxed_slice(),
+            ring,
             next: 0,
             len: 0,
             hasher: RandomState::new(),
