@@ -10,8 +10,9 @@
 //! when a source calls [`Ctx::finish`]) `on_end` runs and end of stream goes down every
 //! output; the pipeline is done when every tile is. A panic in
 //! a tile is caught, reported with the tile's name, and stops every thread. A thread
-//! with nothing to do spins briefly, then yields its core, and after
-//! [`IDLE_BEFORE_NAP`] of idleness sleeps [`NAP`] at a time.
+//! with nothing to do spins (yielding its core between spins when the pipeline has more
+//! threads than the machine has cores), and after [`IDLE_BEFORE_NAP`] of idleness
+//! sleeps [`NAP`] at a time.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -162,6 +163,11 @@ impl Pipeline {
         }
         let failure: Mutex<Option<RunError>> = Mutex::new(None);
         let halt = AtomicBool::new(false);
+        // With a core per thread, an idle thread keeps spinning (yielding would hand
+        // its core to whatever else is runnable, for a whole time slice); with more
+        // threads than cores, idle threads yield so busy ones get the cores.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let may_yield = threads.len() > cores;
         let finished = std::thread::scope(|s| {
             let handles: Vec<_> = threads
                 .into_iter()
@@ -174,7 +180,7 @@ impl Pipeline {
                             if let Some(c) = core {
                                 core_affinity::set_for_current(core_affinity::CoreId { id: c });
                             }
-                            run_thread(tiles, stop, halt, failure)
+                            run_thread(tiles, stop, halt, failure, may_yield)
                         })
                         .unwrap_or_else(|e| panic!("cannot start a pipeline thread: {e}"))
                 })
@@ -208,6 +214,7 @@ fn run_thread(
     stop: &AtomicBool,
     halt: &AtomicBool,
     failure: &Mutex<Option<RunError>>,
+    may_yield: bool,
 ) -> bool {
     let fail = |t: &Running, p: Box<dyn std::any::Any + Send>| {
         let e = RunError::Panicked {
@@ -272,7 +279,11 @@ fn run_thread(
             if idle_rounds <= 64 {
                 std::hint::spin_loop();
             } else if idle_since.get_or_insert_with(Instant::now).elapsed() < IDLE_BEFORE_NAP {
-                std::thread::yield_now();
+                if may_yield {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
             } else {
                 std::thread::sleep(NAP);
             }
