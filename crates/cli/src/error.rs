@@ -73,6 +73,8 @@ pub enum CliError {
     },
     /// The signature-verification pipeline could not start or a tile failed.
     Pipeline(String),
+    /// The Python tracing compiler could not run or refused the source file.
+    Compiler(String),
 }
 
 impl CliError {
@@ -115,6 +117,7 @@ impl fmt::Display for CliError {
             CliError::Vdf(e) => write!(f, "{e}"),
             CliError::MalformedArg { arg, message } => write!(f, "{arg}: {message}"),
             CliError::Pipeline(m) => write!(f, "pipeline: {m}"),
+            CliError::Compiler(m) => write!(f, "trace compile: {m}"),
         }
     }
 }

@@ -29,6 +29,14 @@ pub fn read_bounded_text(path: &Path, max: usize) -> Result<String, CliError> {
     })
 }
 
+/// Creates one directory (its parent must exist).
+pub fn create_dir(path: &Path) -> Result<(), CliError> {
+    std::fs::create_dir(path).map_err(|source| CliError::Output {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// Writes `bytes` to `path` (replacing it).
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     std::fs::write(path, bytes).map_err(|source| CliError::Output {

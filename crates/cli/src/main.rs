@@ -20,6 +20,7 @@ mod pipeline_sweep;
 mod rsa;
 mod table;
 mod timelock;
+mod trace;
 mod vdf;
 mod verify;
 
@@ -78,6 +79,9 @@ enum Command {
     Pipeline(pipeline::PipelineCommand),
     /// Watch a running pipeline's tiles through its shared-memory metrics file
     Monitor(monitor::MonitorArgs),
+    /// Traced programs: compile Python reference code, run it in the lane VM, count it
+    #[command(subcommand)]
+    Trace(trace::TraceCommand),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -94,6 +98,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Kvs(cmd) => kvs::run(cmd),
         Command::Pipeline(cmd) => pipeline::run(cmd),
         Command::Monitor(args) => monitor::run(args),
+        Command::Trace(cmd) => trace::run(cmd),
     }
 }
 

@@ -3,12 +3,15 @@
 //! - [`verify`]: one signature, minimum latency (serial radix-2^51 backend).
 //! - [`verify_many`]: one verdict per signature, using SIMD lanes (four signatures per
 //!   AVX2 register when the CPU has AVX2) and all cores (rayon).
+//! - [`vartime_decode_checked`]: one point encoding decoded with one mode's checks for
+//!   the public key or R (the reference for the compiled decoding programs).
 //!
 //! Rules per [`Mode`] are tabulated in docs/ed25519-rules.md. All verification code is
 //! variable time: it only ever handles public data.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+mod checked;
 mod halving;
 mod lanes;
 mod many;
@@ -18,6 +21,7 @@ pub mod point;
 pub mod serial;
 mod verify;
 
+pub use checked::{vartime_decode_checked, vartime_decode_checked_many, Coordinates, Role};
 pub use many::{verify_many, verify_many_here, verify_many_with, Backend, Item};
 pub use mode::{Mode, UnknownMode, VerifyError};
 pub use verify::{verify, verify_backend};

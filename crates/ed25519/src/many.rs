@@ -1,6 +1,7 @@
 //! Many signatures, one verdict each.
 
 use rayon::prelude::*;
+use wirespeed_field::cpu;
 
 #[cfg(target_arch = "x86_64")]
 use crate::lanes;
@@ -61,9 +62,9 @@ impl Backend {
     pub fn available(&self) -> bool {
         match self {
             Backend::Auto | Backend::Serial => true,
-            Backend::Avx2 => avx2_available(),
-            Backend::Ifma => ifma_available(),
-            Backend::Ifma4 => ifma_available() && vl_available(),
+            Backend::Avx2 => cpu::has_avx2(),
+            Backend::Ifma => cpu::has_ifma(),
+            Backend::Ifma4 => cpu::has_ifma_vl(),
         }
     }
 
@@ -71,9 +72,9 @@ impl Backend {
     pub fn resolve(&self) -> Backend {
         match self {
             Backend::Auto => {
-                if ifma_available() {
+                if cpu::has_ifma() {
                     Backend::Ifma
-                } else if avx2_available() {
+                } else if cpu::has_avx2() {
                     Backend::Avx2
                 } else {
                     Backend::Serial
@@ -81,40 +82,6 @@ impl Backend {
             }
             b => *b,
         }
-    }
-}
-
-fn avx2_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-fn vl_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512vl")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-fn ifma_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512ifma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 

@@ -12,6 +12,7 @@
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+pub mod cpu;
 pub mod fe51;
 pub mod scalar;
 

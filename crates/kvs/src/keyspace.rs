@@ -639,7 +639,10 @@ mod tests {
         k.end_command(&mut effects);
         k.unlock();
         assert!(s.try_lock(il).is_some());
-        assert!(s.memory() > 0, "memory accounted when the shards were let go");
+        assert!(
+            s.memory() > 0,
+            "memory accounted when the shards were let go"
+        );
     }
 
     #[test]
