@@ -9,33 +9,18 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{temp, wirespeed};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
+use common::{python3_runs, repo_root, skipped, temp, wirespeed, PYTHON_3_9};
 
 fn python3_usable() -> bool {
-    Command::new("python3")
-        .args([
-            "-c",
-            "import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    python3_runs(PYTHON_3_9)
 }
 
 fn skip(what: &str) {
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped: python3 not found (3.9 or newer is needed to {what})"
-    );
+    skipped(&format!(
+        "python3 not found (3.9 or newer is needed to {what})"
+    ));
 }
 
 /// `python3 -m wirespeed_trace ARGS` with the repository's package.

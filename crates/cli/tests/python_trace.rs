@@ -3,39 +3,16 @@
 //! python`, from the repository root. Skipped, with a line saying so, where `python3`
 //! (3.9 or newer) is missing.
 
-use std::io::Write;
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
-/// The repository root (two levels above this crate).
-fn repo_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .parent()
-        .and_then(|p| p.parent())
-        .expect("crates/cli sits two levels below the root")
-        .to_path_buf()
-}
-
-/// True when `python3` runs and is at least 3.9.
-fn python3_usable() -> bool {
-    Command::new("python3")
-        .args([
-            "-c",
-            "import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+use common::{python3_runs, repo_root, skipped, PYTHON_3_9};
 
 #[test]
 fn python_trace_compiler_unittests_pass() {
-    if !python3_usable() {
-        // Straight to stderr, past the test harness's capture, so the skip shows.
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: python3 not found (3.9 or newer is needed for python/tests)"
-        );
+    if !python3_runs(PYTHON_3_9) {
+        skipped("python3 not found (3.9 or newer is needed for python/tests)");
         return;
     }
     let root = repo_root();

@@ -5,29 +5,16 @@
 
 mod common;
 
-use std::io::Write;
 use std::process::Command;
 
-use common::kvs_serve;
+use common::{kvs_serve, python3_runs, skipped};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/redis_py_check.py");
 
-/// True when `python3` runs and imports `redis`.
-fn python_with_redis() -> bool {
-    Command::new("python3")
-        .args(["-c", "import redis"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn redis_py_works_unchanged_in_resp2_and_resp3() {
-    if !python_with_redis() {
-        // Straight to stderr, past the test harness's capture, so the skip shows.
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: python3 with the redis package not installed"
-        );
+    if !python3_runs("import redis") {
+        skipped("python3 with the redis package not installed");
         return;
     }
     let (_open, addr) = kvs_serve(&["--port", "0"]);

@@ -52,3 +52,30 @@ pub fn kvs_serve(args: &[&str]) -> (Killed, String) {
     std::thread::spawn(move || for _ in lines {});
     (Killed(child), addr)
 }
+
+/// The repository root (two levels above this crate).
+pub fn repo_root() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// True when `python3 -c CHECK` runs and exits 0 (CHECK tests the version or imports
+/// what a test needs).
+pub fn python3_runs(check: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", check])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The check of [`python3_runs`] for Python 3.9 or newer.
+pub const PYTHON_3_9: &str = "import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)";
+
+/// Says that a test was skipped and why, straight to stderr (past the test harness's
+/// capture, so the skip shows).
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {why}");
+}
