@@ -1,0 +1,39 @@
+//! The CUDA backend: Ed25519 verification, BLS12-377 MSM and RSA modexp on NVIDIA GPUs,
+//! with the CPU as fallback giving identical answers.
+//!
+//! - [`runtime`]: the driver API and NVRTC loaded at run time ([`gpu()`]), kernels
+//!   compiled at first use and cached on disk by source hash and architecture.
+//! - [`backend`]: `--backend auto|cpu|gpu`.
+//! - [`source`]: the kernel sources (crates/gpu/kernels/) carried in the binary.
+//!
+//! The kernel headers also compile as plain C++ on the host; the crate's unit tests
+//! check them against the Rust implementations where a C++ compiler is present.
+
+#![cfg_attr(not(test), warn(missing_docs))]
+
+pub mod backend;
+#[cfg(all(test, ws_host_kernels))]
+mod host;
+pub mod runtime;
+pub mod source;
+
+pub use backend::{Backend, Chosen, UnknownBackend};
+pub use runtime::{gpu, nvrtc_present, Gpu, GpuError};
+
+/// True when the kernel headers were compiled for the host and their unit tests run.
+pub const HOST_KERNELS: bool = cfg!(ws_host_kernels);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn host_kernels_compiled_where_required() {
+        if std::env::var("WIRESPEED_REQUIRE_HOST_KERNELS").is_ok_and(|v| v == "1") {
+            assert!(
+                super::HOST_KERNELS,
+                "the kernel headers did not compile for the host"
+            );
+        } else if !super::HOST_KERNELS {
+            eprintln!("skipped: kernel headers not compiled for the host (no C++ compiler)");
+        }
+    }
+}
