@@ -27,3 +27,4 @@ mod tests {
         }
     }
 }
+mod mont;
