@@ -15,6 +15,8 @@ pub enum BenchCommand {
     Msm(wirespeed_bench::msm::BenchArgs),
     /// RSA sign and verify beside OpenSSL and the rsa crate
     Rsa(wirespeed_bench::rsa::BenchArgs),
+    /// On an NVIDIA GPU: every GPU-against-CPU check and the GPU benchmarks, as JSON
+    Gpu(crate::gpu::GpuBenchArgs),
 }
 
 /// Runs `wirespeed bench`.
@@ -24,5 +26,6 @@ pub fn run(cmd: &BenchCommand) -> Result<(), CliError> {
         BenchCommand::Vdf(args) => wirespeed_bench::vdf::run(args).map_err(CliError::Bench),
         BenchCommand::Msm(args) => wirespeed_bench::msm::run(args).map_err(CliError::Bench),
         BenchCommand::Rsa(args) => wirespeed_bench::rsa::run(args).map_err(CliError::Bench),
+        BenchCommand::Gpu(args) => crate::gpu::bench(args),
     }
 }

@@ -75,6 +75,8 @@ pub enum CliError {
     Pipeline(String),
     /// The Python tracing compiler could not run or refused the source file.
     Compiler(String),
+    /// The GPU backend was asked for and cannot run, or failed.
+    Gpu(wirespeed_gpu::GpuError),
 }
 
 impl CliError {
@@ -118,6 +120,7 @@ impl fmt::Display for CliError {
             CliError::MalformedArg { arg, message } => write!(f, "{arg}: {message}"),
             CliError::Pipeline(m) => write!(f, "pipeline: {m}"),
             CliError::Compiler(m) => write!(f, "trace compile: {m}"),
+            CliError::Gpu(e) => write!(f, "GPU backend: {e}"),
         }
     }
 }

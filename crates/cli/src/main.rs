@@ -11,6 +11,7 @@ mod demo;
 mod error;
 mod files;
 mod gen;
+mod gpu;
 mod kvs;
 mod kvs_bench;
 mod monitor;

@@ -12,6 +12,7 @@
 #![cfg_attr(not(test), warn(missing_docs))]
 
 pub mod backend;
+pub mod check;
 #[cfg(all(test, ws_host_kernels))]
 mod host;
 pub mod runtime;
