@@ -37,6 +37,8 @@ mod exec;
 mod lanes;
 mod program;
 pub mod rfc8032;
+#[doc(hidden)]
+pub mod testing;
 
 pub use error::{ProgramError, RunError};
 pub use exec::{format_line, Outputs, Value};

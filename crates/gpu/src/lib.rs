@@ -13,6 +13,7 @@
 
 pub mod backend;
 pub mod check;
+pub mod eccvm;
 #[cfg(all(test, ws_host_kernels))]
 mod host;
 pub mod runtime;

@@ -27,4 +27,5 @@ mod tests {
         }
     }
 }
+mod eccvm;
 mod mont;
