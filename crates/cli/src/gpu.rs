@@ -1,3 +1,4 @@
+//! The GPU side of the CLI: `--backend` values that name a device, and
 //! `wirespeed bench gpu`.
 
 use std::io::Write;
@@ -7,6 +8,55 @@ use clap::Args;
 use wirespeed_gpu::check::{self, Options};
 
 use crate::error::CliError;
+
+/// A `--backend` value of a command whose CPU path has its own lane backends (`B`):
+/// `auto` (the GPU when present and worth it, else the best CPU lanes), `cpu`, `gpu`, or
+/// one CPU backend by name (`serial`, `avx2`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Where<B> {
+    /// The GPU for large enough jobs when there is one, else the CPU's own `auto`.
+    Auto,
+    /// The CPU, with this lane backend.
+    Cpu(B),
+    /// The GPU; an error where there is none.
+    Gpu,
+}
+
+impl<B: Default + Copy> Where<B> {
+    /// The device choice to pass to the GPU crate.
+    pub fn device(&self) -> wirespeed_gpu::Backend {
+        match self {
+            Where::Auto => wirespeed_gpu::Backend::Auto,
+            Where::Cpu(_) => wirespeed_gpu::Backend::Cpu,
+            Where::Gpu => wirespeed_gpu::Backend::Gpu,
+        }
+    }
+
+    /// The CPU lane backend to use when the job runs on the CPU.
+    pub fn cpu(&self) -> B {
+        match self {
+            Where::Cpu(b) => *b,
+            _ => B::default(),
+        }
+    }
+}
+
+/// Parses a [`Where`]: `gpu`, `cpu`, `auto`, else a CPU backend name. `lanes` lists the
+/// CPU names for the error message.
+pub fn parse_where<B: std::str::FromStr + Default>(
+    s: &str,
+    lanes: &str,
+) -> Result<Where<B>, String> {
+    match s {
+        "auto" => Ok(Where::Auto),
+        "gpu" => Ok(Where::Gpu),
+        "cpu" => Ok(Where::Cpu(B::default())),
+        _ => s
+            .parse::<B>()
+            .map(Where::Cpu)
+            .map_err(|_| format!("unknown backend '{s}' (expected auto, cpu, gpu, {lanes})")),
+    }
+}
 
 /// Arguments of `wirespeed bench gpu`.
 #[derive(Args, Debug)]

@@ -14,6 +14,7 @@ use wirespeed_eccvm::{format_line, Backend, Program};
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text};
+use crate::gpu::{parse_where, Where};
 
 /// The largest program file `run` and `stats` read (64 MiB).
 const MAX_PROGRAM_BYTES: usize = 64 << 20;
@@ -115,9 +116,10 @@ pub struct RunArgs {
     /// The hex input file ('-': standard input)
     #[arg(long, value_name = "FILE")]
     pub inputs: PathBuf,
-    /// Arithmetic backend: auto, serial, avx2 or ifma
+    /// Where to run: auto (the GPU for large inputs when present, else the best CPU
+    /// lanes), cpu, gpu, or a CPU backend: serial, avx2 or ifma
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = parse_vm_backend)]
-    pub backend: Backend,
+    pub backend: Where<Backend>,
 }
 
 /// Arguments of `wirespeed trace stats`.
@@ -131,8 +133,8 @@ pub struct StatsArgs {
     pub json: bool,
 }
 
-fn parse_vm_backend(s: &str) -> Result<Backend, String> {
-    s.parse()
+fn parse_vm_backend(s: &str) -> Result<Where<Backend>, String> {
+    parse_where(s, "serial, avx2 or ifma")
 }
 
 /// Runs `wirespeed trace`.
@@ -300,22 +302,28 @@ fn run_program(a: &RunArgs) -> Result<(), CliError> {
         read_bounded_text(&a.inputs, MAX_INPUT_BYTES)?
     };
     let inputs = parse_inputs(&a.inputs, &text, prog.inputs())?;
-    if !a.backend.available() {
+    let cpu = a.backend.cpu();
+    if !cpu.available() {
         return Err(CliError::Invalid(format!(
-            "backend '{}' is not available on this CPU",
-            a.backend
+            "backend '{cpu}' is not available on this CPU"
         )));
     }
     let sets = match prog.inputs() {
         0 => 0,
         n => inputs.len() / n,
     };
-    let outputs = prog
-        .run_sets(a.backend, sets, &inputs)
-        .map_err(|e| CliError::Internal(e.to_string()))?;
+    let values = match a.backend {
+        Where::Cpu(b) => prog.run_sets(b, sets, &inputs).map(|o| o.values().to_vec()),
+        w => match wirespeed_gpu::eccvm::run_sets(w.device(), &prog, sets, &inputs) {
+            Ok(v) => Ok(v),
+            Err(wirespeed_gpu::eccvm::Error::Gpu(e)) => return Err(CliError::Gpu(e)),
+            Err(wirespeed_gpu::eccvm::Error::Run(e)) => Err(e),
+        },
+    }
+    .map_err(|e| CliError::Internal(e.to_string()))?;
     let stdout = std::io::stdout();
     let mut w = BufWriter::new(stdout.lock());
-    for set in outputs.iter() {
+    for set in values.chunks(prog.output_kinds().len()) {
         writeln!(w, "{}", format_line(set)).map_err(CliError::Stdout)?;
     }
     w.flush().map_err(CliError::Stdout)

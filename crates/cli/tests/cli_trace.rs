@@ -62,9 +62,10 @@ fn program(stem: &str) -> String {
 }
 
 fn backends() -> Vec<&'static str> {
-    // An unavailable backend is an error (exit 1), so keep those that run here.
-    let mut v = vec!["auto", "serial"];
-    for b in ["avx2", "ifma"] {
+    // An unavailable backend is an error (exit 1), so keep those that run here: the GPU
+    // joins the list on a machine with one.
+    let mut v = vec!["auto", "serial", "cpu"];
+    for b in ["avx2", "ifma", "gpu"] {
         let probe = temp("trace", "probe.hex");
         std::fs::write(&probe, "").unwrap();
         let o = wirespeed(&[
@@ -242,6 +243,29 @@ fn rfc_program_on_edge_encodings() {
 }
 
 #[test]
+fn gpu_backend_without_a_gpu_is_one_clear_error() {
+    let inputs = temp("trace", "gpu.hex");
+    std::fs::write(&inputs, format!("{}\n", "00".repeat(32))).unwrap();
+    let o = wirespeed(&[
+        "trace",
+        "run",
+        &program("decode-strict-a"),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--backend",
+        "gpu",
+    ]);
+    if o.status.success() {
+        skipped("a GPU is present: the no-GPU error is not exercised");
+        return;
+    }
+    let (code, err) = failure(&o);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: GPU backend: "), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
 fn stats_of_a_committed_program() {
     let out = stdout(&wirespeed(&["trace", "stats", &program("decode-strict-a")]));
     assert!(
@@ -339,7 +363,7 @@ fn malformed_programs_and_inputs_are_one_line_errors() {
         "--inputs",
         in_s,
         "--backend",
-        "gpu",
+        "cuda",
     ]));
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("unknown backend"), "{err}");

@@ -124,9 +124,32 @@ impl Packed {
 /// program's input count) on the chosen backend; returns the outputs set-major, as
 /// [`wirespeed_eccvm::Outputs::values`] does.
 pub fn run(backend: Backend, program: &Program, inputs: &[[u8; 32]]) -> Result<Vec<Value>, Error> {
+    let sets = Packed::new(program).sets(inputs).map_err(Error::Run)?;
+    run_sets(backend, program, sets, inputs)
+}
+
+/// [`run`] for an explicit number of sets (`inputs` must hold `sets` times the program's
+/// input count), as [`Program::run_sets`].
+pub fn run_sets(
+    backend: Backend,
+    program: &Program,
+    sets: usize,
+    inputs: &[[u8; 32]],
+) -> Result<Vec<Value>, Error> {
     let packed = Packed::new(program);
-    let sets = packed.sets(inputs).map_err(Error::Run)?;
-    match backend.choose(sets, MIN_GPU_SETS).map_err(Error::Gpu)? {
+    if sets.checked_mul(packed.inputs) != Some(inputs.len()) {
+        return Err(Error::Run(RunError::InputCount {
+            given: inputs.len(),
+            per_set: packed.inputs,
+            sets,
+        }));
+    }
+    // Chosen first, so that `gpu` without a device fails even on no input.
+    let chosen = backend.choose(sets, MIN_GPU_SETS).map_err(Error::Gpu)?;
+    if sets == 0 {
+        return Ok(Vec::new());
+    }
+    match chosen {
         Chosen::Cpu => program
             .run_sets(wirespeed_eccvm::Backend::Auto, sets, inputs)
             .map(|o| o.values().to_vec())
