@@ -5,6 +5,8 @@
 //!   compiled at first use and cached on disk by source hash and architecture.
 //! - [`backend`]: `--backend auto|cpu|gpu`.
 //! - [`source`]: the kernel sources (crates/gpu/kernels/) carried in the binary.
+//! - [`ed25519`]: Ed25519 verification, batches ([`ed25519::verify_many`]) and a
+//!   micro-batching stream ([`ed25519::Stream`]).
 //!
 //! The kernel headers also compile as plain C++ on the host; the crate's unit tests
 //! check them against the Rust implementations where a C++ compiler is present.
@@ -14,6 +16,7 @@
 pub mod backend;
 pub mod check;
 pub mod eccvm;
+pub mod ed25519;
 #[cfg(all(test, ws_host_kernels))]
 mod host;
 pub mod runtime;

@@ -1,6 +1,10 @@
 //! The kernel headers compiled as host C++ (kernels/host/*.cpp, built by build.rs), and
 //! their tests against the Rust implementations.
 
+mod eccvm;
+mod ed25519;
+mod mont;
+
 extern "C" {
     fn ws_host_mul_add(a: u32, b: u32, c: u32, out: *mut u32);
 }
@@ -27,5 +31,3 @@ mod tests {
         }
     }
 }
-mod eccvm;
-mod mont;
