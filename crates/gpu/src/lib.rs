@@ -4,6 +4,8 @@
 //! - [`runtime`]: the driver API and NVRTC loaded at run time ([`gpu()`]), kernels
 //!   compiled at first use and cached on disk by source hash and architecture.
 //! - [`backend`]: `--backend auto|cpu|gpu`.
+//! - [`msm`]: BLS12-377 G1 multi-scalar multiplication (Pippenger), one-shot or against
+//!   a point set kept on the device ([`msm::GpuMsm`]).
 //! - [`source`]: the kernel sources (crates/gpu/kernels/) carried in the binary.
 //! - [`ed25519`]: Ed25519 verification, batches ([`ed25519::verify_many`]) and a
 //!   micro-batching stream ([`ed25519::Stream`]).
@@ -19,6 +21,7 @@ pub mod eccvm;
 pub mod ed25519;
 #[cfg(all(test, ws_host_kernels))]
 mod host;
+pub mod msm;
 pub mod runtime;
 pub mod source;
 

@@ -440,6 +440,21 @@ impl Fq {
         Fq(l)
     }
 
+    /// The Montgomery-form limbs (x R mod p, R = 2^384), little-endian: as twelve 32-bit
+    /// words this is also the layout of the GPU kernels, so points upload as they are.
+    pub const fn to_mont_limbs(&self) -> [u64; 6] {
+        self.0
+    }
+
+    /// From Montgomery-form limbs (x R mod p); None unless below p.
+    pub fn from_mont_limbs_checked(l: [u64; 6]) -> Option<Fq> {
+        let mut borrow = 0u64;
+        for i in 0..6 {
+            (_, borrow) = sbb(l[i], P[i], borrow);
+        }
+        (borrow != 0).then_some(Fq(l))
+    }
+
     /// True for 0.
     #[inline]
     pub fn is_zero(&self) -> bool {
