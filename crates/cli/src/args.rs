@@ -4,6 +4,8 @@
 use std::num::NonZeroUsize;
 
 use wirespeed_ed25519::{Backend, Mode};
+
+use crate::gpu::{parse_where, Where};
 use wirespeed_sigdata::format::Format;
 
 /// Most worker threads `--threads` accepts.
@@ -14,9 +16,10 @@ pub fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
 }
 
-/// `--backend auto|serial|avx2|ifma|ifma4`.
-pub fn parse_backend(s: &str) -> Result<Backend, String> {
-    s.parse()
+/// `--backend` of `verify`: auto, cpu, gpu, or a CPU lane backend (serial, avx2, ifma,
+/// ifma4).
+pub fn parse_backend(s: &str) -> Result<Where<Backend>, String> {
+    parse_where(s, "serial, avx2, ifma or ifma4")
 }
 
 /// `--format bin|jsonl`.
@@ -75,10 +78,13 @@ mod tests {
 
     #[test]
     fn names_parse() {
-        assert_eq!(parse_backend("avx2"), Ok(Backend::Avx2));
-        assert_eq!(parse_backend("ifma"), Ok(Backend::Ifma));
-        assert_eq!(parse_backend("ifma4"), Ok(Backend::Ifma4));
-        assert!(parse_backend("gpu").is_err());
+        assert_eq!(parse_backend("avx2"), Ok(Where::Cpu(Backend::Avx2)));
+        assert_eq!(parse_backend("ifma"), Ok(Where::Cpu(Backend::Ifma)));
+        assert_eq!(parse_backend("ifma4"), Ok(Where::Cpu(Backend::Ifma4)));
+        assert_eq!(parse_backend("cpu"), Ok(Where::Cpu(Backend::Auto)));
+        assert_eq!(parse_backend("gpu"), Ok(Where::Gpu));
+        assert_eq!(parse_backend("auto"), Ok(Where::Auto));
+        assert!(parse_backend("cuda").is_err());
         assert_eq!(parse_mode("zip215"), Ok(Mode::Zip215));
         assert!(parse_mode("loose").is_err());
         assert_eq!(parse_threads("3"), Ok(3));

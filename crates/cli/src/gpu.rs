@@ -9,6 +9,22 @@ use wirespeed_gpu::check::{self, Options};
 
 use crate::error::CliError;
 
+/// `--backend auto|cpu|gpu`.
+pub fn parse_device(s: &str) -> Result<wirespeed_gpu::Backend, String> {
+    s.parse::<wirespeed_gpu::Backend>()
+        .map_err(|e| e.to_string())
+}
+
+/// Where a job of `work` items runs (`auto`: the GPU from `min_gpu_work` items when one
+/// is usable), or the error for `gpu` without one.
+pub fn choose(
+    backend: wirespeed_gpu::Backend,
+    work: usize,
+    min_gpu_work: usize,
+) -> Result<wirespeed_gpu::Chosen, CliError> {
+    backend.choose(work, min_gpu_work).map_err(CliError::Gpu)
+}
+
 /// A `--backend` value of a command whose CPU path has its own lane backends (`B`):
 /// `auto` (the GPU when present and worth it, else the best CPU lanes), `cpu`, `gpu`, or
 /// one CPU backend by name (`serial`, `avx2`, ...).

@@ -39,9 +39,13 @@ pub struct MsmArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub precompute: Option<u16>,
 
-    /// One JSON object: result (hex), n, secs (the MSM only, not loading)
+    /// One JSON object: result (hex), n, secs (the MSM only, not loading), backend
     #[arg(long)]
     pub json: bool,
+
+    /// Where to run: auto (the GPU from 2^16 points when one is present), cpu or gpu
+    #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = crate::gpu::parse_device)]
+    pub backend: wirespeed_gpu::Backend,
 }
 
 fn malformed(path: &Path, e: FormatError) -> CliError {
@@ -87,37 +91,70 @@ pub fn run(args: &MsmArgs) -> Result<(), CliError> {
             scalars.len()
         )));
     }
-    let (result, secs, init) = in_pool(threads, || match args.precompute {
-        None => {
+    let where_ = crate::gpu::choose(
+        args.backend,
+        points.len(),
+        wirespeed_gpu::msm::MIN_GPU_POINTS,
+    )?;
+    let (result, secs, init) = in_pool(threads, || match (args.precompute, where_) {
+        (None, wirespeed_gpu::Chosen::Cpu) => {
             let t = Instant::now();
-            let r = wirespeed_msm::msm(&points, &scalars);
+            let r =
+                wirespeed_msm::msm(&points, &scalars).map_err(|e| CliError::Invalid(e.to_string()));
             (r, t.elapsed().as_secs_f64(), None)
         }
-        Some(k) => {
+        (Some(k), wirespeed_gpu::Chosen::Cpu) => {
             let t = Instant::now();
             let pre = Precomputed::new(&points, k as usize);
-            let init = (t.elapsed().as_secs_f64(), pre.table_bytes());
+            let init = (t.elapsed().as_secs_f64(), Some(pre.table_bytes()));
             let t = Instant::now();
-            let r = pre.msm(&scalars);
+            let r = pre
+                .msm(&scalars)
+                .map_err(|e| CliError::Invalid(e.to_string()));
             (r, t.elapsed().as_secs_f64(), Some(init))
+        }
+        (k, wirespeed_gpu::Chosen::Gpu(_)) => {
+            // The points go to the device once (with K - 1 shifted copies), then the MSM.
+            let t = Instant::now();
+            let pre = wirespeed_gpu::msm::GpuMsm::new(
+                wirespeed_gpu::Backend::Gpu,
+                &points,
+                k.map_or(1, usize::from),
+            );
+            let init = (t.elapsed().as_secs_f64(), None);
+            let t = Instant::now();
+            let r = pre.and_then(|p| p.msm(&scalars)).map_err(CliError::Gpu);
+            (r, t.elapsed().as_secs_f64(), k.map(|_| init))
         }
     })
     .map_err(CliError::ThreadPool)?;
-    let result = result.map_err(|e| CliError::Invalid(e.to_string()))?;
+    let result = result?;
     let hex = point_hex(&result.to_affine());
     let mut out = std::io::stdout().lock();
     if args.json {
-        let mut v = serde_json::json!({ "result": hex, "n": points.len(), "secs": secs });
+        let mut v = serde_json::json!({
+            "result": hex, "n": points.len(), "secs": secs, "backend": where_.name()
+        });
         if let Some((init_secs, bytes)) = init {
             v["init_secs"] = init_secs.into();
-            v["table_bytes"] = bytes.into();
+            if let Some(b) = bytes {
+                v["table_bytes"] = b.into();
+            }
         }
         writeln!(out, "{v}")
     } else {
         writeln!(out, "{hex}").and_then(|_| {
-            writeln!(out, "n = {}, {threads} threads, {secs:.3} s", points.len())?;
+            match where_ {
+                wirespeed_gpu::Chosen::Gpu(g) => {
+                    writeln!(out, "n = {}, GPU ({}), {secs:.3} s", points.len(), g.name)?
+                }
+                wirespeed_gpu::Chosen::Cpu => {
+                    writeln!(out, "n = {}, {threads} threads, {secs:.3} s", points.len())?
+                }
+            }
             match init {
-                Some((s, b)) => writeln!(out, "precomputation: {s:.3} s, {b} bytes"),
+                Some((s, Some(b))) => writeln!(out, "precomputation: {s:.3} s, {b} bytes"),
+                Some((s, None)) => writeln!(out, "precomputation (device): {s:.3} s"),
                 None => Ok(()),
             }
         })

@@ -12,6 +12,7 @@ use wirespeed_sigdata::format::{Format, RecordReader};
 
 use crate::args::{all_cores, in_pool, parse_backend, parse_format, parse_mode, parse_threads};
 use crate::error::CliError;
+use crate::gpu::Where;
 
 /// Arguments of `wirespeed verify`.
 #[derive(Args, Debug)]
@@ -35,9 +36,11 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
 
-    /// Arithmetic backend: auto, serial, avx2, ifma or ifma4 (one this CPU lacks falls back to serial)
+    /// Where to run: auto (the GPU for batches of 4096 or more when one is present, else
+    /// the best CPU lanes), cpu, gpu, or a CPU lane backend: serial, avx2, ifma or ifma4
+    /// (one this CPU lacks falls back to serial)
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = parse_backend)]
-    pub backend: Backend,
+    pub backend: Where<Backend>,
 
     /// File format: bin or jsonl [default: jsonl for a .jsonl file, else bin]
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
@@ -124,6 +127,11 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
         None => None,
     };
 
+    if args.backend == Where::Gpu {
+        // Fail before reading: `gpu` on a machine without one is an error even for an
+        // empty file.
+        crate::gpu::choose(wirespeed_gpu::Backend::Gpu, 0, 0)?;
+    }
     let threads = args.threads.unwrap_or_else(all_cores);
     let outcome = in_pool(threads, || -> Result<_, CliError> {
         let (mut count, mut valid, mut secs) = (0usize, 0usize, 0f64);
@@ -144,7 +152,11 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
             if !batch.is_empty() {
                 let items: Vec<Item<'_>> = wirespeed_sigdata::items(&batch);
                 let start = Instant::now();
-                let verdicts = verify_many_with(&items, args.mode, args.backend);
+                let verdicts = match args.backend {
+                    Where::Cpu(b) => verify_many_with(&items, args.mode, b),
+                    w => wirespeed_gpu::ed25519::verify_many(w.device(), &items, args.mode)
+                        .map_err(CliError::Gpu)?,
+                };
                 secs += start.elapsed().as_secs_f64();
                 count += verdicts.len();
                 valid += verdicts.iter().filter(|v| v.is_ok()).count();

@@ -62,6 +62,27 @@ fn gen_then_msm_matches_double_and_add() {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(v["result"], want.as_str());
+        assert_eq!(v["backend"], "cpu", "40 points stay on the CPU under auto");
+        // The same sum on each backend named.
+        for backend in ["cpu", "gpu"] {
+            let o = wirespeed(&[
+                "msm",
+                "--points",
+                path(&p),
+                "--scalars",
+                path(&s),
+                "--json",
+                "--backend",
+                backend,
+            ]);
+            if backend == "gpu" && !common::ran_on_gpu(&o, "msm --backend gpu") {
+                continue;
+            }
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+            assert_eq!(v["result"], want.as_str(), "{backend}");
+            assert_eq!(v["backend"], backend);
+        }
         // The same sum through a precomputed table.
         let o = wirespeed(&[
             "msm",

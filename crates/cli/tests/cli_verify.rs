@@ -11,6 +11,8 @@ use wirespeed_sigdata::format::{read_path, Format};
 use wirespeed_sigdata::Record;
 
 /// A fresh directory under the system temp dir, removed on drop.
+mod common;
+
 struct TempDir(PathBuf);
 
 impl TempDir {
@@ -170,6 +172,10 @@ fn gen_then_verify_both_formats() {
         (
             Mode::Libsodium,
             vec!["--mode", "libsodium", "--backend", "avx2"],
+        ),
+        (
+            Mode::CofactoredStrict,
+            vec!["--mode", "cofactored-strict", "--backend", "cpu"],
         ),
     ] {
         let want = expected_verdicts(&recs, mode);
@@ -392,6 +398,36 @@ fn missing_file_is_one_clear_line() {
 }
 
 #[test]
+fn gpu_backend_gives_the_cpu_verdicts_or_one_error_line() {
+    let dir = TempDir::new("gpu");
+    let file = dir.path("s.bin");
+    // Above the GPU's smallest batch, with a tenth of the signatures corrupted.
+    gen(&file, 5000, 64, 5, 0.1, &[]);
+    let recs = records(&file, Format::Bin);
+    for mode in Mode::ALL {
+        let out = dir.path("v.txt");
+        let o = wirespeed(&[
+            "verify".as_ref(),
+            file.as_os_str(),
+            "--backend".as_ref(),
+            "gpu".as_ref(),
+            "--mode".as_ref(),
+            mode.name().as_ref(),
+            "--verdicts".as_ref(),
+            out.as_os_str(),
+        ]);
+        if !common::ran_on_gpu(&o, "verify --backend gpu") {
+            return;
+        }
+        assert_eq!(
+            verdict_lines(&out),
+            expected_verdicts(&recs, mode),
+            "{mode}"
+        );
+    }
+}
+
+#[test]
 fn bad_arguments_are_one_clear_line() {
     let dir = TempDir::new("badargs");
     let file = dir.path("s.bin");
@@ -403,8 +439,8 @@ fn bad_arguments_are_one_clear_line() {
             "unknown mode 'lenient'",
         ),
         (
-            vec!["verify", &f, "--backend", "gpu"],
-            "unknown backend 'gpu'",
+            vec!["verify", &f, "--backend", "cuda"],
+            "unknown backend 'cuda'",
         ),
         (
             vec!["verify", &f, "--format", "csv"],

@@ -79,3 +79,20 @@ pub fn skipped(why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "skipped: {why}");
 }
+
+/// For a command run with `--backend gpu`: true when it succeeded (a GPU is present and
+/// its output should be checked); otherwise asserts the no-GPU failure is one error line
+/// naming the GPU backend with exit status 1, says the GPU run was skipped, and returns
+/// false.
+#[allow(dead_code)] // not every test file runs a GPU command
+pub fn ran_on_gpu(o: &Output, what: &str) -> bool {
+    if o.status.success() {
+        return true;
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+    assert!(err.starts_with("error: GPU backend: "), "{what}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
+    skipped(&format!("no GPU here, {what} checked only for its error"));
+    false
+}
