@@ -22,6 +22,7 @@ pub mod ed25519;
 #[cfg(all(test, ws_host_kernels))]
 mod host;
 pub mod msm;
+pub mod rsa;
 pub mod runtime;
 pub mod source;
 

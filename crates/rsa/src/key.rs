@@ -60,6 +60,31 @@ pub struct PublicKey {
     ctx: PubCtx,
 }
 
+/// The CRT form of a private key: p, q, dp = d mod (p - 1), dq = d mod (q - 1) and
+/// qinv = q^(-1) mod p, so that m^d mod n = m2 + q (qinv (m1 - m2) mod p) with
+/// m1 = m^dp mod p and m2 = m^dq mod q. Secret: for backends that run the private
+/// operation on other hardware (the GPU), which must guard it as they guard the key.
+/// `Debug` prints no values.
+#[derive(Clone)]
+pub struct CrtParams {
+    /// The first prime (the one the CRT recombination reduces modulo).
+    pub p: BigUint,
+    /// The second prime.
+    pub q: BigUint,
+    /// d mod (p - 1).
+    pub dp: BigUint,
+    /// d mod (q - 1).
+    pub dq: BigUint,
+    /// q^(-1) mod p.
+    pub qinv: BigUint,
+}
+
+impl std::fmt::Debug for CrtParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CrtParams { .. }")
+    }
+}
+
 /// An RSA private key (with its public half).
 #[derive(Clone, Debug)]
 pub struct PrivateKey {
@@ -222,6 +247,19 @@ impl<const L: usize, const H: usize> CrtCtx<L, H> {
         })
     }
 
+    /// The CRT parameters as integers.
+    fn params(&self) -> CrtParams {
+        let big = |u: &Uint<H>| BigUint::from_bytes_be(&u.to_be_bytes());
+        let (p, q) = self.factors();
+        CrtParams {
+            dp: big(&self.dp),
+            dq: big(&self.dq),
+            qinv: big(&self.p.from_mont(&self.qinv_m)),
+            p,
+            q,
+        }
+    }
+
     /// The prime factors (p, q).
     fn factors(&self) -> (BigUint, BigUint) {
         let big = |u: &Uint<H>| BigUint::from_bytes_be(&u.to_be_bytes());
@@ -325,6 +363,15 @@ impl PrivateKey {
             PrivCtx::K2048(c) => c.factors(),
             PrivCtx::K3072(c) => c.factors(),
             PrivCtx::K4096(c) => c.factors(),
+        }
+    }
+
+    /// The CRT parameters [`PrivateKey::raw`] computes with (secret; see [`CrtParams`]).
+    pub fn crt_params(&self) -> CrtParams {
+        match &self.ctx {
+            PrivCtx::K2048(c) => c.params(),
+            PrivCtx::K3072(c) => c.params(),
+            PrivCtx::K4096(c) => c.params(),
         }
     }
 

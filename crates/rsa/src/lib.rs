@@ -18,7 +18,7 @@ pub mod key;
 pub mod pkcs1v15;
 pub mod pss;
 
-pub use key::{PrivateKey, PublicKey};
+pub use key::{CrtParams, PrivateKey, PublicKey};
 
 use sha2::Digest;
 

@@ -5,6 +5,7 @@ mod eccvm;
 mod ed25519;
 mod mont;
 mod msm;
+mod rsa;
 
 extern "C" {
     fn ws_host_mul_add(a: u32, b: u32, c: u32, out: *mut u32);

@@ -1,0 +1,765 @@
+//! RSA on the GPU: batched private operations for one key (CRT, constant time, the
+//! kernels of kernels/rsa.cu) and batched powers and products modulo a public modulus
+//! (the group operations of VDF proof generation), each with the CPU as fallback giving
+//! the same bytes.
+//!
+//! Private operations follow `wirespeed_rsa::PrivateKey::raw` exactly: inputs longer
+//! than the modulus or not below it fail with [`RsaError::OutOfRange`] (checked on the
+//! host, before anything is sent), and every result from the GPU is raised to the public
+//! exponent and compared with its input before it is released, as the CPU path does
+//! (a mismatch is [`RsaError::FaultDetected`] for that item).
+//!
+//! Transfers: items are packed limb-major (limb j of item i at `j * stride + i`, so the
+//! threads of a warp read neighbouring words) into pinned host buffers, and chunks of
+//! [`CHUNK`] items alternate between two streams, so one chunk's copies overlap the
+//! other's kernel.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use num_bigint::BigUint;
+use rayon::prelude::*;
+use wirespeed_bigint::{MontCtx, Uint};
+use wirespeed_rsa::{CrtParams, PrivateKey, RsaError};
+
+use crate::{Backend, Chosen, Gpu, GpuError};
+
+/// The smallest batch that [`Backend::Auto`] sends to the GPU.
+pub const MIN_GPU_BATCH: usize = 256;
+
+/// Items per kernel launch; consecutive chunks alternate between two streams.
+pub const CHUNK: usize = 8192;
+
+/// Threads per block (one item per thread).
+const THREADS: u32 = 64;
+
+/// The kernel file.
+const KERNEL_FILE: &str = "rsa.cu";
+
+/// Limbs (32-bit) of one CRT half for a modulus size: 32, 48, 64 for RSA-2048, 3072,
+/// 4096; the kernels exist for these only.
+pub fn half_limbs(bits: usize) -> Option<usize> {
+    match bits {
+        2048 => Some(32),
+        3072 => Some(48),
+        4096 => Some(64),
+        _ => None,
+    }
+}
+
+/// x as `n` little-endian 32-bit limbs (x must fit).
+pub(crate) fn limbs(x: &BigUint, n: usize) -> Vec<u32> {
+    let mut v = x.to_u32_digits();
+    debug_assert!(v.len() <= n, "value wider than {n} limbs");
+    v.resize(n, 0);
+    v
+}
+
+/// Big-endian bytes of little-endian limbs, the last `len` bytes of the full width.
+pub(crate) fn limbs_to_be(l: &[u32], len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 * l.len());
+    for w in l.iter().rev() {
+        out.extend_from_slice(&w.to_be_bytes());
+    }
+    out.split_off(out.len().saturating_sub(len))
+}
+
+/// R^2 mod m for R = 2^(32 n): the one constant the kernels' Montgomery arithmetic needs.
+pub(crate) fn r2_mod(m: &BigUint, n: usize) -> BigUint {
+    (BigUint::from(1u8) << (64 * n)) % m
+}
+
+/// The key block of kernels/rsa.cuh: p, q, dp, dq, qinv, R^2 mod p, R^2 mod q, `n`
+/// limbs each.
+pub(crate) fn key_block(k: &CrtParams, n: usize) -> Vec<u32> {
+    let mut v = Vec::with_capacity(7 * n);
+    for x in [&k.p, &k.q, &k.dp, &k.dq, &k.qinv] {
+        v.extend(limbs(x, n));
+    }
+    v.extend(limbs(&r2_mod(&k.p, n), n));
+    v.extend(limbs(&r2_mod(&k.q, n), n));
+    v
+}
+
+/// Item-major words (`words` per item) to limb-major with this stride (>= the item
+/// count; the padding items are zero).
+pub(crate) fn to_limb_major(items: &[u32], words: usize, stride: usize, dst: &mut [u32]) {
+    let count = items.len() / words;
+    debug_assert!(count <= stride && dst.len() >= words * stride);
+    for j in 0..words {
+        let row = &mut dst[j * stride..(j + 1) * stride];
+        for (i, d) in row.iter_mut().enumerate() {
+            *d = if i < count { items[i * words + j] } else { 0 };
+        }
+    }
+}
+
+/// The first `count` items of a limb-major buffer, appended item-major to `out`.
+pub(crate) fn from_limb_major(
+    src: &[u32],
+    words: usize,
+    stride: usize,
+    count: usize,
+    out: &mut Vec<u32>,
+) {
+    for i in 0..count {
+        out.extend((0..words).map(|j| src[j * stride + i]));
+    }
+}
+
+/// The host side of a batch of private operations: the inputs checked and packed.
+pub(crate) struct CrtBatch {
+    /// Limbs of one CRT half.
+    pub n: usize,
+    /// The key block (secret).
+    pub key: Vec<u32>,
+    /// The valid inputs, 2n limbs each, item-major.
+    pub items: Vec<u32>,
+    /// Per input: its index among the valid ones, or its error.
+    pub slots: Vec<Result<usize, RsaError>>,
+}
+
+impl Drop for CrtBatch {
+    fn drop(&mut self) {
+        // The key block holds the secret exponents; do not leave it in freed memory.
+        for w in self.key.iter_mut() {
+            // SAFETY: `w` is a valid, aligned, exclusive reference.
+            unsafe { std::ptr::write_volatile(w, 0) };
+        }
+    }
+}
+
+/// Checks every input as `PrivateKey::raw` does and packs the valid ones.
+pub(crate) fn crt_prepare(key: &PrivateKey, inputs: &[&[u8]]) -> Result<CrtBatch, GpuError> {
+    let public = key.public();
+    let n = half_limbs(public.bits())
+        .ok_or_else(|| GpuError::Unsupported(format!("{}-bit RSA modulus", public.bits())))?;
+    let mut items = Vec::new();
+    let mut valid = 0;
+    let slots = inputs
+        .iter()
+        .map(|m| {
+            let v = BigUint::from_bytes_be(m);
+            if m.len() > public.size() || &v >= public.n() {
+                return Err(RsaError::OutOfRange);
+            }
+            items.extend(limbs(&v, 2 * n));
+            valid += 1;
+            Ok(valid - 1)
+        })
+        .collect();
+    Ok(CrtBatch {
+        n,
+        key: key_block(&key.crt_params(), n),
+        items,
+        slots,
+    })
+}
+
+/// Unpacks the results (2n limbs per valid input, item-major) and checks each against
+/// the public key: s^e must give the input back, else nothing is released for it.
+pub(crate) fn crt_finish(
+    key: &PrivateKey,
+    inputs: &[&[u8]],
+    batch: &CrtBatch,
+    results: &[u32],
+) -> Vec<Result<Vec<u8>, RsaError>> {
+    let public = key.public();
+    let words = 2 * batch.n;
+    batch
+        .slots
+        .par_iter()
+        .zip(inputs.par_iter())
+        .map(|(slot, m)| {
+            let k = slot.clone()?;
+            let s = limbs_to_be(&results[k * words..(k + 1) * words], public.size());
+            match public.vartime_raw(&s) {
+                Ok(back) if BigUint::from_bytes_be(&back) == BigUint::from_bytes_be(m) => Ok(s),
+                _ => Err(RsaError::FaultDetected),
+            }
+        })
+        .collect()
+}
+
+/// m^d mod n for every input, as `key.raw(m)` would give it: one result per input, in
+/// order, each exactly `key.public().size()` bytes or the same error as the CPU path
+/// (inputs not below n: [`RsaError::OutOfRange`]; a result failing its check against
+/// the public key: [`RsaError::FaultDetected`]). The outer error is the GPU's (none with
+/// [`Backend::Cpu`]; [`Backend::Auto`] uses the CPU for batches under
+/// [`MIN_GPU_BATCH`] or without a usable GPU).
+pub fn private_many(
+    backend: Backend,
+    key: &PrivateKey,
+    inputs: &[&[u8]],
+) -> Result<Vec<Result<Vec<u8>, RsaError>>, GpuError> {
+    match backend.choose(inputs.len(), MIN_GPU_BATCH)? {
+        Chosen::Cpu => Ok(inputs.par_iter().map(|m| key.raw(m)).collect()),
+        Chosen::Gpu(g) => {
+            let batch = crt_prepare(key, inputs)?;
+            let count = batch.items.len() / (2 * batch.n);
+            let job = Job {
+                kernel: format!("ws_rsa_crt_{}", batch.n),
+                what: format!("{count} RSA-{} private operations", 64 * batch.n),
+                consts: &batch.key,
+                secret_consts: true,
+                in_words: 2 * batch.n,
+                out_words: 2 * batch.n,
+                n: batch.n,
+                params: Vec::new(),
+            };
+            let out = run_batch(g, &job, &batch.items)?;
+            Ok(crt_finish(key, inputs, &batch, &out))
+        }
+    }
+}
+
+/// Why a batch of public powers or products cannot run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModexpError {
+    /// The modulus is even, below 3, or wider than 4096 bits.
+    BadModulus(&'static str),
+    /// The operand lists differ in length.
+    LengthMismatch {
+        /// Items in the first list.
+        left: usize,
+        /// Items in the second list.
+        right: usize,
+    },
+    /// The GPU failed (or is absent with [`Backend::Gpu`], or the modulus is wider than
+    /// the GPU kernels' 2048 bits).
+    Gpu(GpuError),
+}
+
+impl std::fmt::Display for ModexpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModexpError::BadModulus(why) => write!(f, "bad modulus: {why}"),
+            ModexpError::LengthMismatch { left, right } => {
+                write!(f, "{left} left operands but {right} right operands")
+            }
+            ModexpError::Gpu(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ModexpError {}
+
+impl From<GpuError> for ModexpError {
+    fn from(e: GpuError) -> ModexpError {
+        ModexpError::Gpu(e)
+    }
+}
+
+/// Widest modulus of the GPU's public kernels (64 limbs of 32 bits).
+pub const GPU_MAX_MODULUS_BITS: usize = 2048;
+
+/// The public modulus of a batch.
+struct Modulus {
+    m: BigUint,
+    bits: usize,
+    /// Bytes of every result.
+    len: usize,
+}
+
+fn modulus(m: &[u8]) -> Result<Modulus, ModexpError> {
+    let m = BigUint::from_bytes_be(m);
+    let bits = m.bits() as usize;
+    if !m.bit(0) || bits < 2 {
+        return Err(ModexpError::BadModulus("must be odd and at least 3"));
+    }
+    if bits > 4096 {
+        return Err(ModexpError::BadModulus("wider than 4096 bits"));
+    }
+    Ok(Modulus {
+        m,
+        bits,
+        len: bits.div_ceil(8),
+    })
+}
+
+/// The backend for a public batch: the GPU only for moduli its kernels take.
+fn choose_public(backend: Backend, m: &Modulus, work: usize) -> Result<Chosen, ModexpError> {
+    if m.bits > GPU_MAX_MODULUS_BITS {
+        return match backend {
+            Backend::Gpu => Err(ModexpError::Gpu(GpuError::Unsupported(format!(
+                "{}-bit modulus (the GPU kernels take up to {GPU_MAX_MODULUS_BITS} bits)",
+                m.bits
+            )))),
+            _ => Ok(Chosen::Cpu),
+        };
+    }
+    Ok(backend.choose(work, MIN_GPU_BATCH)?)
+}
+
+/// The GPU kernel width (32-bit limbs) for a modulus of `bits` bits: 32, 48 or 64.
+fn gpu_limbs(bits: usize) -> usize {
+    match bits {
+        0..=1024 => 32,
+        1025..=1536 => 48,
+        _ => 64,
+    }
+}
+
+/// The modulus block of kernels/modexp.cuh: m, then R^2 mod m.
+fn modulus_block(m: &Modulus, n: usize) -> Vec<u32> {
+    let mut v = limbs(&m.m, n);
+    v.extend(limbs(&r2_mod(&m.m, n), n));
+    v
+}
+
+/// bases\[i\]^exponents\[i\] mod m for every i (big-endian integers of any length; bases
+/// are reduced modulo m first, x^0 = 1), each result exactly as many bytes as m. Public
+/// data only: the CPU path is variable-time; the GPU runs every item over the longest
+/// exponent's bits. The GPU takes moduli up to [`GPU_MAX_MODULUS_BITS`] bits; with
+/// [`Backend::Auto`] wider ones, small batches and machines without a GPU use the CPU.
+pub fn modexp_many(
+    backend: Backend,
+    m: &[u8],
+    bases: &[&[u8]],
+    exponents: &[&[u8]],
+) -> Result<Vec<Vec<u8>>, ModexpError> {
+    if bases.len() != exponents.len() {
+        return Err(ModexpError::LengthMismatch {
+            left: bases.len(),
+            right: exponents.len(),
+        });
+    }
+    let m = modulus(m)?;
+    let exps: Vec<BigUint> = exponents
+        .iter()
+        .map(|e| BigUint::from_bytes_be(e))
+        .collect();
+    match choose_public(backend, &m, bases.len())? {
+        Chosen::Cpu => Ok(cpu_public(&m, bases, |ctx, i, x| ctx.pow(x, &exps[i]))),
+        Chosen::Gpu(g) => {
+            let n = gpu_limbs(m.bits);
+            let ebits = exps.iter().map(|e| e.bits() as usize).max().unwrap_or(0);
+            let elimbs = ebits.div_ceil(32).max(1);
+            let mut items = Vec::with_capacity(bases.len() * (n + elimbs));
+            for (b, e) in bases.iter().zip(&exps) {
+                items.extend(limbs(&(BigUint::from_bytes_be(b) % &m.m), n));
+                items.extend(limbs(e, elimbs));
+            }
+            let consts = modulus_block(&m, n);
+            let job = Job {
+                kernel: format!("ws_modexp_{n}"),
+                what: format!("{} modular powers", bases.len()),
+                consts: &consts,
+                secret_consts: false,
+                in_words: n + elimbs,
+                out_words: n,
+                n,
+                params: vec![elimbs as u32, ebits as u32],
+            };
+            let out = run_batch(g, &job, &items)?;
+            Ok(out.chunks(n).map(|r| limbs_to_be(r, m.len)).collect())
+        }
+    }
+}
+
+/// a\[i\] b\[i\] mod m for every i (big-endian integers of any length, reduced modulo m
+/// first), each result exactly as many bytes as m. Public data; backends as for
+/// [`modexp_many`].
+pub fn modmul_many(
+    backend: Backend,
+    m: &[u8],
+    a: &[&[u8]],
+    b: &[&[u8]],
+) -> Result<Vec<Vec<u8>>, ModexpError> {
+    if a.len() != b.len() {
+        return Err(ModexpError::LengthMismatch {
+            left: a.len(),
+            right: b.len(),
+        });
+    }
+    let m = modulus(m)?;
+    match choose_public(backend, &m, a.len())? {
+        Chosen::Cpu => Ok(cpu_public(&m, a, |ctx, i, x| {
+            ctx.mul(x, &(BigUint::from_bytes_be(b[i]) % &m.m))
+        })),
+        Chosen::Gpu(g) => {
+            let n = gpu_limbs(m.bits);
+            let mut items = Vec::with_capacity(a.len() * 2 * n);
+            for (x, y) in a.iter().zip(b) {
+                items.extend(limbs(&(BigUint::from_bytes_be(x) % &m.m), n));
+                items.extend(limbs(&(BigUint::from_bytes_be(y) % &m.m), n));
+            }
+            let consts = modulus_block(&m, n);
+            let job = Job {
+                kernel: format!("ws_modmul_{n}"),
+                what: format!("{} modular products", a.len()),
+                consts: &consts,
+                secret_consts: false,
+                in_words: 2 * n,
+                out_words: n,
+                n,
+                params: Vec::new(),
+            };
+            let out = run_batch(g, &job, &items)?;
+            Ok(out.chunks(n).map(|r| limbs_to_be(r, m.len)).collect())
+        }
+    }
+}
+
+/// Montgomery arithmetic of crates/bigint at the smallest width that holds the modulus.
+enum CpuCtx {
+    W1024(Box<MontCtx<16>>),
+    W2048(Box<MontCtx<32>>),
+    W3072(Box<MontCtx<48>>),
+    W4096(Box<MontCtx<64>>),
+}
+
+impl CpuCtx {
+    fn new(m: &BigUint) -> CpuCtx {
+        fn ctx<const L: usize>(m: &BigUint) -> MontCtx<L> {
+            let u = Uint::<L>::from_be_bytes(&m.to_bytes_be()).expect("the modulus fits");
+            MontCtx::new(&u).expect("odd modulus above 1")
+        }
+        match m.bits() {
+            0..=1024 => CpuCtx::W1024(Box::new(ctx(m))),
+            1025..=2048 => CpuCtx::W2048(Box::new(ctx(m))),
+            2049..=3072 => CpuCtx::W3072(Box::new(ctx(m))),
+            _ => CpuCtx::W4096(Box::new(ctx(m))),
+        }
+    }
+
+    /// x^e mod m for x < m (variable time: public data).
+    fn pow(&self, x: &BigUint, e: &BigUint) -> BigUint {
+        fn run<const L: usize>(c: &MontCtx<L>, x: &BigUint, e: &BigUint) -> BigUint {
+            let xm = c.to_mont(&to_uint(x));
+            let r = c.from_mont(&c.vartime_pow(&xm, &e.to_u64_digits()));
+            BigUint::from_bytes_be(&r.to_be_bytes())
+        }
+        match self {
+            CpuCtx::W1024(c) => run(c, x, e),
+            CpuCtx::W2048(c) => run(c, x, e),
+            CpuCtx::W3072(c) => run(c, x, e),
+            CpuCtx::W4096(c) => run(c, x, e),
+        }
+    }
+
+    /// x y mod m for x, y < m.
+    fn mul(&self, x: &BigUint, y: &BigUint) -> BigUint {
+        fn run<const L: usize>(c: &MontCtx<L>, x: &BigUint, y: &BigUint) -> BigUint {
+            let r = c.mul(&c.to_mont(&to_uint(x)), &to_uint(y));
+            BigUint::from_bytes_be(&r.to_be_bytes())
+        }
+        match self {
+            CpuCtx::W1024(c) => run(c, x, y),
+            CpuCtx::W2048(c) => run(c, x, y),
+            CpuCtx::W3072(c) => run(c, x, y),
+            CpuCtx::W4096(c) => run(c, x, y),
+        }
+    }
+}
+
+fn to_uint<const L: usize>(x: &BigUint) -> Uint<L> {
+    Uint::from_be_bytes(&x.to_bytes_be()).expect("values are reduced modulo m")
+}
+
+/// The CPU path of the public batches: `op(ctx, i, x_i mod m)` for every item, in
+/// parallel, as fixed-length big-endian bytes.
+fn cpu_public(
+    m: &Modulus,
+    xs: &[&[u8]],
+    op: impl Fn(&CpuCtx, usize, &BigUint) -> BigUint + Sync,
+) -> Vec<Vec<u8>> {
+    let ctx = CpuCtx::new(&m.m);
+    xs.par_iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let r = op(&ctx, i, &(BigUint::from_bytes_be(x) % &m.m));
+            let b = r.to_bytes_be();
+            let mut out = vec![0u8; m.len - b.len()];
+            out.extend_from_slice(&b);
+            out
+        })
+        .collect()
+}
+
+/// One batched launch sequence on kernels/rsa.cu.
+struct Job<'a> {
+    /// The entry point, e.g. "ws_rsa_crt_32".
+    kernel: String,
+    /// What the batch is, for memory errors.
+    what: String,
+    /// The block shared by every item (key or modulus), its first argument.
+    consts: &'a [u32],
+    /// Whether `consts` is secret (zeroed on the device after use).
+    secret_consts: bool,
+    /// Words per item in and out.
+    in_words: usize,
+    out_words: usize,
+    /// The kernel's limb count (sizes its local memory).
+    n: usize,
+    /// Arguments after (consts, in, out, count, stride).
+    params: Vec<u32>,
+}
+
+/// The buffers of one stream.
+struct Lane {
+    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    host_in: PinnedHostSlice<u32>,
+    host_out: PinnedHostSlice<u32>,
+    dev_in: CudaSlice<u32>,
+    dev_out: CudaSlice<u32>,
+    /// The item range whose results are on their way to `host_out`.
+    pending: Option<std::ops::Range<usize>>,
+}
+
+/// Runs `items` (item-major, `job.in_words` each) through the kernel in chunks of
+/// [`CHUNK`] on two streams; returns the results item-major (`job.out_words` each).
+fn run_batch(g: &Gpu, job: &Job, items: &[u32]) -> Result<Vec<u32>, GpuError> {
+    let count = items.len() / job.in_words;
+    let mut out = Vec::with_capacity(count * job.out_words);
+    if count == 0 {
+        return Ok(out);
+    }
+    if count > u32::MAX as usize / 2 {
+        return Err(GpuError::Unsupported(format!("{count} items in one batch")));
+    }
+    let f = g.function(KERNEL_FILE, &job.kernel)?;
+    let chunk = CHUNK.min(count);
+    let lanes_n = if count > chunk { 2 } else { 1 };
+    // Device memory: the shared block, each lane's input and output, and the local
+    // memory (the window table and operands, about 28 n words a thread) the driver
+    // reserves for every thread that can be resident.
+    let resident = g.sm_count.max(1) as usize * 2048;
+    let need = 4
+        * (job.consts.len()
+            + lanes_n * chunk * (job.in_words + job.out_words)
+            + resident * 28 * job.n);
+    g.check_memory(&job.what, need)?;
+    let ctx = g.context();
+    let mut lanes = Vec::with_capacity(lanes_n);
+    for _ in 0..lanes_n {
+        let stream = g.stream()?;
+        // SAFETY: both host buffers are written in full (input) or by a device copy
+        // (output) before they are read.
+        let (host_in, host_out) = unsafe {
+            (
+                ctx.alloc_pinned::<u32>(chunk * job.in_words)?,
+                ctx.alloc_pinned_with_flags::<u32>(chunk * job.out_words, 0)?,
+            )
+        };
+        lanes.push(Lane {
+            dev_in: stream.alloc_zeros::<u32>(chunk * job.in_words)?,
+            dev_out: stream.alloc_zeros::<u32>(chunk * job.out_words)?,
+            stream,
+            host_in,
+            host_out,
+            pending: None,
+        });
+    }
+    let mut consts = lanes[0].stream.clone_htod(job.consts)?;
+    // Every lane's kernels read it: finish the copy before any of them starts.
+    lanes[0].stream.synchronize()?;
+    let stride = chunk as u32;
+    for (k, start) in (0..count).step_by(chunk).enumerate() {
+        let lane = &mut lanes[k % lanes_n];
+        collect(lane, job.out_words, chunk, &mut out)?;
+        let end = (start + chunk).min(count);
+        to_limb_major(
+            &items[start * job.in_words..end * job.in_words],
+            job.in_words,
+            chunk,
+            lane.host_in.as_mut_slice()?,
+        );
+        lane.stream.memcpy_htod(&lane.host_in, &mut lane.dev_in)?;
+        let n = (end - start) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(THREADS), 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = lane.stream.launch_builder(&f);
+        b.arg(&consts)
+            .arg(&lane.dev_in)
+            .arg(&mut lane.dev_out)
+            .arg(&n)
+            .arg(&stride);
+        for p in &job.params {
+            b.arg(p);
+        }
+        // SAFETY: the argument list matches the kernel's signature in rsa.cu (three
+        // buffers, count, stride, then `params`), and every buffer holds `stride` items
+        // of its width, of which the kernel touches the first `n`.
+        unsafe { b.launch(cfg) }?;
+        lane.stream.memcpy_dtoh(&lane.dev_out, &mut lane.host_out)?;
+        lane.pending = Some(start..end);
+    }
+    // Chunks finish in order: lane k % 2 holds chunk k.
+    let first = count.div_ceil(chunk) % lanes_n;
+    for i in 0..lanes_n {
+        collect(
+            &mut lanes[(first + i) % lanes_n],
+            job.out_words,
+            chunk,
+            &mut out,
+        )?;
+    }
+    if job.secret_consts {
+        lanes[0].stream.memset_zeros(&mut consts)?;
+        lanes[0].stream.synchronize()?;
+    }
+    Ok(out)
+}
+
+/// Appends a lane's finished chunk (if any) to `out`, waiting for all of the lane's work
+/// (so its pinned buffers are free to reuse afterwards).
+fn collect(
+    lane: &mut Lane,
+    words: usize,
+    stride: usize,
+    out: &mut Vec<u32>,
+) -> Result<(), GpuError> {
+    if let Some(r) = lane.pending.take() {
+        lane.stream.synchronize()?;
+        from_limb_major(lane.host_out.as_slice()?, words, stride, r.len(), out);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+
+    fn key(bits: u32) -> PrivateKey {
+        let k = openssl::rsa::Rsa::generate(bits).expect("keygen");
+        let pem = String::from_utf8(k.private_key_to_pem().expect("pem")).expect("utf8");
+        PrivateKey::from_pem(&pem).expect("key")
+    }
+
+    #[test]
+    fn limb_major_round_trip() {
+        let items: Vec<u32> = (0..15).collect(); // 5 items of 3 words
+        let mut lm = vec![7u32; 3 * 8];
+        to_limb_major(&items, 3, 8, &mut lm);
+        assert_eq!(&lm[..8], &[0, 3, 6, 9, 12, 0, 0, 0]);
+        let mut back = Vec::new();
+        from_limb_major(&lm, 3, 8, 5, &mut back);
+        assert_eq!(back, items);
+    }
+
+    #[test]
+    fn bytes_and_limbs() {
+        let x = BigUint::from(0x0102_0304_0506u64);
+        let l = limbs(&x, 4);
+        assert_eq!(l, vec![0x0304_0506, 0x0102, 0, 0]);
+        assert_eq!(limbs_to_be(&l, 8), vec![0, 0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(
+            r2_mod(&BigUint::from(7u8), 1),
+            BigUint::from((1u128 << 64) % 7)
+        );
+    }
+
+    #[test]
+    fn cpu_private_many_is_raw_with_its_errors() {
+        let k = key(2048);
+        let n = k.public().n().clone();
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        let mut inputs: Vec<Vec<u8>> = (0..6)
+            .map(|_| {
+                let mut b = vec![0u8; 256];
+                rng.fill(&mut b[..]);
+                b[0] &= 0x7f;
+                b
+            })
+            .collect();
+        inputs.push(n.to_bytes_be()); // = n: out of range
+        inputs.push(vec![1; 257]); // too long
+        inputs.push(vec![]); // 0
+        inputs.push((&n - 1u8).to_bytes_be());
+        let refs: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
+        let got = private_many(Backend::Cpu, &k, &refs).unwrap();
+        assert_eq!(got.len(), refs.len());
+        for (m, r) in refs.iter().zip(&got) {
+            assert_eq!(r, &k.raw(m));
+        }
+        assert_eq!(got[6], Err(RsaError::OutOfRange));
+        assert_eq!(got[7], Err(RsaError::OutOfRange));
+        // A batch too small for the GPU runs on the CPU under auto.
+        assert_eq!(
+            private_many(Backend::Auto, &k, &refs[..2]).unwrap(),
+            got[..2]
+        );
+    }
+
+    #[test]
+    fn crt_params_match_the_key() {
+        let k = key(2048);
+        let c = k.crt_params();
+        assert_eq!(&(&c.p * &c.q), k.public().n());
+        assert_eq!((&c.qinv * &c.q) % &c.p, BigUint::from(1u8));
+        assert!(format!("{c:?}").contains(".."));
+    }
+
+    #[test]
+    fn cpu_modexp_and_modmul_match_num_bigint() {
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        for bits in [1000usize, 2048, 3072, 4096] {
+            let mut m = vec![0u8; bits / 8];
+            rng.fill(&mut m[..]);
+            m[0] |= 0x80;
+            *m.last_mut().unwrap() |= 1;
+            let mb = BigUint::from_bytes_be(&m);
+            let xs: Vec<Vec<u8>> = (0..5)
+                .map(|i| {
+                    let mut b = vec![0u8; bits / 8 + i];
+                    rng.fill(&mut b[..]);
+                    b
+                })
+                .collect();
+            let es: Vec<Vec<u8>> = (0..5)
+                .map(|i| (0..i * 7).map(|_| rng.gen()).collect())
+                .collect();
+            let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
+            let er: Vec<&[u8]> = es.iter().map(|v| v.as_slice()).collect();
+            let p = modexp_many(Backend::Cpu, &m, &xr, &er).unwrap();
+            let q = modmul_many(Backend::Cpu, &m, &xr, &er).unwrap();
+            for i in 0..5 {
+                let x = BigUint::from_bytes_be(xr[i]);
+                let e = BigUint::from_bytes_be(er[i]);
+                assert_eq!(p[i].len(), m.len());
+                assert_eq!(
+                    BigUint::from_bytes_be(&p[i]),
+                    x.modpow(&e, &mb),
+                    "{bits} {i}"
+                );
+                assert_eq!(BigUint::from_bytes_be(&q[i]), x * e % &mb, "{bits} {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_public_batches_are_typed_errors() {
+        let one: &[u8] = &[1];
+        assert!(matches!(
+            modexp_many(Backend::Cpu, &[10], &[one], &[one]),
+            Err(ModexpError::BadModulus(_))
+        ));
+        assert!(matches!(
+            modexp_many(Backend::Cpu, &[11], &[one], &[]),
+            Err(ModexpError::LengthMismatch { left: 1, right: 0 })
+        ));
+        let wide = vec![0xffu8; 513];
+        assert!(matches!(
+            modmul_many(Backend::Cpu, &wide, &[one], &[one]),
+            Err(ModexpError::BadModulus(_))
+        ));
+    }
+
+    #[test]
+    fn gpu_without_a_device_is_an_error_not_a_fallback() {
+        if crate::backend::Backend::Gpu.choose(1, 1).is_ok() {
+            eprintln!("a GPU is present: the no-GPU error path is not exercised here");
+            return;
+        }
+        let k = key(2048);
+        assert!(private_many(Backend::Gpu, &k, &[&[5u8][..]]).is_err());
+        assert!(matches!(
+            modexp_many(Backend::Gpu, &[11], &[&[2u8][..]], &[&[3u8][..]]),
+            Err(ModexpError::Gpu(_))
+        ));
+    }
+}
