@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use std::time::Instant;
 
-use wirespeed_rsa::{
-    batch_sign, batch_verify, pkcs1v15, pss, Hash, Padding, PrivateKey, PublicKey, RsaError,
-};
+use wirespeed_rsa::{batch_verify, pkcs1v15, pss, Hash, Padding, PrivateKey, PublicKey, RsaError};
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text};
@@ -55,6 +53,10 @@ pub struct BatchSignArgs {
     /// One JSON object: count, secs, per_sec
     #[arg(long)]
     pub json: bool,
+    /// Where the private operations run: auto (the GPU from 256 messages when one is
+    /// present), cpu or gpu
+    #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = crate::gpu::parse_device)]
+    pub backend: wirespeed_gpu::Backend,
 }
 
 /// Arguments of `wirespeed rsa batch-verify`.
@@ -261,10 +263,12 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
             let msgs = hex_lines(&a.input)?;
             let threads = a.threads.unwrap_or_else(crate::args::all_cores);
             let t = Instant::now();
-            let sigs =
-                crate::args::in_pool(threads, || batch_sign(&key, padding(a.pss), a.hash, &msgs))
-                    .map_err(CliError::ThreadPool)?
-                    .map_err(|e| CliError::Internal(e.to_string()))?;
+            let sigs = crate::args::in_pool(threads, || {
+                wirespeed_gpu::rsa::batch_sign(a.backend, &key, padding(a.pss), a.hash, &msgs)
+            })
+            .map_err(CliError::ThreadPool)?
+            .map_err(CliError::Gpu)?
+            .map_err(|e| CliError::Internal(e.to_string()))?;
             let secs = t.elapsed().as_secs_f64();
             let text: String = sigs.iter().map(|s| hex(s) + "\n").collect();
             crate::files::write_file(&a.out, text.as_bytes())?;

@@ -153,6 +153,31 @@ fn batch_sign_then_batch_verify_with_one_tampered_signature() {
             .verify_oneshot(&unhex(line), &(i as u32).to_be_bytes())
             .expect("verify"));
     }
+    // Each backend named gives the same (deterministic) PKCS#1 v1.5 signatures.
+    let sigs2 = temp("sigs2.hex");
+    for backend in ["cpu", "gpu"] {
+        let o = wirespeed(&[
+            "rsa",
+            "batch-sign",
+            "--key",
+            s(&key),
+            "--in",
+            s(&msgs),
+            "--out",
+            s(&sigs2),
+            "--backend",
+            backend,
+        ]);
+        if backend == "gpu" && !common::ran_on_gpu(&o, "rsa batch-sign --backend gpu") {
+            continue;
+        }
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            std::fs::read_to_string(&sigs2).expect("read"),
+            text,
+            "{backend}"
+        );
+    }
     // Tamper with signature 7.
     let mut bad = unhex(&sig_lines[7]);
     bad[100] ^= 4;

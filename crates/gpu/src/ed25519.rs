@@ -191,8 +191,32 @@ pub fn verify_many(
 ) -> Result<Vec<Result<(), VerifyError>>, GpuError> {
     match backend.choose(items.len(), MIN_GPU_BATCH)? {
         Chosen::Cpu => Ok(wirespeed_ed25519::verify_many(items, mode)),
-        Chosen::Gpu(g) => GpuVerifier::new(g)?.verify_many(items, mode),
+        Chosen::Gpu(g) => match (with_verifier(g, |v| v.verify_many(items, mode)), backend) {
+            // `auto` answers on the CPU when the GPU run fails (memory, a failed launch).
+            (Err(_), Backend::Auto) => Ok(wirespeed_ed25519::verify_many(items, mode)),
+            (r, _) => r,
+        },
     }
+}
+
+/// Runs `f` on the process's cached verifier (kernel, base table, pinned buffers and
+/// streams are set up once, not per call), or on a new one while another call holds it.
+/// A verifier that saw an error is dropped, so the next call starts clean.
+fn with_verifier<T>(
+    g: &'static Gpu,
+    f: impl FnOnce(&mut GpuVerifier) -> Result<T, GpuError>,
+) -> Result<T, GpuError> {
+    static CACHE: std::sync::Mutex<Option<GpuVerifier>> = std::sync::Mutex::new(None);
+    let cached = CACHE.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let mut v = match cached {
+        Some(v) => v,
+        None => GpuVerifier::new(g)?,
+    };
+    let r = f(&mut v);
+    if r.is_ok() {
+        *CACHE.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
+    }
+    r
 }
 
 /// Host and device buffers of one stream, for chunks of up to `sigs` signatures and
@@ -273,8 +297,10 @@ impl Slot {
 struct GpuVerifier {
     g: &'static Gpu,
     func: CudaFunction,
-    table: CudaSlice<u32>,
+    // Declared before `table`, so dropped first: each slot's drop waits for its stream,
+    // and only then is the table (read by every slot's kernels) freed.
     slots: Vec<Slot>,
+    table: CudaSlice<u32>,
     cap_sigs: usize,
     cap_bytes: usize,
 }
@@ -288,8 +314,8 @@ impl GpuVerifier {
         Ok(GpuVerifier {
             g,
             func,
-            table,
             slots: Vec::new(),
+            table,
             cap_sigs: 0,
             cap_bytes: 0,
         })

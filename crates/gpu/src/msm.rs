@@ -85,8 +85,9 @@ impl Plan {
         if !(2..=20).contains(&c) {
             return Err(GpuError::Unsupported(format!("window of {c} bits")));
         }
-        let k = k.max(1);
         let w = SCALAR_BITS / c + 1;
+        // More groups than windows would be built and stored but never read.
+        let k = k.clamp(1, w as usize);
         let g = w.div_ceil(k as u32);
         let nb = 1u32 << (c - 1);
         // Entries name a point in 31 bits; offsets and counts are 32-bit.

@@ -25,8 +25,16 @@ use crate::{Backend, Chosen, Gpu, GpuError};
 /// The smallest batch that [`Backend::Auto`] sends to the GPU.
 pub const MIN_GPU_BATCH: usize = 256;
 
-/// Items per kernel launch; consecutive chunks alternate between two streams.
+/// Fewest items per kernel launch; consecutive chunks alternate between two streams.
+/// A launch is sized to the device ([`chunk_items`]) so that it fills every SM.
 pub const CHUNK: usize = 8192;
+
+/// Items per launch on a device with `sm_count` SMs: 1024 per SM (several waves of
+/// 64-thread blocks at the occupancy these register-heavy kernels reach), at least
+/// [`CHUNK`].
+pub fn chunk_items(sm_count: i32) -> usize {
+    (sm_count.max(1) as usize * 1024).max(CHUNK)
+}
 
 /// Threads per block (one item per thread).
 const THREADS: u32 = 64;
@@ -132,6 +140,18 @@ pub(crate) fn crt_prepare(key: &PrivateKey, inputs: &[&[u8]]) -> Result<CrtBatch
     let public = key.public();
     let n = half_limbs(public.bits())
         .ok_or_else(|| GpuError::Unsupported(format!("{}-bit RSA modulus", public.bits())))?;
+    let crt = key.crt_params();
+    // The kernels hold each prime in n limbs (Montgomery radix 2^(32 n)): a key with
+    // unbalanced primes does not fit them.
+    if crt.p.bits() > 32 * n as u64 || crt.q.bits() > 32 * n as u64 {
+        return Err(GpuError::Unsupported(format!(
+            "RSA-{} key with a {}-bit and a {}-bit prime (the kernels take primes of at most {} bits)",
+            public.bits(),
+            crt.p.bits(),
+            crt.q.bits(),
+            32 * n
+        )));
+    }
     let mut items = Vec::new();
     let mut valid = 0;
     let slots = inputs
@@ -148,7 +168,7 @@ pub(crate) fn crt_prepare(key: &PrivateKey, inputs: &[&[u8]]) -> Result<CrtBatch
         .collect();
     Ok(CrtBatch {
         n,
-        key: key_block(&key.crt_params(), n),
+        key: key_block(&crt, n),
         items,
         slots,
     })
@@ -193,20 +213,28 @@ pub fn private_many(
     match backend.choose(inputs.len(), MIN_GPU_BATCH)? {
         Chosen::Cpu => Ok(inputs.par_iter().map(|m| key.raw(m)).collect()),
         Chosen::Gpu(g) => {
-            let batch = crt_prepare(key, inputs)?;
-            let count = batch.items.len() / (2 * batch.n);
-            let job = Job {
-                kernel: format!("ws_rsa_crt_{}", batch.n),
-                what: format!("{count} RSA-{} private operations", 64 * batch.n),
-                consts: &batch.key,
-                secret_consts: true,
-                in_words: 2 * batch.n,
-                out_words: 2 * batch.n,
-                n: batch.n,
-                params: Vec::new(),
+            let gpu = || -> Result<_, GpuError> {
+                let batch = crt_prepare(key, inputs)?;
+                let count = batch.items.len() / (2 * batch.n);
+                let job = Job {
+                    kernel: format!("ws_rsa_crt_{}", batch.n),
+                    what: format!("{count} RSA-{} private operations", 64 * batch.n),
+                    consts: &batch.key,
+                    secret_consts: true,
+                    in_words: 2 * batch.n,
+                    out_words: 2 * batch.n,
+                    n: batch.n,
+                    params: Vec::new(),
+                };
+                let out = run_batch(g, &job, &batch.items)?;
+                Ok(crt_finish(key, inputs, &batch, &out))
             };
-            let out = run_batch(g, &job, &batch.items)?;
-            Ok(crt_finish(key, inputs, &batch, &out))
+            match (gpu(), backend) {
+                // `auto` answers on the CPU what the GPU cannot (key sizes without a
+                // kernel, unbalanced primes, too little device memory, a failed launch).
+                (Err(_), Backend::Auto) => Ok(inputs.par_iter().map(|m| key.raw(m)).collect()),
+                (r, _) => r,
+            }
         }
     }
 }
@@ -349,8 +377,13 @@ pub fn modexp_many(
                 n,
                 params: vec![elimbs as u32, ebits as u32],
             };
-            let out = run_batch(g, &job, &items)?;
-            Ok(out.chunks(n).map(|r| limbs_to_be(r, m.len)).collect())
+            match (run_batch(g, &job, &items), backend) {
+                // `auto` answers on the CPU when the GPU run fails.
+                (Err(_), Backend::Auto) => {
+                    Ok(cpu_public(&m, bases, |ctx, i, x| ctx.pow(x, &exps[i])))
+                }
+                (r, _) => Ok(r?.chunks(n).map(|r| limbs_to_be(r, m.len)).collect()),
+            }
         }
     }
 }
@@ -393,8 +426,12 @@ pub fn modmul_many(
                 n,
                 params: Vec::new(),
             };
-            let out = run_batch(g, &job, &items)?;
-            Ok(out.chunks(n).map(|r| limbs_to_be(r, m.len)).collect())
+            match (run_batch(g, &job, &items), backend) {
+                (Err(_), Backend::Auto) => Ok(cpu_public(&m, a, |ctx, i, x| {
+                    ctx.mul(x, &(BigUint::from_bytes_be(b[i]) % &m.m))
+                })),
+                (r, _) => Ok(r?.chunks(n).map(|r| limbs_to_be(r, m.len)).collect()),
+            }
         }
     }
 }
@@ -517,7 +554,7 @@ fn run_batch(g: &Gpu, job: &Job, items: &[u32]) -> Result<Vec<u32>, GpuError> {
         return Err(GpuError::Unsupported(format!("{count} items in one batch")));
     }
     let f = g.function(KERNEL_FILE, &job.kernel)?;
-    let chunk = CHUNK.min(count);
+    let chunk = chunk_items(g.sm_count).min(count);
     let lanes_n = if count > chunk { 2 } else { 1 };
     // Device memory: the shared block, each lane's input and output, and the local
     // memory (the window table and operands, about 28 n words a thread) the driver
@@ -550,12 +587,50 @@ fn run_batch(g: &Gpu, job: &Job, items: &[u32]) -> Result<Vec<u32>, GpuError> {
         });
     }
     let mut consts = lanes[0].stream.clone_htod(job.consts)?;
-    // Every lane's kernels read it: finish the copy before any of them starts.
+    let result = run_chunks(&f, job, items, chunk, &mut lanes, &consts, &mut out);
+    // Whatever happened, every lane finishes before the shared block is wiped (when it
+    // is secret) and freed: no kernel still reads it, and no key material is left in
+    // device memory that the next allocation could hand out.
+    let mut first_err = result.err();
+    for l in &lanes {
+        if let Err(e) = l.stream.synchronize() {
+            first_err.get_or_insert(e.into());
+        }
+    }
+    if job.secret_consts {
+        let wiped = lanes[0]
+            .stream
+            .memset_zeros(&mut consts)
+            .and_then(|_| lanes[0].stream.synchronize());
+        if let Err(e) = wiped {
+            first_err.get_or_insert(e.into());
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// The chunk loop of [`run_batch`]: each chunk is packed into its lane's pinned buffer,
+/// copied, run and copied back on the lane's stream; results are collected in order.
+fn run_chunks(
+    f: &cudarc::driver::CudaFunction,
+    job: &Job,
+    items: &[u32],
+    chunk: usize,
+    lanes: &mut [Lane],
+    consts: &CudaSlice<u32>,
+    out: &mut Vec<u32>,
+) -> Result<(), GpuError> {
+    let count = items.len() / job.in_words;
+    let lanes_n = lanes.len();
+    // Every lane's kernels read the shared block: finish its copy before any starts.
     lanes[0].stream.synchronize()?;
     let stride = chunk as u32;
     for (k, start) in (0..count).step_by(chunk).enumerate() {
         let lane = &mut lanes[k % lanes_n];
-        collect(lane, job.out_words, chunk, &mut out)?;
+        collect(lane, job.out_words, chunk, out)?;
         let end = (start + chunk).min(count);
         to_limb_major(
             &items[start * job.in_words..end * job.in_words],
@@ -570,8 +645,8 @@ fn run_batch(g: &Gpu, job: &Job, items: &[u32]) -> Result<Vec<u32>, GpuError> {
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut b = lane.stream.launch_builder(&f);
-        b.arg(&consts)
+        let mut b = lane.stream.launch_builder(f);
+        b.arg(consts)
             .arg(&lane.dev_in)
             .arg(&mut lane.dev_out)
             .arg(&n)
@@ -586,21 +661,12 @@ fn run_batch(g: &Gpu, job: &Job, items: &[u32]) -> Result<Vec<u32>, GpuError> {
         lane.stream.memcpy_dtoh(&lane.dev_out, &mut lane.host_out)?;
         lane.pending = Some(start..end);
     }
-    // Chunks finish in order: lane k % 2 holds chunk k.
+    // Chunks finish in order: lane k % lanes_n holds chunk k.
     let first = count.div_ceil(chunk) % lanes_n;
     for i in 0..lanes_n {
-        collect(
-            &mut lanes[(first + i) % lanes_n],
-            job.out_words,
-            chunk,
-            &mut out,
-        )?;
+        collect(&mut lanes[(first + i) % lanes_n], job.out_words, chunk, out)?;
     }
-    if job.secret_consts {
-        lanes[0].stream.memset_zeros(&mut consts)?;
-        lanes[0].stream.synchronize()?;
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// Appends a lane's finished chunk (if any) to `out`, waiting for all of the lane's work
@@ -616,6 +682,44 @@ fn collect(
         from_limb_major(lane.host_out.as_slice()?, words, stride, r.len(), out);
     }
     Ok(())
+}
+
+/// Signs every message as [`wirespeed_rsa::batch_sign`] does (PKCS#1 v1.5, or PSS with a
+/// fresh random salt of the digest's length), with the private operations on the chosen
+/// backend: encoding on the CPU cores, then [`private_many`]. The inner error is the
+/// first signing error (as the CPU path reports it); the outer one is the GPU's.
+pub fn batch_sign(
+    backend: Backend,
+    key: &PrivateKey,
+    padding: wirespeed_rsa::Padding,
+    h: wirespeed_rsa::Hash,
+    msgs: &[Vec<u8>],
+) -> Result<Result<Vec<Vec<u8>>, RsaError>, GpuError> {
+    let chosen = backend.choose(msgs.len(), MIN_GPU_BATCH)?;
+    if let Chosen::Cpu = chosen {
+        return Ok(wirespeed_rsa::batch_sign(key, padding, h, msgs));
+    }
+    let size = key.public().size();
+    let bits = key.public().bits();
+    let encoded: Result<Vec<Vec<u8>>, RsaError> = msgs
+        .par_iter()
+        .map(|m| match padding {
+            wirespeed_rsa::Padding::Pkcs1v15 => wirespeed_rsa::pkcs1v15::encode(h, m, size),
+            wirespeed_rsa::Padding::Pss => {
+                let mut salt = vec![0u8; h.len()];
+                rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut salt);
+                wirespeed_rsa::pss::encode(h, m, &salt, bits)
+            }
+        })
+        .collect();
+    let encoded = match encoded {
+        Ok(e) => e,
+        Err(e) => return Ok(Err(e)),
+    };
+    let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
+    Ok(private_many(Backend::Gpu, key, &refs)?
+        .into_iter()
+        .collect())
 }
 
 #[cfg(test)]
@@ -761,5 +865,27 @@ mod tests {
             modexp_many(Backend::Gpu, &[11], &[&[2u8][..]], &[&[3u8][..]]),
             Err(ModexpError::Gpu(_))
         ));
+    }
+
+    #[test]
+    fn batch_sign_on_each_backend_verifies_and_matches_the_cpu() {
+        let k = key(2048);
+        let msgs: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 10 + i as usize]).collect();
+        let h = wirespeed_rsa::Hash::Sha256;
+        let cpu =
+            wirespeed_rsa::batch_sign(&k, wirespeed_rsa::Padding::Pkcs1v15, h, &msgs).unwrap();
+        for b in [Backend::Cpu, Backend::Auto, Backend::Gpu] {
+            let Ok(r) = batch_sign(b, &k, wirespeed_rsa::Padding::Pkcs1v15, h, &msgs) else {
+                assert_eq!(b, Backend::Gpu, "only an explicit gpu may fail without one");
+                continue;
+            };
+            assert_eq!(r.unwrap(), cpu, "{b}");
+            let pss = batch_sign(b, &k, wirespeed_rsa::Padding::Pss, h, &msgs)
+                .unwrap()
+                .unwrap();
+            for (m, sig) in msgs.iter().zip(&pss) {
+                wirespeed_rsa::pss::verify(k.public(), h, m, sig).unwrap();
+            }
+        }
     }
 }

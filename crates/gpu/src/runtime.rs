@@ -2,8 +2,9 @@
 //! dynamic loading), so the project builds and runs on machines without CUDA.
 //!
 //! [`gpu()`] opens device 0 once per process. Kernels are compiled by NVRTC at first use
-//! for the device's architecture and cached on disk under the SHA-256 of their inlined
-//! source, the architecture and the options ([`crate::source::cache_key`]).
+//! to a CUBIN for the device's architecture and cached on disk under the SHA-256 of
+//! their inlined source, the architecture, the options and the NVRTC version
+//! ([`crate::source::cache_key`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 
 use crate::source;
 
@@ -152,7 +153,10 @@ fn open() -> Result<Gpu, GpuError> {
     let capability = ctx.compute_capability()?;
     let mut v = 0;
     // SAFETY: the driver is loaded (checked above); v is a valid out pointer.
-    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+    let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+    if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        return Err(GpuError::Driver(format!("cuDriverGetVersion: {r:?}")));
+    }
     Ok(Gpu {
         name: ctx.name()?,
         capability,
@@ -176,54 +180,141 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(base.join("wirespeed").join("ptx"))
 }
 
-/// NVRTC options every kernel is compiled with.
+/// NVRTC options every kernel is compiled with (besides the architecture).
 pub fn compile_options() -> Vec<String> {
     vec!["-std=c++17".into(), "-default-device".into()]
 }
 
-/// Compiles one kernel file for `arch` ("sm_90") to PTX text, through the disk cache.
-/// Needs only NVRTC, not a GPU. Returns the PTX and whether it came from the cache.
-pub fn compile(kernel: &str, arch: &'static str) -> Result<(String, bool), GpuError> {
-    let src = source::inline(kernel).map_err(GpuError::Unsupported)?;
-    let opts = compile_options();
-    let key = source::cache_key(&src, arch, &opts);
-    let path = cache_dir().map(|d| d.join(format!("{key}.ptx")));
-    if let Some(p) = &path {
-        if let Ok(ptx) = std::fs::read_to_string(p) {
-            return Ok((ptx, true));
-        }
+/// The NVRTC library's version, "13.5" (None where it cannot be loaded or answer).
+pub fn nvrtc_version() -> Option<String> {
+    if !nvrtc_present() {
+        return None;
     }
+    let (mut maj, mut min) = (0, 0);
+    // SAFETY: the library is present; both are valid out pointers.
+    let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut maj, &mut min) };
+    (r == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then(|| format!("{maj}.{min}"))
+}
+
+/// A compiled kernel file: the PTX (kept for inspection and the CI check) and the
+/// CUBIN (machine code for one architecture, what the driver loads: no JIT at load
+/// time, and no dependence on the driver accepting this NVRTC's PTX version).
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// PTX text (empty when the CUBIN came from the cache).
+    pub ptx: String,
+    /// The CUBIN (an ELF image).
+    pub cubin: Vec<u8>,
+    /// True when the CUBIN came from the disk cache.
+    pub cached: bool,
+}
+
+/// The cache file of one kernel for `arch`: keyed by source, architecture, options and
+/// NVRTC version.
+fn cache_path(src: &str, arch: &str) -> Option<PathBuf> {
+    let mut opts = compile_options();
+    opts.push(format!("nvrtc {}", nvrtc_version().unwrap_or_default()));
+    let key = source::cache_key(src, arch, &opts);
+    cache_dir().map(|d| d.join(format!("{key}.cubin")))
+}
+
+/// Compiles one kernel file for `arch` ("sm_90"), through the disk cache unless `fresh`.
+/// Needs only NVRTC, not a GPU.
+pub fn compile(kernel: &str, arch: &str) -> Result<Compiled, GpuError> {
+    compile_with(kernel, arch, false)
+}
+
+fn compile_with(kernel: &str, arch: &str, fresh: bool) -> Result<Compiled, GpuError> {
+    let src = source::inline(kernel).map_err(GpuError::Unsupported)?;
     if !nvrtc_present() {
         return Err(GpuError::NoNvrtc);
     }
-    let co = CompileOptions {
-        arch: Some(arch),
-        options: opts,
-        name: Some(kernel.to_string()),
-        ..Default::default()
-    };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(&src, co).map_err(|e| match e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => GpuError::Compile {
-            kernel: kernel.to_string(),
-            log: log.to_string_lossy().into_owned(),
-        },
-        other => GpuError::Compile {
-            kernel: kernel.to_string(),
-            log: format!("{other:?}"),
-        },
-    })?;
-    let text = ptx.to_src();
+    let path = cache_path(&src, arch);
+    if let (Some(p), false) = (&path, fresh) {
+        if let Ok(cubin) = std::fs::read(p) {
+            if cubin.starts_with(b"\x7fELF") {
+                return Ok(Compiled {
+                    ptx: String::new(),
+                    cubin,
+                    cached: true,
+                });
+            }
+        }
+    }
+    let (ptx, cubin) = nvrtc_compile(kernel, &src, arch)?;
     if let Some(p) = &path {
         // A cache that cannot be written only costs a recompile next time.
         let tmp = p.with_extension(format!("tmp{}", std::process::id()));
         if p.parent()
             .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
-            && std::fs::write(&tmp, &text).is_ok()
+            && std::fs::write(&tmp, &cubin).is_ok()
         {
             let _ = std::fs::rename(&tmp, p);
         }
     }
-    Ok((text, false))
+    Ok(Compiled {
+        ptx,
+        cubin,
+        cached: false,
+    })
+}
+
+/// The text of a NUL-terminated C string buffer (up to the first NUL).
+fn c_text(v: &[std::ffi::c_char]) -> String {
+    let b: Vec<u8> = v
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+/// One NVRTC compilation to PTX and CUBIN.
+fn nvrtc_compile(kernel: &str, src: &str, arch: &str) -> Result<(String, Vec<u8>), GpuError> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::CString;
+    let fail = |log: String| GpuError::Compile {
+        kernel: kernel.to_string(),
+        log,
+    };
+    let csrc = CString::new(src).map_err(|_| fail("the source contains a NUL byte".into()))?;
+    let cname = CString::new(kernel).map_err(|_| fail("bad kernel name".into()))?;
+    let prog = result::create_program(&csrc, Some(&cname)).map_err(|e| fail(format!("{e:?}")))?;
+    struct Destroy(sys::nvrtcProgram);
+    impl Drop for Destroy {
+        fn drop(&mut self) {
+            // SAFETY: created above and destroyed only here.
+            let _ = unsafe { result::destroy_program(self.0) };
+        }
+    }
+    let prog = Destroy(prog);
+    let mut options = compile_options();
+    options.push(format!("--gpu-architecture={arch}"));
+    // SAFETY: `prog` is a live program (destroyed only by the guard).
+    if let Err(e) = unsafe { result::compile_program(prog.0, &options) } {
+        // SAFETY: as above.
+        let log = unsafe { result::get_program_log(prog.0) }
+            .map(|l| c_text(&l))
+            .unwrap_or_default();
+        return Err(fail(format!("{e:?}\n{log}")));
+    }
+    // SAFETY: a live program, compiled successfully.
+    let ptx = unsafe { result::get_ptx(prog.0) }
+        .map(|p| c_text(&p))
+        .map_err(|e| fail(format!("{e:?}")))?;
+    let mut size = 0usize;
+    // SAFETY: live, compiled program; valid out pointer.
+    let r = unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) };
+    if r != sys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+        return Err(fail(format!("no CUBIN for {arch} ({r:?})")));
+    }
+    let mut cubin = vec![0u8; size];
+    // SAFETY: the buffer holds the `size` bytes NVRTC reported.
+    let r = unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) };
+    if r != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(fail(format!("CUBIN copy failed ({r:?})")));
+    }
+    Ok((ptx, cubin))
 }
 
 impl Gpu {
@@ -249,8 +340,17 @@ impl Gpu {
             match m.get(kernel) {
                 Some(x) => x.clone(),
                 None => {
-                    let (ptx, _) = compile(kernel, self.arch)?;
-                    let module = self.ctx.load_module(Ptx::from_src(ptx))?;
+                    let c = compile(kernel, self.arch)?;
+                    let module = match self.ctx.load_module(Ptx::from_binary(c.cubin)) {
+                        Ok(m) => m,
+                        // A cached image the driver refuses (damaged, or from another
+                        // driver's toolchain): compile afresh, overwrite, retry once.
+                        Err(_) if c.cached => {
+                            let c = compile_with(kernel, self.arch, true)?;
+                            self.ctx.load_module(Ptx::from_binary(c.cubin))?
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
                     m.insert(kernel.to_string(), module.clone());
                     module
                 }
@@ -294,6 +394,27 @@ mod tests {
         assert!(check_fits("x", 900, 1000).is_ok());
         let e = check_fits("MSM of 2^26 points", 901 << 20, 1000 << 20).unwrap_err();
         assert!(e.to_string().contains("MSM of 2^26 points needs 901 MiB"));
+    }
+
+    #[test]
+    fn a_compile_error_carries_the_compilers_log() {
+        if !nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found");
+            return;
+        }
+        let e = nvrtc_compile(
+            "bad.cu",
+            "extern \"C\" __global__ void k() { no_such_function(); }",
+            "sm_90",
+        )
+        .unwrap_err();
+        match e {
+            GpuError::Compile { kernel, log } => {
+                assert_eq!(kernel, "bad.cu");
+                assert!(log.contains("no_such_function"), "{log}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Every kernel compiles to PTX for sm_90 (the H100/H200 target) with NVRTC. Needs only
+//! Every kernel compiles to PTX and a CUBIN for sm_90 (the H100/H200 target) with NVRTC. Needs only
 //! libnvrtc, not a GPU. Where NVRTC cannot be loaded the test says it was skipped, unless
 //! WIRESPEED_REQUIRE_NVRTC=1 (set by .ci/run after installing the NVRTC wheel), where
 //! that is a failure.
@@ -24,15 +24,24 @@ fn every_kernel_compiles_for_sm_90() {
     for k in source::kernels() {
         n += 1;
         match runtime::compile(k, "sm_90") {
-            Ok((ptx, cached)) => {
-                assert!(!cached, "{k}: came from a cache that should be empty");
-                assert!(ptx.contains(".target sm_90"), "{k}: PTX is not for sm_90");
-                assert!(ptx.contains(".entry"), "{k}: PTX has no kernel entry");
-                // The second compile is a cache hit with the same text.
-                let (again, cached) = runtime::compile(k, "sm_90").unwrap();
-                assert!(cached, "{k}: second compile missed the cache");
-                assert_eq!(again, ptx);
-                eprintln!("{k}: {} bytes of PTX", ptx.len());
+            Ok(c) => {
+                assert!(!c.cached, "{k}: came from a cache that should be empty");
+                assert!(c.ptx.contains(".target sm_90"), "{k}: PTX is not for sm_90");
+                assert!(c.ptx.contains(".entry"), "{k}: PTX has no kernel entry");
+                assert!(
+                    c.cubin.starts_with(b"\x7fELF"),
+                    "{k}: the CUBIN is no ELF image"
+                );
+                // The second compile is a cache hit with the same image.
+                let again = runtime::compile(k, "sm_90").unwrap();
+                assert!(again.cached, "{k}: second compile missed the cache");
+                assert_eq!(again.cubin, c.cubin);
+                let local = c.ptx.matches("ld.local").count() + c.ptx.matches("st.local").count();
+                eprintln!(
+                    "{k}: {} bytes of PTX ({local} local-memory accesses), {} bytes of CUBIN",
+                    c.ptx.len(),
+                    c.cubin.len()
+                );
             }
             Err(e) => failures.push(e.to_string()),
         }

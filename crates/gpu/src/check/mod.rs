@@ -147,12 +147,7 @@ fn device_info(g: &Gpu) -> Result<DeviceInfo, GpuError> {
         .filter(|o| o.status.success())
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.lines().next().map(|l| l.trim().to_string()));
-    let (mut maj, mut min) = (0, 0);
-    // SAFETY: NVRTC is loaded (gpu() succeeded only with the driver; the version call
-    // is guarded by the presence check); both are valid out pointers.
-    let nvrtc_version = crate::nvrtc_present()
-        .then(|| unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut maj, &mut min) })
-        .map(|_| format!("{maj}.{min}"));
+    let nvrtc_version = crate::runtime::nvrtc_version();
     let v = g.driver_cuda_version;
     Ok(DeviceInfo {
         name: g.name.clone(),
