@@ -180,9 +180,14 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(base.join("wirespeed").join("ptx"))
 }
 
-/// NVRTC options every kernel is compiled with (besides the architecture).
+/// NVRTC options every kernel is compiled with (besides the architecture); ptxas's
+/// resource report goes to the log.
 pub fn compile_options() -> Vec<String> {
-    vec!["-std=c++17".into(), "-default-device".into()]
+    vec![
+        "-std=c++17".into(),
+        "-default-device".into(),
+        "--ptxas-options=-v".into(),
+    ]
 }
 
 /// The NVRTC library's version, "13.5" (None where it cannot be loaded or answer).
@@ -207,6 +212,9 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
     /// True when the CUBIN came from the disk cache.
     pub cached: bool,
+    /// The compiler's log: ptxas's resource report per kernel (registers, spills,
+    /// local memory); empty when cached.
+    pub log: String,
 }
 
 /// The cache file of one kernel for `arch`: keyed by source, architecture, options and
@@ -237,11 +245,12 @@ fn compile_with(kernel: &str, arch: &str, fresh: bool) -> Result<Compiled, GpuEr
                     ptx: String::new(),
                     cubin,
                     cached: true,
+                    log: String::new(),
                 });
             }
         }
     }
-    let (ptx, cubin) = nvrtc_compile(kernel, &src, arch)?;
+    let (ptx, cubin, log) = nvrtc_compile(kernel, &src, arch)?;
     if let Some(p) = &path {
         // A cache that cannot be written only costs a recompile next time.
         let tmp = p.with_extension(format!("tmp{}", std::process::id()));
@@ -256,6 +265,7 @@ fn compile_with(kernel: &str, arch: &str, fresh: bool) -> Result<Compiled, GpuEr
         ptx,
         cubin,
         cached: false,
+        log,
     })
 }
 
@@ -270,7 +280,11 @@ fn c_text(v: &[std::ffi::c_char]) -> String {
 }
 
 /// One NVRTC compilation to PTX and CUBIN.
-fn nvrtc_compile(kernel: &str, src: &str, arch: &str) -> Result<(String, Vec<u8>), GpuError> {
+fn nvrtc_compile(
+    kernel: &str,
+    src: &str,
+    arch: &str,
+) -> Result<(String, Vec<u8>, String), GpuError> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::CString;
     let fail = |log: String| GpuError::Compile {
@@ -314,7 +328,11 @@ fn nvrtc_compile(kernel: &str, src: &str, arch: &str) -> Result<(String, Vec<u8>
     if r != sys::nvrtcResult::NVRTC_SUCCESS {
         return Err(fail(format!("CUBIN copy failed ({r:?})")));
     }
-    Ok((ptx, cubin))
+    // SAFETY: a live program, compiled successfully.
+    let log = unsafe { result::get_program_log(prog.0) }
+        .map(|l| c_text(&l))
+        .unwrap_or_default();
+    Ok((ptx, cubin, log))
 }
 
 impl Gpu {

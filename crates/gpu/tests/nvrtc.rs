@@ -42,6 +42,16 @@ fn every_kernel_compiles_for_sm_90() {
                     c.ptx.len(),
                     c.cubin.len()
                 );
+                // ptxas's report for each entry point: its name, registers and stack,
+                // and spills where there are any.
+                for line in c.log.lines().filter(|l| {
+                    l.contains("Compiling entry")
+                        || l.contains("Function properties for ws_")
+                        || l.contains("registers")
+                        || (l.contains("spill") && !l.contains(" 0 bytes spill stores"))
+                }) {
+                    eprintln!("    {}", line.trim());
+                }
             }
             Err(e) => failures.push(e.to_string()),
         }
