@@ -655,6 +655,14 @@ fn worker<F: FnMut(Verdict)>(
         while open && batch.len() < max_batch {
             let next = match batch.first() {
                 None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                // Past the deadline (the previous batch took longer than it): close the
+                // batch with what is already queued, up to the cap, so that a backlog is
+                // not verified one signature at a time.
+                Some(first) if Instant::now() >= first.at + deadline => match rx.try_recv() {
+                    Ok(p) => Ok(p),
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                },
                 Some(first) => {
                     let due = first.at + deadline;
                     match due.checked_duration_since(Instant::now()) {
@@ -913,5 +921,50 @@ mod tests {
         // The burst was batched: the full batches precede the remainder.
         assert!(got[..256].iter().all(|v| v.batch_len == 64));
         assert_eq!(got[299].batch_len, 300 - 256);
+    }
+
+    #[test]
+    fn stream_drains_a_backlog_in_full_batches() {
+        // The first verdict's callback holds the worker until the rest are queued: by
+        // then the oldest has long passed its deadline, and the backlog must still go
+        // out in full batches, not one signature at a time.
+        let data = sample(300, 7);
+        let cfg = StreamConfig {
+            mode: Mode::Strict,
+            backend: Backend::Cpu,
+            max_batch: 64,
+            deadline: Duration::from_millis(1),
+        };
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let (held_tx, held_rx) = mpsc::channel::<()>();
+        let got = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = got.clone();
+        let s = Stream::with_callback(cfg, move |v| {
+            if v.id == 0 {
+                let _ = held_tx.send(());
+                let _ = go_rx.recv_timeout(Duration::from_secs(20));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            sink.lock().unwrap().push(v);
+        })
+        .unwrap();
+        let (m, sg, p) = &data[0];
+        s.submit(0, m, sg, p).unwrap();
+        held_rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        for (i, (m, sg, p)) in data.iter().enumerate().skip(1) {
+            s.submit(i as u64, m, sg, p).unwrap();
+        }
+        go_tx.send(()).unwrap();
+        s.close();
+        let got = got.lock().unwrap();
+        assert_eq!(got.len(), data.len());
+        assert_eq!(got[0].batch_len, 1);
+        for (i, v) in got.iter().enumerate() {
+            assert_eq!(v.id, i as u64);
+        }
+        // 299 queued: four full batches, then the rest.
+        let lens: Vec<usize> = got[1..].iter().map(|v| v.batch_len).collect();
+        assert!(lens[..256].iter().all(|&l| l == 64), "{lens:?}");
+        assert!(lens[256..].iter().all(|&l| l == 299 - 256), "{lens:?}");
     }
 }

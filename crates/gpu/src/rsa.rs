@@ -723,12 +723,13 @@ pub fn batch_sign(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha20Rng;
 
-    fn key(bits: u32) -> PrivateKey {
+    /// A fresh key of `bits` bits (OpenSSL's generator, for tests).
+    pub(crate) fn key(bits: u32) -> PrivateKey {
         let k = openssl::rsa::Rsa::generate(bits).expect("keygen");
         let pem = String::from_utf8(k.private_key_to_pem().expect("pem")).expect("utf8");
         PrivateKey::from_pem(&pem).expect("key")

@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod edge;
 pub mod format;
 pub mod gen;
 

@@ -16,22 +16,17 @@
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar as DScalar;
 use curve25519_dalek::traits::IsIdentity;
-use sha2::{Digest, Sha512};
 use wirespeed_ed25519::{Backend, Mode};
+// Not every test file uses every builder.
+#[allow(unused_imports)]
+pub use wirespeed_sigdata::edge::{
+    add_le, all_encodings, base_encoding, challenge, mul_base, noncanonical_ordinary_encodings,
+    order8_point, random_scalar, sign_raw, small_order_encodings, torsion, Encoding, L_BYTES,
+    ORDER8_Y, P_BYTES,
+};
 
-/// p = 2^255 - 19, little-endian.
-pub const P_BYTES: [u8; 32] = [
-    0xed, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
-];
-
-/// L = 2^252 + 27742317777372353535851937790883648493, little-endian.
-pub const L_BYTES: [u8; 32] = [
-    0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10,
-];
-
-/// y of a point of order 8 (the third entry of libsodium's blocklist; a public constant).
+/// y of a point of order 8, as it stands in libsodium's blocklist (the same point as
+/// `ORDER8_Y`).
 pub const ORDER8_Y_HEX: &str = "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05";
 
 /// Decodes hex of any length (test constants only).
@@ -77,15 +72,6 @@ pub fn zebra(msg: &[u8], sig: &[u8], pk: &[u8]) -> bool {
 // ---------------------------------------------------------------------------------------
 // Reference models
 // ---------------------------------------------------------------------------------------
-
-/// k = SHA-512(R || A || M) mod L over the bytes exactly as given.
-pub fn challenge(r: &[u8], a: &[u8], msg: &[u8]) -> DScalar {
-    let mut h = Sha512::new();
-    h.update(r);
-    h.update(a);
-    h.update(msg);
-    DScalar::from_bytes_mod_order_wide(&h.finalize().into())
-}
 
 /// True iff bits 0..254 of `b`, as an integer, are >= p (compared from the top byte down).
 pub fn y_ge_p(b: &[u8; 32]) -> bool {
@@ -301,144 +287,6 @@ pub fn check_all(label: &str, msg: &[u8], sig: &[u8], pk: &[u8]) -> [bool; 4] {
 // ---------------------------------------------------------------------------------------
 // Small-order points and signers
 // ---------------------------------------------------------------------------------------
-
-/// A generator of the 8-torsion subgroup.
-pub fn order8_point() -> EdwardsPoint {
-    let t = CompressedEdwardsY(unhex32(ORDER8_Y_HEX))
-        .decompress()
-        .expect("order-8 y decodes");
-    assert!(t.mul_by_cofactor().is_identity());
-    assert!(!(t + t + t + t).is_identity());
-    t
-}
-
-/// The 8 small-order points, [i]T8 for i = 0..8.
-pub fn torsion() -> [EdwardsPoint; 8] {
-    let t = order8_point();
-    let mut out = [EdwardsPoint::default(); 8];
-    for i in 1..8 {
-        out[i] = out[i - 1] + t;
-    }
-    out
-}
-
-/// p + v for a small v, little-endian, if it fits in 255 bits.
-fn y_plus_p(y: &[u8; 32]) -> Option<[u8; 32]> {
-    let mut out = [0u8; 32];
-    let mut carry = 0u16;
-    for i in 0..32 {
-        let v = y[i] as u16 + P_BYTES[i] as u16 + carry;
-        out[i] = v as u8;
-        carry = v >> 8;
-    }
-    (carry == 0 && out[31] & 0x80 == 0).then_some(out)
-}
-
-/// An encoding of a point: the bytes, and whether they are the canonical encoding.
-#[derive(Clone, Copy, Debug)]
-pub struct Encoding {
-    pub bytes: [u8; 32],
-    pub canonical: bool,
-}
-
-/// Every 32-byte string that decodes (under curve25519-dalek's decoder) to `p`: the
-/// canonical one, y + p where that fits in 255 bits, and either sign bit where x = 0.
-pub fn all_encodings(p: &EdwardsPoint) -> Vec<Encoding> {
-    let canon = p.compress().to_bytes();
-    let mut y = canon;
-    y[31] &= 0x7f;
-    let mut ys = vec![y];
-    ys.extend(y_plus_p(&y));
-    let mut out = Vec::new();
-    for y in ys {
-        for sign in [0u8, 0x80] {
-            let mut b = y;
-            b[31] |= sign;
-            if CompressedEdwardsY(b).decompress() == Some(*p) {
-                out.push(Encoding {
-                    bytes: b,
-                    canonical: b == canon,
-                });
-            }
-        }
-    }
-    out
-}
-
-/// Every encoding of every small-order point (14: 8 canonical, 6 not).
-pub fn small_order_encodings() -> Vec<Encoding> {
-    let all: Vec<Encoding> = torsion().iter().flat_map(all_encodings).collect();
-    assert_eq!(all.len(), 14);
-    assert_eq!(all.iter().filter(|e| e.canonical).count(), 8);
-    all
-}
-
-/// Non-canonical encodings y + p (both sign bits) of points that are not of small order:
-/// y in 2..=18 where a point with that y exists.
-pub fn noncanonical_ordinary_encodings() -> Vec<[u8; 32]> {
-    let mut out = Vec::new();
-    for y in 2u8..=18 {
-        let mut small = [0u8; 32];
-        small[0] = y;
-        let big = y_plus_p(&small).expect("p + 18 < 2^255");
-        for sign in [0u8, 0x80] {
-            let mut b = big;
-            b[31] |= sign;
-            if let Some(p) = CompressedEdwardsY(b).decompress() {
-                assert!(!p.is_small_order());
-                out.push(b);
-            }
-        }
-    }
-    out
-}
-
-/// [x]B.
-pub fn mul_base(x: &DScalar) -> EdwardsPoint {
-    EdwardsPoint::mul_base(x)
-}
-
-/// A scalar from 64 random bytes.
-pub fn random_scalar<R: rand::RngCore>(rng: &mut R) -> DScalar {
-    let mut w = [0u8; 64];
-    rng.fill_bytes(&mut w);
-    DScalar::from_bytes_mod_order_wide(&w)
-}
-
-/// Signs with the raw equation: R is published as `r_bytes`, the key as `pk_bytes`, and
-/// S = nonce + k * secret with k over exactly those bytes. Whether it verifies depends
-/// on how the published points relate to `nonce` and `secret`.
-pub fn sign_raw(
-    r_bytes: &[u8; 32],
-    pk_bytes: &[u8; 32],
-    nonce: &DScalar,
-    secret: &DScalar,
-    msg: &[u8],
-) -> [u8; 64] {
-    let k = challenge(r_bytes, pk_bytes, msg);
-    let s = nonce + k * secret;
-    let mut sig = [0u8; 64];
-    sig[..32].copy_from_slice(r_bytes);
-    sig[32..].copy_from_slice(s.as_bytes());
-    sig
-}
-
-/// 32-byte little-endian addition modulo 2^256 (S + L and the like).
-pub fn add_le(a: &[u8; 32], b: &[u8; 32]) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    let mut carry = 0u16;
-    for i in 0..32 {
-        let v = a[i] as u16 + b[i] as u16 + carry;
-        out[i] = v as u8;
-        carry = v >> 8;
-    }
-    out
-}
-
-/// The encoding of [x]B.
-pub fn base_encoding(x: &DScalar) -> [u8; 32] {
-    EdwardsPoint::mul_base(x).compress().to_bytes()
-}
 
 /// Every `verify_many` backend to compare with `verify`: `Auto` and every concrete one
 /// (a backend this CPU lacks falls back to serial, which must give the same verdicts).

@@ -115,6 +115,32 @@ impl Default for Options {
     }
 }
 
+/// GPU answers against the CPU's, position by position: the number that differ (a length
+/// mismatch counts as the difference in length, at least 1) and a description of the
+/// first (`first(i, gpu, cpu)`), as a [`Check`] records them.
+pub fn tally<T: PartialEq>(
+    got: &[T],
+    want: &[T],
+    what: &str,
+    first: impl Fn(usize, &T, &T) -> String,
+) -> (usize, Option<String>) {
+    if got.len() != want.len() {
+        return (
+            want.len().abs_diff(got.len()).max(1),
+            Some(format!("{} {what} for {} inputs", got.len(), want.len())),
+        );
+    }
+    let mut bad = 0;
+    let mut detail = None;
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        if g != w {
+            bad += 1;
+            detail.get_or_insert_with(|| first(i, g, w));
+        }
+    }
+    (bad, detail)
+}
+
 /// The median of a list of figures (the mean of the middle two for an even count).
 pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
