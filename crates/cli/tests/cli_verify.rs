@@ -526,3 +526,16 @@ fn demo_quick_checks_every_mode() {
     // The key-value section ran its server and checked every reply.
     assert_eq!(out.matches("every reply as expected").count(), 2, "{out}");
 }
+
+#[test]
+fn demo_gpu_section_runs_or_says_why_not() {
+    let o = wirespeed(&["demo", "--quick", "--only", "gpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("== GPU backend (CUDA) (gpu) =="), "{text}");
+    // Either the reason there is no GPU, or every GPU answer checked against the CPU.
+    assert!(
+        text.contains("no usable GPU: ") || text.matches("ok (").count() == 5,
+        "{text}"
+    );
+}

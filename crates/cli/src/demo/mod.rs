@@ -6,6 +6,7 @@
 //! its results do not match what it expected.
 
 mod ed25519;
+mod gpu;
 mod kvs;
 mod msm;
 mod pipeline;
@@ -45,12 +46,13 @@ pub const SECTIONS: &[Section] = &[
     rsa::SECTION,
     kvs::SECTION,
     pipeline::SECTION,
+    gpu::SECTION,
 ];
 
 /// Arguments of `wirespeed demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Run only this section (repeatable); sections: ed25519, vdf, msm, rsa, kvs, pipeline
+    /// Run only this section (repeatable); sections: ed25519, vdf, msm, rsa, kvs, pipeline, gpu
     #[arg(long, value_name = "SECTION")]
     pub only: Vec<String>,
 
