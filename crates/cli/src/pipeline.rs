@@ -273,6 +273,7 @@ fn run_pipeline(args: &RunArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Invalid(format!("cannot handle signal {sig}: {e}")))?;
     }
     let summary = pipeline::run(&config, input, &stop).map_err(|e| match e {
+        PipelineError::Gpu(e) => CliError::Gpu(e),
         PipelineError::Input(message) => CliError::MalformedInput {
             path: match &source {
                 SourceSpec::File(p) | SourceSpec::Pcap(p) => p.clone(),

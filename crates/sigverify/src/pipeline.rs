@@ -97,6 +97,9 @@ pub struct Config {
     pub batch: usize,
     /// Longest wait of a packet for its batch.
     pub budget: Duration,
+    /// Where the verify tiles verify: the CPU lanes on their own thread (`cpu`, the
+    /// default), the GPU (`gpu`), or the GPU for batches large enough (`auto`).
+    pub backend: wirespeed_gpu::Backend,
     /// Dedup horizon (transaction ids remembered).
     pub dedup_horizon: usize,
     /// Deliver in arrival order.
@@ -200,9 +203,24 @@ impl Config {
         if sinks > MAX_DEST {
             return Err(format!("at most {MAX_DEST} sinks"));
         }
+        let backend = match t.tile("verify").and_then(|d| d.params.get("backend")) {
+            None => wirespeed_gpu::Backend::Cpu,
+            Some(v) => v
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .ok_or("tile 'verify': backend must be \"cpu\", \"gpu\" or \"auto\"")?,
+        };
+        // GPU batches may be larger: a launch pays off only for thousands of signatures.
+        let max_batch = if backend == wirespeed_gpu::Backend::Cpu {
+            1024
+        } else {
+            1 << 16
+        };
         let batch: usize = param(&t, "verify", "batch", 64)?;
-        if !(1..=1024).contains(&batch) || links[1].0 < batch || links[2].0 < batch {
-            return Err("verify batch must be 1 to 1024 and at most the depth of its links".into());
+        if !(1..=max_batch).contains(&batch) || links[1].0 < batch || links[2].0 < batch {
+            return Err(format!(
+                "verify batch must be 1 to {max_batch} and at most the depth of its links"
+            ));
         }
         let ordered = match t.tile("reorder").and_then(|d| d.params.get("ordered")) {
             None => true,
@@ -225,6 +243,7 @@ impl Config {
             mode: Mode::Strict,
             batch,
             budget: Duration::from_micros(param(&t, "verify", "budget_us", 0)?),
+            backend,
             dedup_horizon: param(&t, "dedup", "horizon", 1 << 20)?,
             ordered,
             links,
@@ -327,6 +346,8 @@ pub enum PipelineError {
     Tile(RunError),
     /// The input was malformed part way.
     Input(String),
+    /// The verify tiles were configured for the GPU and there is none.
+    Gpu(wirespeed_gpu::GpuError),
 }
 
 impl std::fmt::Display for PipelineError {
@@ -336,6 +357,7 @@ impl std::fmt::Display for PipelineError {
             PipelineError::Metrics(e) => write!(f, "metrics file: {e}"),
             PipelineError::Tile(e) => write!(f, "{e}"),
             PipelineError::Input(e) => write!(f, "input: {e}"),
+            PipelineError::Gpu(e) => write!(f, "verify backend gpu: {e}"),
         }
     }
 }
@@ -378,6 +400,12 @@ impl Summary {
 
 /// Runs the pipeline over `input` until it ends or `stop` is raised.
 pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, PipelineError> {
+    if config.backend == wirespeed_gpu::Backend::Gpu {
+        // Before any thread starts: `gpu` without one is an error, not a slow CPU run.
+        wirespeed_gpu::Backend::Gpu
+            .choose(1, 1)
+            .map_err(PipelineError::Gpu)?;
+    }
     let ring = PipelineError::Ring;
     let mtu = crate::tiles::MAX_PACKET;
     let n_verify = config.verify_tiles.max(1);
@@ -454,7 +482,7 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
     let claim = Claim::new();
     for (i, (c, p)) in c_parse.into_iter().zip(to_reorder).enumerate() {
         tiles.push(spec(
-            Box::new(Verify::new(i, config.batch, config.budget, config.mode)),
+            Box::new(Verify::new(i, config.batch, config.budget, config.mode).on(config.backend)),
             vec![if dynamic {
                 LinkInput::claimed(c, claim.clone())
             } else {
@@ -586,6 +614,26 @@ mod tests {
             2,
         );
         assert_eq!((h[2].core, h[3].core), (Some(1), Some(0)));
+    }
+
+    #[test]
+    fn verify_backend_comes_from_the_topology() {
+        let with = |params: &str| {
+            Config::from_topology(
+                &DEFAULT_TOPOLOGY.replace("params = { batch = 64, budget_us = 0 }", params),
+            )
+        };
+        assert_eq!(Config::default().backend, wirespeed_gpu::Backend::Cpu);
+        let c = with("params = { batch = 4096, backend = \"gpu\" }").unwrap();
+        assert_eq!((c.backend, c.batch), (wirespeed_gpu::Backend::Gpu, 4096));
+        assert_eq!(
+            with("params = { backend = \"auto\" }").unwrap().backend,
+            wirespeed_gpu::Backend::Auto
+        );
+        // CPU batches stay at most 1024; names are checked.
+        assert!(with("params = { batch = 4096 }").is_err());
+        let e = with("params = { backend = \"cuda\" }").unwrap_err();
+        assert!(e.contains("backend"), "{e}");
     }
 
     #[test]

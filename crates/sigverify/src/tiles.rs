@@ -318,6 +318,8 @@ pub struct Verify {
     pub budget: Duration,
     /// Rule mode.
     pub mode: Mode,
+    /// Where batches are verified (the CPU lanes unless the topology says otherwise).
+    pub backend: wirespeed_gpu::Backend,
     arena: Vec<u8>,
     held: Vec<(usize, usize, u64, u32, u16)>,
     first: Option<Instant>,
@@ -327,17 +329,26 @@ pub struct Verify {
 impl Verify {
     /// Verify tile `index`.
     pub fn new(index: usize, batch: usize, budget: Duration, mode: Mode) -> Verify {
-        let batch = batch.clamp(1, 1024);
+        let batch = batch.clamp(1, 1 << 16);
         Verify {
             index,
             batch,
             budget,
             mode,
+            backend: wirespeed_gpu::Backend::Cpu,
             arena: Vec::with_capacity(batch * 1232),
             held: Vec::with_capacity(batch),
             first: None,
             verdicts: Vec::new(),
         }
+    }
+
+    /// Verifies on `backend` instead of the CPU lanes. A batch the GPU fails on is
+    /// verified on the CPU (counted as `gpu_fallbacks`), so every ticket still leaves
+    /// with a verdict.
+    pub fn on(mut self, backend: wirespeed_gpu::Backend) -> Verify {
+        self.backend = backend;
+        self
     }
 
     fn flush(&mut self, ctx: &mut Ctx) {
@@ -371,7 +382,16 @@ impl Verify {
         }
         self.verdicts.clear();
         self.verdicts.resize(items.len(), Ok(()));
-        verify_many_here(&items, self.mode, &mut self.verdicts);
+        match self.backend {
+            wirespeed_gpu::Backend::Cpu => verify_many_here(&items, self.mode, &mut self.verdicts),
+            b => match wirespeed_gpu::ed25519::verify_many(b, &items, self.mode) {
+                Ok(v) => self.verdicts = v,
+                Err(_) => {
+                    ctx.metrics().add_custom(1, 1);
+                    verify_many_here(&items, self.mode, &mut self.verdicts);
+                }
+            },
+        }
         for (v, &p) in self.verdicts.iter().zip(&owner) {
             bad[p] |= v.is_err();
         }
@@ -403,6 +423,9 @@ impl Tile for Verify {
 
     fn on_start(&mut self, ctx: &mut Ctx) {
         ctx.metrics().name_custom(0, "batches");
+        if self.backend != wirespeed_gpu::Backend::Cpu {
+            ctx.metrics().name_custom(1, "gpu_fallbacks");
+        }
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {

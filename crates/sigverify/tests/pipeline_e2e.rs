@@ -5,6 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use wirespeed_disco::Policy;
+use wirespeed_gpu::Backend;
 use wirespeed_sigverify::gen::{generate, Expect};
 use wirespeed_sigverify::pcap::{write_pcap, UdpReader};
 use wirespeed_sigverify::pipeline::{run, Config};
@@ -35,36 +36,47 @@ fn known_traffic_yields_exactly_the_valid_ids_in_order() {
             packets.push((false, vec![0xff; 40]));
         }
     }
-    let c = config("mem");
-    let s = run(
-        &c,
-        Input::Memory(packets.into_iter()),
-        &AtomicBool::new(false),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.ids.len(), 1);
-    let got = &s.ids[0];
-    let first_diff = got.iter().zip(&want).position(|(a, b)| a != b);
-    assert!(
-        got.len() == want.len() && first_diff.is_none(),
-        "every valid id once, in arrival order: got {} want {}, first difference at {first_diff:?}",
-        got.len(),
-        want.len()
-    );
-    let bad = traffic
-        .iter()
-        .filter(|g| g.expect == Expect::BadSignature)
-        .count() as u64;
-    let dup = traffic
-        .iter()
-        .filter(|g| g.expect == Expect::Duplicate)
-        .count() as u64;
-    assert_eq!(s.bad_signature, bad);
-    assert_eq!(s.duplicates, dup);
-    assert_eq!(s.malformed.iter().map(|(_, n)| n).sum::<u64>(), 12);
-    assert_eq!(s.ingested, 3_012);
-    assert_eq!(s.latency.len(), want.len() as u64);
-    let _ = std::fs::remove_file(&c.metrics_path);
+    // The verify tiles on the CPU lanes, through the GPU crate's dispatch (`auto`: the
+    // CPU at these batch sizes), and on the GPU where there is one.
+    let mut backends = vec![Backend::Cpu, Backend::Auto];
+    if Backend::Gpu.choose(1, 1).is_ok() {
+        backends.push(Backend::Gpu);
+    }
+    for backend in backends {
+        let c = Config {
+            backend,
+            ..config(&format!("mem-{backend}"))
+        };
+        let s = run(
+            &c,
+            Input::Memory(packets.clone().into_iter()),
+            &AtomicBool::new(false),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.ids.len(), 1);
+        let got = &s.ids[0];
+        let first_diff = got.iter().zip(&want).position(|(a, b)| a != b);
+        assert!(
+            got.len() == want.len() && first_diff.is_none(),
+            "every valid id once, in arrival order: got {} want {}, first difference at {first_diff:?}",
+            got.len(),
+            want.len()
+        );
+        let bad = traffic
+            .iter()
+            .filter(|g| g.expect == Expect::BadSignature)
+            .count() as u64;
+        let dup = traffic
+            .iter()
+            .filter(|g| g.expect == Expect::Duplicate)
+            .count() as u64;
+        assert_eq!(s.bad_signature, bad);
+        assert_eq!(s.duplicates, dup);
+        assert_eq!(s.malformed.iter().map(|(_, n)| n).sum::<u64>(), 12);
+        assert_eq!(s.ingested, 3_012);
+        assert_eq!(s.latency.len(), want.len() as u64);
+        let _ = std::fs::remove_file(&c.metrics_path);
+    }
 }
 
 #[test]
