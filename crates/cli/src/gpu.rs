@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use wirespeed_gpu::check::{self, Options};
+use wirespeed_gpu::check::{self, Options, Report};
 
 use crate::error::CliError;
 
@@ -98,29 +98,75 @@ pub struct GpuBenchArgs {
     /// Seed of the random inputs
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
+
+    /// Run only this section after the smoke kernel (repeatable): ed25519, msm, rsa, eccvm
+    #[arg(long, value_name = "SECTION", value_parser = clap::builder::PossibleValuesParser::new(check::SECTIONS))]
+    pub only: Vec<String>,
 }
 
-/// Runs `wirespeed bench gpu`.
+/// Runs `wirespeed bench gpu`. Each check and figure is printed to stderr as soon as its
+/// section ends, and with `--out` the JSON file is rewritten then too, so a run stopped
+/// part way keeps what it measured.
 pub fn bench(args: &GpuBenchArgs) -> Result<(), CliError> {
     let opts = Options {
         quick: args.quick,
         runs: args.runs as usize,
         seed: args.seed,
+        only: args.only.clone(),
     };
-    let report = check::run(&opts).map_err(CliError::Gpu)?;
-    let json = serde_json::to_string_pretty(&report)
-        .map_err(|e| CliError::Internal(format!("report serialization: {e}")))?;
-    match &args.out {
-        Some(path) => std::fs::write(path, json + "\n").map_err(|source| CliError::Output {
-            path: path.clone(),
-            source,
-        })?,
-        None => writeln!(std::io::stdout().lock(), "{json}").map_err(CliError::Stdout)?,
+    let (mut shown_checks, mut shown_benches) = (0, 0);
+    let mut save_error = None;
+    let mut progress = |r: &Report| {
+        if shown_checks == 0 && shown_benches == 0 {
+            print_device(&r.device);
+        }
+        for c in &r.checks[shown_checks..] {
+            print_check(c);
+        }
+        for b in &r.benches[shown_benches..] {
+            print_bench(b);
+        }
+        (shown_checks, shown_benches) = (r.checks.len(), r.benches.len());
+        if let Some(path) = &args.out {
+            if let Err(e) = save(path, r) {
+                save_error.get_or_insert(e);
+            }
+        }
+    };
+    let report = check::run(&opts, &mut progress).map_err(CliError::Gpu)?;
+    if let Some(e) = save_error {
+        return Err(e);
     }
-    let mut err = std::io::stderr().lock();
-    let d = &report.device;
+    if args.out.is_none() {
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::Internal(format!("report serialization: {e}")))?;
+        writeln!(std::io::stdout().lock(), "{json}").map_err(CliError::Stdout)?;
+    }
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(CliError::Check(
+            "a GPU check failed (see the report)".into(),
+        ))
+    }
+}
+
+/// Writes the report through a temporary file and a rename (never a torn file).
+fn save(path: &std::path::Path, r: &Report) -> Result<(), CliError> {
+    let out = |source| CliError::Output {
+        path: path.to_path_buf(),
+        source,
+    };
+    let json = serde_json::to_string_pretty(r)
+        .map_err(|e| CliError::Internal(format!("report serialization: {e}")))?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, json + "\n").map_err(out)?;
+    std::fs::rename(&tmp, path).map_err(out)
+}
+
+fn print_device(d: &check::DeviceInfo) {
     let _ = writeln!(
-        err,
+        std::io::stderr().lock(),
         "{} (sm {}, {} SMs), driver {} (CUDA {}), NVRTC {}",
         d.name,
         d.capability,
@@ -129,33 +175,59 @@ pub fn bench(args: &GpuBenchArgs) -> Result<(), CliError> {
         d.driver_cuda_version,
         d.nvrtc_version.as_deref().unwrap_or("?")
     );
-    for c in &report.checks {
-        let verdict = if c.passed() { "ok  " } else { "FAIL" };
-        let _ = writeln!(
-            err,
-            "{verdict} {:<48} {:>9} cases {:>6} mismatches {}",
-            c.name,
-            c.cases,
-            c.mismatches,
-            c.detail.as_deref().unwrap_or("")
-        );
-    }
-    for b in &report.benches {
-        let cpu = b
-            .cpu_median
-            .map(|c| format!("  cpu {c:.4} ({:.1}x)", b.median / c))
-            .unwrap_or_default();
-        let _ = writeln!(
-            err,
-            "{:<48} n={:<9} {:.4} {}{cpu}",
-            b.name, b.size, b.median, b.unit
-        );
-    }
-    if report.passed() {
-        Ok(())
+}
+
+fn print_check(c: &check::Check) {
+    let verdict = if c.passed() { "ok  " } else { "FAIL" };
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{verdict} {:<48} {:>9} cases {:>6} mismatches {}",
+        c.name,
+        c.cases,
+        c.mismatches,
+        c.detail.as_deref().unwrap_or("")
+    );
+}
+
+/// How many times faster the GPU is than the CPU for a figure in `unit` (a rate: GPU
+/// over CPU; a time: CPU over GPU), or None for units that are neither.
+pub fn speedup(unit: &str, gpu: f64, cpu: f64) -> Option<f64> {
+    if unit.ends_with("/s") {
+        Some(gpu / cpu)
+    } else if matches!(unit, "ms" | "us" | "s") {
+        Some(cpu / gpu)
     } else {
-        Err(CliError::Check(
-            "a GPU check failed (see the report)".into(),
-        ))
+        None
+    }
+}
+
+fn print_bench(b: &check::Bench) {
+    let cpu = match (
+        b.cpu_median,
+        speedup(&b.unit, b.median, b.cpu_median.unwrap_or(0.0)),
+    ) {
+        (Some(c), Some(x)) => format!("  cpu {c:.4} (GPU {x:.1}x as fast)"),
+        (Some(c), None) => format!("  cpu {c:.4}"),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{:<48} n={:<9} {:.4} {}{cpu}",
+        b.name,
+        b.size,
+        b.median,
+        b.unit
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speedup_follows_the_unit() {
+        assert_eq!(speedup("verifies/s", 10.0, 2.0), Some(5.0));
+        assert_eq!(speedup("ms", 2.0, 10.0), Some(5.0));
+        assert_eq!(speedup("bytes", 2.0, 10.0), None);
     }
 }

@@ -104,7 +104,9 @@ pub struct Gpu {
     /// Streaming multiprocessors.
     pub sm_count: i32,
     arch: &'static str,
-    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    /// Each kernel file's module, or why it could not be compiled or loaded (kept, so a
+    /// failing kernel costs one compile per process, not one per call).
+    modules: Mutex<HashMap<String, Result<Arc<CudaModule>, GpuError>>>,
 }
 
 impl fmt::Debug for Gpu {
@@ -351,30 +353,37 @@ impl Gpu {
         self.arch
     }
 
-    /// A kernel function, compiling and loading its module at first use.
+    /// A kernel function, compiling and loading its module at first use. A module that
+    /// failed to compile or load keeps failing with the same error in this process.
     pub fn function(&self, kernel: &str, name: &str) -> Result<CudaFunction, GpuError> {
         let module = {
             let mut m = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-            match m.get(kernel) {
-                Some(x) => x.clone(),
-                None => {
-                    let c = compile(kernel, self.arch)?;
-                    let module = match self.ctx.load_module(Ptx::from_binary(c.cubin)) {
-                        Ok(m) => m,
-                        // A cached image the driver refuses (damaged, or from another
-                        // driver's toolchain): compile afresh, overwrite, retry once.
-                        Err(_) if c.cached => {
-                            let c = compile_with(kernel, self.arch, true)?;
-                            self.ctx.load_module(Ptx::from_binary(c.cubin))?
-                        }
-                        Err(e) => return Err(e.into()),
-                    };
-                    m.insert(kernel.to_string(), module.clone());
-                    module
-                }
-            }
+            m.entry(kernel.to_string())
+                .or_insert_with(|| self.load(kernel))
+                .clone()?
         };
         Ok(module.load_function(name)?)
+    }
+
+    /// Compiles (or takes from the cache) and loads one kernel file.
+    fn load(&self, kernel: &str) -> Result<Arc<CudaModule>, GpuError> {
+        let c = compile(kernel, self.arch)?;
+        match self.ctx.load_module(Ptx::from_binary(c.cubin)) {
+            Ok(m) => Ok(m),
+            // A cached image the driver refuses (damaged, or from another driver's
+            // toolchain): compile afresh, overwrite, retry once.
+            Err(_) if c.cached => {
+                let c = compile_with(kernel, self.arch, true)?;
+                Ok(self.ctx.load_module(Ptx::from_binary(c.cubin))?)
+            }
+            Err(e) => Err(GpuError::Driver(format!(
+                "loading {kernel} (NVRTC {} for {}, driver CUDA {}.{}): {e:?}",
+                nvrtc_version().unwrap_or_else(|| "?".into()),
+                self.arch,
+                self.driver_cuda_version / 1000,
+                self.driver_cuda_version % 1000 / 10
+            ))),
+        }
     }
 
     /// (free, total) device memory in bytes.

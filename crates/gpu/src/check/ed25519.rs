@@ -123,15 +123,22 @@ pub(super) fn run(
     .collect();
     drop(cpu_items);
     let cpu_median = median(&cpu);
+    let mut batch_rate = 0f64;
     for &n in &sz.bench {
         let items = tile(&recs, n);
-        // Warm-up, and its verdicts: every signature here is honest.
-        let got = verify_many(Backend::Gpu, &items, Mode::Strict)?;
-        report.checks.push(all_valid(
+        // Warm-up, and its verdicts against the CPU's (all honest signatures).
+        report.checks.push(compare(
             &format!("ed25519 strict: honest benchmark batch n={n}"),
-            &got,
+            &items,
+            Mode::Strict,
         ));
-        let runs: Vec<f64> = time_runs(opts.runs, || {
+        // The largest batch gets at most three runs (it is 4M signatures each).
+        let reps = if n == *sz.bench.iter().max().unwrap_or(&n) && sz.bench.len() > 1 {
+            opts.runs.min(3)
+        } else {
+            opts.runs
+        };
+        let runs: Vec<f64> = time_runs(reps, || {
             verify_many(Backend::Gpu, &items, Mode::Strict).map(|_| ())
         })?
         .iter()
@@ -148,6 +155,7 @@ pub(super) fn run(
             runs,
             cpu_median: Some(cpu_median),
         });
+        batch_rate = batch_rate.max(median(&report.benches[report.benches.len() - 1].runs));
     }
 
     let rt = round_trips(Backend::Gpu, &recs, 50)?;
@@ -165,16 +173,36 @@ pub(super) fn run(
         mismatches: 0,
         detail: None,
     };
-    for (rate, label) in [(1_000_000.0, "1M"), (100_000.0, "100k")] {
+    for (rate, label) in [(100_000.0, "100k"), (1_000_000.0, "1M")] {
+        if batch_rate < 1.5 * rate {
+            // The stream could not keep up even in full batches: the backlog would only
+            // grow for the whole run. Say so instead of measuring it.
+            report.benches.push(Bench {
+                name: format!(
+                    "ed25519 stream strict, {label} sigs/s offered: not run (batch throughput under 1.5x the load)"
+                ),
+                size: 0,
+                unit: "verifies/s".into(),
+                median: batch_rate,
+                runs: vec![batch_rate],
+                cpu_median: None,
+            });
+            continue;
+        }
         let l = stream_load(Backend::Gpu, &recs, rate, sz.load_secs)?;
         loaded.cases += l.verdicts;
         loaded.mismatches += l.rejected + l.submitted.abs_diff(l.verdicts);
         if loaded.detail.is_none() {
             loaded.detail = l.problem(label);
         }
+        let overloaded = if l.overloaded {
+            format!(", producer stopped after {} (overloaded)", l.submitted)
+        } else {
+            String::new()
+        };
         let name = |what: &str| {
             format!(
-                "ed25519 stream strict, {label} sigs/s offered for {}s: {what}",
+                "ed25519 stream strict, {label} sigs/s offered for {}s{overloaded}: {what}",
                 sz.load_secs
             )
         };
@@ -448,19 +476,6 @@ fn compare(name: &str, items: &[Item<'_>], mode: Mode) -> Check {
     }
 }
 
-/// Every verdict Ok (a batch of honest signatures).
-fn all_valid(name: &str, got: &[Result<(), VerifyError>]) -> Check {
-    let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i].is_err()).collect();
-    Check {
-        name: name.to_string(),
-        cases: got.len(),
-        mismatches: bad.len(),
-        detail: bad
-            .first()
-            .map(|&i| format!("item {i}: {:?} on an honest signature", got[i])),
-    }
-}
-
 /// Ids given to the stream: not the positions, so that a mix-up shows.
 fn stream_id(i: usize) -> u64 {
     1_000_000 + 3 * i as u64
@@ -617,14 +632,10 @@ struct Load {
 }
 
 impl Load {
-    /// What went wrong, if anything.
+    /// What went wrong with the verdicts, if anything. Not keeping up with the offered
+    /// load is a figure, not a failure: it shows in the benchmark names instead.
     fn problem(&self, label: &str) -> Option<String> {
-        let what = if self.overloaded {
-            format!(
-                "stopped after {} submissions: over a second's load was waiting",
-                self.submitted
-            )
-        } else if self.failures > 0 {
+        let what = if self.failures > 0 {
             format!("{} micro-batches failed on the GPU", self.failures)
         } else if self.verdicts != self.submitted {
             format!(
@@ -847,8 +858,6 @@ mod tests {
             "{d}"
         );
         assert_eq!(diff(&items, &got[..2], &want).0, 1);
-        let c = all_valid("x", &got);
-        assert_eq!((c.cases, c.mismatches), (3, 2));
     }
 
     #[test]

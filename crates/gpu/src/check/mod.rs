@@ -51,9 +51,10 @@ pub struct Check {
 }
 
 impl Check {
-    /// True when every case agreed and nothing failed.
+    /// True when every case agreed and nothing failed. A check that compared nothing
+    /// has not passed.
     pub fn passed(&self) -> bool {
-        self.mismatches == 0 && self.detail.is_none()
+        self.cases > 0 && self.mismatches == 0 && self.detail.is_none()
     }
 }
 
@@ -103,7 +104,12 @@ pub struct Options {
     pub runs: usize,
     /// Seed of the random inputs.
     pub seed: u64,
+    /// Run only these sections (empty: all of them); see [`SECTIONS`].
+    pub only: Vec<String>,
 }
+
+/// The sections after the smoke kernel, in the order they run.
+pub const SECTIONS: [&str; 4] = ["ed25519", "msm", "rsa", "eccvm"];
 
 impl Default for Options {
     fn default() -> Options {
@@ -111,6 +117,7 @@ impl Default for Options {
             quick: false,
             runs: 5,
             seed: 0x5eed,
+            only: Vec::new(),
         }
     }
 }
@@ -225,7 +232,17 @@ fn selftest(g: &Gpu, rng: &mut ChaCha20Rng) -> Result<Check, GpuError> {
 
 /// Runs every check and benchmark on device 0. Fails only when there is no usable GPU;
 /// a check that fails is recorded in the report (see [`Report::passed`]).
-pub fn run(opts: &Options) -> Result<Report, GpuError> {
+///
+/// `progress` sees the report after the smoke kernel and after each section, so a caller
+/// can save what is done before a long or failing section. A section that panics is
+/// recorded as a failed check and the next one still runs.
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&Report)) -> Result<Report, GpuError> {
+    if let Some(bad) = opts.only.iter().find(|n| !SECTIONS.contains(&n.as_str())) {
+        return Err(GpuError::Unsupported(format!(
+            "unknown section '{bad}' (expected {})",
+            SECTIONS.join(", ")
+        )));
+    }
     let g = gpu()?;
     if !crate::nvrtc_present() {
         return Err(GpuError::NoNvrtc);
@@ -249,18 +266,35 @@ pub fn run(opts: &Options) -> Result<Report, GpuError> {
     report
         .checks
         .push(guarded("selftest", selftest(g, &mut rng)));
+    progress(&report);
     // Each kernel's section: its checks, then its benchmarks. A section that fails with
-    // an error is recorded as a failed check and the next section still runs.
-    let sections: [(&str, Section); 4] = [
-        ("ed25519", ed25519::run),
-        ("msm", msm::run),
-        ("rsa", rsa::run),
-        ("eccvm", eccvm::run),
-    ];
-    for (name, section) in sections {
-        if let Err(e) = section(opts, &mut rng, &mut report) {
-            report.checks.push(guarded(name, Err(e)));
+    // an error or panics is recorded as a failed check and the next section still runs.
+    let sections: [Section; 4] = [ed25519::run, msm::run, rsa::run, eccvm::run];
+    for (name, section) in SECTIONS.into_iter().zip(sections) {
+        if !opts.only.is_empty() && !opts.only.iter().any(|n| n == name) {
+            continue;
         }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            section(opts, &mut rng, &mut report)
+        }));
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => report.checks.push(guarded(name, Err(e))),
+            Err(p) => {
+                let why = p
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| p.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                report.checks.push(guarded(
+                    name,
+                    Err(GpuError::Unsupported(format!(
+                        "the section panicked: {why}"
+                    ))),
+                ));
+            }
+        }
+        progress(&report);
     }
     Ok(report)
 }
@@ -310,7 +344,7 @@ mod tests {
     #[test]
     fn without_a_gpu_the_run_says_why() {
         if let Err(why) = gpu() {
-            let e = run(&Options::default()).unwrap_err();
+            let e = run(&Options::default(), &mut |_| {}).unwrap_err();
             assert_eq!(e, why);
         }
     }
