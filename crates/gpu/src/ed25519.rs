@@ -415,6 +415,11 @@ impl GpuVerifier {
         }
         st.memcpy_htod(&s.h_off.as_slice()?[..n], &mut s.d_off.slice_mut(..n))?;
         st.memcpy_htod(&s.h_len.as_slice()?[..n], &mut s.d_len.slice_mut(..n))?;
+        // Poisoned status bytes (0xff is no status): a thread that never writes its
+        // verdict shows as an error in `collect`, not as a stale or zero ("valid") byte.
+        // The slot's previous chunk was collected (its stream synchronised) before this.
+        s.h_status.as_mut_slice()?[..n].fill(0xff);
+        st.memcpy_htod(&s.h_status.as_slice()?[..n], &mut s.d_status.slice_mut(..n))?;
         let n32 = n as u32;
         let cfg = LaunchConfig {
             grid_dim: (n32.div_ceil(BLOCK), 1, 1),
