@@ -184,3 +184,15 @@ pub fn edge_values(rng: &mut ChaCha20Rng) -> Vec<[u8; 32]> {
     }
     v
 }
+
+/// True when `python3` runs and is 3.9 or newer (the reference compiler and interpreter
+/// of the trace format need it); the tests that compare with it skip otherwise.
+pub fn python3_usable() -> bool {
+    std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}

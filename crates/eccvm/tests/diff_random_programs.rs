@@ -14,20 +14,10 @@ use wirespeed_eccvm::testing::{assemble, edge_values, ins, random_program, P};
 use wirespeed_eccvm::{format_line, Backend, Program, Value};
 use wirespeed_field::{Fe51, FieldOps};
 
-fn python3_usable() -> bool {
-    Command::new("python3")
-        .args([
-            "-c",
-            "import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn backends_and_the_python_interpreter_agree_on_random_programs() {
     let mut rng = ChaCha20Rng::seed_from_u64(0x5eed);
-    let python = python3_usable();
+    let python = wirespeed_eccvm::testing::python3_usable();
     if !python {
         let _ = writeln!(
             std::io::stderr(),

@@ -19,19 +19,9 @@ fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-fn python3_usable() -> bool {
-    Command::new("python3")
-        .args([
-            "-c",
-            "import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn committed_programs_match_the_compiler() {
-    if !python3_usable() {
+    if !wirespeed_eccvm::testing::python3_usable() {
         let _ = writeln!(
             std::io::stderr(),
             "skipped: python3 not found (3.9 or newer is needed to regenerate the programs)"

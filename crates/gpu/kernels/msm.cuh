@@ -85,8 +85,10 @@ WS_FN i32 msm_digit(const u32 *s, u32 j, u32 c, u32 *carry) {
   return d;
 }
 
-// 1. Thread i < n: counts[key] += 1 for every nonzero digit of scalar i.
-WS_FN void msm_count_thread(u32 i, const msm_shape &sh, const u32 *scalars, u32 *counts) {
+// Calls f(j, key, negative) for every nonzero signed digit j of scalar i, where key is
+// the (group window, bucket) slot the digit's point goes to.
+template <typename F>
+WS_FN void msm_for_each_digit(u32 i, const msm_shape &sh, const u32 *scalars, F f) {
   const u32 *s = scalars + (u64)i * MSM_SCALAR_WORDS;
   u32 carry = 0;
 #pragma unroll 1
@@ -94,8 +96,14 @@ WS_FN void msm_count_thread(u32 i, const msm_shape &sh, const u32 *scalars, u32 
     i32 d = msm_digit(s, j, sh.c, &carry);
     if (d == 0) continue;
     u32 b = (u32)(d < 0 ? -d : d) - 1;
-    msm_atomic_inc(&counts[(j % sh.g) * sh.nb + b]);
+    f(j, (j % sh.g) * sh.nb + b, d < 0);
   }
+}
+
+// 1. Thread i < n: counts[key] += 1 for every nonzero digit of scalar i.
+WS_FN void msm_count_thread(u32 i, const msm_shape &sh, const u32 *scalars, u32 *counts) {
+  msm_for_each_digit(i, sh, scalars,
+                     [&](u32, u32 key, bool) { msm_atomic_inc(&counts[key]); });
 }
 
 // 2a. Thread t < ceil(len / MSM_SCAN_CHUNK): the sum of chunk t of the counts.
@@ -137,16 +145,10 @@ WS_FN void msm_scan_write_thread(u32 t, const u32 *counts, u32 len, u32 nchunks,
 // 3. Thread i < n: every nonzero digit of scalar i takes the next place of its key.
 WS_FN void msm_scatter_thread(u32 i, const msm_shape &sh, const u32 *scalars, u32 *cursor,
                               u32 *entries) {
-  const u32 *s = scalars + (u64)i * MSM_SCALAR_WORDS;
-  u32 carry = 0;
-#pragma unroll 1
-  for (u32 j = 0; j < sh.w; j++) {
-    i32 d = msm_digit(s, j, sh.c, &carry);
-    if (d == 0) continue;
-    u32 b = (u32)(d < 0 ? -d : d) - 1;
-    u32 pos = msm_atomic_inc(&cursor[(j % sh.g) * sh.nb + b]);
-    entries[pos] = ((j / sh.g) * sh.n + i) | (d < 0 ? MSM_NEG : 0u);
-  }
+  msm_for_each_digit(i, sh, scalars, [&](u32 j, u32 key, bool neg) {
+    u32 pos = msm_atomic_inc(&cursor[key]);
+    entries[pos] = ((j / sh.g) * sh.n + i) | (neg ? MSM_NEG : 0u);
+  });
 }
 
 // 4. Thread b < g nb: bucket b, the sum of its entries' points (negated where marked).
