@@ -243,6 +243,9 @@ pub struct Log {
     rewrite: Mutex<Option<Rewrite>>,
     /// True while a rewrite runs (mirror, read without a lock).
     rewriting: AtomicBool,
+    /// True while the last commit failed (mirror of the state's `failed`, read without
+    /// a lock before every write command).
+    failing: AtomicBool,
 }
 
 /// What the lock guards: the queue, the counters, the file.
@@ -266,6 +269,9 @@ struct State {
     size: u64,
     /// Size right after the last rewrite (or at open).
     base_size: u64,
+    /// The last commit failed (a full disk, an I/O error): the file may end in part of
+    /// a batch, cut back to `size` before the next attempt.
+    failed: Option<io::ErrorKind>,
 }
 
 /// A rewrite in progress: the snapshot goes to a temporary file a few thousand keys
@@ -372,6 +378,7 @@ impl Log {
                     last_sync: Instant::now(),
                     size: good,
                     base_size: good,
+                    failed: None,
                 }),
                 committed: Condvar::new(),
                 always: AtomicBool::new(policy == Fsync::Always),
@@ -380,6 +387,7 @@ impl Log {
                 synced: AtomicU64::new(0),
                 rewrite: Mutex::new(None),
                 rewriting: AtomicBool::new(false),
+                failing: AtomicBool::new(false),
             },
             report,
         ))
@@ -484,11 +492,35 @@ impl Log {
             target: s.appended,
             sync,
         };
+        let (size, retry) = (s.size, s.failed.is_some());
         s.committing = true;
         drop(s);
-        let result = batch.run();
+        // After a failure the file may end in part of the failed batch: cut it back to
+        // the last whole batch before writing that batch again (appends go to the end).
+        let result = if retry {
+            batch.file.set_len(size).and_then(|()| batch.run())
+        } else {
+            batch.run()
+        };
         let mut s = lock(&self.state);
         s.committing = false;
+        if let Err(e) = &result {
+            if s.failed.is_none() {
+                eprintln!(
+                    "kvs: cannot write the append-only log {}: {e}; write commands are refused \
+                     (MISCONF) until it can be written again",
+                    self.path.display()
+                );
+            }
+            s.failed = Some(e.kind());
+            self.failing.store(true, Ordering::Release);
+        } else if s.failed.take().is_some() {
+            self.failing.store(false, Ordering::Release);
+            eprintln!(
+                "kvs: the append-only log {} is written again; write commands are accepted",
+                self.path.display()
+            );
+        }
         if result.is_ok() {
             s.size += batch.buf.len() as u64;
             s.written = s.written.max(batch.target);
@@ -502,8 +534,9 @@ impl Log {
             buf.clear();
             s.spare = buf;
         } else {
-            // Not written: put the records back in front of what came since, so a
-            // retry (or the shutdown flush) keeps the order.
+            // Not written (or written and not synced): put the records back in front
+            // of what came since, so a retry (or the shutdown flush) writes them again
+            // in order, after cutting the file back to `size`.
             let mut buf = batch.buf;
             buf.extend_from_slice(&s.pending);
             s.pending = buf;
@@ -511,6 +544,25 @@ impl Log {
         drop(s);
         self.committed.notify_all();
         result
+    }
+
+    /// Why the last commit failed, while it has not succeeded since (the log cannot be
+    /// written: writes are refused until a retry succeeds), as Redis's MISCONF error
+    /// words it.
+    pub fn write_error(&self) -> Option<String> {
+        if !self.failing.load(Ordering::Acquire) {
+            return None;
+        }
+        let kind = lock(&self.state).failed?;
+        Some(format!(
+            "MISCONF Errors writing to the AOF file: {}",
+            describe(kind)
+        ))
+    }
+
+    /// True while the last commit failed (see [`Log::write_error`]).
+    pub fn failing(&self) -> bool {
+        self.failing.load(Ordering::Acquire)
     }
 
     /// Bytes in the log file.
@@ -640,6 +692,10 @@ impl Log {
                 s.base_size = s.size;
                 s.file = Arc::new(file);
                 s.pending.clear();
+                // The new file holds every record: a failed batch is in it too.
+                if s.failed.take().is_some() {
+                    self.failing.store(false, Ordering::Release);
+                }
                 s.written = s.appended;
                 s.synced = s.appended;
                 s.last_sync = Instant::now();
@@ -654,6 +710,20 @@ impl Log {
                 Err(e)
             }
         }
+    }
+}
+
+/// The C library's wording of an I/O error kind (what `strerror` says for the errno
+/// behind it), as Redis's MISCONF reply quotes it.
+fn describe(kind: io::ErrorKind) -> &'static str {
+    match kind {
+        io::ErrorKind::StorageFull => "No space left on device",
+        io::ErrorKind::QuotaExceeded => "Disk quota exceeded",
+        io::ErrorKind::FileTooLarge => "File too large",
+        io::ErrorKind::ReadOnlyFilesystem => "Read-only file system",
+        io::ErrorKind::PermissionDenied => "Permission denied",
+        io::ErrorKind::NotFound => "No such file or directory",
+        _ => "Input/output error",
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::aof::{Effect, Fsync};
 use crate::keyspace::Keys;
+use crate::limits::OutputLimits;
 use crate::resp::{Limits, Proto, Writer};
 
 /// Server-wide settings a command can read or change.
@@ -31,6 +32,8 @@ pub struct Config {
     pub appendfsync: Fsync,
     /// Event loops (`threads`, set at start only).
     pub threads: usize,
+    /// `client-output-buffer-limit`: pending reply bytes allowed per client class.
+    pub output_limits: OutputLimits,
 }
 
 /// The names [`Config::set`] takes while running.
@@ -42,6 +45,7 @@ const RUNTIME: &[&str] = &[
     "proto-max-multibulk-len",
     "proto-inline-max-size",
     "client-query-buffer-limit",
+    "client-output-buffer-limit",
     "appendfsync",
 ];
 
@@ -72,6 +76,7 @@ impl Config {
                 "client-query-buffer-limit",
                 self.max_query_buffer.to_string(),
             ),
+            ("client-output-buffer-limit", self.output_limits.show()),
             ("maxmemory", self.maxmemory.to_string()),
             ("maxmemory-policy", self.policy.name().into()),
             ("appendonly", yes_no(self.appendonly)),
@@ -110,6 +115,7 @@ impl Config {
             "client-query-buffer-limit" => {
                 self.max_query_buffer = memory(1 << 20, "a memory value of at least 1mb")?
             }
+            "client-output-buffer-limit" => self.output_limits.set(&text())?,
             "appendfsync" => self.appendfsync = text().parse()?,
             _ if IMMUTABLE.contains(&name.as_str()) => {
                 return Err("can't set immutable config".into())
@@ -187,6 +193,7 @@ impl Default for Config {
             appendonly: false,
             appendfsync: Fsync::EverySec,
             threads: 1,
+            output_limits: OutputLimits::default(),
         }
     }
 }
@@ -328,6 +335,16 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let n = args.len();
     if !within_memory(ctx, name) {
         return w.error("OOM command not allowed when used memory > 'maxmemory'.");
+    }
+    // While the log cannot be written, writes are refused (and PING, as Redis does, so
+    // a monitor sees the fault); reads go on. A write already applied when a commit
+    // failed keeps its reply until the log holds it (see the server's round).
+    if let Some(log) = ctx.keys.shared().log.as_ref().filter(|l| l.failing()) {
+        if eq(name, "ping") || WRITE.iter().any(|c| eq(name, c)) {
+            if let Some(why) = log.write_error() {
+                return w.error(&why);
+            }
+        }
     }
     // (name, minimum argument count including the name, exact?)
     macro_rules! need {
@@ -771,9 +788,10 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ));
     }
     if want("memory") {
+        let clients = ctx.keys.shared().stats.client_buffers();
         out.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
-            ctx.keys.payload_bytes() + ctx.keys.len() * crate::store::PER_KEY_OVERHEAD,
+            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
+            ctx.keys.payload_bytes() + ctx.keys.len() * crate::store::PER_KEY_OVERHEAD + clients,
             rss_bytes(),
             ctx.keys.payload_bytes(),
             ctx.config.maxmemory,
@@ -782,14 +800,19 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("persistence") {
         out.push_str(&format!(
-            "# Persistence\r\nloading:0\r\naof_enabled:{}\r\n\r\n",
-            u8::from(ctx.config.appendonly)
+            "# Persistence\r\nloading:0\r\naof_enabled:{}\r\naof_last_write_status:{}\r\n\r\n",
+            u8::from(ctx.config.appendonly),
+            match &ctx.keys.shared().log {
+                Some(log) if log.failing() => "err",
+                _ => "ok",
+            }
         ));
     }
     if want("stats") {
         out.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n",
-            st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n\r\n",
+            st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses,
+            ctx.keys.shared().stats.output_limit_kills()
         ));
     }
     if want("keyspace") {
@@ -876,6 +899,12 @@ fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
 }
 
+/// Commands that change the keyspace (Redis's `write` flag, for the commands here).
+const WRITE: &[&str] = &[
+    "set", "setnx", "getdel", "getex", "mset", "del", "unlink", "incr", "decr", "incrby", "decrby",
+    "append", "expire", "pexpire", "persist", "flushall", "flushdb",
+];
+
 /// Commands that may add memory (Redis's `denyoom` flag, for the commands here).
 const DENY_OOM: &[&str] = &[
     "set", "setnx", "mset", "append", "incr", "decr", "incrby", "decrby",
@@ -886,7 +915,14 @@ const DENY_OOM: &[&str] = &[
 /// the limit.
 fn within_memory(ctx: &mut Ctx, name: &[u8]) -> bool {
     let max = ctx.config.maxmemory;
-    if max == 0 || ctx.keys.memory() <= max || !DENY_OOM.iter().any(|c| eq(name, c)) {
+    if max == 0 {
+        return true;
+    }
+    // The clients' buffers count against the limit, as in Redis: what is left for the
+    // dataset is the limit less what they hold.
+    let clients = ctx.keys.shared().stats.client_buffers();
+    let max = max.saturating_sub(clients);
+    if ctx.keys.memory() <= max || !DENY_OOM.iter().any(|c| eq(name, c)) {
         return true;
     }
     match ctx.config.policy {

@@ -95,6 +95,17 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
                 single("path")?;
                 filename = Some(PathBuf::from(text));
             }
+            // `CLASS HARD SOFT SECONDS` in one line (a line per class, as in redis.conf).
+            "client-output-buffer-limit" => {
+                let value: Vec<String> = words[1..]
+                    .iter()
+                    .map(|w| String::from_utf8_lossy(w).into_owned())
+                    .collect();
+                next.cmd
+                    .output_limits
+                    .set(&value.join(" "))
+                    .map_err(|why| err(format!("{name}: {why}")))?;
+            }
             _ => {
                 single("value")?;
                 let mut cmd: Config = next.cmd.clone();
@@ -131,7 +142,9 @@ mod tests {
         let text = "# a comment\n\nport 7000\nbind 0.0.0.0 ::1\nthreads 2\n\
                     requirepass \"p w\\x21\"\nmaxmemory 100mb\nmaxmemory-policy allkeys-lru\n\
                     appendonly yes\nappendfilename /tmp/x.aof\nappendfsync always\n\
-                    proto-max-bulk-len 2mb\nclient-query-buffer-limit 8mb\n";
+                    proto-max-bulk-len 2mb\nclient-query-buffer-limit 8mb\n\
+                    client-output-buffer-limit normal 4mb 1mb 30\n\
+                    client-output-buffer-limit pubsub 0 0 0\n";
         apply(&mut c, text).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.cmd.port, 7000);
         assert_eq!(c.cmd.bind, "0.0.0.0");
@@ -141,6 +154,10 @@ mod tests {
         assert_eq!(c.cmd.policy, Eviction::AllKeysLru);
         assert_eq!(c.cmd.limits.max_bulk, 2 << 20);
         assert_eq!(c.cmd.max_query_buffer, 8 << 20);
+        assert_eq!(
+            c.cmd.output_limits.show(),
+            "normal 4194304 1048576 30 slave 268435456 67108864 60 pubsub 0 0 0"
+        );
         assert_eq!(
             c.aof,
             Some((PathBuf::from("/tmp/x.aof"), Fsync::Always)),
@@ -160,6 +177,12 @@ mod tests {
             ("requirepass \"open\n", 1, "quotes"),
             ("appendonly maybe\n", 1, "yes or no"),
             ("maxmemory 1mb 2mb\n", 1, "takes one"),
+            ("client-output-buffer-limit normal 1mb\n", 1, "Wrong number"),
+            (
+                "client-output-buffer-limit nobody 1 1 1\n",
+                1,
+                "client class",
+            ),
         ] {
             let mut c = ServerConfig::default();
             let e = apply(&mut c, text)

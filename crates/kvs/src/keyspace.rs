@@ -63,6 +63,12 @@ pub struct SharedStats {
     evicted: AtomicU64,
     connected: AtomicU64,
     started_ms: u64,
+    /// Bytes allocated for the clients' query and reply buffers (their capacities), as
+    /// of each loop's last round: INFO `mem_clients_normal`, part of `used_memory` and
+    /// of what `maxmemory` limits.
+    client_buffers: AtomicUsize,
+    /// Clients closed for passing `client-output-buffer-limit`.
+    output_limit_kills: AtomicU64,
 }
 
 impl SharedStats {
@@ -109,6 +115,32 @@ impl SharedStats {
         ] {
             a.store(0, Ordering::Relaxed);
         }
+    }
+
+    /// Adds a change of the clients' buffer capacities (`before` to `after` bytes).
+    pub fn client_buffers_changed(&self, before: usize, after: usize) {
+        if after > before {
+            self.client_buffers
+                .fetch_add(after - before, Ordering::Relaxed);
+        } else if after < before {
+            self.client_buffers
+                .fetch_sub(before - after, Ordering::Relaxed);
+        }
+    }
+
+    /// Bytes held by the clients' query and reply buffers.
+    pub fn client_buffers(&self) -> usize {
+        self.client_buffers.load(Ordering::Relaxed)
+    }
+
+    /// A client closed for passing `client-output-buffer-limit`.
+    pub fn output_limit_kill(&self) {
+        self.output_limit_kills.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Clients closed for passing `client-output-buffer-limit` since the start.
+    pub fn output_limit_kills(&self) -> u64 {
+        self.output_limit_kills.load(Ordering::Relaxed)
     }
 
     /// Clients accepted.

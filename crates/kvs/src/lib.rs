@@ -6,6 +6,7 @@
 //! - [`keyspace`]: the striped keyspace the event loops share (shards under their own
 //!   locks, taken per command in ascending order), settings and counters.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
+//! - [`limits`]: `client-output-buffer-limit` (Redis's syntax, hard and soft limits).
 //! - [`conf`]: configuration files in the form of `redis.conf`.
 //! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
 //!   trimming on replay).
@@ -23,6 +24,7 @@ pub mod cmd;
 pub mod conf;
 pub mod dist;
 pub mod keyspace;
+pub mod limits;
 pub mod loadgen;
 pub mod plot;
 pub mod resp;

@@ -49,6 +49,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
 use crate::cmd::{exec, Config, Ctx, Session, Stats};
 use crate::keyspace::{default_shards, scan_shards, shard_index, Keys, Shared, MAX_SHARDS};
+use crate::limits::OutputWatch;
 use crate::resp::{parse, Writer};
 use crate::store::Store;
 
@@ -102,6 +103,19 @@ struct Conn {
     fresh: bool,
     /// `client-query-buffer-limit` as of the last round this connection was served.
     max_query_buffer: usize,
+    /// The log record the replies in `output` wait for (sequence number; 0: none): they
+    /// are sent once the log holds it (written, and synced with `always`).
+    wait_seq: u64,
+    /// Against `client-output-buffer-limit`.
+    watch: OutputWatch,
+    /// Passed `client-output-buffer-limit`: closed without sending what is pending.
+    killed: bool,
+    /// The buffers' capacities as last added to the shared count.
+    accounted: usize,
+    /// The most bytes `input` and `output` held since the last once-a-second pass
+    /// (which gives back capacity far above them).
+    input_peak: usize,
+    output_peak: usize,
 }
 
 /// One loop's poll and connections, and the way to hand it new connections.
@@ -335,6 +349,9 @@ impl Loop {
         // The loops sweep different shards.
         let mut sweep = index % shared.shards();
         let mut last_tick = 0u64;
+        let mut last_cron = 0u64;
+        // Connections whose replies wait for log records a failed commit did not write.
+        let mut held: Vec<Token> = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             match self
                 .poll
@@ -396,6 +413,12 @@ impl Loop {
                         writable: false,
                         fresh: true,
                         max_query_buffer: Config::default().max_query_buffer,
+                        wait_seq: 0,
+                        watch: OutputWatch::default(),
+                        killed: false,
+                        accounted: 0,
+                        input_peak: 0,
+                        output_peak: 0,
                     },
                 );
                 ready.push(token);
@@ -413,7 +436,11 @@ impl Loop {
                         c.session.authed = env.config.requirepass.is_none();
                     }
                     c.serve(&mut env, &mut args);
-                    touched.push(*token);
+                    if c.killed {
+                        closed.push(*token);
+                    } else {
+                        touched.push(*token);
+                    }
                 }
             }
             let now = now_ms();
@@ -422,39 +449,66 @@ impl Loop {
             if let Some(log) = &shared.log {
                 // Group commit, before any reply of the round is sent: this round's
                 // records, and with `always` every record this round's commands may
-                // have read (another loop's write is visible once applied).
+                // have read (another loop's write is visible once applied), and the
+                // records that replies held since a failed commit wait for. A failed
+                // commit does not stop the server: the log keeps the records to write
+                // again, write commands are refused (MISCONF) until a commit succeeds,
+                // and replies that wait for unwritten records stay held (reads go on).
                 let mut target = env.seq;
-                if env.served && env.config.appendfsync == Fsync::Always {
+                if env.served && env.config.appendfsync == Fsync::Always && !log.failing() {
                     target = target.max(log.appended());
                 }
-                let mut result = Ok(());
-                if target > 0 && !log.covers(target) {
-                    result = log.commit_through(target);
+                for token in &held {
+                    if let Some(c) = self.conns.get(token) {
+                        target = target.max(c.wait_seq);
+                    }
                 }
-                if result.is_ok() && index == 0 && now >= last_tick + 100 {
-                    // The idle server's periodic sync (everysec) and automatic rewrite.
+                if target > 0 && !log.covers(target) {
+                    // A failure is recorded in the log (its `write_error`) and retried.
+                    let _ = log.commit_through(target);
+                }
+                if index == 0 && now >= last_tick + 100 {
+                    // The idle server's periodic sync (everysec), the retry of a failed
+                    // commit, and the automatic rewrite.
                     last_tick = now;
-                    result = log.tick();
-                    if log.wants_rewrite() {
+                    let _ = log.tick();
+                    if log.wants_rewrite() && !log.failing() {
                         shared.rewrite_requested.store(true, Ordering::Relaxed);
                     }
                 }
-                if let Err(e) = result {
-                    eprintln!("kvs: fatal: cannot write the append-only log: {e}");
-                    return Err(e);
+            }
+            touched.append(&mut held);
+            if now >= last_cron + 1000 {
+                // Once a second: give back the buffers idle connections grew.
+                // And close the clients past a soft output limit for its time (a
+                // client that reads nothing raises no event to be checked at).
+                last_cron = now;
+                for (token, c) in self.conns.iter_mut() {
+                    if c.over_output_limit(&env.config, now) {
+                        closed.push(*token);
+                        continue;
+                    }
+                    c.shrink_idle_buffers();
+                    c.account(&shared.stats);
                 }
             }
             let mut gone = 0;
             for token in &closed {
-                if self.close(*token) {
+                if self.close(*token, shared) {
                     gone += 1;
                 }
             }
             touched.sort_unstable();
             touched.dedup();
             for &token in &touched {
-                if self.flush(token) && self.close(token) {
-                    gone += 1;
+                match self.flush(token, shared, &env.config, now) {
+                    Flushed::Close => {
+                        if self.close(token, shared) {
+                            gone += 1;
+                        }
+                    }
+                    Flushed::Held => held.push(token),
+                    Flushed::Open => {}
                 }
             }
             shared.stats.disconnected(gone);
@@ -463,21 +517,93 @@ impl Loop {
     }
 
     /// Removes a connection; true when it was there.
-    fn close(&mut self, token: Token) -> bool {
+    fn close(&mut self, token: Token, shared: &Shared) -> bool {
         match self.conns.remove(&token) {
             Some(mut c) => {
                 let _ = self.poll.registry().deregister(&mut c.sock);
+                if c.killed {
+                    shared.stats.output_limit_kill();
+                }
+                shared.stats.client_buffers_changed(c.accounted, 0);
                 true
             }
             None => false,
         }
     }
 
-    /// Writes pending output; true when the connection should close.
-    fn flush(&mut self, token: Token) -> bool {
+    /// Writes pending output unless it waits for the log; checks the output limit;
+    /// updates the buffers' count.
+    fn flush(&mut self, token: Token, shared: &Shared, config: &Config, now: u64) -> Flushed {
         let Some(c) = self.conns.get_mut(&token) else {
-            return false;
+            return Flushed::Open;
         };
+        let held = match &shared.log {
+            Some(log) => c.wait_seq > 0 && !c.output.is_empty() && !log.covers(c.wait_seq),
+            None => false,
+        };
+        let result = if held {
+            Flushed::Held
+        } else if c.write_out(token, self.poll.registry()) {
+            Flushed::Close
+        } else {
+            Flushed::Open
+        };
+        if c.over_output_limit(config, now) {
+            return Flushed::Close;
+        }
+        c.account(&shared.stats);
+        result
+    }
+}
+
+/// What [`Loop::flush`] left a connection in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flushed {
+    /// Open (output written or waiting for the socket).
+    Open,
+    /// To close (done, the socket failed, or over the output limit).
+    Close,
+    /// Its replies wait for log records not yet written.
+    Held,
+}
+
+impl Conn {
+    /// Buffers up to this capacity are kept as they are.
+    const KEEP_BUFFER: usize = 16 * 1024;
+
+    /// Gives back buffer capacity far above use (Redis's client cron does the same for
+    /// its query buffers): a buffer over [`Conn::KEEP_BUFFER`] whose most bytes held
+    /// since the last pass are under half its capacity shrinks to that peak (to nothing
+    /// when empty), so a client that once sent or was sent a big request keeps nothing
+    /// of it a second or two later, busy or idle; the next big request allocates anew.
+    fn shrink_idle_buffers(&mut self) {
+        fn shrink(buf: &mut Vec<u8>, peak: usize) {
+            if buf.capacity() > Conn::KEEP_BUFFER && peak < buf.capacity() / 2 {
+                if buf.is_empty() {
+                    *buf = Vec::new();
+                } else {
+                    buf.shrink_to(peak.max(buf.len()));
+                }
+            }
+        }
+        shrink(&mut self.input, self.input_peak);
+        shrink(&mut self.output, self.output_peak);
+        self.input_peak = self.input.len();
+        self.output_peak = self.output.len();
+    }
+
+    /// Adds the change of this connection's buffer capacities to the shared count.
+    fn account(&mut self, stats: &crate::keyspace::SharedStats) {
+        let now = self.input.capacity() + self.output.capacity();
+        if now != self.accounted {
+            stats.client_buffers_changed(self.accounted, now);
+            self.accounted = now;
+        }
+    }
+
+    /// Writes pending output; true when the connection should close.
+    fn write_out(&mut self, token: Token, registry: &mio::Registry) -> bool {
+        let c = self;
         let mut written = 0;
         while written < c.output.len() {
             match c.sock.write(&c.output[written..]) {
@@ -498,12 +624,7 @@ impl Loop {
             } else {
                 Interest::READABLE
             };
-            if self
-                .poll
-                .registry()
-                .reregister(&mut c.sock, token, interest)
-                .is_err()
-            {
+            if registry.reregister(&mut c.sock, token, interest).is_err() {
                 return true;
             }
             c.writable = want;
@@ -624,11 +745,33 @@ impl Conn {
         }
     }
 
+    /// True (and the connection marked killed, its buffers dropped) when its pending
+    /// replies pass `client-output-buffer-limit` (Redis closes such a client at once,
+    /// without sending what is pending).
+    fn over_output_limit(&mut self, config: &Config, now: u64) -> bool {
+        if self.killed {
+            return true;
+        }
+        let pending = self.output.len();
+        if pending == 0 || !self.watch.over(&config.output_limits.normal, pending, now) {
+            return false;
+        }
+        eprintln!(
+            "kvs: client {} closed: {pending} reply bytes pending, over client-output-buffer-limit",
+            self.session.id
+        );
+        self.killed = true;
+        self.output = Vec::new();
+        self.input = Vec::new();
+        true
+    }
+
     /// Runs every complete request in the input, each under the locks of the shards it
     /// touches (taken on first use; the log appended after it, under them). A shard
     /// stays locked for the next requests of the batch until one needs a lower shard,
     /// and every shard is unlocked when the batch is done.
     fn serve(&mut self, env: &mut Env, args: &mut Vec<Range<usize>>) {
+        self.input_peak = self.input_peak.max(self.input.len());
         self.max_query_buffer = env.config.max_query_buffer;
         let mut at = 0;
         let mut closing = false;
@@ -675,9 +818,13 @@ impl Conn {
                         let seq = env.keys.end_command(&mut env.effects);
                         if seq > 0 {
                             env.seq = seq;
+                            self.wait_seq = seq;
                         }
                         env.served = true;
                         if self.session.quit {
+                            closing = true;
+                        }
+                        if self.over_output_limit(&env.config, now) {
                             closing = true;
                         }
                     }
@@ -693,6 +840,9 @@ impl Conn {
         // The batch is done: no shard stays locked past it.
         env.keys.unlock();
         self.closing |= closing;
-        self.input.drain(..at);
+        self.output_peak = self.output_peak.max(self.output.len());
+        if !self.killed {
+            self.input.drain(..at);
+        }
     }
 }

@@ -53,6 +53,33 @@ pub fn kvs_serve(args: &[&str]) -> (Killed, String) {
     (Killed(child), addr)
 }
 
+/// A `redis` crate connection to a server at `addr` (host:port).
+pub fn connect(addr: &str) -> redis::Connection {
+    redis::Client::open(format!("redis://{addr}/"))
+        .and_then(|c| c.get_connection())
+        .expect("connect")
+}
+
+/// The fields of INFO `section`, by name.
+pub fn info(
+    con: &mut redis::Connection,
+    section: &str,
+) -> std::collections::HashMap<String, String> {
+    let text: String = redis::cmd("INFO").arg(section).query(con).expect("INFO");
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// A numeric field of INFO `section`.
+pub fn info_num(con: &mut redis::Connection, section: &str, field: &str) -> usize {
+    info(con, section)
+        .get(field)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("INFO {section} has no number {field}"))
+}
+
 /// The repository root (two levels above this crate).
 pub fn repo_root() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
