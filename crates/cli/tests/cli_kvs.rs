@@ -414,7 +414,7 @@ fn external(tool: &str, args: &[&str]) -> Option<String> {
             Some(String::from_utf8_lossy(&o.stdout).into_owned())
         }
         Err(_) => {
-            eprintln!("skipped: {tool} is not installed");
+            common::missing_client(tool);
             None
         }
     }

@@ -275,7 +275,7 @@ fn memcached() -> Option<(Killed, SocketAddr)> {
         cmd.args(["-u", "root"]);
     }
     let Ok(child) = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn() else {
-        eprintln!("skipped: memcached not installed");
+        common::missing_client("memcached");
         return None;
     };
     let mut child = Killed(child);

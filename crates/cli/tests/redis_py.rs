@@ -1,20 +1,20 @@
 //! redis-py, the Python client, against `wirespeed kvs serve` in RESP2 and RESP3:
 //! `redis_py_check.py` runs the string, expiry, keyspace, server, pipeline, error and
 //! AUTH checks (the same script passes against a real Redis 7). Skipped, with a line
-//! saying so, where `python3` or its `redis` package is missing.
+//! saying so, where `python3` or its `redis` package is missing; in CI that fails.
 
 mod common;
 
 use std::process::Command;
 
-use common::{kvs_serve, python3_runs, skipped};
+use common::{kvs_serve, missing_client, python3_runs};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/redis_py_check.py");
 
 #[test]
 fn redis_py_works_unchanged_in_resp2_and_resp3() {
     if !python3_runs("import redis") {
-        skipped("python3 with the redis package not installed");
+        missing_client("python3 with the redis package (redis-py)");
         return;
     }
     let (_open, addr) = kvs_serve(&["--port", "0"]);

@@ -107,6 +107,22 @@ pub fn skipped(why: &str) {
     let _ = writeln!(std::io::stderr(), "skipped: {why}");
 }
 
+/// True where the tests run in continuous integration (`CI` set to `true` or `1`),
+/// where a missing real client is a failure, not a skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// A real client or peer program the test needs is missing: fails the test in CI
+/// (`.ci/run` installs it), says the test was skipped elsewhere.
+pub fn missing_client(what: &str) {
+    assert!(
+        !in_ci(),
+        "{what} is required in CI (.ci/run installs it) and is missing"
+    );
+    skipped(&format!("{what} is not installed"));
+}
+
 /// For a command run with `--backend gpu`: true when it succeeded (a GPU is present and
 /// its output should be checked); otherwise asserts the no-GPU failure is one error line
 /// naming the GPU backend with exit status 1, says the GPU run was skipped, and returns
