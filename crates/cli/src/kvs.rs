@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use wirespeed_kvs::aof::Fsync;
 use wirespeed_kvs::cmd::{parse_memory, Eviction};
 use wirespeed_kvs::conf;
-use wirespeed_kvs::loadgen::{self, KeyDist, LoadSpec, ValueSize};
 use wirespeed_kvs::server::{Server, ServerConfig};
+use wirespeed_loadgen::{self as loadgen, KeyDist, LoadSpec, ValueSize};
 
 use crate::error::CliError;
 

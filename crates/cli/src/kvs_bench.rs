@@ -13,8 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use wirespeed_kvs::loadgen::{self, LoadReport, LoadSpec};
-use wirespeed_kvs::plot::{self, Chart, Dash, Series};
+use wirespeed_loadgen::plot::{self, Chart, Dash, Series};
+use wirespeed_loadgen::{self as loadgen, LoadReport, LoadSpec};
 
 use crate::error::CliError;
 

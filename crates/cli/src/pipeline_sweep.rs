@@ -14,7 +14,7 @@ use std::time::Instant;
 use clap::Args;
 use serde_json::{json, Value};
 use wirespeed_ed25519::{verify, Mode};
-use wirespeed_kvs::plot::{self, Chart, Dash, Series};
+use wirespeed_loadgen::plot::{self, Chart, Dash, Series};
 use wirespeed_sigverify::gen::generate;
 use wirespeed_sigverify::pipeline::{self, Config, Summary};
 use wirespeed_sigverify::solana;

@@ -18,6 +18,12 @@
 //! machine loses at most about a second); with `no` it writes and leaves syncing to the
 //! kernel.
 //!
+//! A failed commit (a full disk, an I/O error) keeps its records queued, in order, and
+//! marks the log failing ([`Log::write_error`], Redis's MISCONF text); the next commit
+//! first cuts the file back to the end of the last whole batch (a write that failed
+//! part way leaves no partial record) and writes them again; the first success clears
+//! the mark.
+//!
 //! Order: the event loops share one log; a command's records are queued while the
 //! keyspace shards it changed are still locked, so the records of two writes to one
 //! key are in the order the writes were applied.

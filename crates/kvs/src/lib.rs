@@ -10,23 +10,17 @@
 //! - [`conf`]: configuration files in the form of `redis.conf`.
 //! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
 //!   trimming on replay).
-//! - [`dist`]: the load generator's key distributions (uniform, Zipf, hot set) and value
-//!   sizes (fixed, a range, weighted).
-//! - [`loadgen`]: a load generator (RESP or memcached text protocol, closed or open loop)
-//!   that checks every reply, and a process's CPU time from `/proc`.
-//! - [`plot`]: latency-against-load charts as hand-written SVG.
 //! - [`server`]: the mio event loops, pipelined batches with one write per batch.
+//!
+//! The load generator that measures it (and other servers) is `wirespeed-loadgen`.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
 pub mod aof;
 pub mod cmd;
 pub mod conf;
-pub mod dist;
 pub mod keyspace;
 pub mod limits;
-pub mod loadgen;
-pub mod plot;
 pub mod resp;
 pub mod server;
 pub mod store;

@@ -28,6 +28,21 @@
 //! `client-query-buffer-limit`, gets one error reply and the connection is closed; the
 //! server and the other clients carry on.
 //!
+//! A failed log commit (a full disk) does not stop the server: the log keeps the
+//! records and is retried each round that needs it and every 100 ms; write commands
+//! get `-MISCONF` meanwhile; a connection whose replies wait for a record not yet
+//! written (`wait_seq`; synced too with `always`) is held, its replies unsent, until a
+//! commit covers it, while other connections are served. Replies of reads are not
+//! held. Tested by `crates/cli/tests/cli_kvs_diskfull.rs` on a tmpfs it fills.
+//!
+//! Client buffers: after each command the connection's pending replies are checked
+//! against `client-output-buffer-limit` (hard: closed at once without what is pending;
+//! soft: closed once over it for its time, also checked once a second for clients that
+//! raise no events). Once a second each loop shrinks every buffer whose capacity is
+//! over 16 KiB and more than twice the most it held since the last pass; the capacities
+//! are summed into `mem_clients_normal`, which counts against `maxmemory`. Tested by
+//! `crates/cli/tests/cli_kvs_buffers.rs`.
+//!
 //! Allocation: none per request on the GET path once a connection's buffers have
 //! grown (arguments are ranges of the input buffer, held on the stack for up to 16
 //! arguments; replies go into the output buffer; the list of a command's locks is the
@@ -250,8 +265,9 @@ impl Server {
     }
 
     /// Serves until `stop` is set (checked at least every 100 ms), on `threads` loops
-    /// (this thread runs the first); then syncs the log. A fatal error on any loop
-    /// (the log cannot be written) stops them all.
+    /// (this thread runs the first); then syncs the log. A fatal error on any loop (its
+    /// poll fails) stops them all; a log that cannot be written is not fatal (see the
+    /// module note).
     pub fn run(&mut self, stop: std::sync::Arc<AtomicBool>) -> io::Result<()> {
         let mut loops = std::mem::take(&mut self.loops);
         if loops.is_empty() {

@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use wirespeed_kvs::loadgen::{self, KeyDist, LoadReport, LoadSpec, Protocol, ValueSize};
 use wirespeed_kvs::server::{Server, ServerConfig};
+use wirespeed_loadgen::{self as loadgen, KeyDist, LoadReport, LoadSpec, Protocol, ValueSize};
 
 use super::{DemoOptions, Section};
 use crate::error::CliError;

@@ -1,15 +1,12 @@
-//! Helpers shared by the integration tests: the server on a free port in a thread, and
-//! memcached on a free port.
+//! Helpers shared by the integration tests: the server on a free port in a thread.
 
 // Not every test binary uses every helper.
 #![allow(dead_code)]
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use wirespeed_kvs::server::{Server, ServerConfig};
 
@@ -44,53 +41,4 @@ pub fn start(config: ServerConfig) -> Running {
         stop,
         handle: Some(handle),
     }
-}
-
-/// memcached on a free port, killed on drop.
-pub struct Memcached(pub Child, pub SocketAddr);
-
-impl Drop for Memcached {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts memcached on a free port and waits until it listens; `None` when it is not
-/// installed.
-pub fn memcached() -> Option<Memcached> {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut cmd = Command::new("memcached");
-    cmd.args(["-p", &port.to_string(), "-U", "0", "-l", "127.0.0.1"]);
-    // memcached refuses to run as root without a user to become.
-    let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.split_whitespace().take(2).eq(["Uid:", "0"]))
-        })
-        .unwrap_or(false);
-    if root {
-        cmd.args(["-u", "root"]);
-    }
-    let child = match cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn() {
-        Ok(c) => c,
-        Err(_) => {
-            eprintln!("skipped: memcached not installed");
-            return None;
-        }
-    };
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut m = Memcached(child, addr);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(addr).is_err() {
-        if let Ok(Some(status)) = m.0.try_wait() {
-            panic!("memcached exited: {status}");
-        }
-        assert!(Instant::now() < deadline, "memcached never listened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Some(m)
 }

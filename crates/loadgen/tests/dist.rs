@@ -2,7 +2,7 @@
 //! the hot set's shares, the rank scatter as a bijection, value sizes per key, and the
 //! parsing of both.
 
-use wirespeed_kvs::dist::{
+use wirespeed_loadgen::dist::{
     DistError, KeyDist, KeySampler, Scatter, ValueSize, XorShift64, Zipf, MAX_SIZES,
 };
 

@@ -78,6 +78,15 @@
 //! where it cannot be read). Read before and after a run, it gives the server's CPU
 //! seconds for that run, and per million requests a measure of efficiency independent
 //! of the number of cores the server used.
+//!
+//! # Modules
+//!
+//! - [`dist`]: the key distributions (uniform, Zipf, hot set) and value sizes (fixed, a
+//!   range, weighted).
+//! - [`plot`]: latency-against-load charts as hand-written SVG (used by `kvs bench
+//!   --sweep` and `pipeline sweep`).
+
+#![cfg_attr(not(test), warn(missing_docs))]
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -91,6 +100,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
+
+pub mod dist;
+pub mod plot;
 
 use crate::dist::{DistError, KeySampler, XorShift64};
 pub use crate::dist::{KeyDist, ValueSize};

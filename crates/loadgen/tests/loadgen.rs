@@ -8,8 +8,10 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use common::{memcached, start};
-use wirespeed_kvs::loadgen::{self, key_of, preload, run, KeyDist, LoadSpec, Protocol, ValueSize};
 use wirespeed_kvs::server::ServerConfig;
+use wirespeed_loadgen::{
+    self as loadgen, key_of, preload, run, KeyDist, LoadSpec, Protocol, ValueSize,
+};
 
 fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
     LoadSpec {
@@ -356,4 +358,40 @@ fn bad_distributions_are_refused_before_any_load() {
         .err()
         .unwrap_or_else(|| panic!("no error"));
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+}
+
+#[test]
+fn the_load_generator_notices_wrong_replies() {
+    let r = start(ServerConfig::default());
+    preload(r.addr, Protocol::Resp, 100, &ValueSize::Fixed(32)).unwrap_or_else(|e| panic!("{e}"));
+    let spec = LoadSpec {
+        addr: r.addr,
+        protocol: Protocol::Resp,
+        connections: 2,
+        threads: 1,
+        pipeline: 4,
+        requests: 400,
+        duration: None,
+        rate: None,
+        keys: 100,
+        key_dist: KeyDist::Uniform,
+        value_size: ValueSize::Fixed(32),
+        get_ratio: 1.0,
+        seed: 7,
+    };
+    let clean = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((clean.requests, clean.mismatches), (400, 0));
+    // Same-length values changed behind its back: every GET of them is a mismatch.
+    let mut c = redis::Client::open(format!("redis://{}/", r.addr))
+        .and_then(|c| c.get_connection())
+        .unwrap_or_else(|e| panic!("{e}"));
+    for k in 0..100 {
+        let _: () = redis::cmd("SET")
+            .arg(key_of(k))
+            .arg(vec![b'#'; 32])
+            .query(&mut c)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let dirty = run(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(dirty.mismatches, 400);
 }

@@ -1,4 +1,4 @@
-//! The load generator's key-space and value-size distributions ([`crate::loadgen`]).
+//! The load generator's key-space and value-size distributions ([`crate`]).
 //!
 //! # Keys ([`KeyDist`], drawn by [`KeySampler`])
 //!
