@@ -15,7 +15,7 @@ use core::arch::asm;
 
 /// True when the CPU has BMI2 and ADX.
 pub fn available() -> bool {
-    std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx")
+    wirespeed_util::cpu::CpuFeatures::get().adx()
 }
 
 /// acc[0..len] += a * b[0..len]; returns the carry word.

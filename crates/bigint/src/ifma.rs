@@ -36,7 +36,7 @@ pub const MAX_DIGITS: usize = 80;
 
 /// True when the CPU has AVX-512 F and IFMA.
 pub fn available() -> bool {
-    is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512ifma")
+    wirespeed_util::cpu::CpuFeatures::get().ifma_products()
 }
 
 /// Digits for an `limbs`-limb type: the least K with 2^(52 K) >= 4 * 2^(64 limbs).

@@ -167,24 +167,22 @@ fn single_backend() -> Option<SingleBackend> {
         #[cfg(target_arch = "x86_64")]
         {
             use crate::lanes::*;
-            let ifma = std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512ifma")
-                && std::arch::is_x86_feature_detected!("avx512dq");
-            if ifma && std::arch::is_x86_feature_detected!("avx512vl") {
+            let cpu = wirespeed_field::cpu::CpuFeatures::get();
+            if cpu.ifma_vl() {
                 return Some(SingleBackend {
                     which: Backend::Ifma4,
                     pow: pow_p58_ifma4,
                     four: four_product_sum_ifma4,
                 });
             }
-            if ifma {
+            if cpu.ifma() {
                 return Some(SingleBackend {
                     which: Backend::Ifma,
                     pow: pow_p58_ifma,
                     four: four_product_sum_ifma,
                 });
             }
-            if std::arch::is_x86_feature_detected!("avx2") {
+            if cpu.avx2() {
                 return Some(SingleBackend {
                     which: Backend::Avx2,
                     pow: pow_p58_avx2,

@@ -80,11 +80,11 @@ fn sbb(a: u64, b: u64, borrow: u64) -> (u64, u64) {
 #[cfg(target_arch = "x86_64")]
 static P_INV: [u64; 7] = [P[0], P[1], P[2], P[3], P[4], P[5], INV];
 
-/// True when the CPU has BMI2 and ADX (cached by the standard library's detector).
+/// True when the CPU has BMI2 and ADX (detected once, in `wirespeed-util`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn has_adx() -> bool {
-    std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx")
+pub(crate) fn has_adx() -> bool {
+    wirespeed_util::cpu::CpuFeatures::get().adx()
 }
 
 /// The six CIOS rounds with `mulx` and two carry chains (`adox` for the low halves,

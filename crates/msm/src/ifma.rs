@@ -35,7 +35,7 @@ const MASK: u64 = (1u64 << 52) - 1;
 
 /// True when the CPU has AVX-512F and AVX-512 IFMA.
 pub(crate) fn available() -> bool {
-    is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512ifma")
+    wirespeed_util::cpu::CpuFeatures::get().ifma_products()
 }
 
 /// Little-endian 64-bit limbs (value < 2^384) to eight radix-2^52 limbs.

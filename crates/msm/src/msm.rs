@@ -190,7 +190,7 @@ fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
 /// portable; both are the same source and give the same result.
 fn window_sum(points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx") {
+    if crate::fq::has_adx() {
         // SAFETY: the CPU has BMI2 and ADX (checked just above).
         return unsafe { window_sum_adx(points, digits, c) };
     }
@@ -213,7 +213,7 @@ fn window_sum_te(
     degenerate: &AtomicBool,
 ) -> Option<Jacobian> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx") {
+    if crate::fq::has_adx() {
         // SAFETY: the CPU has BMI2 and ADX (checked just above).
         return unsafe { window_sum_te_adx(points, digits, c, degenerate) };
     }
