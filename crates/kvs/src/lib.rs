@@ -7,8 +7,9 @@
 //!   locks, taken per command in ascending order), settings and counters.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
 //! - [`conf`]: configuration files in the form of `redis.conf`.
-//! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
-//!   trimming on replay).
+//! - [`aof`]: the append-only log (a versioned header, checksummed effect records, group
+//!   commit; only a torn tail is cut at start, saved to a side file first; other damage
+//!   and foreign files are refused untouched; the `check-aof` checker and repair).
 //! - [`dist`]: the load generator's key distributions (uniform, Zipf, hot set) and value
 //!   sizes (fixed, a range, weighted).
 //! - [`loadgen`]: a load generator (RESP or memcached text protocol, closed or open loop)
