@@ -167,7 +167,7 @@ fn check_aof_reports_and_fix_keeps_the_prefix() {
         format!("valid records: {}", record - 1),
         format!("record {record} at byte {offset}"),
         format!(
-            "after it: {} bytes, {} valid records",
+            "from it to the end: {} bytes; {} valid records found after it",
             bytes.len() - offset,
             20_000 - record
         ),

@@ -207,7 +207,10 @@ impl CheckReport {
             } else {
                 ""
             };
-            out.push(format!("after it: {} bytes, {found}{cut}", b.rest));
+            out.push(format!(
+                "from it to the end: {} bytes; {found}{cut}",
+                b.rest
+            ));
         }
         out.push(format!("verdict: {}", self.verdict(path)));
         out

@@ -302,7 +302,23 @@ fn a_new_log_starts_with_the_header_and_a_rewrite_keeps_it() {
         .unwrap_or_else(|e| panic!("{e}"))
     {}
     assert_eq!(read(&path)[..16], h);
-    // A crash while the header was written: a prefix of it is completed.
+    // A crash while the header was written: a prefix of it is completed, by --fix as
+    // by opening.
+    write(&path, &h[..5]);
+    let (report, fixed) = fix(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.kind, Kind::TornHeader);
+    assert!(
+        matches!(
+            fixed,
+            Fixed::Rewritten {
+                records: 0,
+                side: None,
+                ..
+            }
+        ),
+        "{fixed:?}"
+    );
+    assert_eq!(read(&path), h.to_vec());
     write(&path, &h[..5]);
     let (_log, rep) = open(&path, Fsync::Always, &mut store, 0);
     assert!(rep.created);
