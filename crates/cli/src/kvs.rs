@@ -1,4 +1,10 @@
-//! `wirespeed kvs serve`: the Redis-protocol key-value server.
+//! `wirespeed kvs serve`: the Redis-protocol key-value server; `wirespeed kvs bench`: its
+//! load generator; `wirespeed kvs check-aof`: the append-only log's checker and repair.
+//!
+//! A log the server refuses to open (damage other than a torn tail, a foreign file,
+//! another version) stops `serve` with one line naming the file, where and what, and
+//! exit status 2; the file is unchanged. `check-aof` exits 0 for a whole log (or after
+//! `--fix` repaired it) and 2 for a damaged one or a file `--fix` will not touch.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::AtomicBool;
@@ -7,10 +13,10 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-use wirespeed_kvs::aof::Fsync;
+use wirespeed_kvs::aof::{self, Fsync, OpenError};
 use wirespeed_kvs::cmd::{parse_memory, Eviction};
 use wirespeed_kvs::conf;
-use wirespeed_kvs::server::{Server, ServerConfig};
+use wirespeed_kvs::server::{BindError, Server, ServerConfig};
 use wirespeed_loadgen::{self as loadgen, KeyDist, LoadSpec, ValueSize};
 
 use crate::error::CliError;
@@ -22,6 +28,21 @@ pub enum KvsCommand {
     Serve(ServeArgs),
     /// Load against a RESP or memcached server (wirespeed, Redis, memcached): closed or open loop, every reply checked
     Bench(BenchArgs),
+    /// Check an append-only log without changing it (exit 0 whole, 2 damaged); --fix keeps the valid prefix and moves the rest to a side file
+    CheckAof(CheckAofArgs),
+}
+
+/// Arguments of `wirespeed kvs check-aof`.
+#[derive(Args, Debug)]
+pub struct CheckAofArgs {
+    /// The log file
+    pub file: PathBuf,
+
+    /// Repair: keep the header and the records before the first bad one, move the rest
+    /// to FILE.corrupt-<time> (a torn tail: FILE.torn-<time>); add the header to an old
+    /// headerless log. A foreign file is left unchanged
+    #[arg(long)]
+    pub fix: bool,
 }
 
 /// Arguments of `wirespeed kvs bench`.
@@ -164,6 +185,40 @@ pub fn run(cmd: &KvsCommand) -> Result<(), CliError> {
     match cmd {
         KvsCommand::Serve(a) => serve(a),
         KvsCommand::Bench(a) => bench(a),
+        KvsCommand::CheckAof(a) => check_aof(a),
+    }
+}
+
+fn check_aof(a: &CheckAofArgs) -> Result<(), CliError> {
+    let open = |source| CliError::Open {
+        path: a.file.clone(),
+        source,
+    };
+    if a.fix {
+        let (report, fixed) = aof::check::fix(&a.file).map_err(|e| match e {
+            aof::check::FixError::Io(e) => open(e),
+            e => CliError::MalformedInput {
+                path: a.file.clone(),
+                message: e.to_string(),
+            },
+        })?;
+        for line in report.lines(&a.file) {
+            println!("{line}");
+        }
+        println!("{fixed}");
+        return Ok(());
+    }
+    let report = aof::check::check(&a.file).map_err(open)?;
+    for line in report.lines(&a.file) {
+        println!("{line}");
+    }
+    if report.whole() {
+        Ok(())
+    } else {
+        Err(CliError::MalformedInput {
+            path: a.file.clone(),
+            message: report.verdict(&a.file),
+        })
     }
 }
 
@@ -297,12 +352,33 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
         })?,
     };
     let addr = SocketAddr::new(ip, a.port.unwrap_or(config.cmd.port));
-    let mut server = Server::bind(addr, config)
-        .map_err(|e| CliError::Invalid(format!("cannot listen on {addr}: {e}")))?;
+    let server_aof = config.aof.clone();
+    let mut server = Server::bind(addr, config).map_err(|e| match e {
+        BindError::Io(e) => CliError::Invalid(format!("cannot listen on {addr}: {e}")),
+        BindError::Log {
+            path,
+            error: OpenError::Io(source),
+        } => CliError::Open { path, source },
+        BindError::Log { path, error } => CliError::MalformedInput {
+            message: error.message(&path),
+            path,
+        },
+    })?;
     let local = server
         .local_addr()
         .map_err(|e| CliError::Invalid(format!("listening address: {e}")))?;
-    if let Some(path) = &a.aof {
+    if let Some((path, _)) = &server_aof {
+        let load = server.load_report();
+        if let Some(cut) = &load.torn {
+            eprintln!("kvs: warning: {}: {cut}", path.display());
+        }
+        if let Some((stale, bytes)) = &load.removed_rewrite {
+            eprintln!(
+                "kvs: removed {} ({bytes} bytes), left by a log rewrite that did not finish; the log is {}",
+                stale.display(),
+                path.display()
+            );
+        }
         eprintln!(
             "kvs: {}: {} records replayed, {} keys",
             path.display(),

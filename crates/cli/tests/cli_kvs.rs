@@ -1,5 +1,6 @@
 //! `wirespeed kvs serve` as a process: no acknowledged write is lost to `kill -9` with
-//! `appendfsync always`, a torn log tail is trimmed, SIGTERM stops cleanly.
+//! `appendfsync always`, a torn log tail is trimmed (its bytes kept in a side file),
+//! SIGTERM stops cleanly.
 
 mod common;
 
@@ -232,6 +233,19 @@ fn a_torn_log_tail_is_trimmed_on_restart() {
         std::fs::metadata(&aof).map(|m| m.len() as usize).ok(),
         Some(whole)
     );
+    // The cut bytes are kept beside the log.
+    let dir = aof.parent().expect("dir");
+    let side: Vec<_> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("torn.aof.torn-")
+        })
+        .map(|e| std::fs::read(e.path()).expect("read side file"))
+        .collect();
+    assert_eq!(side, vec![bytes[whole..].to_vec()]);
     child.0.kill().expect("SIGKILL");
     let _ = child.0.wait();
 }

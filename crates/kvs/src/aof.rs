@@ -6,10 +6,21 @@
 //! the clock says at restart (a key whose deadline passed while the server was down is
 //! dropped as the log is read).
 //!
-//! Framing: `[payload length: u32 LE][CRC-32 of the payload: u32 LE][payload]`. Replay
-//! stops at the first record that is short or fails its checksum (a write torn by a
-//! crash), truncates the file there and reports how many bytes were cut
-//! ([`LoadReport`]); the records before it are applied.
+//! Bytes ([`format`]): a 16-byte header (magic, version, its checksum), then records
+//! `[payload length: u32 LE][CRC-32 of the payload: u32 LE][payload]`.
+//!
+//! Opening never destroys data it does not understand. A missing or empty file becomes
+//! a new log (the header is written and synced). A file that is not a log of this
+//! version (a Redis AOF, text, another version, the headerless format of earlier
+//! builds) is refused before any of it is read as records ([`OpenError`]). Replay stops
+//! at the first bad record; only a torn tail (no valid record after it, and the record
+//! incomplete or the rest zero bytes: what a crash in the middle of a write leaves, as
+//! Redis's `aof-load-truncated yes` accepts) is cut, after the cut bytes are copied to
+//! `<log>.torn-<UTC time>` and synced ([`TornCut`]). Any other damage refuses to open
+//! and leaves the file as it was, byte for byte; [`check`] reports and repairs it
+//! (`wirespeed kvs check-aof FILE [--fix]`). A `<log>.rewrite` left by a rewrite that
+//! did not finish is removed once the log has opened (the rename is the commit point, so
+//! a leftover is never the log).
 //!
 //! Durability ([`Fsync`]): with `always`, the server writes and `fdatasync`s the log
 //! before it sends the replies of the writes that produced it (group commit: one sync
@@ -30,19 +41,27 @@
 //!
 //! Compaction (BGREWRITEAOF, or automatically once the log passes 64 MiB and twice its
 //! size after the last rewrite): a snapshot of the keyspace is written to `<log>.rewrite`
-//! 4,096 keys per step through a SCAN cursor over the shards (each shard locked only
-//! while its keys are read; no fork, no long pause), effects queued meanwhile are kept
-//! aside and appended after the snapshot, and the file is synced and renamed over the
-//! log. A failed rewrite leaves the old log in use.
+//! (header first) 4,096 keys per step through a SCAN cursor over the shards (each shard
+//! locked only while its keys are read; no fork, no long pause), effects queued
+//! meanwhile are kept aside and appended after the snapshot, and the file is synced and
+//! renamed over the log. A failed rewrite leaves the old log in use.
 
+pub mod check;
+pub mod format;
+
+use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use crate::store::{Entry, Store};
+
+pub use check::{sync_dir, TornCut};
+use format::{classify, header, scan_records, HEADER_LEN};
+pub use format::{decode, encode, Bad, Foreign, Kind, Problem, MAX_RECORD};
 
 /// A change to the keyspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,94 +127,100 @@ impl std::str::FromStr for Fsync {
     }
 }
 
-/// What replay found.
+/// What opening the log found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadReport {
     /// Records applied.
     pub records: u64,
-    /// Bytes cut from a torn or corrupt tail (0 when the log was whole).
+    /// Bytes cut from a torn tail (0 when the log was whole).
     pub trimmed: u64,
+    /// The torn tail that was cut, and where its bytes were saved.
+    pub torn: Option<TornCut>,
+    /// A `<log>.rewrite` left by a rewrite that did not finish, removed, and its size.
+    pub removed_rewrite: Option<(PathBuf, u64)>,
+    /// The log was created (it was missing or empty).
+    pub created: bool,
 }
 
-/// Largest record accepted on replay (a 512 MB value, its key and the framing).
-const MAX_RECORD: u32 = 600 * 1024 * 1024;
-
-const SET: u8 = 1;
-const DEL: u8 = 2;
-const DEADLINE: u8 = 3;
-const CLEAR: u8 = 4;
-
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-    out.extend_from_slice(b);
+/// Why the log would not open. Every variant but [`OpenError::Io`] leaves the file
+/// exactly as it was.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The file could not be opened, read, written or synced.
+    Io(io::Error),
+    /// The file is not a wirespeed log.
+    Foreign(Foreign),
+    /// A log of the previous format, without a header (`check-aof --fix` upgrades it).
+    Headerless,
+    /// A wirespeed log of another format version.
+    Version(u32),
+    /// The magic is there but the header is cut short or fails its checksum.
+    BadHeader,
+    /// A bad record that is not a torn tail.
+    Damaged(Bad),
 }
 
-/// Appends one framed record for `e` to `out`.
-pub fn encode(e: &Effect, out: &mut Vec<u8>) {
-    let start = out.len();
-    out.extend_from_slice(&[0; 8]);
-    match e {
-        Effect::Set {
-            key,
-            value,
-            expires_at,
-        } => {
-            out.push(SET);
-            put_bytes(out, key);
-            put_bytes(out, value);
-            out.extend_from_slice(&expires_at.to_le_bytes());
-        }
-        Effect::Del { key } => {
-            out.push(DEL);
-            put_bytes(out, key);
-        }
-        Effect::Deadline { key, at } => {
-            out.push(DEADLINE);
-            put_bytes(out, key);
-            out.extend_from_slice(&at.to_le_bytes());
-        }
-        Effect::Clear => out.push(CLEAR),
+impl From<io::Error> for OpenError {
+    fn from(e: io::Error) -> OpenError {
+        OpenError::Io(e)
     }
-    let payload_len = (out.len() - start - 8) as u32;
-    let crc = crc32fast::hash(&out[start + 8..]);
-    out[start..start + 4].copy_from_slice(&payload_len.to_le_bytes());
-    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Decodes one payload (its checksum already checked).
-fn decode(p: &[u8]) -> Option<Effect> {
-    let (&tag, _) = p.split_first()?;
-    let read_bytes = |r: &mut &[u8]| -> Option<Vec<u8>> {
-        let (n, tail) = r.split_at_checked(4)?;
-        let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
-        let (v, tail) = tail.split_at_checked(n)?;
-        *r = tail;
-        Some(v.to_vec())
-    };
-    let read_u64 = |r: &mut &[u8]| -> Option<u64> {
-        let (v, tail) = r.split_at_checked(8)?;
-        *r = tail;
-        Some(u64::from_le_bytes(v.try_into().ok()?))
-    };
-    let mut r = &p[1..];
-    let e = match tag {
-        SET => Effect::Set {
-            key: read_bytes(&mut r)?,
-            value: read_bytes(&mut r)?,
-            expires_at: read_u64(&mut r)?,
-        },
-        DEL => Effect::Del {
-            key: read_bytes(&mut r)?,
-        },
-        DEADLINE => Effect::Deadline {
-            key: read_bytes(&mut r)?,
-            at: read_u64(&mut r)?,
-        },
-        CLEAR => Effect::Clear,
-        _ => return None,
-    };
-    r.is_empty().then_some(e)
+impl OpenError {
+    /// One line: what is wrong and where (byte offset, record number), that the file is
+    /// unchanged, and the command that repairs or inspects `path`.
+    pub fn message(&self, path: &Path) -> String {
+        let file = path.display();
+        let unchanged = "the server did not start and the file is unchanged";
+        match self {
+            OpenError::Io(e) => format!("{e}"),
+            OpenError::Damaged(_) | OpenError::Headerless => {
+                format!("{self}; {unchanged}; repair with `wirespeed kvs check-aof {file} --fix`")
+            }
+            OpenError::Foreign(_) => format!(
+                "{self}; {unchanged}; --aof takes a wirespeed log or a new file \
+                 (`wirespeed kvs check-aof {file}` says what it is)"
+            ),
+            OpenError::Version(_) | OpenError::BadHeader => {
+                format!("{self}; {unchanged}; inspect with `wirespeed kvs check-aof {file}`")
+            }
+        }
+    }
 }
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::Io(e) => write!(f, "{e}"),
+            OpenError::Foreign(x) => write!(f, "not a wirespeed log: {x} (byte 0, record 1)"),
+            OpenError::Headerless => f.write_str(
+                "an old wirespeed log without a header (byte 0, record 1)",
+            ),
+            OpenError::Version(v) => write!(
+                f,
+                "{} (byte 8, record 1)",
+                Kind::Version(*v)
+            ),
+            OpenError::BadHeader => f.write_str(
+                "a damaged header: the magic is there but the header is cut short or fails its checksum (byte 0, record 1)",
+            ),
+            OpenError::Damaged(b) => {
+                write!(
+                    f,
+                    "bad record at byte {} (record {}): {}; {} bytes from there to the end",
+                    b.offset, b.record, b.problem, b.rest
+                )?;
+                match b.after.first {
+                    Some(at) => write!(f, ", a valid record after it at byte {at}"),
+                    None if b.after.cut_short => f.write_str(", too much to scan for valid records after it"),
+                    None => f.write_str(", the record complete, so not a torn tail"),
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
 
 /// Applies one effect to the store (replay), at time `now`.
 pub fn apply(store: &mut Store, e: &Effect, now: u64) {
@@ -321,52 +346,52 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Log {
-    /// Opens (or creates) the log at `path`, passes every record to `replay` in order
-    /// and truncates a torn tail.
+    /// Opens (or creates) the log at `path`, passes every record to `replay` in order,
+    /// cuts a torn tail (saving it to a side file first) and removes a `<log>.rewrite`
+    /// left by an unfinished rewrite. Refuses any other damage and any file that is not
+    /// a log of this version, leaving it unchanged.
     pub fn open(
         path: &Path,
         policy: Fsync,
-        mut replay: impl FnMut(Effect),
-    ) -> io::Result<(Log, LoadReport)> {
-        let mut file = OpenOptions::new()
+        replay: impl FnMut(Effect),
+    ) -> Result<(Log, LoadReport), OpenError> {
+        let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(path)?;
         let total = file.metadata()?.len();
         let mut report = LoadReport::default();
-        let mut good = 0u64;
-        {
-            let mut r = BufReader::new(&mut file);
-            let mut header = [0u8; 8];
-            let mut payload = Vec::new();
-            loop {
-                if read_full(&mut r, &mut header)? < 8 {
-                    break;
-                }
-                let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-                let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
-                if len > MAX_RECORD || good + 8 + len as u64 > total {
-                    break;
-                }
-                payload.resize(len as usize, 0);
-                if read_full(&mut r, &mut payload)? < len as usize
-                    || crc32fast::hash(&payload) != crc
-                {
-                    break;
-                }
-                let Some(e) = decode(&payload) else {
-                    break;
-                };
-                replay(e);
-                report.records += 1;
-                good += 8 + len as u64;
+        match classify(&file, total)? {
+            Kind::Empty | Kind::TornHeader => {
+                // Nothing but (a prefix of) our header: complete it.
+                let have = total.min(HEADER_LEN) as usize;
+                (&file).write_all(&header()[have..])?;
+                file.sync_all()?;
+                sync_dir(path)?;
+                report.created = true;
             }
+            Kind::Current => {
+                let scan = scan_records(&file, HEADER_LEN, total, false, replay)?;
+                report.records = scan.records;
+                if let Some(bad) = scan.bad {
+                    if !bad.torn() {
+                        return Err(OpenError::Damaged(bad));
+                    }
+                    report.trimmed = bad.rest;
+                    report.torn = Some(check::trim_torn(&file, path, &bad)?);
+                }
+            }
+            Kind::Version(v) => return Err(OpenError::Version(v)),
+            Kind::BadHeader => return Err(OpenError::BadHeader),
+            Kind::Headerless => return Err(OpenError::Headerless),
+            Kind::Foreign(x) => return Err(OpenError::Foreign(x)),
         }
-        if good < total {
-            report.trimmed = total - good;
-            file.set_len(good)?;
-            file.sync_data()?;
+        let good = file.metadata()?.len();
+        let stale = rewrite_path(path);
+        if let Ok(meta) = std::fs::symlink_metadata(&stale) {
+            std::fs::remove_file(&stale)?;
+            report.removed_rewrite = Some((stale, meta.len()));
         }
         Ok((
             Log {
@@ -607,10 +632,9 @@ impl Log {
         if rw.is_some() {
             return Ok(());
         }
-        let mut tmp = self.path.clone().into_os_string();
-        tmp.push(".rewrite");
-        let tmp = PathBuf::from(tmp);
-        let file = File::create(&tmp)?;
+        let tmp = rewrite_path(&self.path);
+        let mut file = File::create(&tmp)?;
+        file.write_all(&header())?;
         *rw = Some(Rewrite {
             file,
             tmp,
@@ -682,14 +706,7 @@ impl Log {
             r.file.write_all(&tail)?;
             r.file.sync_all()?;
             std::fs::rename(&r.tmp, &self.path)?;
-            if let Some(dir) = self.path.parent() {
-                let dir = if dir.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    dir
-                };
-                File::open(dir)?.sync_all()?;
-            }
+            sync_dir(&self.path)?;
             OpenOptions::new().append(true).open(&self.path)
         })();
         match swapped {
@@ -733,233 +750,12 @@ fn describe(kind: io::ErrorKind) -> &'static str {
     }
 }
 
-/// Reads until `buf` is full or the input ends; the count read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
+/// Where a rewrite writes its snapshot: `<log>.rewrite`.
+pub fn rewrite_path(log: &Path) -> PathBuf {
+    let mut p = log.as_os_str().to_owned();
+    p.push(".rewrite");
+    PathBuf::from(p)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn temp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("wirespeed-aof-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let p = dir.join(name);
-        let _ = std::fs::remove_file(&p);
-        p
-    }
-
-    fn effects() -> Vec<Effect> {
-        vec![
-            Effect::Set {
-                key: b"a".to_vec(),
-                value: b"1".to_vec(),
-                expires_at: 0,
-            },
-            Effect::Set {
-                key: b"b".to_vec(),
-                value: vec![7; 1000],
-                expires_at: 5_000,
-            },
-            Effect::Set {
-                key: b"old".to_vec(),
-                value: b"x".to_vec(),
-                expires_at: 10,
-            },
-            Effect::Deadline {
-                key: b"a".to_vec(),
-                at: 9_000,
-            },
-            Effect::Del {
-                key: b"zz".to_vec(),
-            },
-        ]
-    }
-
-    /// Opens `path`, replaying into `store` at `now`.
-    fn open(path: &Path, policy: Fsync, store: &mut Store, now: u64) -> (Log, LoadReport) {
-        Log::open(path, policy, |e| apply(store, &e, now)).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// A fresh log at `path` holding `effects()`, committed.
-    fn write_log(path: &Path, policy: Fsync) {
-        let mut store = Store::new();
-        let (log, rep) = open(path, policy, &mut store, 0);
-        assert_eq!(rep, LoadReport::default());
-        let seq = log.append(&mut effects());
-        assert_eq!(seq, 5);
-        log.commit_through(seq).unwrap_or_else(|e| panic!("{e}"));
-        log.flush_all().unwrap_or_else(|e| panic!("{e}"));
-    }
-
-    #[test]
-    fn replay_restores_and_a_torn_tail_is_trimmed() {
-        let path = temp("replay.aof");
-        write_log(&path, Fsync::Always);
-        let whole = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        // A torn record: half of a new one.
-        let mut extra = Vec::new();
-        encode(&Effect::Clear, &mut extra);
-        encode(
-            &Effect::Set {
-                key: b"c".to_vec(),
-                value: b"3".to_vec(),
-                expires_at: 0,
-            },
-            &mut extra,
-        );
-        let cut = extra.len() - 5;
-        {
-            let mut f = OpenOptions::new()
-                .append(true)
-                .open(&path)
-                .unwrap_or_else(|e| panic!("{e}"));
-            f.write_all(&extra[..cut]).unwrap_or_else(|e| panic!("{e}"));
-        }
-        let mut store = Store::new();
-        let (_log, rep) = open(&path, Fsync::Always, &mut store, 1_000);
-        // The Clear record is whole and applies; the torn Set is cut.
-        assert_eq!(rep.records, 6);
-        assert_eq!(rep.trimmed as usize, cut - 9);
-        assert!(store.is_empty());
-        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        assert_eq!(len, whole + 9);
-        // Without the Clear: the keys, with the expired one dropped.
-        let path2 = temp("replay2.aof");
-        write_log(&path2, Fsync::No);
-        let mut store = Store::new();
-        let _ = open(&path2, Fsync::No, &mut store, 1_000);
-        assert_eq!(store.get(b"a", 1_000).map(|e| e.expires_at), Some(9_000));
-        assert_eq!(store.get(b"b", 1_000).map(|e| e.value.len()), Some(1000));
-        assert!(store.get(b"old", 1_000).is_none());
-        assert_eq!(store.len(), 2);
-    }
-
-    #[test]
-    fn a_flipped_bit_stops_replay_there() {
-        let path = temp("flip.aof");
-        write_log(&path, Fsync::Always);
-        let mut bytes = std::fs::read(&path).unwrap_or_default();
-        // Inside the second record's payload.
-        let first = 8 + u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
-        bytes[first + 20] ^= 1;
-        std::fs::write(&path, &bytes).unwrap_or_else(|e| panic!("{e}"));
-        let mut store = Store::new();
-        let (_log, rep) = open(&path, Fsync::Always, &mut store, 0);
-        assert_eq!(rep.records, 1);
-        assert_eq!(rep.trimmed as usize, bytes.len() - first);
-        assert_eq!(store.len(), 1);
-    }
-
-    #[test]
-    fn a_rewrite_compacts_and_keeps_writes_made_during_it() {
-        let path = temp("rewrite.aof");
-        let mut store = Store::new();
-        let (aof, _) = open(&path, Fsync::No, &mut store, 0);
-        let log = |aof: &Log, store: &mut Store, e: Effect| {
-            apply(store, &e, 0);
-            aof.append(&mut vec![e]);
-        };
-        // 200 keys, each overwritten 20 times: a long log for a small keyspace.
-        for round in 0..20u32 {
-            for k in 0..200u32 {
-                let e = Effect::Set {
-                    key: format!("k{k}").into_bytes(),
-                    value: format!("v{round}").into_bytes(),
-                    expires_at: 0,
-                };
-                log(&aof, &mut store, e);
-            }
-        }
-        aof.flush_all().unwrap_or_else(|e| panic!("{e}"));
-        let before = aof.size();
-        aof.start_rewrite().unwrap_or_else(|e| panic!("{e}"));
-        let mut step = 0u32;
-        loop {
-            // Writes between steps: a new key, a change, a delete.
-            log(
-                &aof,
-                &mut store,
-                Effect::Set {
-                    key: format!("new{step}").into_bytes(),
-                    value: b"n".to_vec(),
-                    expires_at: 0,
-                },
-            );
-            log(
-                &aof,
-                &mut store,
-                Effect::Set {
-                    key: format!("k{step}").into_bytes(),
-                    value: b"changed".to_vec(),
-                    expires_at: 0,
-                },
-            );
-            log(
-                &aof,
-                &mut store,
-                Effect::Del {
-                    key: format!("k{}", 199 - step).into_bytes(),
-                },
-            );
-            aof.commit_through(aof.appended())
-                .unwrap_or_else(|e| panic!("{e}"));
-            step += 1;
-            if aof
-                .rewrite_step(16, |c, budget, f| store.scan_entries(c, budget, 0, f))
-                .unwrap_or_else(|e| panic!("{e}"))
-            {
-                break;
-            }
-            assert!(step < 100, "the rewrite never finished");
-        }
-        assert!(step > 3, "the rewrite took several steps");
-        assert!(aof.size() < before / 5, "{} -> {}", before, aof.size());
-        // Writes after the swap go to the new log.
-        log(
-            &aof,
-            &mut store,
-            Effect::Set {
-                key: b"after".to_vec(),
-                value: b"a".to_vec(),
-                expires_at: 0,
-            },
-        );
-        aof.flush_all().unwrap_or_else(|e| panic!("{e}"));
-        let mut replayed = Store::new();
-        let _ = open(&path, Fsync::No, &mut replayed, 0);
-        let mut want: Vec<(Vec<u8>, Vec<u8>)> = store
-            .keys(0)
-            .map(|k| k.to_vec())
-            .map(|k| (k.clone(), Vec::new()))
-            .collect();
-        for (k, v) in &mut want {
-            *v = store.get(k, 0).map(|e| e.value.clone()).unwrap_or_default();
-        }
-        assert_eq!(replayed.len(), store.len());
-        for (k, v) in want {
-            assert_eq!(replayed.get(&k, 0).map(|e| e.value.clone()), Some(v));
-        }
-    }
-
-    #[test]
-    fn every_effect_round_trips() {
-        for e in effects().into_iter().chain([Effect::Clear]) {
-            let mut out = Vec::new();
-            encode(&e, &mut out);
-            assert_eq!(decode(&out[8..]), Some(e));
-        }
-        assert_eq!(decode(&[9]), None);
-        assert_eq!(decode(&[SET, 5, 0, 0, 0, b'a']), None);
-    }
-}
+mod tests;

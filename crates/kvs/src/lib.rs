@@ -8,8 +8,9 @@
 //! - [`cmd`]: command execution with Redis's replies and error texts.
 //! - [`limits`]: `client-output-buffer-limit` (Redis's syntax, hard and soft limits).
 //! - [`conf`]: configuration files in the form of `redis.conf`.
-//! - [`aof`]: the append-only log (checksummed effect records, group commit, torn-tail
-//!   trimming on replay).
+//! - [`aof`]: the append-only log (a versioned header, checksummed effect records, group
+//!   commit; only a torn tail is cut at start, saved to a side file first; other damage
+//!   and foreign files are refused untouched; the `check-aof` checker and repair).
 //! - [`server`]: the mio event loops, pipelined batches with one write per batch.
 //!
 //! The load generator that measures it (and other servers) is `wirespeed-loadgen`.

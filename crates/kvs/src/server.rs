@@ -61,7 +61,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
+use crate::aof::{apply, Effect, Fsync, LoadReport, Log, OpenError};
 use crate::cmd::{exec, Config, Ctx, Session, Stats};
 use crate::keyspace::{default_shards, scan_shards, shard_index, Keys, Shared, MAX_SHARDS};
 use crate::limits::OutputWatch;
@@ -175,9 +175,43 @@ pub struct Server {
     load: LoadReport,
 }
 
+/// Why [`Server::bind`] failed.
+#[derive(Debug)]
+pub enum BindError {
+    /// Listening, or setting up the event loops, failed.
+    Io(io::Error),
+    /// The append-only log would not open (I/O, or a file it refuses to touch).
+    Log {
+        /// The log's path.
+        path: std::path::PathBuf,
+        /// Why.
+        error: OpenError,
+    },
+}
+
+impl From<io::Error> for BindError {
+    fn from(e: io::Error) -> BindError {
+        BindError::Io(e)
+    }
+}
+
+impl std::fmt::Display for BindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BindError::Io(e) => write!(f, "{e}"),
+            BindError::Log { path, error } => {
+                write!(f, "{}: {}", path.display(), error.message(path))
+            }
+        }
+    }
+}
+
+impl std::error::Error for BindError {}
+
 impl Server {
-    /// Binds `addr` (port 0 picks a free port) and replays the log, if any.
-    pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> io::Result<Server> {
+    /// Binds `addr` (port 0 picks a free port) and replays the log, if any (see
+    /// [`Log::open`] for what it refuses and what it repairs).
+    pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> Result<Server, BindError> {
         let listener = TcpListener::bind(addr)?;
         let local = listener.local_addr()?;
         config.threads = config.threads.clamp(1, 1024);
@@ -203,15 +237,11 @@ impl Server {
                         apply(&mut stores[shard_index(key, shards)], &e, now)
                     }
                     Effect::Clear => stores.iter_mut().for_each(Store::clear),
+                })
+                .map_err(|error| BindError::Log {
+                    path: path.clone(),
+                    error,
                 })?;
-                if load.trimmed > 0 {
-                    eprintln!(
-                        "kvs: warning: {}: torn or corrupt tail, {} bytes trimmed after {} records",
-                        path.display(),
-                        load.trimmed,
-                        load.records
-                    );
-                }
                 (Some(log), load)
             }
             None => (None, LoadReport::default()),

@@ -27,7 +27,8 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let any: SocketAddr = "127.0.0.1:0"
         .parse()
         .map_err(|e| CliError::Internal(format!("{e}")))?;
-    let mut server = Server::bind(any, ServerConfig::default()).map_err(internal)?;
+    let mut server = Server::bind(any, ServerConfig::default())
+        .map_err(|e| CliError::Internal(format!("kvs demo: {e}")))?;
     let addr = server.local_addr().map_err(internal)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
