@@ -1,8 +1,13 @@
 //! Ed25519 signature verification (RFC 8032) with named rule modes.
 //!
-//! - [`verify`]: one signature, minimum latency (serial radix-2^51 backend).
-//! - [`verify_many`]: one verdict per signature, using SIMD lanes (four signatures per
-//!   AVX2 register when the CPU has AVX2) and all cores (rayon).
+//! - [`verify`]: one signature, minimum latency: radix-2^51 point arithmetic, scalar
+//!   halving, and the two square roots of decoding and the four half-size products of
+//!   the equation run side by side in SIMD lanes (4-lane IFMA, 8-lane IFMA or AVX2,
+//!   the best the CPU has; serial without; [`verify_backend`] names the choice).
+//! - [`verify_many`]: one verdict per signature, several signatures per register (four
+//!   per AVX2 register, eight per AVX-512 IFMA register, or four per ymm IFMA
+//!   register; the CPU's features from `wirespeed_util::cpu::CpuFeatures`) and all
+//!   cores (rayon); [`verify_many_with`] takes the backend.
 //! - [`vartime_decode_checked`]: one point encoding decoded with one mode's checks for
 //!   the public key or R (the reference for the compiled decoding programs).
 //!
