@@ -211,7 +211,8 @@ pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<
         r_term,
         p.neg_a,
     ];
-    // SAFETY: `run` was chosen by `four_products` after detecting its CPU features.
+    // SAFETY: every caller passes the `four` routine of `single_backend()`, which holds
+    // only routines whose CPU features `CpuFeatures` detected.
     let q = unsafe { run(&points, &[c_lo, c_hi, h.k2_abs, h.k1]) };
     let ok = if p.cofactored {
         q.mul_by_cofactor().is_identity()
