@@ -5,20 +5,67 @@ use std::path::Path;
 
 use crate::error::CliError;
 
-/// Reads a file of at most `max` bytes; a larger one is refused (exit 2) before reading.
+/// Reads a file of at most `max` bytes; a larger one is refused (exit 2). The bound is
+/// on the bytes actually read, not on the size the file system reports, so a device
+/// (`/dev/zero`), a pipe or a file that grows while it is read is refused at `max + 1`
+/// bytes too; a regular file whose reported size is over `max` is refused before any
+/// read, and the reported size only sizes the buffer (never above `max`).
 pub fn read_bounded_bytes(path: &Path, max: usize) -> Result<Vec<u8>, CliError> {
+    use std::io::Read;
     let open = |source| CliError::Open {
         path: path.to_path_buf(),
         source,
     };
-    let len = std::fs::metadata(path).map_err(open)?.len();
+    let too_big = |what: String| CliError::MalformedInput {
+        path: path.to_path_buf(),
+        message: format!("{what}; at most {max} bytes are accepted"),
+    };
+    let file = std::fs::File::open(path).map_err(open)?;
+    let len = file.metadata().map_err(open)?.len();
     if len > max as u64 {
+        return Err(too_big(format!("file has {len} bytes")));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(open)?;
+    if bytes.len() > max {
+        return Err(too_big("more than that could be read".into()));
+    }
+    Ok(bytes)
+}
+
+/// Reads a file that starts with a u64 little-endian count of `elem_bytes`-byte
+/// elements (the arkworks `Vec` encoding): the count is read and bounded by `max_elems`
+/// first, then at most the bytes it announces and one more, so the decoder sees a
+/// trailing byte when there is one, and a file that never ends (a device, a pipe) costs
+/// no more memory than a well-formed one of its announced count.
+pub fn read_counted(path: &Path, elem_bytes: usize, max_elems: usize) -> Result<Vec<u8>, CliError> {
+    use std::io::Read;
+    let open = |source| CliError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(open)?;
+    let mut bytes = Vec::with_capacity(8);
+    (&mut file).take(8).read_to_end(&mut bytes).map_err(open)?;
+    let Ok(prefix) = <[u8; 8]>::try_from(bytes.as_slice()) else {
+        // Shorter than the count: the decoder names what is missing.
+        return Ok(bytes);
+    };
+    let n = u64::from_le_bytes(prefix);
+    if n > max_elems as u64 {
         return Err(CliError::MalformedInput {
             path: path.to_path_buf(),
-            message: format!("file has {len} bytes; at most {max} are accepted"),
+            message: format!("announces {n} elements; at most {max_elems} are accepted"),
         });
     }
-    std::fs::read(path).map_err(open)
+    let body = n as usize * elem_bytes;
+    bytes.reserve(body.min(file.metadata().map_or(0, |m| m.len()) as usize));
+    file.take(body as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(open)?;
+    Ok(bytes)
 }
 
 /// Reads a UTF-8 text file of at most `max` bytes.

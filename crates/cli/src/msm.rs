@@ -10,7 +10,7 @@ use wirespeed_msm::{Affine, Precomputed, Scalar};
 
 use crate::args::{all_cores, in_pool, parse_threads};
 use crate::error::CliError;
-use crate::files::read_bounded_bytes;
+use crate::files::read_counted;
 
 /// Most elements an input file may hold (2^28).
 pub const MAX_ELEMENTS: usize = 1 << 28;
@@ -57,13 +57,13 @@ fn malformed(path: &Path, e: FormatError) -> CliError {
 
 /// Reads and validates a points file.
 pub fn load_points(path: &Path) -> Result<Vec<Affine>, CliError> {
-    let bytes = read_bounded_bytes(path, 8 + MAX_ELEMENTS * POINT_BYTES)?;
+    let bytes = read_counted(path, POINT_BYTES, MAX_ELEMENTS)?;
     format::decode_points(&bytes).map_err(|e| malformed(path, e))
 }
 
 /// Reads and validates a scalars file.
 pub fn load_scalars(path: &Path) -> Result<Vec<Scalar>, CliError> {
-    let bytes = read_bounded_bytes(path, 8 + MAX_ELEMENTS * SCALAR_BYTES)?;
+    let bytes = read_counted(path, SCALAR_BYTES, MAX_ELEMENTS)?;
     format::decode_scalars(&bytes).map_err(|e| malformed(path, e))
 }
 
