@@ -39,7 +39,11 @@ fn a_device_that_never_ends_is_refused_at_the_limit() {
         "--in",
         &elems.to_string_lossy(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let state = state.to_string_lossy();
     for args in [
         vec!["vdf", "verify", "/dev/zero"],

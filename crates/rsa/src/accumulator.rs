@@ -116,7 +116,7 @@ pub enum AccumulatorError {
     EvenModulus,
     /// The base is unusable (why).
     BadBase(&'static str),
-    /// The accumulator value is 0 or not below the modulus.
+    /// The accumulator value is 0, 1, n - 1, or not below the modulus.
     ValueOutOfRange,
     /// A member prime is not an odd 256-bit number (index in the list given).
     BadMember {
@@ -165,7 +165,7 @@ impl fmt::Display for AccumulatorError {
             AccumulatorError::EvenModulus => f.write_str("the modulus is even"),
             AccumulatorError::BadBase(why) => write!(f, "bad base: {why}"),
             AccumulatorError::ValueOutOfRange => {
-                f.write_str("accumulator value is zero or not below the modulus")
+                f.write_str("accumulator value is 0, 1, n - 1 or not below the modulus n")
             }
             AccumulatorError::BadMember { index } => {
                 write!(f, "member {index} is not an odd {PRIME_BITS}-bit prime")
@@ -673,7 +673,7 @@ impl Accumulator {
     }
 
     /// Rebuilds an accumulator from saved parts. Checks the base, that the value is a
-    /// nonzero number below n, and that the members are distinct odd 256-bit numbers, at
+    /// number from 2 to n - 2, and that the members are distinct odd 256-bit numbers, at
     /// most [`MAX_MEMBERS`]; it does not recompute the value (one power over all members:
     /// [`Accumulator::vartime_recompute_value`]) nor test the members for primality.
     pub fn from_parts(
@@ -683,7 +683,10 @@ impl Accumulator {
         members: Vec<U256>,
     ) -> Result<Accumulator, AccumulatorError> {
         group.check_base(base)?;
-        if *value >= *group.modulus() || *value == BigUint::from(0u8) {
+        // 0, 1 and n - 1 are refused: with value 1 (or n - 1) the witness 1 (or n - 1)
+        // raised to any odd prime gives the value back, so every element would verify.
+        let n_minus_1 = group.modulus() - BigUint::from(1u8);
+        if *value >= *group.modulus() || *value <= BigUint::from(1u8) || *value == n_minus_1 {
             return Err(AccumulatorError::ValueOutOfRange);
         }
         if members.len() > MAX_MEMBERS {
@@ -971,14 +974,17 @@ impl Accumulator {
 }
 
 /// Checks witness^x == value in `group`: for verifiers that hold only the modulus and the
-/// accumulator value. A value or witness not below n is an error.
+/// accumulator value. A witness not below n is an error, and so is a value not below n
+/// or one of 0, 1 and n - 1 (for which a witness of 1 or n - 1 would pass for any
+/// element).
 pub fn verify_prime(
     group: &RsaGroup,
     value: &BigUint,
     x: &U256,
     witness: &BigUint,
 ) -> Result<(), AccumulatorError> {
-    if *value >= *group.modulus() {
+    let n_minus_1 = group.modulus() - BigUint::from(1u8);
+    if *value >= *group.modulus() || *value <= BigUint::from(1u8) || *value == n_minus_1 {
         return Err(AccumulatorError::ValueOutOfRange);
     }
     if *witness >= *group.modulus() {

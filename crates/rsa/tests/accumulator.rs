@@ -196,6 +196,15 @@ fn non_members_and_tampered_witnesses_fail() {
         verify_element(&group, &n, &elems[0], w),
         Err(AccumulatorError::ValueOutOfRange)
     );
+    // Values 1 and n - 1 with witnesses 1 and n - 1 (x is odd): every element would pass.
+    let one = BigUint::from(1u8);
+    let n_minus_1 = &n - &one;
+    for (value, witness) in [(&one, &one), (&n_minus_1, &n_minus_1)] {
+        assert_eq!(
+            verify_element(&group, value, &elems[0], witness),
+            Err(AccumulatorError::ValueOutOfRange)
+        );
+    }
 }
 
 #[test]
@@ -394,7 +403,8 @@ fn malformed_inputs_are_errors() {
     }
     let g = derive_base(&n);
     let x = hash_to_prime(b"m");
-    for bad_value in [BigUint::from(0u8), n.clone()] {
+    // 1 and n - 1 as well: witness 1 (or n - 1) would verify any element against them.
+    for bad_value in [BigUint::from(0u8), BigUint::from(1u8), &n - &one, n.clone()] {
         assert_eq!(
             Accumulator::from_parts(group.clone(), &g, &bad_value, vec![]).err(),
             Some(AccumulatorError::ValueOutOfRange)
