@@ -28,6 +28,14 @@
 //! `client-query-buffer-limit`, gets one error reply and the connection is closed; the
 //! server and the other clients carry on.
 //!
+//! Input ([`crate::input`]): a connection's first request not yet run is parsed as its
+//! bytes arrive and the parser keeps its place, so a read costs only its new bytes
+//! however long the request (a slow client sending 200,000 arguments piece by piece
+//! does not slow the others); a big bulk is read straight into a buffer sized to it.
+//! Before AUTH (with `requirepass`), a request may announce at most 10 arguments and
+//! bulks of 16 KiB, checked on the header, and reading stops while a whole request
+//! waits to run, so such a connection holds at most about 176 KiB of input.
+//!
 //! Allocation: none per request on the GET path once a connection's buffers have
 //! grown (arguments are ranges of the input buffer, held on the stack for up to 16
 //! arguments; replies go into the output buffer; the list of a command's locks is the
@@ -36,9 +44,8 @@
 //! it keeps.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -48,8 +55,9 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
 use crate::cmd::{exec, Config, Ctx, Session, Stats};
+use crate::input::{Input, Received};
 use crate::keyspace::{default_shards, scan_shards, shard_index, Keys, Shared, MAX_SHARDS};
-use crate::resp::{parse, Writer};
+use crate::resp::{ProtocolError, Writer};
 use crate::store::Store;
 
 const LISTENER: Token = Token(0);
@@ -91,7 +99,7 @@ impl Default for ServerConfig {
 #[derive(Debug)]
 struct Conn {
     sock: TcpStream,
-    input: Vec<u8>,
+    input: Input,
     output: Vec<u8>,
     session: Session,
     /// Closing after the output is flushed.
@@ -102,6 +110,11 @@ struct Conn {
     fresh: bool,
     /// `client-query-buffer-limit` as of the last round this connection was served.
     max_query_buffer: usize,
+    /// Reading stopped with bytes maybe left in the socket (before AUTH, a whole
+    /// request waits to run): read again next round, event or not.
+    unread: bool,
+    /// The loop's round this connection was last read in.
+    read_round: u64,
 }
 
 /// One loop's poll and connections, and the way to hand it new connections.
@@ -315,12 +328,14 @@ impl Loop {
         accept: Option<Acceptor>,
     ) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
-        let mut args: Vec<Range<usize>> = Vec::new();
         let mut touched: Vec<Token> = Vec::new();
         let mut ready: Vec<Token> = Vec::new();
         let mut closed: Vec<Token> = Vec::new();
-        // One read buffer for the loop (zeroed once, not per read).
-        let mut chunk = vec![0u8; 16 * 1024];
+        // Connections to read again with no event (their `unread`): this round's and
+        // the last round's.
+        let mut again: Vec<Token> = Vec::new();
+        let mut retry: Vec<Token> = Vec::new();
+        let mut round = 0u64;
         let (config, version) = shared.config();
         let mut env = Env {
             keys: Keys::new(shared),
@@ -336,10 +351,12 @@ impl Loop {
         let mut sweep = index % shared.shards();
         let mut last_tick = 0u64;
         while !stop.load(Ordering::Relaxed) {
-            match self
-                .poll
-                .poll(&mut events, Some(Duration::from_millis(100)))
-            {
+            let wait = if again.is_empty() {
+                Duration::from_millis(100)
+            } else {
+                Duration::ZERO
+            };
+            match self.poll.poll(&mut events, Some(wait)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -347,6 +364,9 @@ impl Loop {
             touched.clear();
             ready.clear();
             closed.clear();
+            round += 1;
+            retry.clear();
+            std::mem::swap(&mut again, &mut retry);
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => {
@@ -361,13 +381,37 @@ impl Loop {
                         };
                         touched.push(token);
                         if ev.is_readable() {
-                            if c.read(&mut chunk) {
+                            c.read_round = round;
+                            if c.read(&env.config) {
                                 closed.push(token);
                             } else {
                                 ready.push(token);
                             }
+                            if c.unread {
+                                again.push(token);
+                            }
                         }
                     }
+                }
+            }
+            // Connections whose reading stopped early last round (no new edge will
+            // come for the bytes they left in the socket).
+            for &token in &retry {
+                let Some(c) = self.conns.get_mut(&token) else {
+                    continue;
+                };
+                if !c.unread || c.read_round == round {
+                    continue;
+                }
+                c.read_round = round;
+                touched.push(token);
+                if c.read(&env.config) {
+                    closed.push(token);
+                } else {
+                    ready.push(token);
+                }
+                if c.unread {
+                    again.push(token);
                 }
             }
             // Connections dealt to this loop by the acceptor.
@@ -386,7 +430,7 @@ impl Loop {
                     token,
                     Conn {
                         sock,
-                        input: Vec::new(),
+                        input: Input::default(),
                         output: Vec::new(),
                         session: Session {
                             id,
@@ -396,6 +440,8 @@ impl Loop {
                         writable: false,
                         fresh: true,
                         max_query_buffer: Config::default().max_query_buffer,
+                        unread: false,
+                        read_round: 0,
                     },
                 );
                 ready.push(token);
@@ -412,7 +458,7 @@ impl Loop {
                         // A new connection: authenticated when no password is set.
                         c.session.authed = env.config.requirepass.is_none();
                     }
-                    c.serve(&mut env, &mut args);
+                    c.serve(&mut env);
                     touched.push(*token);
                 }
             }
@@ -589,28 +635,51 @@ impl Acceptor<'_> {
 
 impl Conn {
     /// Reads what is there (no lock held); true when the connection is gone.
-    fn read(&mut self, chunk: &mut [u8]) -> bool {
+    ///
+    /// The first request not yet run is parsed as its bytes come (the parser keeps its
+    /// place, so this costs only the new bytes, and a big bulk's size is known before
+    /// its payload is read). Before AUTH, a header past the limits before AUTH closes
+    /// the connection before its payload is buffered, and reading stops once a whole
+    /// request waits: it runs first, and its outcome (an AUTH) decides the limits of
+    /// the next one; `unread` then asks the loop to read again next round. A
+    /// connection before AUTH thus holds at most one request (10 bulks of 16 KiB) and
+    /// one read ([`crate::input::READ_SIZE`]).
+    fn read(&mut self, config: &Config) -> bool {
+        self.unread = false;
+        if self.closing {
+            // Nothing more will run: leave the rest unread.
+            return false;
+        }
+        let authed = config.requirepass.is_none() || self.session.authed;
         loop {
-            match self.sock.read(chunk) {
-                Ok(0) => {
+            if !authed && self.input.ready() {
+                self.unread = true;
+                return false;
+            }
+            match self.input.read_from(&mut self.sock, self.max_query_buffer) {
+                Ok(Received::End) => {
                     // The client finished sending: answer what came, then close.
                     self.closing = true;
                     return false;
                 }
-                Ok(k) => {
-                    if self.input.len() + k > self.max_query_buffer {
-                        eprintln!(
-                            "kvs: client {} closed: query buffer over the limit",
-                            self.session.id
-                        );
-                        Writer::new(&mut self.output, self.session.proto)
-                            .error("ERR Protocol error: query buffer limit exceeded");
-                        self.closing = true;
-                        self.input.clear();
-                        return false;
+                Ok(Received::OverLimit) => {
+                    eprintln!(
+                        "kvs: client {} closed: query buffer over the limit",
+                        self.session.id
+                    );
+                    Writer::new(&mut self.output, self.session.proto)
+                        .error("ERR Protocol error: query buffer limit exceeded");
+                    self.closing = true;
+                    return false;
+                }
+                Ok(Received::Bytes { got, asked }) => {
+                    if !self.input.ready() {
+                        if let Err(e) = self.input.parse(&config.limits, authed) {
+                            self.protocol_error(&e);
+                            return false;
+                        }
                     }
-                    self.input.extend_from_slice(&chunk[..k]);
-                    if k < chunk.len() {
+                    if got < asked {
                         // The socket is drained (a short read): data arriving later is
                         // a new edge, so there is no need to pay a read that would
                         // only say WouldBlock (one syscall per request saved).
@@ -624,22 +693,33 @@ impl Conn {
         }
     }
 
+    /// Answers a request that breaks the protocol; the connection closes once the
+    /// reply is sent, and nothing more of its input is run.
+    fn protocol_error(&mut self, e: &ProtocolError) {
+        eprintln!("kvs: client {} closed: {e}", self.session.id);
+        Writer::new(&mut self.output, self.session.proto).error(&format!("ERR {e}"));
+        self.closing = true;
+        self.input.clear();
+    }
+
     /// Runs every complete request in the input, each under the locks of the shards it
     /// touches (taken on first use; the log appended after it, under them). A shard
     /// stays locked for the next requests of the batch until one needs a lower shard,
-    /// and every shard is unlocked when the batch is done.
-    fn serve(&mut self, env: &mut Env, args: &mut Vec<Range<usize>>) {
+    /// and every shard is unlocked when the batch is done. Each request is parsed with
+    /// the authentication state left by the one before it.
+    fn serve(&mut self, env: &mut Env) {
         self.max_query_buffer = env.config.max_query_buffer;
-        let mut at = 0;
         let mut closing = false;
         // One clock reading per 64 requests of a batch, not per request (expiry has
         // millisecond granularity; 64 requests take microseconds).
         let mut now = 0;
         let mut served = 0u32;
         while !closing {
-            match parse(&mut self.input[at..], &env.config.limits, args) {
+            let authed = env.config.requirepass.is_none() || self.session.authed;
+            match self.input.parse(&env.config.limits, authed) {
                 Ok(None) => break,
-                Ok(Some(len)) => {
+                Ok(Some(_)) => {
+                    let (input, args) = self.input.request();
                     if !args.is_empty() {
                         if served.is_multiple_of(64) {
                             now = now_ms();
@@ -647,7 +727,6 @@ impl Conn {
                             env.keys.unlock();
                         }
                         served += 1;
-                        let input = &self.input[at..at + len];
                         // Arguments on the stack for the usual few (no allocation per
                         // request); a vector only for long commands.
                         let mut small: [&[u8]; 16] = [&[]; 16];
@@ -681,11 +760,10 @@ impl Conn {
                             closing = true;
                         }
                     }
-                    at += len;
+                    self.input.consume();
                 }
                 Err(e) => {
-                    eprintln!("kvs: client {} closed: {e}", self.session.id);
-                    Writer::new(&mut self.output, self.session.proto).error(&format!("ERR {e}"));
+                    self.protocol_error(&e);
                     closing = true;
                 }
             }
@@ -693,6 +771,6 @@ impl Conn {
         // The batch is done: no shard stays locked past it.
         env.keys.unlock();
         self.closing |= closing;
-        self.input.drain(..at);
+        self.input.compact();
     }
 }
