@@ -160,9 +160,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `addr` (port 0 picks a free port) and replays the log, if any.
+    /// Binds `addr` (port 0 picks a free port) with `tcp-backlog` and replays the log,
+    /// if any.
     pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> io::Result<Server> {
-        let listener = TcpListener::bind(addr)?;
+        let listener = listen(addr, config.cmd.tcp_backlog)?;
         let local = listener.local_addr()?;
         config.threads = config.threads.clamp(1, 1024);
         config.cmd.port = local.port();
@@ -309,6 +310,30 @@ impl Server {
         }
         result
     }
+}
+
+/// The listening socket: SO_REUSEADDR (a restarted server binds at once, past the
+/// old one's connections in TIME_WAIT), bound to `addr`, listening with a queue of
+/// `backlog` connections not yet accepted (`tcp-backlog`; the kernel caps it at
+/// `net.core.somaxconn`), non-blocking for the poll.
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog.min(i32::MAX as u32) as i32)?;
+    socket.set_nonblocking(true)?;
+    Ok(TcpListener::from_std(socket.into()))
+}
+
+/// The kernel's cap on a listening socket's backlog (`net.core.somaxconn`), where it
+/// can be read.
+pub fn somaxconn() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Accepts on the first loop and deals connections round-robin.
