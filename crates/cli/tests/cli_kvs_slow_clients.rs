@@ -3,7 +3,7 @@
 //! PING is still answered promptly.
 //!
 //! Sixteen clients each send one MSET of 200,000 arguments (100,000 pairs, about 3 MB)
-//! in 4 KiB pieces with a 2 ms pause between them, while one more client times PING
+//! in 4 KiB pieces with a 1 ms pause between them, while one more client times PING
 //! round trips. A parser that went back to the start of an incomplete request on every
 //! read re-examined up to 200,000 argument headers per piece; the PING p99 then went
 //! to tens of milliseconds.
@@ -60,7 +60,7 @@ fn slow_large_requests_do_not_delay_other_clients() {
                     .expect("timeout");
                 for piece in req.chunks(PIECE) {
                     s.write_all(piece).expect("send a piece");
-                    std::thread::sleep(Duration::from_millis(2));
+                    std::thread::sleep(Duration::from_millis(1));
                 }
                 let r = reply_line(&mut s);
                 done.fetch_add(1, Ordering::Relaxed);
@@ -83,7 +83,7 @@ fn slow_large_requests_do_not_delay_other_clients() {
             "every PING is answered"
         );
         rtts.push(t.elapsed());
-        std::thread::sleep(Duration::from_micros(250));
+        std::thread::sleep(Duration::from_micros(100));
     }
     for s in senders {
         s.join().expect("a sender failed");
@@ -104,8 +104,8 @@ fn slow_large_requests_do_not_delay_other_clients() {
         started.elapsed()
     );
     assert!(rtts.len() >= 200, "only {} PINGs", rtts.len());
-    // Generous for a shared machine and the test profile (the release figure is far
-    // lower); the parser that re-read incomplete requests from their start measured
-    // a p99 of tens of milliseconds here.
-    assert!(p99 < Duration::from_millis(15), "PING p99 {p99:?}");
+    // Generous for a shared machine and the test profile: this parser measured 0.25 to
+    // 1.2 ms here; the one that went back to the start of an incomplete request on
+    // every read measured 24.6 and 35 ms (test profile, 2 busy cores).
+    assert!(p99 < Duration::from_millis(5), "PING p99 {p99:?}");
 }
