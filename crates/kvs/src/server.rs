@@ -34,7 +34,8 @@
 //! does not slow the others); a big bulk is read straight into a buffer sized to it.
 //! Before AUTH (with `requirepass`), a request may announce at most 10 arguments and
 //! bulks of 16 KiB, checked on the header, and reading stops while a whole request
-//! waits to run, so such a connection holds at most about 176 KiB of input.
+//! waits to run, so such a connection holds at most about 180 KiB of input (one
+//! request of 10 bulks of 16 KiB, and one read of 16 KiB past it).
 //!
 //! Allocation: none per request on the GET path once a connection's buffers have
 //! grown (arguments are ranges of the input buffer, held on the stack for up to 16
