@@ -1,8 +1,11 @@
 //! The RESP request parser on arbitrary bytes: never panics, stays inside the buffer,
-//! and gives the same answer whether the bytes arrive whole or in two pieces.
+//! and gives the same answer whether the bytes arrive whole or in two pieces; the
+//! server's incremental parser (`input::Input`), fed the bytes in pieces whose sizes
+//! come from the data, gives the whole-buffer parser's answer.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use wirespeed_kvs::input::Input;
 use wirespeed_kvs::resp::{parse, Limits};
 
 fuzz_target!(|data: &[u8]| {
@@ -29,5 +32,32 @@ fuzz_target!(|data: &[u8]| {
                 Ok(None) | Err(_) => {}
             }
         }
+    }
+    // The incremental parser, fed pieces of 1 to 8 bytes (sizes from the data).
+    let mut input = Input::default();
+    let mut incremental = Ok(None);
+    let mut at = 0;
+    while at < data.len() {
+        let to = (at + 1 + usize::from(data[at] % 8)).min(data.len());
+        input.extend(&data[at..to]);
+        at = to;
+        incremental = input.parse(&limits, true);
+        if !matches!(incremental, Ok(None)) {
+            break;
+        }
+    }
+    match (&whole, &incremental) {
+        (Ok(Some(a)), Ok(Some(b))) => {
+            assert_eq!(a, b);
+            let (bytes, ranges) = input.request();
+            let mut copy = data.to_vec();
+            let mut again = Vec::new();
+            let _ = parse(&mut copy, &limits, &mut again);
+            assert_eq!(ranges.len(), again.len());
+            for (r, s) in ranges.iter().zip(&again) {
+                assert_eq!(bytes[r.clone()], copy[s.clone()]);
+            }
+        }
+        (w, i) => assert_eq!(w, i),
     }
 });

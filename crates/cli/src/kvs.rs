@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use wirespeed_kvs::aof::{self, Fsync, OpenError};
 use wirespeed_kvs::cmd::{parse_memory, Eviction};
 use wirespeed_kvs::conf;
-use wirespeed_kvs::server::{BindError, Server, ServerConfig};
+use wirespeed_kvs::server::{somaxconn, BindError, Server, ServerConfig};
 use wirespeed_loadgen::{self as loadgen, KeyDist, LoadSpec, ValueSize};
 
 use crate::error::CliError;
@@ -174,6 +174,21 @@ pub struct ServeArgs {
     /// At the limit: noeviction (writes get an OOM error) or allkeys-lru [default: noeviction]
     #[arg(long)]
     pub maxmemory_policy: Option<Eviction>,
+
+    /// Connections the kernel queues before they are accepted (listen backlog; capped by
+    /// net.core.somaxconn) [default: 511]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i32::MAX as i64))]
+    pub tcp_backlog: Option<u32>,
+}
+
+/// The start-up warning of a server reachable from other hosts with no password (Redis
+/// refuses such clients in its protected mode; this server serves them, and says so).
+fn open_warning(local: &SocketAddr) -> String {
+    format!(
+        "kvs: warning: listening on {local}, not a loopback address, with no requirepass: \
+         anyone who can reach this port can read and change every key; \
+         set requirepass or bind 127.0.0.1"
+    )
 }
 
 fn memory_size(s: &str) -> Result<usize, String> {
@@ -345,6 +360,9 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     if let Some(t) = a.threads {
         config.threads = t as usize;
     }
+    if let Some(n) = a.tcp_backlog {
+        config.cmd.tcp_backlog = n;
+    }
     let ip: IpAddr = match a.bind {
         Some(ip) => ip,
         None => config.cmd.bind.parse().map_err(|_| {
@@ -352,6 +370,8 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
         })?,
     };
     let addr = SocketAddr::new(ip, a.port.unwrap_or(config.cmd.port));
+    let open = config.cmd.requirepass.is_none();
+    let backlog = config.cmd.tcp_backlog;
     let server_aof = config.aof.clone();
     let mut server = Server::bind(addr, config).map_err(|e| match e {
         BindError::Io(e) => CliError::Invalid(format!("cannot listen on {addr}: {e}")),
@@ -387,6 +407,15 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
         );
     }
     eprintln!("kvs: {} event loop(s)", server.threads());
+    if let Some(max) = somaxconn().filter(|&max| max < backlog) {
+        eprintln!(
+            "kvs: warning: the tcp-backlog of {backlog} cannot be had: \
+             /proc/sys/net/core/somaxconn caps it at {max}"
+        );
+    }
+    if open && !local.ip().is_loopback() {
+        eprintln!("{}", open_warning(&local));
+    }
     eprintln!("kvs: listening on {local}");
     // SIGTERM and SIGINT stop the loop, which then syncs the log.
     let stop = Arc::new(AtomicBool::new(false));

@@ -34,6 +34,9 @@ pub struct Config {
     pub threads: usize,
     /// `client-output-buffer-limit`: pending reply bytes allowed per client class.
     pub output_limits: OutputLimits,
+    /// `tcp-backlog`: the listening socket's queue of connections not yet accepted
+    /// (set at start only; the kernel caps it at `net.core.somaxconn`).
+    pub tcp_backlog: u32,
 }
 
 /// The names [`Config::set`] takes while running.
@@ -50,7 +53,14 @@ const RUNTIME: &[&str] = &[
 ];
 
 /// Settings fixed once the server runs (CONFIG GET shows them; CONFIG SET refuses).
-const IMMUTABLE: &[&str] = &["port", "bind", "appendonly", "threads", "databases"];
+const IMMUTABLE: &[&str] = &[
+    "port",
+    "bind",
+    "appendonly",
+    "threads",
+    "databases",
+    "tcp-backlog",
+];
 
 impl Config {
     /// Every setting, by its Redis name, with its current value as CONFIG GET shows it.
@@ -82,6 +92,7 @@ impl Config {
             ("appendonly", yes_no(self.appendonly)),
             ("appendfsync", self.appendfsync.name().into()),
             ("threads", self.threads.to_string()),
+            ("tcp-backlog", self.tcp_backlog.to_string()),
             ("save", String::new()),
             ("databases", "1".into()),
         ]
@@ -194,6 +205,7 @@ impl Default for Config {
             appendfsync: Fsync::EverySec,
             threads: 1,
             output_limits: OutputLimits::default(),
+            tcp_backlog: 511,
         }
     }
 }
@@ -313,6 +325,21 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// The check of `AUTH [user] pass` and `HELLO ... AUTH user pass`: there is one user,
+/// `default` (the name is case-sensitive, as Redis's user names are), whose password
+/// is `requirepass`; with no password set it takes any password (Redis's `nopass`).
+fn authenticate(config: &Config, user: Option<&[u8]>, pass: &[u8]) -> bool {
+    if user.is_some_and(|u| u != b"default") {
+        return false;
+    }
+    match &config.requirepass {
+        None => true,
+        Some(p) => ct_eq(p, pass),
+    }
+}
+
 const NOT_INT: &str = "ERR value is not an integer or out of range";
 const SYNTAX: &str = "ERR syntax error";
 
@@ -385,21 +412,19 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             w.simple("OK");
         }
         "auth" => {
-            let pass = match n {
-                2 => args[1],
-                3 if eq(args[1], "default") => args[2],
-                3 => {
-                    return w.error("WRONGPASS invalid username-password pair or user is disabled.")
-                }
+            let (user, pass) = match n {
+                2 => (None, args[1]),
+                3 => (Some(args[1]), args[2]),
                 _ => return arity(w, name),
             };
-            match &ctx.config.requirepass {
-                None => w.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"),
-                Some(p) if ct_eq(p, pass) => {
-                    ctx.session.authed = true;
-                    w.simple("OK");
-                }
-                Some(_) => w.error("WRONGPASS invalid username-password pair or user is disabled."),
+            if user.is_none() && ctx.config.requirepass.is_none() {
+                return w.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            }
+            if authenticate(ctx.config, user, pass) {
+                ctx.session.authed = true;
+                w.simple("OK");
+            } else {
+                w.error(WRONGPASS);
             }
         }
         "hello" => hello(ctx, args, w),
@@ -1122,19 +1147,19 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     while i < args.len() {
         if eq(args[i], "auth") && i + 2 < args.len() {
-            let pass = args[i + 2];
-            match &ctx.config.requirepass {
-                Some(p) if ct_eq(p, pass) => ctx.session.authed = true,
-                _ => {
-                    return w.error("WRONGPASS invalid username-password pair or user is disabled.")
-                }
+            if !authenticate(ctx.config, Some(args[i + 1]), args[i + 2]) {
+                return w.error(WRONGPASS);
             }
+            ctx.session.authed = true;
             i += 3;
         } else if eq(args[i], "setname") && i + 1 < args.len() {
             ctx.session.name = Some(args[i + 1].to_vec());
             i += 2;
         } else {
-            return w.error(SYNTAX);
+            return w.error(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(args[i])
+            ));
         }
     }
     if ctx.config.requirepass.is_some() && !ctx.session.authed {

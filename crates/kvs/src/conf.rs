@@ -4,7 +4,7 @@
 //! Every setting of CONFIG GET can be given: the ones CONFIG SET changes at run time
 //! (through the same [`Config::set`], so the checks and messages are the same) and
 //! the ones fixed at start: `port`, `bind` (the first address), `threads` (also
-//! `io-threads`), `appendonly yes|no`, `appendfilename`. An unknown name, a bad value
+//! `io-threads`), `tcp-backlog`, `appendonly yes|no`, `appendfilename`. An unknown name, a bad value
 //! or a malformed line is an error naming its line; nothing is applied then.
 
 use std::fmt;
@@ -83,6 +83,17 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
                     _ => return Err(err(format!("{name} must be 1 to 1024, not '{text}'"))),
                 };
             }
+            "tcp-backlog" => {
+                single("count")?;
+                next.cmd.tcp_backlog = match text.parse() {
+                    Ok(n) if n <= i32::MAX as u32 => n,
+                    _ => {
+                        return Err(err(format!(
+                            "tcp-backlog must be 0 to 2147483647, not '{text}'"
+                        )))
+                    }
+                };
+            }
             "appendonly" => {
                 single("yes or no")?;
                 appendonly = match text.to_ascii_lowercase().as_str() {
@@ -142,7 +153,7 @@ mod tests {
         let text = "# a comment\n\nport 7000\nbind 0.0.0.0 ::1\nthreads 2\n\
                     requirepass \"p w\\x21\"\nmaxmemory 100mb\nmaxmemory-policy allkeys-lru\n\
                     appendonly yes\nappendfilename /tmp/x.aof\nappendfsync always\n\
-                    proto-max-bulk-len 2mb\nclient-query-buffer-limit 8mb\n\
+                    proto-max-bulk-len 2mb\nclient-query-buffer-limit 8mb\ntcp-backlog 1024\n\
                     client-output-buffer-limit normal 4mb 1mb 30\n\
                     client-output-buffer-limit pubsub 0 0 0\n";
         apply(&mut c, text).unwrap_or_else(|e| panic!("{e}"));
@@ -154,6 +165,7 @@ mod tests {
         assert_eq!(c.cmd.policy, Eviction::AllKeysLru);
         assert_eq!(c.cmd.limits.max_bulk, 2 << 20);
         assert_eq!(c.cmd.max_query_buffer, 8 << 20);
+        assert_eq!(c.cmd.tcp_backlog, 1024);
         assert_eq!(
             c.cmd.output_limits.show(),
             "normal 4194304 1048576 30 slave 268435456 67108864 60 pubsub 0 0 0"
@@ -174,6 +186,8 @@ mod tests {
             ("port\n", 1, "needs a value"),
             ("port 99999\n", 1, "not a port"),
             ("threads 0\n", 1, "1 to 1024"),
+            ("tcp-backlog -1\n", 1, "0 to 2147483647"),
+            ("tcp-backlog many\n", 1, "0 to 2147483647"),
             ("requirepass \"open\n", 1, "quotes"),
             ("appendonly maybe\n", 1, "yes or no"),
             ("maxmemory 1mb 2mb\n", 1, "takes one"),

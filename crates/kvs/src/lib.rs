@@ -1,6 +1,8 @@
 //! A Redis-protocol key-value server.
 //!
-//! - [`resp`]: the RESP2/RESP3 request parser (bounded, incremental) and reply writer.
+//! - [`resp`]: the RESP2/RESP3 request parser (bounded, on a whole buffer) and reply writer.
+//! - [`input`]: a connection's input buffer and incremental request parser (each read
+//!   costs its new bytes; bounded requests before AUTH).
 //! - [`store`]: a keyspace shard, with lazy and incremental active expiry, on [`table`]:
 //!   our chained hash table with a resize-proof SCAN cursor.
 //! - [`keyspace`]: the striped keyspace the event loops share (shards under their own
@@ -20,6 +22,7 @@
 pub mod aof;
 pub mod cmd;
 pub mod conf;
+pub mod input;
 pub mod keyspace;
 pub mod limits;
 pub mod resp;

@@ -7,12 +7,13 @@
 //!   sends), with double- and single-quoted words and backslash escapes in double
 //!   quotes.
 //!
-//! [`parse`] looks at the start of a connection's input buffer and returns the length
-//! of the first complete request, with its arguments as byte ranges into the buffer
-//! (no copy, no allocation once the caller's range vector has grown), or `None` when the
-//! request is not complete yet. It never reads a bulk payload byte by byte: it checks
-//! the header and jumps by the announced length, so re-parsing an incomplete request
-//! costs only its headers.
+//! [`parse`] looks at the start of a buffer and returns the length of the first
+//! complete request, with its arguments as byte ranges into the buffer (no copy, no
+//! allocation once the caller's range vector has grown), or `None` when the request is
+//! not complete yet. It never reads a bulk payload byte by byte: it checks the header
+//! and jumps by the announced length. It starts from the first byte on every call; the
+//! server uses [`crate::input::Parser`], which keeps its place between reads and gives
+//! the same answers (tested against this function), and adds the limits before AUTH.
 //!
 //! Limits ([`Limits`]) are checked before anything is reserved: a bulk longer than
 //! `max_bulk` (Redis's `proto-max-bulk-len`, 512 MB by default), a multibulk count above
@@ -56,6 +57,11 @@ pub enum ProtocolError {
     MissingCrlf,
     /// An inline request line is longer than the limit.
     InlineTooBig,
+    /// Before AUTH, a multibulk count above
+    /// [`crate::input::UNAUTH_MAX_MULTIBULK`].
+    UnauthMultibulkLength,
+    /// Before AUTH, a bulk length above [`crate::input::UNAUTH_MAX_BULK`].
+    UnauthBulkLength,
     /// An inline request has an unterminated quote.
     UnbalancedQuotes,
 }
@@ -76,6 +82,12 @@ impl std::fmt::Display for ProtocolError {
                 write!(f, "Protocol error: bulk string not followed by CRLF")
             }
             ProtocolError::InlineTooBig => write!(f, "Protocol error: too big inline request"),
+            ProtocolError::UnauthMultibulkLength => {
+                write!(f, "Protocol error: unauthenticated multibulk length")
+            }
+            ProtocolError::UnauthBulkLength => {
+                write!(f, "Protocol error: unauthenticated bulk length")
+            }
             ProtocolError::UnbalancedQuotes => {
                 write!(f, "Protocol error: unbalanced quotes in request")
             }
@@ -96,7 +108,7 @@ fn find_crlf(buf: &[u8], from: usize, max: usize) -> Option<usize> {
 
 /// A decimal integer line `<digits>\r\n` starting at `at` (after the type byte); None
 /// when the line is not complete; Err when it is not a number.
-fn number(buf: &[u8], at: usize) -> Result<Option<(i64, usize)>, ()> {
+pub(crate) fn number(buf: &[u8], at: usize) -> Result<Option<(i64, usize)>, ()> {
     // 20 digits and a sign cover every i64.
     let Some(end) = find_crlf(buf, at, 21) else {
         return if buf.len() - at.min(buf.len()) > 22 {

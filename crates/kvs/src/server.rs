@@ -43,6 +43,15 @@
 //! are summed into `mem_clients_normal`, which counts against `maxmemory`. Tested by
 //! `crates/cli/tests/cli_kvs_buffers.rs`.
 //!
+//! Input ([`crate::input`]): a connection's first request not yet run is parsed as its
+//! bytes arrive and the parser keeps its place, so a read costs only its new bytes
+//! however long the request (a slow client sending 200,000 arguments piece by piece
+//! does not slow the others); a big bulk is read straight into a buffer sized to it.
+//! Before AUTH (with `requirepass`), a request may announce at most 10 arguments and
+//! bulks of 16 KiB, checked on the header, and reading stops while a whole request
+//! waits to run, so such a connection holds at most about 180 KiB of input (one
+//! request of 10 bulks of 16 KiB, and one read of 16 KiB past it).
+//!
 //! Allocation: none per request on the GET path once a connection's buffers have
 //! grown (arguments are ranges of the input buffer, held on the stack for up to 16
 //! arguments; replies go into the output buffer; the list of a command's locks is the
@@ -51,9 +60,8 @@
 //! it keeps.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -63,9 +71,10 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::aof::{apply, Effect, Fsync, LoadReport, Log, OpenError};
 use crate::cmd::{exec, Config, Ctx, Session, Stats};
+use crate::input::{Input, Received};
 use crate::keyspace::{default_shards, scan_shards, shard_index, Keys, Shared, MAX_SHARDS};
 use crate::limits::OutputWatch;
-use crate::resp::{parse, Writer};
+use crate::resp::{ProtocolError, Writer};
 use crate::store::Store;
 
 const LISTENER: Token = Token(0);
@@ -107,7 +116,7 @@ impl Default for ServerConfig {
 #[derive(Debug)]
 struct Conn {
     sock: TcpStream,
-    input: Vec<u8>,
+    input: Input,
     output: Vec<u8>,
     session: Session,
     /// Closing after the output is flushed.
@@ -131,6 +140,11 @@ struct Conn {
     /// (which gives back capacity far above them).
     input_peak: usize,
     output_peak: usize,
+    /// Reading stopped with bytes maybe left in the socket (before AUTH, a whole
+    /// request waits to run): read again next round, event or not.
+    unread: bool,
+    /// The loop's round this connection was last read in.
+    read_round: u64,
 }
 
 /// One loop's poll and connections, and the way to hand it new connections.
@@ -209,10 +223,10 @@ impl std::fmt::Display for BindError {
 impl std::error::Error for BindError {}
 
 impl Server {
-    /// Binds `addr` (port 0 picks a free port) and replays the log, if any (see
+    /// Binds `addr` (port 0 picks a free port) with `tcp-backlog` and replays the log, if any (see
     /// [`Log::open`] for what it refuses and what it repairs).
     pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> Result<Server, BindError> {
-        let listener = TcpListener::bind(addr)?;
+        let listener = listen(addr, config.cmd.tcp_backlog)?;
         let local = listener.local_addr()?;
         config.threads = config.threads.clamp(1, 1024);
         config.cmd.port = local.port();
@@ -358,6 +372,30 @@ impl Server {
     }
 }
 
+/// The listening socket: SO_REUSEADDR (a restarted server binds at once, past the
+/// old one's connections in TIME_WAIT), bound to `addr`, listening with a queue of
+/// `backlog` connections not yet accepted (`tcp-backlog`; the kernel caps it at
+/// `net.core.somaxconn`), non-blocking for the poll.
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog.min(i32::MAX as u32) as i32)?;
+    socket.set_nonblocking(true)?;
+    Ok(TcpListener::from_std(socket.into()))
+}
+
+/// The kernel's cap on a listening socket's backlog (`net.core.somaxconn`), where it
+/// can be read.
+pub fn somaxconn() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Accepts on the first loop and deals connections round-robin.
 struct Acceptor<'a> {
     listener: &'a TcpListener,
@@ -375,12 +413,14 @@ impl Loop {
         accept: Option<Acceptor>,
     ) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
-        let mut args: Vec<Range<usize>> = Vec::new();
         let mut touched: Vec<Token> = Vec::new();
         let mut ready: Vec<Token> = Vec::new();
         let mut closed: Vec<Token> = Vec::new();
-        // One read buffer for the loop (zeroed once, not per read).
-        let mut chunk = vec![0u8; 16 * 1024];
+        // Connections to read again with no event (their `unread`): this round's and
+        // the last round's.
+        let mut again: Vec<Token> = Vec::new();
+        let mut retry: Vec<Token> = Vec::new();
+        let mut round = 0u64;
         let (config, version) = shared.config();
         let mut env = Env {
             keys: Keys::new(shared),
@@ -399,10 +439,12 @@ impl Loop {
         // Connections whose replies wait for log records a failed commit did not write.
         let mut held: Vec<Token> = Vec::new();
         while !stop.load(Ordering::Relaxed) {
-            match self
-                .poll
-                .poll(&mut events, Some(Duration::from_millis(100)))
-            {
+            let wait = if again.is_empty() {
+                Duration::from_millis(100)
+            } else {
+                Duration::ZERO
+            };
+            match self.poll.poll(&mut events, Some(wait)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -410,6 +452,9 @@ impl Loop {
             touched.clear();
             ready.clear();
             closed.clear();
+            round += 1;
+            retry.clear();
+            std::mem::swap(&mut again, &mut retry);
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => {
@@ -424,13 +469,37 @@ impl Loop {
                         };
                         touched.push(token);
                         if ev.is_readable() {
-                            if c.read(&mut chunk) {
+                            c.read_round = round;
+                            if c.read(&env.config) {
                                 closed.push(token);
                             } else {
                                 ready.push(token);
                             }
+                            if c.unread {
+                                again.push(token);
+                            }
                         }
                     }
+                }
+            }
+            // Connections whose reading stopped early last round (no new edge will
+            // come for the bytes they left in the socket).
+            for &token in &retry {
+                let Some(c) = self.conns.get_mut(&token) else {
+                    continue;
+                };
+                if !c.unread || c.read_round == round {
+                    continue;
+                }
+                c.read_round = round;
+                touched.push(token);
+                if c.read(&env.config) {
+                    closed.push(token);
+                } else {
+                    ready.push(token);
+                }
+                if c.unread {
+                    again.push(token);
                 }
             }
             // Connections dealt to this loop by the acceptor.
@@ -449,7 +518,7 @@ impl Loop {
                     token,
                     Conn {
                         sock,
-                        input: Vec::new(),
+                        input: Input::default(),
                         output: Vec::new(),
                         session: Session {
                             id,
@@ -465,6 +534,8 @@ impl Loop {
                         accounted: 0,
                         input_peak: 0,
                         output_peak: 0,
+                        unread: false,
+                        read_round: 0,
                     },
                 );
                 ready.push(token);
@@ -481,7 +552,7 @@ impl Loop {
                         // A new connection: authenticated when no password is set.
                         c.session.authed = env.config.requirepass.is_none();
                     }
-                    c.serve(&mut env, &mut args);
+                    c.serve(&mut env);
                     if c.killed {
                         closed.push(*token);
                     } else {
@@ -632,9 +703,9 @@ impl Conn {
                 }
             }
         }
-        shrink(&mut self.input, self.input_peak);
+        self.input.shrink_idle(Conn::KEEP_BUFFER, self.input_peak);
         shrink(&mut self.output, self.output_peak);
-        self.input_peak = self.input.len();
+        self.input_peak = self.input.pending();
         self.output_peak = self.output.len();
     }
 
@@ -756,28 +827,51 @@ impl Acceptor<'_> {
 
 impl Conn {
     /// Reads what is there (no lock held); true when the connection is gone.
-    fn read(&mut self, chunk: &mut [u8]) -> bool {
+    ///
+    /// The first request not yet run is parsed as its bytes come (the parser keeps its
+    /// place, so this costs only the new bytes, and a big bulk's size is known before
+    /// its payload is read). Before AUTH, a header past the limits before AUTH closes
+    /// the connection before its payload is buffered, and reading stops once a whole
+    /// request waits: it runs first, and its outcome (an AUTH) decides the limits of
+    /// the next one; `unread` then asks the loop to read again next round. A
+    /// connection before AUTH thus holds at most one request (10 bulks of 16 KiB) and
+    /// one read ([`crate::input::READ_SIZE`]).
+    fn read(&mut self, config: &Config) -> bool {
+        self.unread = false;
+        if self.closing {
+            // Nothing more will run: leave the rest unread.
+            return false;
+        }
+        let authed = config.requirepass.is_none() || self.session.authed;
         loop {
-            match self.sock.read(chunk) {
-                Ok(0) => {
+            if !authed && self.input.ready() {
+                self.unread = true;
+                return false;
+            }
+            match self.input.read_from(&mut self.sock, self.max_query_buffer) {
+                Ok(Received::End) => {
                     // The client finished sending: answer what came, then close.
                     self.closing = true;
                     return false;
                 }
-                Ok(k) => {
-                    if self.input.len() + k > self.max_query_buffer {
-                        eprintln!(
-                            "kvs: client {} closed: query buffer over the limit",
-                            self.session.id
-                        );
-                        Writer::new(&mut self.output, self.session.proto)
-                            .error("ERR Protocol error: query buffer limit exceeded");
-                        self.closing = true;
-                        self.input.clear();
-                        return false;
+                Ok(Received::OverLimit) => {
+                    eprintln!(
+                        "kvs: client {} closed: query buffer over the limit",
+                        self.session.id
+                    );
+                    Writer::new(&mut self.output, self.session.proto)
+                        .error("ERR Protocol error: query buffer limit exceeded");
+                    self.closing = true;
+                    return false;
+                }
+                Ok(Received::Bytes { got, asked }) => {
+                    if !self.input.ready() {
+                        if let Err(e) = self.input.parse(&config.limits, authed) {
+                            self.protocol_error(&e);
+                            return false;
+                        }
                     }
-                    self.input.extend_from_slice(&chunk[..k]);
-                    if k < chunk.len() {
+                    if got < asked {
                         // The socket is drained (a short read): data arriving later is
                         // a new edge, so there is no need to pay a read that would
                         // only say WouldBlock (one syscall per request saved).
@@ -808,27 +902,38 @@ impl Conn {
         );
         self.killed = true;
         self.output = Vec::new();
-        self.input = Vec::new();
+        self.input = Input::default();
         true
+    }
+
+    /// Answers a request that breaks the protocol; the connection closes once the
+    /// reply is sent, and nothing more of its input is run.
+    fn protocol_error(&mut self, e: &ProtocolError) {
+        eprintln!("kvs: client {} closed: {e}", self.session.id);
+        Writer::new(&mut self.output, self.session.proto).error(&format!("ERR {e}"));
+        self.closing = true;
+        self.input.clear();
     }
 
     /// Runs every complete request in the input, each under the locks of the shards it
     /// touches (taken on first use; the log appended after it, under them). A shard
     /// stays locked for the next requests of the batch until one needs a lower shard,
-    /// and every shard is unlocked when the batch is done.
-    fn serve(&mut self, env: &mut Env, args: &mut Vec<Range<usize>>) {
-        self.input_peak = self.input_peak.max(self.input.len());
+    /// and every shard is unlocked when the batch is done. Each request is parsed with
+    /// the authentication state left by the one before it.
+    fn serve(&mut self, env: &mut Env) {
+        self.input_peak = self.input_peak.max(self.input.pending());
         self.max_query_buffer = env.config.max_query_buffer;
-        let mut at = 0;
         let mut closing = false;
         // One clock reading per 64 requests of a batch, not per request (expiry has
         // millisecond granularity; 64 requests take microseconds).
         let mut now = 0;
         let mut served = 0u32;
         while !closing {
-            match parse(&mut self.input[at..], &env.config.limits, args) {
+            let authed = env.config.requirepass.is_none() || self.session.authed;
+            match self.input.parse(&env.config.limits, authed) {
                 Ok(None) => break,
-                Ok(Some(len)) => {
+                Ok(Some(_)) => {
+                    let (input, args) = self.input.request();
                     if !args.is_empty() {
                         if served.is_multiple_of(64) {
                             now = now_ms();
@@ -836,7 +941,6 @@ impl Conn {
                             env.keys.unlock();
                         }
                         served += 1;
-                        let input = &self.input[at..at + len];
                         // Arguments on the stack for the usual few (no allocation per
                         // request); a vector only for long commands.
                         let mut small: [&[u8]; 16] = [&[]; 16];
@@ -874,11 +978,10 @@ impl Conn {
                             closing = true;
                         }
                     }
-                    at += len;
+                    self.input.consume();
                 }
                 Err(e) => {
-                    eprintln!("kvs: client {} closed: {e}", self.session.id);
-                    Writer::new(&mut self.output, self.session.proto).error(&format!("ERR {e}"));
+                    self.protocol_error(&e);
                     closing = true;
                 }
             }
@@ -887,8 +990,6 @@ impl Conn {
         env.keys.unlock();
         self.closing |= closing;
         self.output_peak = self.output_peak.max(self.output.len());
-        if !self.killed {
-            self.input.drain(..at);
-        }
+        self.input.compact();
     }
 }

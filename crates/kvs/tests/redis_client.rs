@@ -481,7 +481,13 @@ fn maxmemory_refuses_or_evicts() {
     }
     let (at, msg) = refused.unwrap_or_else(|| panic!("never refused"));
     assert!(msg.contains("OOM"), "{msg}");
-    assert!((50..70).contains(&at), "refused at {at}");
+    // Refused once the dataset and the clients' buffers (INFO used_memory) reach the
+    // limit: within one value's cost of it.
+    let used = info_used_memory(&mut c);
+    assert!(
+        (64 * 1024 - 1200..=64 * 1024 + 1200).contains(&used) && at > 20,
+        "refused at {at} with used_memory {used}"
+    );
     // Reads and deletes still work; a delete makes room again (a few keys: the
     // clients' buffers, a kilobyte or two here, count against the limit too).
     let v: Option<Vec<u8>> = redis::cmd("GET")
@@ -607,4 +613,16 @@ fn several_event_loops_share_one_keyspace() {
         .query(&mut c)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(threads, ["threads", "3"]);
+}
+
+/// INFO memory's `used_memory`.
+fn info_used_memory(c: &mut redis::Connection) -> usize {
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no used_memory in {info}"))
 }

@@ -415,7 +415,13 @@ fn many_shards_on_one_loop_answer_like_one() {
         }
     }
     let at = refused_at.unwrap_or_else(|| panic!("never refused"));
-    assert!((50..70).contains(&at), "refused at {at}");
+    // Refused once the dataset and the clients' buffers (INFO used_memory) reach the
+    // limit: within one value's cost of it.
+    let used = info_used_memory(&mut c);
+    assert!(
+        (64 * 1024 - 1200..=64 * 1024 + 1200).contains(&used) && at > 20,
+        "refused at {at} with used_memory {used}"
+    );
     // allkeys-lru evicts from any shard and keeps the total at the limit.
     let _: () = redis::cmd("CONFIG")
         .arg("SET")
@@ -529,4 +535,16 @@ fn the_log_rewrite_walks_every_shard_while_loops_write() {
     for (k, v) in all.into_iter().zip(got) {
         assert_eq!(v.as_ref(), want.get(k), "{k}");
     }
+}
+
+/// INFO memory's `used_memory`.
+fn info_used_memory(c: &mut redis::Connection) -> usize {
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no used_memory in {info}"))
 }

@@ -34,6 +34,13 @@ impl Drop for Killed {
 
 /// Starts `wirespeed kvs serve ARGS`; returns the server (killed on drop) and its address.
 pub fn kvs_serve(args: &[&str]) -> (Killed, String) {
+    let (child, addr, _) = kvs_serve_start(args);
+    (child, addr)
+}
+
+/// [`kvs_serve`], with the lines the server wrote on stderr before the one that says
+/// where it listens.
+pub fn kvs_serve_start(args: &[&str]) -> (Killed, String, Vec<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
         .args(["kvs", "serve"])
         .args(args)
@@ -42,15 +49,17 @@ pub fn kvs_serve(args: &[&str]) -> (Killed, String) {
         .expect("start the server");
     let stderr = child.stderr.take().expect("stderr");
     let mut lines = BufReader::new(stderr).lines();
+    let mut before = Vec::new();
     let addr = loop {
         let line = lines.next().expect("a line").expect("read stderr");
         if let Some(a) = line.strip_prefix("kvs: listening on ") {
             break a.to_string();
         }
+        before.push(line);
     };
     // Keep draining stderr so the server never blocks on it.
     std::thread::spawn(move || for _ in lines {});
-    (Killed(child), addr)
+    (Killed(child), addr, before)
 }
 
 /// A `redis` crate connection to a server at `addr` (host:port).
