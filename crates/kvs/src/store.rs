@@ -65,10 +65,13 @@ const DEADLINE_RECORD: usize = std::mem::size_of::<(Box<[u8]>, u64)>();
 /// counts this per key; [`Store::memory`] also counts the rounding of the key's and
 /// value's blocks and the buckets beyond one per key, so it is never below that.
 ///
-/// Measured (release build, jemalloc, 16-byte keys; `scripts/kvs-mem-probe`): resident
-/// growth per key was within a few bytes of [`Store::key_cost`] plus the bucket
-/// pointers for every value size from 1 byte to 1 MiB (BENCHMARKS.md, "Key-value
-/// server: memory per key").
+/// Measured (release build, jemalloc, 16-byte keys, `scripts/kvs-mem-probe`, fill of
+/// about 64 MiB): resident growth per key against [`Store::memory`] per key was 99
+/// against 96 bytes for 1-byte values, 108 / 104 for 16 bytes, 208 / 205 for 100
+/// bytes, 1,166 / 1,112 for 1 KiB (the rest of the larger sizes' growth is the
+/// connection's batch buffers); the old table of one vector per bucket took 244
+/// resident bytes a key for 1- and 16-byte values (BENCHMARKS.md, "Key-value server:
+/// memory per key").
 pub const PER_KEY_OVERHEAD: usize = 72;
 
 /// The keyspace of one database.
