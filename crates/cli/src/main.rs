@@ -3,6 +3,13 @@
 //! Every error ends the process with one line on stderr and a non-zero status: 2 for a
 //! truncated or malformed input file (or a malformed value given to a verifying command),
 //! 1 for everything else.
+//!
+//! The process allocates through jemalloc (not the system's malloc): the key-value
+//! server's dataset is many small blocks freed and made again under eviction, and
+//! jemalloc's size classes round them less than glibc's malloc (no 8-byte header, an
+//! 8-byte class) and it gives freed pages back to the system over time, so the
+//! server's resident size follows its `maxmemory` (BENCHMARKS.md, "Key-value server:
+//! memory per key", has the figures that chose it).
 
 mod accumulator;
 mod args;
@@ -31,6 +38,10 @@ use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
 use crate::error::{CliError, EXIT_ERROR};
+
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// The wirespeed command line.
 #[derive(Parser, Debug)]

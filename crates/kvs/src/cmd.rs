@@ -816,7 +816,7 @@ fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         let clients = ctx.keys.shared().stats.client_buffers();
         out.push_str(&format!(
             "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
-            ctx.keys.payload_bytes() + ctx.keys.len() * crate::store::PER_KEY_OVERHEAD + clients,
+            ctx.keys.memory() + clients,
             rss_bytes(),
             ctx.keys.payload_bytes(),
             ctx.config.maxmemory,

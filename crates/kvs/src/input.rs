@@ -26,8 +26,11 @@
 //! the rest of the request (no growth by repeated doubling copies) and the next read
 //! asks for exactly the rest of the bulk. Otherwise a read asks for [`READ_SIZE`]
 //! bytes, never past `client-query-buffer-limit` by more than one byte. Consumed
-//! requests are dropped by moving the unfinished one to the front once per batch; a
-//! buffer left empty and larger than [`KEEP`] is freed.
+//! requests are dropped by moving the unfinished one to the front once per batch. The
+//! buffer is kept between batches (freeing and growing it again for every pipelined
+//! batch left the allocator a trail of freed blocks, resident until it decays: 64 KiB
+//! values churned to 2.8x maxmemory); the server frees it once the connection has been
+//! idle for a second ([`Input::shrink_idle`]).
 
 use std::io;
 use std::ops::Range;
@@ -42,8 +45,6 @@ pub const UNAUTH_MAX_BULK: usize = 16 * 1024;
 pub const BIG_BULK: usize = 32 * 1024;
 /// Bytes asked of one read otherwise.
 pub const READ_SIZE: usize = 16 * 1024;
-/// An empty buffer larger than this is freed.
-pub const KEEP: usize = 256 * 1024;
 
 /// Longest header line looked at again when the input ends inside it: the type byte
 /// is counted apart; `number` reads up to 21 digits and the CRLF.
@@ -313,8 +314,14 @@ impl Input {
         want = want.min(limit.saturating_sub(pending).saturating_add(1));
         let need = self.filled + want;
         if self.buf.len() < need {
-            if self.parser.big_bulk_end().is_some() {
-                self.buf.reserve_exact(need - self.buf.len());
+            // A big bulk: room for the rest of its request at once (a single huge
+            // bulk costs one allocation of its size), but at least double the room
+            // (a pipeline of many big bulks grows the buffer a few times, not once per
+            // bulk, which would copy it over and over and leave the allocator a trail
+            // of freed blocks).
+            if self.parser.big_bulk_end().is_some() && need > self.buf.capacity() {
+                let room = need.max(2 * self.buf.capacity());
+                self.buf.reserve_exact(room - self.buf.len());
             }
             self.buf.resize(need, 0);
         }
@@ -367,16 +374,11 @@ impl Input {
         }
     }
 
-    /// Moves the unfinished request to the front of the buffer; frees a large buffer
-    /// left empty. Called once per batch.
+    /// Moves the unfinished request to the front of the buffer. Called once per batch.
     pub fn compact(&mut self) {
         if self.start == self.filled {
             self.start = 0;
             self.filled = 0;
-            if self.buf.len() > KEEP {
-                self.buf = Vec::new();
-                self.parser.shrink();
-            }
         } else if self.start > 0 {
             self.buf.copy_within(self.start..self.filled, 0);
             self.filled -= self.start;
@@ -546,6 +548,11 @@ mod tests {
         assert_eq!(input.request().1.len(), 2);
         input.consume();
         input.compact();
+        assert_eq!(input.capacity(), whole.len(), "kept for the next batch");
+        // Once idle (the most pending since the last pass under half of it): freed.
+        input.shrink_idle(16 * 1024, whole.len());
+        assert_eq!(input.capacity(), whole.len(), "still in use lately");
+        input.shrink_idle(16 * 1024, 0);
         assert_eq!(input.capacity(), 0, "a large buffer left empty is freed");
     }
 

@@ -703,7 +703,7 @@ mod tests {
         k.remove(b"k1");
         assert!(k.memory() < want, "the view counts its own changes");
         k.release(&mut effects);
-        assert_eq!(s.memory(), want - (2 + 10 + crate::store::PER_KEY_OVERHEAD));
+        assert_eq!(s.memory(), want - Store::key_cost(2, 10));
         assert_eq!(k.len(), 99);
         k.release(&mut effects);
     }

@@ -6,6 +6,12 @@
 //! expired ones and the stale entries (keys deleted or given another deadline), so an
 //! expired key that nobody reads still goes away without a full scan.
 //!
+//! Memory ([`Store::memory`]) counts the heap blocks the store holds, each rounded up to
+//! the allocator's size class ([`block`]): per key its table node, its key and its value
+//! (values are kept without spare capacity), plus the table's bucket array and the
+//! deadline records. That is what `maxmemory` limits, so the resident size of a full
+//! store is its limit plus the allocator's free space, not a multiple of it.
+//!
 //! Time is passed in by the caller (milliseconds since the Unix epoch), which keeps the
 //! store deterministic under test.
 
@@ -22,21 +28,65 @@ pub struct Entry {
     pub touched: u64,
 }
 
-/// Estimated bytes a key costs beyond its key and value bytes: the table slot (key box
-/// and entry, 64 bytes), the two heap blocks' allocator headers and rounding (about 32),
-/// and a share of the bucket array (8). [`Store::memory`] adds it per key.
-pub const PER_KEY_OVERHEAD: usize = 104;
+/// Bytes a heap block of `n` bytes takes: `n` rounded up to jemalloc's size classes
+/// (the server binary's allocator). 0 stays 0 (an empty key or value allocates nothing).
+///
+/// Classes: 8, 16, then multiples of 16 up to 128, then four per doubling (160, 192,
+/// 224, 256, 320, ...); blocks of 16 KiB and more are also given one extra page, which
+/// jemalloc adds to large blocks to vary their cache alignment. The system allocator
+/// (glibc) rounds `n + 8` up to 16 with a 32-byte minimum: within 16 bytes of this for
+/// small blocks, and at most this plus a page for large ones.
+pub fn block(n: usize) -> usize {
+    const PAGE: usize = 4096;
+    match n {
+        0 => 0,
+        1..=8 => 8,
+        9..=128 => n.next_multiple_of(16),
+        _ => {
+            // 2^k < n <= 2^(k+1): classes are 2^(k-2) apart.
+            let k = usize::BITS - 1 - (n - 1).leading_zeros();
+            let class = n.next_multiple_of(1 << (k - 2));
+            if class >= 16 * 1024 {
+                class + PAGE
+            } else {
+                class
+            }
+        }
+    }
+}
+
+/// Bytes of one deadline record in [`Store`]'s sweep vector (the key's box and the
+/// deadline); the key's own block is counted apart.
+const DEADLINE_RECORD: usize = std::mem::size_of::<(Box<[u8]>, u64)>();
+
+/// Bytes a key costs beyond its key and value bytes at the least: its table node
+/// (64 bytes: chain pointer, key box, value vector, deadline and LRU clock) and its
+/// bucket pointer (the table has at least one bucket per key). INFO's `used_memory`
+/// counts this per key; [`Store::memory`] also counts the rounding of the key's and
+/// value's blocks and the buckets beyond one per key, so it is never below that.
+///
+/// Measured (release build, jemalloc, 16-byte keys, `scripts/kvs-mem-probe`, fill of
+/// about 64 MiB): resident growth per key against [`Store::memory`] per key was 99
+/// against 96 bytes for 1-byte values, 108 / 104 for 16 bytes, 208 / 205 for 100
+/// bytes, 1,166 / 1,112 for 1 KiB (the rest of the larger sizes' growth is the
+/// connection's batch buffers); the old table of one vector per bucket took 244
+/// resident bytes a key for 1- and 16-byte values (BENCHMARKS.md, "Key-value server:
+/// memory per key").
+pub const PER_KEY_OVERHEAD: usize = 72;
 
 /// The keyspace of one database.
 #[derive(Debug, Default)]
 pub struct Store {
     map: Table<Entry>,
     /// Keys that were given a deadline, with it (may be stale).
-    deadlines: Vec<(Vec<u8>, u64)>,
+    deadlines: Vec<(Box<[u8]>, u64)>,
     /// Where the next sweep starts in `deadlines`.
     cursor: usize,
     /// Bytes held by keys and values (the payload, not the table's own overhead).
     bytes: usize,
+    /// Heap bytes of the keys' and values' blocks and of the deadline records' keys,
+    /// each rounded by [`block`] (the table's nodes and buckets are counted by it).
+    heap: usize,
     /// Logical clock for LRU: one tick per access.
     clock: u64,
     /// State of the sampler that picks eviction candidates (xorshift).
@@ -71,9 +121,42 @@ impl Store {
         self.bytes
     }
 
-    /// Estimated memory of the dataset: payload plus [`PER_KEY_OVERHEAD`] per key.
+    /// Memory of the dataset: the heap blocks of the table (bucket array and nodes),
+    /// of the keys and values, and of the deadline records, each rounded up to the
+    /// allocator's size class ([`block`]). At least payload plus [`PER_KEY_OVERHEAD`]
+    /// per key.
     pub fn memory(&self) -> usize {
-        self.bytes + self.map.len() * PER_KEY_OVERHEAD
+        self.heap + self.map.heap_bytes(block) + block(self.deadlines.capacity() * DEADLINE_RECORD)
+    }
+
+    /// Heap bytes one key of `key_len` bytes with a value of `value_len` bytes adds to
+    /// [`Store::memory`], bucket array aside: its node, key block and value block.
+    pub fn key_cost(key_len: usize, value_len: usize) -> usize {
+        block(Table::<Entry>::NODE_BYTES) + block(key_len) + block(value_len)
+    }
+
+    /// Adds (or takes back) the blocks of a key and its value.
+    fn add_blocks(&mut self, key_len: usize, value_len: usize) {
+        self.bytes += key_len + value_len;
+        self.heap += block(key_len) + block(value_len);
+    }
+
+    fn sub_blocks(&mut self, key_len: usize, value_len: usize) {
+        self.bytes -= key_len + value_len;
+        self.heap -= block(key_len) + block(value_len);
+    }
+
+    /// Records a deadline for the sweep.
+    fn push_deadline(&mut self, key: &[u8], at: u64) {
+        self.heap += block(key.len());
+        self.deadlines.push((key.into(), at));
+    }
+
+    /// Drops deadline record `i`; returns its key.
+    fn drop_deadline(&mut self, i: usize) -> Box<[u8]> {
+        let (key, _) = self.deadlines.swap_remove(i);
+        self.heap -= block(key.len());
+        key
     }
 
     /// Keys with a deadline, and their mean remaining time to live in ms at `now`
@@ -141,14 +224,14 @@ impl Store {
     /// The live entry of `key` (marks it used). One table probe.
     pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
         let at = self.map.find(key)?;
-        if Store::expired(self.map.at_mut(at), now) {
-            let (k, e) = self.map.remove_at(at);
-            self.bytes -= k.len() + e.value.len();
+        if Store::expired(self.map.at_mut(at)?, now) {
+            let (k, e) = self.map.remove_at(at)?;
+            self.sub_blocks(k.len(), e.value.len());
             self.account(e.expires_at, 0);
             return None;
         }
         let t = self.tick();
-        let e = self.map.at_mut(at);
+        let e = self.map.at_mut(at)?;
         e.touched = t;
         Some(e)
     }
@@ -159,11 +242,20 @@ impl Store {
     }
 
     /// Sets `key` to `value` with a deadline (0: none); returns the previous live entry.
-    /// One table probe.
-    pub fn set(&mut self, key: &[u8], value: Vec<u8>, expires_at: u64, now: u64) -> Option<Entry> {
-        self.bytes += key.len() + value.len();
+    /// One table probe. A value with spare capacity is shrunk to its length first.
+    pub fn set(
+        &mut self,
+        key: &[u8],
+        mut value: Vec<u8>,
+        expires_at: u64,
+        now: u64,
+    ) -> Option<Entry> {
+        if value.capacity() != value.len() {
+            value.shrink_to_fit();
+        }
+        self.add_blocks(key.len(), value.len());
         if expires_at != 0 {
-            self.deadlines.push((key.to_vec(), expires_at));
+            self.push_deadline(key, expires_at);
         }
         let touched = self.tick();
         let old = self.map.insert(
@@ -177,23 +269,27 @@ impl Store {
         let old_deadline = old.as_ref().map_or(0, |o| o.expires_at);
         self.account(old_deadline, expires_at);
         let old = old?;
-        self.bytes -= key.len() + old.value.len();
+        self.sub_blocks(key.len(), old.value.len());
         (!Store::expired(&old, now)).then_some(old)
     }
 
-    /// Replaces the value of a live key, keeping its deadline; false when absent.
-    pub fn set_value(&mut self, key: &[u8], value: Vec<u8>, now: u64) -> bool {
+    /// Replaces the value of a live key, keeping its deadline; false when absent. A
+    /// value with spare capacity is shrunk to its length first.
+    pub fn set_value(&mut self, key: &[u8], mut value: Vec<u8>, now: u64) -> bool {
         if !self.live(key, now) {
             return false;
         }
-        match self.map.get_mut(key) {
-            Some(e) => {
-                self.bytes = self.bytes + value.len() - e.value.len();
-                e.value = value;
-                true
-            }
-            None => false,
+        if value.capacity() != value.len() {
+            value.shrink_to_fit();
         }
+        let Some(e) = self.map.get_mut(key) else {
+            return false;
+        };
+        let old = std::mem::replace(&mut e.value, value);
+        let new = e.value.len();
+        self.sub_blocks(0, old.len());
+        self.add_blocks(0, new);
+        true
     }
 
     /// Sets or clears (0) the deadline of a live key; false when absent.
@@ -205,7 +301,7 @@ impl Store {
             let old = std::mem::replace(&mut e.expires_at, expires_at);
             self.account(old, expires_at);
             if expires_at != 0 {
-                self.deadlines.push((key.to_vec(), expires_at));
+                self.push_deadline(key, expires_at);
             }
         }
         true
@@ -214,7 +310,7 @@ impl Store {
     /// Removes `key` (expired or not); returns its entry.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let e = self.map.remove(key)?;
-        self.bytes -= key.len() + e.value.len();
+        self.sub_blocks(key.len(), e.value.len());
         self.account(e.expires_at, 0);
         Some(e)
     }
@@ -222,9 +318,10 @@ impl Store {
     /// Removes every key.
     pub fn clear(&mut self) {
         self.map.clear();
-        self.deadlines.clear();
+        self.deadlines = Vec::new();
         self.cursor = 0;
         self.bytes = 0;
+        self.heap = 0;
         self.volatile = 0;
         self.deadline_sum = 0;
     }
@@ -275,19 +372,23 @@ impl Store {
             let i = self.cursor;
             looked += 1;
             let (ref key, at) = self.deadlines[i];
-            let current = self.map.get(key.as_slice()).map(|e| e.expires_at);
+            let current = self.map.get(key).map(|e| e.expires_at);
             if current != Some(at) {
                 // Stale: the key went away or has another deadline now.
-                self.deadlines.swap_remove(i);
+                self.drop_deadline(i);
                 continue;
             }
             if at <= now {
-                let key = self.deadlines.swap_remove(i).0;
+                let key = self.drop_deadline(i);
                 self.remove(&key);
                 removed += 1;
                 continue;
             }
             self.cursor += 1;
+        }
+        // Give back the records' space once most of it is unused.
+        if self.deadlines.capacity() > 64 && self.deadlines.len() < self.deadlines.capacity() / 4 {
+            self.deadlines.shrink_to(self.deadlines.len() * 2);
         }
         removed
     }
@@ -364,6 +465,74 @@ mod tests {
 }
 
 #[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    #[test]
+    fn blocks_follow_the_size_classes() {
+        let want = [
+            (0, 0),
+            (1, 8),
+            (8, 8),
+            (9, 16),
+            (17, 32),
+            (100, 112),
+            (128, 128),
+            (129, 160),
+            (257, 320),
+            (1024, 1024),
+            (1025, 1280),
+            (14 * 1024 + 1, 16 * 1024 + 4096),
+            (16 * 1024, 16 * 1024 + 4096),
+            (16 * 1024 + 1, 20 * 1024 + 4096),
+            (1 << 20, (1 << 20) + 4096),
+        ];
+        for (n, b) in want {
+            assert_eq!(block(n), b, "block({n})");
+        }
+        for n in 1..100_000 {
+            assert!(block(n) >= n && block(n) <= n + n / 4 + 4096, "block({n})");
+        }
+    }
+
+    #[test]
+    fn a_node_is_one_64_byte_block_and_memory_covers_the_info_estimate() {
+        assert_eq!(Table::<Entry>::NODE_BYTES, 64);
+        let mut s = Store::new();
+        let empty = s.memory();
+        for i in 0..10_000u32 {
+            let key = format!("key:{i:012}");
+            s.set(key.as_bytes(), vec![1; (i % 300) as usize], 0, 0);
+            assert!(s.memory() >= s.payload_bytes() + s.len() * PER_KEY_OVERHEAD);
+        }
+        // Spare capacity is not kept (nor counted).
+        let mut v = Vec::with_capacity(4096);
+        v.extend_from_slice(b"abc");
+        s.set(b"spare", v, 0, 0);
+        assert_eq!(s.get(b"spare", 0).map(|e| e.value.capacity()), Some(3));
+        // Every key gone: only the empty table's buckets are left.
+        for i in 0..10_000u32 {
+            s.remove(format!("key:{i:012}").as_bytes());
+        }
+        s.remove(b"spare");
+        assert_eq!(s.memory(), empty);
+        // Deadline records are counted, and given back once swept.
+        for i in 0..1000u32 {
+            s.set(&i.to_le_bytes(), vec![0; 8], 10, 0);
+        }
+        let with_records = s.memory();
+        assert!(with_records >= 1000 * (Store::key_cost(4, 8) + DEADLINE_RECORD + 8));
+        while s.sweep(20, 100) > 0 {}
+        assert!(s.is_empty());
+        assert!(
+            s.memory() <= empty + block(64 * DEADLINE_RECORD),
+            "{}",
+            s.memory()
+        );
+    }
+}
+
+#[cfg(test)]
 mod lru_tests {
     use super::*;
 
@@ -388,7 +557,7 @@ mod lru_tests {
             }
         }
         assert_eq!(s.len(), 500);
-        assert_eq!(s.memory(), before - 500 * (4 + 10 + PER_KEY_OVERHEAD));
+        assert_eq!(s.memory(), before - 500 * Store::key_cost(4, 10));
         // With 5 samples, a hot key is chosen only when all 5 are hot: rare.
         assert!(hot_evicted < 20, "{hot_evicted} hot keys evicted");
     }

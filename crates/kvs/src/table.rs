@@ -1,26 +1,45 @@
 //! The keyspace's hash table: separate chaining over a power-of-two array of buckets,
 //! so that a SCAN cursor can walk it across resizes.
 //!
+//! Layout (what a key costs): the bucket array holds one pointer per bucket (8 bytes);
+//! each key is one boxed [`Node`] (the chain's next pointer, the key's box and the
+//! value: 64 bytes for the store's entries) plus the key's own heap block. There is no
+//! per-bucket vector: a removed key frees its node at once, and an empty bucket costs
+//! its pointer alone. [`Table::heap_bytes`] counts the bucket array and the nodes; the
+//! key blocks are counted by the caller, which knows their lengths.
+//!
 //! Keys are hashed with SipHash-1-3 under a per-process random key (the standard
 //! library's `RandomState`), so clients cannot aim many keys at one bucket. The table
 //! doubles when it holds more keys than buckets and halves when it holds fewer than an
-//! eighth (never below 16 buckets).
+//! eighth (never below 16 buckets), so there are always at least as many buckets as
+//! keys (the mean chain is at most one key long) and at most about eight per key.
 //!
 //! SCAN: the cursor is a bucket index whose bits are incremented from the top down
 //! (reverse binary, as Redis's `dictScan`). Because a key's bucket in a table of 2^k
 //! buckets is its bucket in a table of 2^(k+1) buckets with the top bit dropped, every
 //! key present for a whole scan is returned at least once even if the table doubles or
-//! halves between calls (a key may come twice).
+//! halves between calls (a key may come twice). A resize relinks the nodes without
+//! moving or reallocating them.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 
 const MIN_BUCKETS: usize = 16;
 
+type Link<V> = Option<Box<Node<V>>>;
+
+/// One key: its chain's next node, the key and the value, in one heap block.
+#[derive(Debug)]
+struct Node<V> {
+    next: Link<V>,
+    key: Box<[u8]>,
+    value: V,
+}
+
 /// A chained hash table from byte-string keys to `V`.
 #[derive(Debug)]
 pub struct Table<V> {
-    buckets: Vec<Vec<(Box<[u8]>, V)>>,
+    buckets: Box<[Link<V>]>,
     len: usize,
     hasher: RandomState,
 }
@@ -31,11 +50,34 @@ impl<V> Default for Table<V> {
     }
 }
 
+fn empty<V>(n: usize) -> Box<[Link<V>]> {
+    (0..n).map(|_| None).collect()
+}
+
+impl<V> Drop for Table<V> {
+    fn drop(&mut self) {
+        // Unlink chains one node at a time (no recursion through `next`).
+        for b in self.buckets.iter_mut() {
+            unlink_all(b);
+        }
+    }
+}
+
+fn unlink_all<V>(link: &mut Link<V>) {
+    let mut cur = link.take();
+    while let Some(mut n) = cur {
+        cur = n.next.take();
+    }
+}
+
 impl<V> Table<V> {
+    /// Bytes of one node (before the allocator's rounding).
+    pub const NODE_BYTES: usize = std::mem::size_of::<Node<V>>();
+
     /// An empty table.
     pub fn new() -> Table<V> {
         Table {
-            buckets: (0..MIN_BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: empty(MIN_BUCKETS),
             len: 0,
             hasher: RandomState::new(),
         }
@@ -51,6 +93,18 @@ impl<V> Table<V> {
         self.len == 0
     }
 
+    /// Number of buckets.
+    pub fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Heap bytes of the bucket array and the nodes, each block rounded up by `block`
+    /// (the allocator's size classes); the keys' blocks are not included.
+    pub fn heap_bytes(&self, block: impl Fn(usize) -> usize) -> usize {
+        block(self.buckets.len() * std::mem::size_of::<Link<V>>())
+            + self.len * block(Self::NODE_BYTES)
+    }
+
     fn mask(&self) -> usize {
         self.buckets.len() - 1
     }
@@ -59,53 +113,76 @@ impl<V> Table<V> {
         (self.hasher.hash_one(key) as usize) & self.mask()
     }
 
-    /// The value of `key`.
-    pub fn get(&self, key: &[u8]) -> Option<&V> {
-        self.buckets[self.slot(key)]
-            .iter()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| v)
+    fn chain(&self, b: usize) -> impl Iterator<Item = &Node<V>> {
+        std::iter::successors(self.buckets[b].as_deref(), |n| n.next.as_deref())
     }
 
-    /// Where `key` is: (bucket, position), for [`Table::at_mut`] and
+    /// The link that holds the `i`th node of bucket `b` (or the chain's end).
+    fn link_mut(&mut self, b: usize, i: usize) -> &mut Link<V> {
+        let mut link = &mut self.buckets[b];
+        for _ in 0..i {
+            match link {
+                Some(n) => link = &mut n.next,
+                None => break,
+            }
+        }
+        link
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &[u8]) -> Option<&V> {
+        self.chain(self.slot(key))
+            .find(|n| &*n.key == key)
+            .map(|n| &n.value)
+    }
+
+    /// Where `key` is: (bucket, position in its chain), for [`Table::at_mut`] and
     /// [`Table::remove_at`] without hashing again.
     pub fn find(&self, key: &[u8]) -> Option<(usize, usize)> {
         let s = self.slot(key);
-        let i = self.buckets[s].iter().position(|(k, _)| &**k == key)?;
+        let i = self.chain(s).position(|n| &*n.key == key)?;
         Some((s, i))
     }
 
-    /// The value at a position from [`Table::find`].
-    pub fn at_mut(&mut self, at: (usize, usize)) -> &mut V {
-        &mut self.buckets[at.0][at.1].1
+    /// The value at a position from [`Table::find`] (None if the table changed since).
+    pub fn at_mut(&mut self, at: (usize, usize)) -> Option<&mut V> {
+        self.link_mut(at.0, at.1).as_mut().map(|n| &mut n.value)
     }
 
     /// Removes the key at a position from [`Table::find`]; returns its key and value.
-    pub fn remove_at(&mut self, at: (usize, usize)) -> (Box<[u8]>, V) {
-        let kv = self.buckets[at.0].swap_remove(at.1);
+    pub fn remove_at(&mut self, at: (usize, usize)) -> Option<(Box<[u8]>, V)> {
+        let link = self.link_mut(at.0, at.1);
+        let mut node = link.take()?;
+        *link = node.next.take();
         self.len -= 1;
         if self.buckets.len() > MIN_BUCKETS && self.len < self.buckets.len() / 8 {
             self.resize(self.buckets.len() / 2);
         }
-        kv
+        let Node { key, value, .. } = *node;
+        Some((key, value))
     }
 
     /// The value of `key`, mutable.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
-        let s = self.slot(key);
-        self.buckets[s]
-            .iter_mut()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| v)
+        let at = self.find(key)?;
+        self.at_mut(at)
     }
 
     /// Sets `key` to `value`; returns the previous value.
     pub fn insert(&mut self, key: &[u8], value: V) -> Option<V> {
         let s = self.slot(key);
-        if let Some((_, v)) = self.buckets[s].iter_mut().find(|(k, _)| &**k == key) {
-            return Some(std::mem::replace(v, value));
+        let found = self.chain(s).position(|n| &*n.key == key);
+        if let Some(i) = found {
+            if let Some(v) = self.at_mut((s, i)) {
+                return Some(std::mem::replace(v, value));
+            }
         }
-        self.buckets[s].push((key.into(), value));
+        let next = self.buckets[s].take();
+        self.buckets[s] = Some(Box::new(Node {
+            next,
+            key: key.into(),
+            value,
+        }));
         self.len += 1;
         if self.len > self.buckets.len() {
             self.resize(self.buckets.len() * 2);
@@ -115,33 +192,38 @@ impl<V> Table<V> {
 
     /// Removes `key`; returns its value.
     pub fn remove(&mut self, key: &[u8]) -> Option<V> {
-        let s = self.slot(key);
-        let i = self.buckets[s].iter().position(|(k, _)| &**k == key)?;
-        let (_, v) = self.buckets[s].swap_remove(i);
-        self.len -= 1;
-        if self.buckets.len() > MIN_BUCKETS && self.len < self.buckets.len() / 8 {
-            self.resize(self.buckets.len() / 2);
-        }
-        Some(v)
+        let at = self.find(key)?;
+        self.remove_at(at).map(|(_, v)| v)
     }
 
     /// Removes every key.
     pub fn clear(&mut self) {
-        self.buckets = (0..MIN_BUCKETS).map(|_| Vec::new()).collect();
+        for b in self.buckets.iter_mut() {
+            unlink_all(b);
+        }
+        self.buckets = empty(MIN_BUCKETS);
         self.len = 0;
     }
 
+    /// Moves every node to a new array of `n` buckets (the nodes stay where they are).
     fn resize(&mut self, n: usize) {
-        let old = std::mem::replace(&mut self.buckets, (0..n).map(|_| Vec::new()).collect());
-        for (k, v) in old.into_iter().flatten() {
-            let s = self.slot(&k);
-            self.buckets[s].push((k, v));
+        let mut old = std::mem::replace(&mut self.buckets, empty(n));
+        for b in old.iter_mut() {
+            let mut cur = b.take();
+            while let Some(mut node) = cur {
+                cur = node.next.take();
+                let s = self.slot(&node.key);
+                node.next = self.buckets[s].take();
+                self.buckets[s] = Some(node);
+            }
         }
     }
 
     /// Every key and value, in bucket order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
-        self.buckets.iter().flatten().map(|(k, v)| (&**k, v))
+        (0..self.buckets.len())
+            .flat_map(move |b| self.chain(b))
+            .map(|n| (&*n.key, &n.value))
     }
 
     /// Calls `f` on the keys of the buckets from `cursor` on, at least `count` keys'
@@ -150,8 +232,8 @@ impl<V> Table<V> {
         let mask = self.mask() as u64;
         let mut seen = 0;
         loop {
-            for (k, v) in &self.buckets[(cursor & mask) as usize] {
-                f(k, v);
+            for n in self.chain((cursor & mask) as usize) {
+                f(&n.key, &n.value);
                 seen += 1;
             }
             // Reverse-binary increment of the bits under the mask.
@@ -171,13 +253,13 @@ impl<V> Table<V> {
         }
         let n = self.buckets.len();
         let start = (r as usize) & self.mask();
-        (0..n)
-            .map(|i| &self.buckets[(start + i) & self.mask()])
-            .find(|b| !b.is_empty())
-            .map(|b| {
-                let (k, v) = &b[(r >> 32) as usize % b.len()];
-                (&**k, v)
-            })
+        let b = (0..n)
+            .map(|i| (start + i) & self.mask())
+            .find(|&b| self.buckets[b].is_some())?;
+        let len = self.chain(b).count();
+        self.chain(b)
+            .nth((r >> 32) as usize % len)
+            .map(|n| (&*n.key, &n.value))
     }
 }
 
@@ -206,7 +288,7 @@ mod tests {
         assert_eq!(t.get(&long), Some(&2));
         assert_eq!(t.get(&long[..99]), None);
         let at = t.find(&long).unwrap_or_else(|| panic!("long key"));
-        assert_eq!(t.remove_at(at), (long.clone().into_boxed_slice(), 2));
+        assert_eq!(t.remove_at(at), Some((long.clone().into_boxed_slice(), 2)));
         assert_eq!(t.insert(&[], 9), None, "the empty key");
         assert_eq!(t.remove(&[]), Some(9));
         assert_eq!(t.len(), 10);
@@ -235,7 +317,7 @@ mod tests {
                 2 => assert_eq!(t.remove(&key), m.remove(&key)),
                 _ => match t.find(&key) {
                     Some(at) => {
-                        let (k, v) = t.remove_at(at);
+                        let (k, v) = t.remove_at(at).unwrap_or_else(|| panic!("found"));
                         assert_eq!(m.remove(&key), Some(v));
                         assert_eq!(&*k, &key[..]);
                     }
@@ -304,7 +386,10 @@ mod probe {
         for i in 0..10_000u64 {
             t.insert(format!("key:{i:012}").as_bytes(), i);
         }
-        let max = t.buckets.iter().map(Vec::len).max().unwrap_or(0);
+        let max = (0..t.buckets())
+            .map(|b| t.chain(b).count())
+            .max()
+            .unwrap_or(0);
         println!("buckets {} max chain {max}", t.buckets.len());
         let keys: Vec<String> = (0..10_000u64).map(|i| format!("key:{i:012}")).collect();
         let start = std::time::Instant::now();
