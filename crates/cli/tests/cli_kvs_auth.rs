@@ -129,6 +129,45 @@ fn unauthenticated_floods_are_cut_at_the_header_and_memory_stays_small() {
 }
 
 #[test]
+fn an_unauthenticated_client_that_reads_no_replies_is_closed() {
+    let (server, addr) = kvs_serve(&["--port", "0", "--requirepass", "secret"]);
+    let pid = server.0.id();
+    // A million PINGs (6 MB), each answered with a NOAUTH error (31 MB in all), none
+    // read for a while: the server closes the client once its unsent replies pass
+    // 64 KiB past what the socket buffers hold, instead of keeping them.
+    let mut s = TcpStream::connect(&addr).expect("connect");
+    let mut w = s.try_clone().expect("clone");
+    let writer = std::thread::spawn(move || {
+        let chunk = b"PING\r\n".repeat(10_000);
+        for _ in 0..100 {
+            if w.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let replies = read_some(&mut s, usize::MAX);
+    let _ = writer.join();
+    let all = 1_000_000 * b"-NOAUTH Authentication required.\r\n".len();
+    assert!(
+        replies.len() < all / 2,
+        "{} of {all} reply bytes were kept and sent",
+        replies.len()
+    );
+    // What was sent before the close, if anything, is NOAUTH errors.
+    assert!(
+        replies.is_empty() || replies.starts_with(b"-NOAUTH"),
+        "{:?}",
+        &replies[..replies.len().min(40)]
+    );
+    assert!(
+        status_kib(pid, "VmHWM:") < 64 * 1024,
+        "the server peaked at {} KiB",
+        status_kib(pid, "VmHWM:")
+    );
+}
+
+#[test]
 fn after_auth_large_values_work_also_pipelined_with_the_auth() {
     let (_server, addr) = kvs_serve(&["--port", "0", "--requirepass", "secret"]);
     let big: Vec<u8> = (0..1 << 20).map(|i| (i % 251) as u8).collect();

@@ -77,6 +77,10 @@ use crate::limits::OutputWatch;
 use crate::resp::{ProtocolError, Writer};
 use crate::store::Store;
 
+/// Most unsent reply bytes a client that has not authenticated may have (with
+/// `requirepass`); past it the connection is closed.
+pub const UNAUTH_MAX_OUTPUT: usize = 64 * 1024;
+
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 const FIRST_CONN: usize = 2;
@@ -893,11 +897,22 @@ impl Conn {
             return true;
         }
         let pending = self.output.len();
-        if pending == 0 || !self.watch.over(&config.output_limits.normal, pending, now) {
+        if pending == 0 {
             return false;
         }
+        // Before AUTH a client gets only short errors and the replies of AUTH and HELLO:
+        // one that piles up unread replies is closed at a fixed bound whatever the
+        // setting, so it cannot grow the server's memory through its replies either.
+        let unauthed = config.requirepass.is_some() && !self.session.authed;
+        let why = if unauthed && pending > UNAUTH_MAX_OUTPUT {
+            "before AUTH"
+        } else if self.watch.over(&config.output_limits.normal, pending, now) {
+            "over client-output-buffer-limit"
+        } else {
+            return false;
+        };
         eprintln!(
-            "kvs: client {} closed: {pending} reply bytes pending, over client-output-buffer-limit",
+            "kvs: client {} closed: {pending} reply bytes pending, {why}",
             self.session.id
         );
         self.killed = true;
