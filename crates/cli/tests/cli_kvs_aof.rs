@@ -7,42 +7,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use common::{temp, wirespeed, Killed};
+use common::{kvs_serve_start, temp, wirespeed, Killed};
 
 /// Starts `kvs serve` on a free port with `aof`; returns the server, its address and
 /// the stderr lines printed before it listened.
 fn serve(aof: &Path) -> (Killed, String, Vec<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args([
-            "kvs",
-            "serve",
-            "--port",
-            "0",
-            "--appendfsync",
-            "always",
-            "--aof",
-        ])
-        .arg(aof)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the server");
-    let stderr = child.stderr.take().expect("stderr");
-    let child = Killed(child);
-    let mut lines = BufReader::new(stderr).lines();
-    let mut before = Vec::new();
-    let addr = loop {
-        let line = lines.next().expect("a line").expect("read stderr");
-        if let Some(a) = line.strip_prefix("kvs: listening on ") {
-            break a.to_string();
-        }
-        before.push(line);
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr, before)
+    let aof = aof.to_string_lossy();
+    kvs_serve_start(&["--port", "0", "--appendfsync", "always", "--aof", &aof])
 }
 
 /// Runs `kvs serve` on `aof` expecting it not to start.

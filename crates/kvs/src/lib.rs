@@ -14,6 +14,7 @@
 //!   commit; only a torn tail is cut at start, saved to a side file first; other damage
 //!   and foreign files are refused untouched; the `check-aof` checker and repair).
 //! - [`server`]: the mio event loops, pipelined batches with one write per batch.
+//! - `conn` (private): one client connection: read, run, write, its buffer limits.
 //!
 //! The load generator that measures it (and other servers) is `wirespeed-loadgen`.
 
@@ -22,6 +23,7 @@
 pub mod aof;
 pub mod cmd;
 pub mod conf;
+mod conn;
 pub mod input;
 pub mod keyspace;
 pub mod limits;

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{start, Running};
+use common::{info_used_memory, start, Running};
 use wirespeed_kvs::server::ServerConfig;
 
 fn client(r: &Running) -> redis::Connection {
@@ -613,16 +613,4 @@ fn several_event_loops_share_one_keyspace() {
         .query(&mut c)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(threads, ["threads", "3"]);
-}
-
-/// INFO memory's `used_memory`.
-fn info_used_memory(c: &mut redis::Connection) -> usize {
-    let info: String = redis::cmd("INFO")
-        .arg("memory")
-        .query(c)
-        .unwrap_or_else(|e| panic!("{e}"));
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no used_memory in {info}"))
 }

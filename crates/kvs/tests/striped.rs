@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{start, Running};
+use common::{info_used_memory, start, Running};
 use wirespeed_kvs::aof::Fsync;
 use wirespeed_kvs::keyspace::{default_shards, shard_index};
 use wirespeed_kvs::server::ServerConfig;
@@ -534,18 +534,6 @@ fn the_log_rewrite_walks_every_shard_while_loops_write() {
     for (k, v) in all.into_iter().zip(got) {
         assert_eq!(v.as_ref(), want.get(k), "{k}");
     }
-}
-
-/// INFO memory's `used_memory`.
-fn info_used_memory(c: &mut redis::Connection) -> usize {
-    let info: String = redis::cmd("INFO")
-        .arg("memory")
-        .query(c)
-        .unwrap_or_else(|e| panic!("{e}"));
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no used_memory in {info}"))
 }
 
 /// INFO memory's `used_memory` less `mem_clients_normal` (one INFO, so both are of the

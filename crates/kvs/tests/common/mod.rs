@@ -42,3 +42,15 @@ pub fn start(config: ServerConfig) -> Running {
         handle: Some(handle),
     }
 }
+
+/// INFO memory's `used_memory`.
+pub fn info_used_memory(c: &mut redis::Connection) -> usize {
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(c)
+        .unwrap_or_else(|e| panic!("{e}"));
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no used_memory in {info}"))
+}

@@ -1,0 +1,307 @@
+//! One client connection of an event loop: its socket, its input (parsed as it
+//! arrives, [`crate::input`]), its pending replies and session, and what the loop does
+//! with it each round: read, run every complete request, write, and the checks of the
+//! output limits and buffer sizes (see the server's module note for the round).
+
+use std::io::{self, Write};
+
+use mio::net::TcpStream;
+use mio::{Interest, Token};
+
+use crate::cmd::{exec, Config, Ctx, Session};
+use crate::input::{Input, Received};
+use crate::limits::OutputWatch;
+use crate::resp::{ProtocolError, Writer};
+use crate::server::{now_ms, Env, UNAUTH_MAX_OUTPUT};
+
+/// A client connection.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    pub(crate) sock: TcpStream,
+    pub(crate) input: Input,
+    pub(crate) output: Vec<u8>,
+    pub(crate) session: Session,
+    /// Closing after the output is flushed.
+    pub(crate) closing: bool,
+    /// Registered for writability too (output is waiting).
+    pub(crate) writable: bool,
+    /// Not yet served: its session takes the settings at its first round.
+    pub(crate) fresh: bool,
+    /// `client-query-buffer-limit` as of the last round this connection was served.
+    pub(crate) max_query_buffer: usize,
+    /// The log record the replies in `output` wait for (sequence number; 0: none): they
+    /// are sent once the log holds it (written, and synced with `always`).
+    pub(crate) wait_seq: u64,
+    /// Against `client-output-buffer-limit`.
+    pub(crate) watch: OutputWatch,
+    /// Passed `client-output-buffer-limit`: closed without sending what is pending.
+    pub(crate) killed: bool,
+    /// The buffers' capacities as last added to the shared count.
+    pub(crate) accounted: usize,
+    /// The most bytes `input` and `output` held since the last once-a-second pass
+    /// (which gives back capacity far above them).
+    pub(crate) input_peak: usize,
+    pub(crate) output_peak: usize,
+    /// Reading stopped with bytes maybe left in the socket (before AUTH, a whole
+    /// request waits to run): read again next round, event or not.
+    pub(crate) unread: bool,
+    /// The loop's round this connection was last read in.
+    pub(crate) read_round: u64,
+}
+
+/// What the loop's flush left a connection in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flushed {
+    /// Open (output written or waiting for the socket).
+    Open,
+    /// To close (done, the socket failed, or over the output limit).
+    Close,
+    /// Its replies wait for log records not yet written.
+    Held,
+}
+
+impl Conn {
+    /// Buffers up to this capacity are kept as they are.
+    const KEEP_BUFFER: usize = 16 * 1024;
+
+    /// Gives back buffer capacity far above use (Redis's client cron does the same for
+    /// its query buffers): a buffer over [`Conn::KEEP_BUFFER`] whose most bytes held
+    /// since the last pass are under half its capacity shrinks to that peak (to nothing
+    /// when empty), so a client that once sent or was sent a big request keeps nothing
+    /// of it a second or two later, busy or idle; the next big request allocates anew.
+    pub(crate) fn shrink_idle_buffers(&mut self) {
+        fn shrink(buf: &mut Vec<u8>, peak: usize) {
+            if buf.capacity() > Conn::KEEP_BUFFER && peak < buf.capacity() / 2 {
+                if buf.is_empty() {
+                    *buf = Vec::new();
+                } else {
+                    buf.shrink_to(peak.max(buf.len()));
+                }
+            }
+        }
+        self.input.shrink_idle(Conn::KEEP_BUFFER, self.input_peak);
+        shrink(&mut self.output, self.output_peak);
+        self.input_peak = self.input.pending();
+        self.output_peak = self.output.len();
+    }
+
+    /// Adds the change of this connection's buffer capacities to the shared count.
+    pub(crate) fn account(&mut self, stats: &crate::keyspace::SharedStats) {
+        let now = self.input.capacity() + self.output.capacity();
+        if now != self.accounted {
+            stats.client_buffers_changed(self.accounted, now);
+            self.accounted = now;
+        }
+    }
+
+    /// Writes pending output; true when the connection should close.
+    pub(crate) fn write_out(&mut self, token: Token, registry: &mio::Registry) -> bool {
+        let c = self;
+        let mut written = 0;
+        while written < c.output.len() {
+            match c.sock.write(&c.output[written..]) {
+                Ok(0) => return true,
+                Ok(k) => written += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return true,
+            }
+        }
+        c.output.drain(..written);
+        // Ask for writability only while output waits (one epoll_ctl per change, not
+        // per batch).
+        let want = !c.output.is_empty();
+        if want != c.writable {
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if registry.reregister(&mut c.sock, token, interest).is_err() {
+                return true;
+            }
+            c.writable = want;
+        }
+        c.closing && c.output.is_empty()
+    }
+}
+
+impl Conn {
+    /// Reads what is there (no lock held); true when the connection is gone.
+    ///
+    /// The first request not yet run is parsed as its bytes come (the parser keeps its
+    /// place, so this costs only the new bytes, and a big bulk's size is known before
+    /// its payload is read). Before AUTH, a header past the limits before AUTH closes
+    /// the connection before its payload is buffered, and reading stops once a whole
+    /// request waits: it runs first, and its outcome (an AUTH) decides the limits of
+    /// the next one; `unread` then asks the loop to read again next round. A
+    /// connection before AUTH thus holds at most one request (10 bulks of 16 KiB) and
+    /// one read ([`crate::input::READ_SIZE`]).
+    pub(crate) fn read(&mut self, config: &Config) -> bool {
+        self.unread = false;
+        if self.closing {
+            // Nothing more will run: leave the rest unread.
+            return false;
+        }
+        let authed = config.requirepass.is_none() || self.session.authed;
+        loop {
+            if !authed && self.input.ready() {
+                self.unread = true;
+                return false;
+            }
+            match self.input.read_from(&mut self.sock, self.max_query_buffer) {
+                Ok(Received::End) => {
+                    // The client finished sending: answer what came, then close.
+                    self.closing = true;
+                    return false;
+                }
+                Ok(Received::OverLimit) => {
+                    eprintln!(
+                        "kvs: client {} closed: query buffer over the limit",
+                        self.session.id
+                    );
+                    Writer::new(&mut self.output, self.session.proto)
+                        .error("ERR Protocol error: query buffer limit exceeded");
+                    self.closing = true;
+                    return false;
+                }
+                Ok(Received::Bytes { got, asked }) => {
+                    if !self.input.ready() {
+                        if let Err(e) = self.input.parse(&config.limits, authed) {
+                            self.protocol_error(&e);
+                            return false;
+                        }
+                    }
+                    if got < asked {
+                        // The socket is drained (a short read): data arriving later is
+                        // a new edge, so there is no need to pay a read that would
+                        // only say WouldBlock (one syscall per request saved).
+                        return false;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return true,
+            }
+        }
+    }
+
+    /// True (and the connection marked killed, its buffers dropped) when its pending
+    /// replies pass `client-output-buffer-limit` (Redis closes such a client at once,
+    /// without sending what is pending).
+    pub(crate) fn over_output_limit(&mut self, config: &Config, now: u64) -> bool {
+        if self.killed {
+            return true;
+        }
+        let pending = self.output.len();
+        if pending == 0 {
+            return false;
+        }
+        // Before AUTH a client gets only short errors and the replies of AUTH and HELLO:
+        // one that piles up unread replies is closed at a fixed bound whatever the
+        // setting, so it cannot grow the server's memory through its replies either.
+        let unauthed = config.requirepass.is_some() && !self.session.authed;
+        let why = if unauthed && pending > UNAUTH_MAX_OUTPUT {
+            "before AUTH"
+        } else if self.watch.over(&config.output_limits.normal, pending, now) {
+            "over client-output-buffer-limit"
+        } else {
+            return false;
+        };
+        eprintln!(
+            "kvs: client {} closed: {pending} reply bytes pending, {why}",
+            self.session.id
+        );
+        self.killed = true;
+        self.output = Vec::new();
+        self.input = Input::default();
+        true
+    }
+
+    /// Answers a request that breaks the protocol; the connection closes once the
+    /// reply is sent, and nothing more of its input is run.
+    fn protocol_error(&mut self, e: &ProtocolError) {
+        eprintln!("kvs: client {} closed: {e}", self.session.id);
+        Writer::new(&mut self.output, self.session.proto).error(&format!("ERR {e}"));
+        self.closing = true;
+        self.input.clear();
+    }
+
+    /// Runs every complete request in the input, each under the locks of the shards it
+    /// touches (taken on first use; the log appended after it, under them). A shard
+    /// stays locked for the next requests of the batch until one needs a lower shard,
+    /// and every shard is unlocked when the batch is done. Each request is parsed with
+    /// the authentication state left by the one before it.
+    pub(crate) fn serve(&mut self, env: &mut Env) {
+        self.input_peak = self.input_peak.max(self.input.pending());
+        self.max_query_buffer = env.config.max_query_buffer;
+        let mut closing = false;
+        // One clock reading per 64 requests of a batch, not per request (expiry has
+        // millisecond granularity; 64 requests take microseconds).
+        let mut now = 0;
+        let mut served = 0u32;
+        while !closing {
+            let authed = env.config.requirepass.is_none() || self.session.authed;
+            match self.input.parse(&env.config.limits, authed) {
+                Ok(None) => break,
+                Ok(Some(_)) => {
+                    let (input, args) = self.input.request();
+                    if !args.is_empty() {
+                        if served.is_multiple_of(64) {
+                            now = now_ms();
+                            // Other loops wait at most 64 requests for a kept shard.
+                            env.keys.unlock();
+                        }
+                        served += 1;
+                        // Arguments on the stack for the usual few (no allocation per
+                        // request); a vector only for long commands.
+                        let mut small: [&[u8]; 16] = [&[]; 16];
+                        let long: Vec<&[u8]>;
+                        let argv: &[&[u8]] = if args.len() <= small.len() {
+                            for (slot, r) in small.iter_mut().zip(args.iter()) {
+                                *slot = &input[r.clone()];
+                            }
+                            &small[..args.len()]
+                        } else {
+                            long = args.iter().map(|r| &input[r.clone()]).collect();
+                            &long
+                        };
+                        let mut w = Writer::new(&mut self.output, self.session.proto);
+                        let mut ctx = Ctx {
+                            keys: &mut env.keys,
+                            config: &mut env.config,
+                            session: &mut self.session,
+                            stats: &mut env.stats,
+                            now,
+                            effects: &mut env.effects,
+                            logging: env.logging,
+                        };
+                        exec(&mut ctx, argv, &mut w);
+                        let seq = env.keys.end_command(&mut env.effects);
+                        if seq > 0 {
+                            env.seq = seq;
+                            self.wait_seq = seq;
+                        }
+                        env.served = true;
+                        if self.session.quit {
+                            closing = true;
+                        }
+                        if self.over_output_limit(&env.config, now) {
+                            closing = true;
+                        }
+                    }
+                    self.input.consume();
+                }
+                Err(e) => {
+                    self.protocol_error(&e);
+                    closing = true;
+                }
+            }
+        }
+        // The batch is done: no shard stays locked past it.
+        env.keys.unlock();
+        self.closing |= closing;
+        self.output_peak = self.output_peak.max(self.output.len());
+        self.input.compact();
+    }
+}
