@@ -48,9 +48,13 @@ pub struct CheckAofArgs {
 /// Arguments of `wirespeed kvs bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Server address
-    #[arg(long, default_value = "127.0.0.1:6379")]
+    /// Server address, HOST:PORT (a name such as localhost is resolved)
+    #[arg(long, default_value = "127.0.0.1:6379", value_parser = host_port)]
     pub addr: SocketAddr,
+
+    /// Authenticate every connection with AUTH PASSWORD first (a server with requirepass)
+    #[arg(long)]
+    pub password: Option<String>,
 
     /// Concurrent connections
     #[arg(long, default_value_t = 50)]
@@ -143,8 +147,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub port: Option<u16>,
 
-    /// Address to listen on [default: 127.0.0.1, loopback only]
-    #[arg(long)]
+    /// Address to listen on, an IP address or a name such as localhost [default: 127.0.0.1, loopback only]
+    #[arg(long, value_parser = host)]
     pub bind: Option<IpAddr>,
 
     /// Event loops, one per core to use [default: 1]
@@ -189,6 +193,40 @@ fn open_warning(local: &SocketAddr) -> String {
          anyone who can reach this port can read and change every key; \
          set requirepass or bind 127.0.0.1"
     )
+}
+
+/// An IP address, or a host name resolved to its first address (IPv4 first).
+fn host(s: &str) -> Result<IpAddr, String> {
+    if let Ok(ip) = s.parse() {
+        return Ok(ip);
+    }
+    resolve(s, 0).map(|a| a.ip())
+}
+
+/// HOST:PORT with HOST an IP address or a name (resolved, IPv4 first).
+fn host_port(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let (h, p) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("'{s}' is not HOST:PORT"))?;
+    let port: u16 = p.parse().map_err(|_| format!("'{p}' is not a port"))?;
+    resolve(h.trim_start_matches('[').trim_end_matches(']'), port)
+}
+
+fn resolve(h: &str, port: u16) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<SocketAddr> = (h, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve '{h}': {e}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("'{h}' has no address"))
 }
 
 fn memory_size(s: &str) -> Result<usize, String> {
@@ -251,6 +289,11 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
             "--get-ratio must be between 0 and 1".into(),
         ));
     }
+    if a.connections == 0 || a.pipeline == 0 || a.keys == 0 || a.threads == 0 {
+        return Err(CliError::Invalid(
+            "--connections, --pipeline, --keys and --threads must be at least 1".into(),
+        ));
+    }
     if a.value_size.max() > 1 << 20 || a.connections > 10_000 || a.pipeline > 10_000 {
         return Err(CliError::Invalid(
             "--value-size at most 1 MiB, --connections and --pipeline at most 10,000".into(),
@@ -283,7 +326,19 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
         ));
     }
     let io = |e: std::io::Error| CliError::Invalid(format!("{}: {e}", a.addr));
-    loadgen::preload(a.addr, a.protocol, a.keys, &a.value_size).map_err(io)?;
+    if a.password.is_some() && a.protocol != loadgen::Protocol::Resp {
+        return Err(CliError::Invalid(
+            "--password needs --protocol resp (memcached has no AUTH)".into(),
+        ));
+    }
+    loadgen::preload_with(
+        a.addr,
+        a.protocol,
+        a.keys,
+        &a.value_size,
+        a.password.as_deref(),
+    )
+    .map_err(io)?;
     let spec = LoadSpec {
         addr: a.addr,
         protocol: a.protocol,
@@ -298,6 +353,7 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
         value_size: a.value_size.clone(),
         get_ratio: a.get_ratio,
         seed: 1,
+        password: a.password.clone(),
     };
     if let Some(rates) = rates {
         let label = a.label.clone().unwrap_or_else(|| a.addr.to_string());
@@ -365,9 +421,7 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     }
     let ip: IpAddr = match a.bind {
         Some(ip) => ip,
-        None => config.cmd.bind.parse().map_err(|_| {
-            CliError::Invalid(format!("bind: '{}' is not an IP address", config.cmd.bind))
-        })?,
+        None => host(&config.cmd.bind).map_err(|e| CliError::Invalid(format!("bind: {e}")))?,
     };
     let addr = SocketAddr::new(ip, a.port.unwrap_or(config.cmd.port));
     let open = config.cmd.requirepass.is_none();

@@ -382,3 +382,73 @@ fn zipf_keys_and_weighted_sizes_against_the_server() {
         "{stdout}"
     );
 }
+
+#[test]
+fn zero_counts_are_refused_and_names_passwords_work() {
+    for (flag, value) in [
+        ("--connections", "0"),
+        ("--pipeline", "0"),
+        ("--keys", "0"),
+        ("--threads", "0"),
+    ] {
+        let out = wirespeed(&["kvs", "bench", "--addr", "127.0.0.1:1", flag, value]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{flag} {value}: {err}");
+        assert!(err.contains("at least 1"), "{flag} {value}: {err}");
+    }
+    // A server found by name, listening on a name.
+    let (_open, addr) = kvs_serve(&["--port", "0", "--bind", "localhost"]);
+    let port = addr.rsplit(':').next().unwrap_or("0");
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    let by_name = format!("localhost:{port}");
+    let v = json_of(&wirespeed(&[
+        "kvs",
+        "bench",
+        "--addr",
+        &by_name,
+        "--connections",
+        "2",
+        "--keys",
+        "50",
+        "--requests",
+        "200",
+        "--json",
+    ]));
+    assert_eq!(
+        (v["requests"].as_u64(), v["mismatches"].as_u64()),
+        (Some(200), Some(0))
+    );
+    // A server with a password: refused without it (one line naming AUTH's error),
+    // measured with it.
+    let (_locked, addr) = kvs_serve(&["--port", "0", "--requirepass", "s3cret"]);
+    let base = [
+        "kvs",
+        "bench",
+        "--addr",
+        &addr,
+        "--connections",
+        "2",
+        "--keys",
+        "50",
+        "--requests",
+        "200",
+        "--json",
+    ];
+    let out = wirespeed(&base);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("NOAUTH"), "{err}");
+    let mut wrong = base.to_vec();
+    wrong.extend(["--password", "nope"]);
+    let out = wirespeed(&wrong);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("AUTH refused: -WRONGPASS"), "{err}");
+    let mut right = base.to_vec();
+    right.extend(["--password", "s3cret"]);
+    let v = json_of(&wirespeed(&right));
+    assert_eq!(
+        (v["requests"].as_u64(), v["mismatches"].as_u64()),
+        (Some(200), Some(0))
+    );
+}

@@ -201,6 +201,9 @@ pub struct LoadSpec {
     pub get_ratio: f64,
     /// Seed of the request mix.
     pub seed: u64,
+    /// RESP only: each connection sends `AUTH` with this password first (before the
+    /// run's clock starts) and fails the run unless it is accepted.
+    pub password: Option<String>,
 }
 
 /// What came back.
@@ -507,12 +510,26 @@ pub fn preload(
     keys: u64,
     value_size: &ValueSize,
 ) -> io::Result<()> {
+    preload_with(addr, protocol, keys, value_size, None)
+}
+
+/// [`preload`] on a connection that first authenticates with `password` (RESP).
+pub fn preload_with(
+    addr: SocketAddr,
+    protocol: Protocol,
+    keys: u64,
+    value_size: &ValueSize,
+    password: Option<&str>,
+) -> io::Result<()> {
     value_size.check().map_err(invalid)?;
     let mut s = std::net::TcpStream::connect(addr)?;
     s.set_nodelay(true)?;
     // A server that stops answering fails the preload instead of hanging it.
     s.set_read_timeout(Some(IO_TIMEOUT))?;
     s.set_write_timeout(Some(IO_TIMEOUT))?;
+    if let Some(pw) = password {
+        authenticate(&mut s, pw)?;
+    }
     let mut out = Vec::new();
     let mut expected = Vec::new();
     push_reply(protocol, &mut expected, 0, false, value_size.of(0));
@@ -569,7 +586,8 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
             (None, None) => share(spec.requests, conns as u64, c as u64),
             _ => u64::MAX,
         };
-        let conn = Conn::new(connect(spec.addr)?, spec, sampler, c as u64, quota);
+        let sock = connect(spec.addr, spec.password.as_deref())?;
+        let conn = Conn::new(sock, spec, sampler, c as u64, quota);
         loops[c % threads].push(conn);
     }
     let shared = Shared {
@@ -628,11 +646,47 @@ fn new_histogram() -> io::Result<Histogram<u64>> {
 }
 
 /// A non-blocking connection without Nagle's delay.
-fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-    let s = std::net::TcpStream::connect(addr)?;
+fn connect(addr: SocketAddr, password: Option<&str>) -> io::Result<TcpStream> {
+    let mut s = std::net::TcpStream::connect(addr)?;
     s.set_nodelay(true)?;
+    if let Some(pw) = password {
+        s.set_read_timeout(Some(IO_TIMEOUT))?;
+        authenticate(&mut s, pw)?;
+    }
     s.set_nonblocking(true)?;
     Ok(TcpStream::from_std(s))
+}
+
+/// Sends `AUTH password` on a blocking connection and reads the reply line: an error
+/// unless it is `+OK` (the server's error text is kept in the message).
+fn authenticate(s: &mut std::net::TcpStream, password: &str) -> io::Result<()> {
+    let mut req = format!("*2\r\n$4\r\nAUTH\r\n${}\r\n", password.len()).into_bytes();
+    req.extend_from_slice(password.as_bytes());
+    req.extend_from_slice(b"\r\n");
+    s.write_all(&req)?;
+    // The reply is one line; read it a byte at a time so nothing after it is taken.
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    while !line.ends_with(b"\r\n") {
+        if line.len() > 512 || s.read(&mut b)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "no reply to AUTH",
+            ));
+        }
+        line.push(b[0]);
+    }
+    if line == b"+OK\r\n" {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "AUTH refused: {}",
+                String::from_utf8_lossy(&line).trim_end()
+            ),
+        ))
+    }
 }
 
 /// The request mix of one connection: a xorshift stream seeded by the seed and the

@@ -28,6 +28,7 @@ fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
         value_size: ValueSize::Fixed(48),
         get_ratio: 0.8,
         seed: 3,
+        password: None,
     }
 }
 
@@ -378,6 +379,7 @@ fn the_load_generator_notices_wrong_replies() {
         value_size: ValueSize::Fixed(32),
         get_ratio: 1.0,
         seed: 7,
+        password: None,
     };
     let clean = run(&spec).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((clean.requests, clean.mismatches), (400, 0));

@@ -50,6 +50,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
             value_size: ValueSize::Fixed(64),
             get_ratio: 0.9,
             seed: 1,
+            password: None,
         };
         Ok(vec![
             (
