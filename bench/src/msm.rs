@@ -21,8 +21,8 @@ use crate::vdf::median;
 /// Arguments of `wirespeed bench msm`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// log2 of the sizes to measure (repeatable) [default: 16, 18, 20]
-    #[arg(long = "log-n", value_name = "K")]
+    /// log2 of the sizes to measure, 1 to 28 as `gen msm` allows (repeatable) [default: 16, 18, 20]
+    #[arg(long = "log-n", value_name = "K", value_parser = clap::value_parser!(u32).range(1..=28))]
     pub log_n: Vec<u32>,
 
     /// Timed repetitions per contender after a warm-up; the median is reported

@@ -113,7 +113,8 @@ pub struct GenSigsArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 
-    /// Fraction of records corrupted by one flipped bit (0 to 1)
+    /// Probability (0 to 1) that each record is corrupted by one flipped bit, drawn per
+    /// record from the seeded generator: about N * F records, not exactly
     #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_fraction)]
     pub bad_frac: f64,
 

@@ -150,3 +150,13 @@ fn malformed_inputs_exit_2_with_the_index() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("5 points but"));
 }
+
+#[test]
+fn bench_msm_sizes_are_capped_as_gen_msm_is() {
+    for bad in ["0", "29", "40"] {
+        let out = wirespeed(&["bench", "msm", "--log-n", bad]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "--log-n {bad} ran");
+        assert!(err.contains("--log-n"), "--log-n {bad}: {err}");
+    }
+}

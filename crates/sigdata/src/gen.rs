@@ -11,8 +11,9 @@ use crate::Record;
 /// where many transactions share few keys).
 pub const KEYS: usize = 64;
 
-/// Generates `n` records with `msg_len`-byte messages. A fraction `bad_frac` (0..=1) of
-/// them is corrupted (one bit flipped in the message, R, S or the key), chosen at random.
+/// Generates `n` records with `msg_len`-byte messages. Each record is corrupted (one bit
+/// flipped in the message, R, S or the key) with probability `bad_frac` (0..=1), drawn
+/// from the seeded generator, so about `n * bad_frac` of them are, not exactly.
 pub fn generate(n: usize, msg_len: usize, seed: u64, bad_frac: f64) -> Vec<Record> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let keys: Vec<SigningKey> = (0..KEYS.min(n.max(1)))
