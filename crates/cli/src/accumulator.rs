@@ -456,6 +456,10 @@ fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
         .map_err(|e| bad_arg("--witness", &w_file, e))?;
     match state.acc.verify(&elem, &w) {
         Ok(()) => writeln!(std::io::stdout().lock(), "valid").map_err(CliError::Stdout),
+        // Not below the modulus: a malformed witness (exit 2), as one too long to parse.
+        Err(e @ AccumulatorError::WitnessOutOfRange) => {
+            Err(bad_arg("--witness", &w_file, e.to_string()))
+        }
         Err(e) => Err(CliError::Invalid(e.to_string())),
     }
 }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use wirespeed_sigdata::format::{ParseError, WriteError};
 
-/// Exit status for a truncated or malformed input file (records before it were handled).
+/// Exit status for an input that cannot be read or is truncated or malformed (records
+/// before it were handled), or a malformed value given to a verifying command.
 pub const EXIT_MALFORMED: u8 = 2;
 /// Exit status for every other error.
 pub const EXIT_ERROR: u8 = 1;
@@ -16,7 +17,7 @@ pub const EXIT_ERROR: u8 = 1;
 pub enum CliError {
     /// An argument value that parsed but is out of bounds.
     Invalid(String),
-    /// An input file could not be opened or read.
+    /// An input file could not be opened or read (exit 2, as a malformed one).
     Open {
         /// The file.
         path: PathBuf,
@@ -83,7 +84,8 @@ impl CliError {
     /// The process exit status for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Malformed { .. }
+            CliError::Open { .. }
+            | CliError::Malformed { .. }
             | CliError::MalformedInput { .. }
             | CliError::MalformedArg { .. } => EXIT_MALFORMED,
             _ => EXIT_ERROR,

@@ -49,8 +49,10 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
     name = "wirespeed",
     version,
     about = "wirespeed: high-speed cryptographic verification",
-    after_help = "Exit status: 0 on success, 2 for a truncated or malformed input file \
-                  (or a malformed value given to a verifying command), 1 for any other error."
+    after_help = "Exit status: 0 on success (for a verifying command: valid), 2 for an input \
+                  that cannot be read or is truncated or malformed (a missing file, a value out \
+                  of range), 1 for any other error (for a verifying command: checked and \
+                  invalid)."
 )]
 struct Cli {
     #[command(subcommand)]

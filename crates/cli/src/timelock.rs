@@ -196,15 +196,26 @@ fn solve_resumable(
 }
 
 fn open(a: &OpenArgs) -> Result<(), CliError> {
-    let p = Puzzle::from_json(&read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?)
-        .map_err(tl_err(&a.puzzle))?;
+    // The puzzle is the input here: a value of it out of range (T, the modulus) makes
+    // it malformed (exit 2); a solution that does not open it is invalid (exit 1).
+    let puzzle_err = |e| match e {
+        TimelockError::Vdf(v) => CliError::MalformedInput {
+            path: a.puzzle.clone(),
+            message: v.to_string(),
+        },
+        e => tl_err(&a.puzzle)(e),
+    };
+    let p =
+        Puzzle::from_json(&read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?).map_err(puzzle_err)?;
     let hex = match a.solution.strip_prefix('@') {
         Some(f) => read_bounded_text(Path::new(f), 4096)?,
         None => a.solution.clone(),
     };
-    let w =
-        U4096::from_hex(hex.trim()).map_err(|e| CliError::Invalid(format!("--solution: {e}")))?;
-    let msg = timelock::open(&p, &w).map_err(tl_err(&a.puzzle))?;
+    let w = U4096::from_hex(hex.trim()).map_err(|e| CliError::MalformedArg {
+        arg: "--solution".into(),
+        message: e.to_string(),
+    })?;
+    let msg = timelock::open(&p, &w).map_err(puzzle_err)?;
     match &a.out {
         Some(path) => write_file(path, &msg),
         None => std::io::stdout()

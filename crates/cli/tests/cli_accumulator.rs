@@ -181,9 +181,17 @@ fn add_witness_verify_round_trip() {
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert_one_line(&o);
     }
-    // A witness not below n is invalid too (exit 1), not malformed.
-    let over = format!("{:x}", &n + 1u8);
-    assert_eq!(verify(&state, &pick[0], &over).status.code(), Some(1));
+    // A witness not below n is malformed (exit 2), whether or not it fits the modulus's
+    // length: n itself, n + 1, and a number too long to parse.
+    for over in [
+        format!("{n:x}"),
+        format!("{:x}", &n + 1u8),
+        format!("{:x}", &n << 8),
+    ] {
+        let o = verify(&state, &pick[0], &over);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_one_line(&o);
+    }
 }
 
 #[test]
@@ -380,7 +388,8 @@ fn malformed_inputs_exit_2_with_one_line() {
         assert_eq!(o.status.code(), Some(2), "{elem} {w:.20}: {}", stderr(&o));
         assert_one_line(&o);
     }
+    // A state that cannot be read is an input that cannot be read: exit 2.
     let o = verify(&temp("missing.json"), &e[0], "02");
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_one_line(&o);
 }

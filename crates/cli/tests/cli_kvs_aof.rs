@@ -283,10 +283,10 @@ fn check_aof_exit_codes() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("header added, kept 50 records"));
     assert_eq!(std::fs::read(&old).expect("read"), bytes);
-    // A missing file: an I/O error, exit 1.
+    // A missing file: an input that cannot be read, exit 2.
     let missing = temp("kvs-aof", "missing.aof");
     let out = wirespeed(&["kvs", "check-aof", &missing.to_string_lossy()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stderr).trim_end().lines().count(), 1);
 }
 

@@ -220,7 +220,7 @@ fn bad_bench_input_is_refused_with_one_line() {
                 "--svg".into(),
                 path(&out_svg),
             ],
-            1,
+            2,
             "cannot read",
         ),
         (

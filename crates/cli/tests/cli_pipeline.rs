@@ -423,7 +423,7 @@ fn bad_inputs_give_one_line_errors() {
                 "--source".into(),
                 format!("pcap:{missing}"),
             ],
-            1,
+            2,
             "cannot read",
         ),
         (
@@ -433,7 +433,7 @@ fn bad_inputs_give_one_line_errors() {
                 "--source".into(),
                 format!("file:{missing}"),
             ],
-            1,
+            2,
             "cannot read",
         ),
         (
@@ -463,7 +463,7 @@ fn bad_inputs_give_one_line_errors() {
                 "--topology".into(),
                 missing.clone(),
             ],
-            1,
+            2,
             "cannot read",
         ),
         (
@@ -559,7 +559,7 @@ fn bad_inputs_give_one_line_errors() {
                 missing.clone(),
                 "--once".into(),
             ],
-            1,
+            2,
             "cannot read",
         ),
         (

@@ -347,7 +347,7 @@ fn malformed_programs_and_inputs_are_one_line_errors() {
         assert!(err.contains(want), "{err}");
     }
 
-    // Missing files and usage errors: exit 1.
+    // Missing files: exit 2 (an input that cannot be read); usage errors: exit 1.
     let (code, err) = failure(&wirespeed(&[
         "trace",
         "run",
@@ -355,7 +355,7 @@ fn malformed_programs_and_inputs_are_one_line_errors() {
         "--inputs",
         in_s,
     ]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     let (code, err) = failure(&wirespeed(&[
         "trace",
         "run",
@@ -395,7 +395,7 @@ fn compile_errors_are_one_line() {
         "--out",
         temp("trace", "x.wtp").to_str().unwrap(),
     ]));
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("cannot read '/nonexistent/x.py'"), "{err}");
 
     if !python3_usable() {

@@ -113,7 +113,7 @@ fn proofs_verify_and_tampering_is_rejected() {
         wirespeed(&["vdf", "verify", missing.to_str().expect("path")])
             .status
             .code(),
-        Some(1)
+        Some(2)
     );
 }
 

@@ -388,7 +388,7 @@ fn missing_file_is_one_clear_line() {
     let dir = TempDir::new("missing");
     let file = dir.path("does-not-exist.bin");
     let o = wirespeed(&["verify".to_string(), file.display().to_string()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = one_error_line(&o);
     assert!(
         err.contains("cannot read") && err.contains("does-not-exist.bin"),
