@@ -231,3 +231,53 @@ fn batch_sign_then_batch_verify_with_one_tampered_signature() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 2"));
 }
+
+#[test]
+fn keys_that_are_not_usable_rsa_keys_say_why_in_plain_words() {
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("pem");
+    let ed = PKey::generate_ed25519().expect("ed25519");
+    let rsa = PKey::from_rsa(Rsa::generate(2048).expect("keygen")).expect("pkey");
+    let msg = temp("plain.txt");
+    std::fs::write(&msg, b"hello").expect("write");
+    for (name, pem, says) in [
+        (
+            "ed25519.pem",
+            text(ed.private_key_to_pem_pkcs8().expect("pem")),
+            "not an RSA key (found Ed25519)",
+        ),
+        (
+            "encrypted.pem",
+            text(
+                rsa.private_key_to_pem_pkcs8_passphrase(
+                    openssl::symm::Cipher::aes_128_cbc(),
+                    b"pw",
+                )
+                .expect("pem"),
+            ),
+            "encrypted keys are not supported",
+        ),
+        ("empty.pem", String::new(), "the key file is empty"),
+    ] {
+        let key = temp(name);
+        std::fs::write(&key, pem).expect("write");
+        let o = wirespeed(&["rsa", "sign", "--key", s(&key), "--in", s(&msg)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        // The public-key path says the same.
+        let o = wirespeed(&[
+            "rsa",
+            "verify",
+            "--pub",
+            s(&key),
+            "--in",
+            s(&msg),
+            "--sig",
+            s(&msg),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+    }
+}

@@ -141,7 +141,7 @@ impl PublicKey {
         use rsa::pkcs8::DecodePublicKey;
         let k = rsa::RsaPublicKey::from_pkcs1_pem(pem)
             .or_else(|_| rsa::RsaPublicKey::from_public_key_pem(pem))
-            .map_err(|e| RsaError::Parse(e.to_string()))?;
+            .map_err(|e| RsaError::Parse(explain_pem(pem).unwrap_or_else(|| e.to_string())))?;
         PublicKey::from_components(&dig(k.n()), &dig(k.e()))
     }
 
@@ -342,7 +342,7 @@ impl PrivateKey {
         use rsa::pkcs8::DecodePrivateKey;
         let k = rsa::RsaPrivateKey::from_pkcs1_pem(pem)
             .or_else(|_| rsa::RsaPrivateKey::from_pkcs8_pem(pem))
-            .map_err(|e| RsaError::Parse(e.to_string()))?;
+            .map_err(|e| RsaError::Parse(explain_pem(pem).unwrap_or_else(|| e.to_string())))?;
         PrivateKey::from_rsa(&k)
     }
 
@@ -394,5 +394,99 @@ impl PrivateKey {
             PrivCtx::K4096(c) => c.private(&to_uint(&v), e)?.to_be_bytes(),
         };
         Ok(out[out.len() - self.public.size()..].to_vec())
+    }
+}
+
+/// Why a PEM text that is not an RSA key is not one, in plain words, where it can be
+/// told: an empty file, an encrypted key, or a key of another algorithm (by its PEM
+/// label or its PKCS#8 / SubjectPublicKeyInfo algorithm). None: the parser's own error
+/// says it best.
+fn explain_pem(pem: &str) -> Option<String> {
+    use rsa::pkcs8::{PrivateKeyInfo, SubjectPublicKeyInfoRef};
+    const ENCRYPTED: &str = "encrypted keys are not supported: decrypt it first \
+                             (e.g. openssl pkey -in KEY -out PLAIN.pem)";
+    let text = pem.trim();
+    if text.is_empty() {
+        return Some("the key file is empty".into());
+    }
+    if text.contains("Proc-Type: 4,ENCRYPTED") {
+        return Some(ENCRYPTED.into());
+    }
+    let (label, der) = rsa::pkcs8::der::pem::decode_vec(text.as_bytes()).ok()?;
+    let oid = match label {
+        "ENCRYPTED PRIVATE KEY" => return Some(ENCRYPTED.into()),
+        "EC PRIVATE KEY" => return Some("not an RSA key (found an EC key)".into()),
+        "DSA PRIVATE KEY" => return Some("not an RSA key (found a DSA key)".into()),
+        "OPENSSH PRIVATE KEY" => {
+            return Some(
+                "an OpenSSH key file, not PEM: convert it (ssh-keygen -p -m PEM -f KEY)".into(),
+            )
+        }
+        "PRIVATE KEY" => PrivateKeyInfo::try_from(der.as_slice()).ok()?.algorithm.oid,
+        "PUBLIC KEY" => {
+            SubjectPublicKeyInfoRef::try_from(der.as_slice())
+                .ok()?
+                .algorithm
+                .oid
+        }
+        _ => return None,
+    };
+    let found = match oid.to_string().as_str() {
+        "1.2.840.113549.1.1.1" => return None,
+        "1.3.101.112" => "Ed25519".to_string(),
+        "1.3.101.113" => "Ed448".to_string(),
+        "1.3.101.110" => "X25519".to_string(),
+        "1.3.101.111" => "X448".to_string(),
+        "1.2.840.10045.2.1" => "an EC key".to_string(),
+        "1.2.840.10040.4.1" => "a DSA key".to_string(),
+        "1.2.840.113549.1.1.10" => "an RSASSA-PSS-only key, which is not supported".to_string(),
+        other => format!("algorithm {other}"),
+    };
+    Some(format!("not an RSA key (found {found})"))
+}
+
+#[cfg(test)]
+mod explain_tests {
+    use super::explain_pem;
+
+    #[test]
+    fn foreign_keys_are_named_in_plain_words() {
+        use openssl::ec::{EcGroup, EcKey};
+        use openssl::nid::Nid;
+        use openssl::pkey::PKey;
+        let text = |b: Vec<u8>| String::from_utf8(b).expect("pem");
+        let ed = PKey::generate_ed25519().expect("ed25519");
+        let ed_priv = text(ed.private_key_to_pem_pkcs8().expect("pem"));
+        let ed_pub = text(ed.public_key_to_pem().expect("pem"));
+        let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).expect("p-256");
+        let ec = EcKey::generate(&group).expect("ec");
+        let ec_sec1 = text(ec.private_key_to_pem().expect("pem"));
+        let ec_pkcs8 = text(
+            PKey::from_ec_key(ec)
+                .expect("pkey")
+                .private_key_to_pem_pkcs8()
+                .expect("pem"),
+        );
+        let rsa = PKey::from_rsa(openssl::rsa::Rsa::generate(2048).expect("rsa")).expect("pkey");
+        let encrypted = text(
+            rsa.private_key_to_pem_pkcs8_passphrase(openssl::symm::Cipher::aes_128_cbc(), b"pw")
+                .expect("pem"),
+        );
+        for (pem, says) in [
+            (ed_priv.as_str(), "not an RSA key (found Ed25519)"),
+            (ed_pub.as_str(), "not an RSA key (found Ed25519)"),
+            (ec_sec1.as_str(), "not an RSA key (found an EC key)"),
+            (ec_pkcs8.as_str(), "not an RSA key (found an EC key)"),
+            (encrypted.as_str(), "encrypted keys are not supported"),
+            ("", "the key file is empty"),
+            ("  \n", "the key file is empty"),
+        ] {
+            let got = explain_pem(pem).unwrap_or_default();
+            assert!(got.contains(says), "{says}: {got}");
+        }
+        // An RSA key and text that is not PEM are left to the parser's own words.
+        let rsa_pem = text(rsa.private_key_to_pem_pkcs8().expect("pem"));
+        assert_eq!(explain_pem(&rsa_pem), None);
+        assert_eq!(explain_pem("hello"), None);
     }
 }
