@@ -197,9 +197,15 @@ pub(crate) fn load_public(path: &Path) -> Result<PublicKey, CliError> {
     let pem = read_bounded_text(path, MAX_KEY_BYTES)?;
     match PublicKey::from_pem(&pem) {
         Ok(k) => Ok(k),
-        Err(e) => PrivateKey::from_pem(&pem)
-            .map(|k| k.public().clone())
-            .map_err(|_| key_error(path, e)),
+        Err(public_err) => match PrivateKey::from_pem(&pem) {
+            Ok(k) => Ok(k.public().clone()),
+            // A private key that parsed but cannot be used (its size, its parts): that
+            // is what is wrong with the file, not that it is no public key.
+            Err(e @ (RsaError::UnsupportedSize(_) | RsaError::BadKey(_))) => {
+                Err(key_error(path, e))
+            }
+            Err(_) => Err(key_error(path, public_err)),
+        },
     }
 }
 

@@ -281,3 +281,33 @@ fn keys_that_are_not_usable_rsa_keys_say_why_in_plain_words() {
         assert!(err.contains(says), "{name}: {err}");
     }
 }
+
+#[test]
+fn a_private_key_of_an_unsupported_size_says_its_size() {
+    let key = temp("k1024.pem");
+    let rsa = Rsa::generate(1024).expect("keygen");
+    std::fs::write(&key, rsa.private_key_to_pem().expect("pem")).expect("write");
+    let msg = temp("m1024.txt");
+    std::fs::write(&msg, b"hello").expect("write");
+    for args in [
+        vec!["rsa", "sign", "--key", s(&key), "--in", s(&msg)],
+        vec![
+            "rsa",
+            "verify",
+            "--pub",
+            s(&key),
+            "--in",
+            s(&msg),
+            "--sig",
+            s(&msg),
+        ],
+    ] {
+        let o = wirespeed(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("1024-bit modulus not supported"),
+            "{args:?}: {err}"
+        );
+    }
+}
