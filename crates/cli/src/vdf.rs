@@ -118,6 +118,14 @@ pub struct VerifyProofArgs {
     /// Proof file (JSON, or the compact binary form)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// The modulus N the proof must be about, in hex: the group you trust (a proof
+    /// carries its own N, which proves nothing by itself) [default: the RSA-2048
+    /// challenge number]
+    #[arg(long, value_name = "HEX", conflicts_with = "modulus_file")]
+    pub modulus: Option<String>,
+    /// File holding the trusted N in hex (whitespace ignored)
+    #[arg(long, value_name = "FILE")]
+    pub modulus_file: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -134,7 +142,18 @@ pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
     match cmd {
         VdfCommand::Eval(a) => run_eval(a),
         VdfCommand::Resume(a) => run_resume(a),
-        VdfCommand::Verify(a) => run_verify(&a.file),
+        VdfCommand::Verify(a) => {
+            // A verifying command: a trusted modulus that is not a valid N is a
+            // malformed value (exit 2).
+            let trusted = modulus_from(&a.modulus, &a.modulus_file).map_err(|e| match e {
+                e @ CliError::Open { .. } => e,
+                e => CliError::MalformedArg {
+                    arg: "--modulus".into(),
+                    message: e.to_string(),
+                },
+            })?;
+            run_verify(&a.file, &trusted)
+        }
     }
 }
 
@@ -144,7 +163,12 @@ fn hex_arg(what: &str, s: &str) -> Result<U4096, CliError> {
 }
 
 fn modulus(a: &EvalArgs) -> Result<Modulus, CliError> {
-    let hex = match (&a.modulus, &a.modulus_file) {
+    modulus_from(&a.modulus, &a.modulus_file)
+}
+
+/// N from `--modulus HEX` or `--modulus-file F`, or the RSA-2048 challenge number.
+fn modulus_from(hex: &Option<String>, file: &Option<PathBuf>) -> Result<Modulus, CliError> {
+    let hex = match (hex, file) {
         (Some(h), _) => h.clone(),
         (None, Some(path)) => read_bounded_text(path, MAX_JSON_LEN)?,
         (None, None) => return Ok(Modulus::rsa2048()),
@@ -345,7 +369,7 @@ fn finish(
     }
 }
 
-fn run_verify(path: &Path) -> Result<(), CliError> {
+fn run_verify(path: &Path, trusted: &Modulus) -> Result<(), CliError> {
     let bytes = read_bounded_bytes(path, MAX_JSON_LEN)?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let decoded = if first == Some(&b'{') {
@@ -359,12 +383,13 @@ fn run_verify(path: &Path) -> Result<(), CliError> {
         path: path.to_path_buf(),
         message,
     })?;
-    proof.verify().map_err(CliError::Vdf)?;
+    proof.verify(trusted).map_err(CliError::Vdf)?;
     writeln!(
         std::io::stdout().lock(),
-        "valid: {:?} proof, {} bits, T = {}",
+        "valid: {:?} proof, modulus {} ({} bits), T = {}",
         proof.kind(),
-        proof.modulus.bits(),
+        trusted.fingerprint(),
+        trusted.bits(),
         proof.t
     )
     .map_err(CliError::Stdout)

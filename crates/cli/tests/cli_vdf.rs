@@ -83,7 +83,7 @@ fn proofs_verify_and_tampering_is_rejected() {
             f,
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let o = wirespeed(&["vdf", "verify", f]);
+        let o = wirespeed(&["vdf", "verify", f, "--modulus", &nh]);
         assert_eq!(
             o.status.code(),
             Some(0),
@@ -96,7 +96,13 @@ fn proofs_verify_and_tampering_is_rejected() {
         doc["t"] = serde_json::json!(778);
         let bad = temp(&format!("{proof}-bad.json"));
         std::fs::write(&bad, doc.to_string()).expect("write");
-        let o = wirespeed(&["vdf", "verify", bad.to_str().expect("path")]);
+        let o = wirespeed(&[
+            "vdf",
+            "verify",
+            bad.to_str().expect("path"),
+            "--modulus",
+            &nh,
+        ]);
         assert_eq!(o.status.code(), Some(1), "tampered T must be invalid");
         assert!(!o.stderr.is_empty());
     }
@@ -279,4 +285,66 @@ fn timelock_solve_saves_resumes_and_refuses_another_puzzles_state() {
     // The state belongs to puzzle a: puzzle b is refused, not answered wrongly.
     assert_eq!(solve(&b).status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_proof_about_another_modulus_is_not_valid_unless_that_modulus_is_trusted() {
+    // A 2048-bit prime: a group of known order, where a proof for any T is cheap to
+    // forge. The honest proof below stands for such a forgery: only its modulus matters.
+    let mut p = openssl::bn::BigNum::new().expect("bignum");
+    p.generate_prime(2048, false, None, None).expect("prime");
+    let prime = p.to_hex_str().expect("hex").to_string();
+    let proof = temp("prime-modulus.json");
+    let path = proof.to_str().expect("path");
+    let o = wirespeed(&[
+        "vdf",
+        "eval",
+        "--modulus",
+        &prime,
+        "--x",
+        "05",
+        "--t",
+        "100",
+        "--out",
+        path,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // By default only the RSA-2048 challenge number is trusted.
+    let o = wirespeed(&["vdf", "verify", path]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("not the trusted modulus"), "{err}");
+    let fingerprints: Vec<&str> = err
+        .split_whitespace()
+        .map(|w| w.trim_end_matches(','))
+        .filter(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .collect();
+    assert_eq!(fingerprints.len(), 2, "both fingerprints named: {err}");
+    assert_ne!(fingerprints[0], fingerprints[1]);
+    // Trusted explicitly (by hex or by file): valid, and the line names the modulus.
+    let file = temp("prime.hex");
+    std::fs::write(&file, format!("{prime}\n")).expect("write");
+    for extra in [
+        vec!["--modulus", prime.as_str()],
+        vec!["--modulus-file", file.to_str().expect("path")],
+    ] {
+        let mut args = vec!["vdf", "verify", path];
+        args.extend(extra);
+        let o = wirespeed(&args);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            out.starts_with("valid: ") && out.contains(fingerprints[0]),
+            "{out}"
+        );
+    }
+    // A trusted modulus that is not one: malformed (exit 2).
+    let o = wirespeed(&["vdf", "verify", path, "--modulus", "1234"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

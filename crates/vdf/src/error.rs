@@ -45,6 +45,14 @@ pub enum VdfError {
     },
     /// The proof is well formed but does not verify.
     ProofRejected,
+    /// The proof is about another group than the one the verifier trusts (a proof in a
+    /// group of known order, a prime modulus say, proves nothing).
+    UntrustedModulus {
+        /// The fingerprint of the proof's modulus.
+        proof: String,
+        /// The fingerprint of the trusted modulus.
+        trusted: String,
+    },
 }
 
 impl fmt::Display for VdfError {
@@ -76,6 +84,11 @@ impl fmt::Display for VdfError {
                 "Pietrzak proof has {got} mu values; T calls for {expected}"
             ),
             VdfError::ProofRejected => f.write_str("proof does not verify"),
+            VdfError::UntrustedModulus { proof, trusted } => write!(
+                f,
+                "the proof is for modulus {proof}, not the trusted modulus {trusted} \
+                 (give the modulus with --modulus or --modulus-file if you trust it)"
+            ),
         }
     }
 }

@@ -5,9 +5,9 @@
 //! let n = Modulus::rsa2048();                       // or Modulus::new(&N)
 //! let ev = eval(&n, &x, t, &EvalOptions::default())?; // T squarings, checkpoints
 //! let proof = prove(&n, &ev, ProofKind::Wesolowski)?; // or ProofKind::Pietrzak
-//! proof.verify()?;                                   // milliseconds
+//! proof.verify(&n)?;                                 // milliseconds, in the group of n
 //! let json = proof.to_json();                        // or proof.to_bytes()
-//! VdfProof::from_json(&json)?.verify()?;
+//! VdfProof::from_json(&json)?.verify(&Modulus::rsa2048())?; // the caller's trusted N
 //! ```
 //!
 //! - Modulus: any odd N of 1024..=4096 bits; arithmetic runs at the smallest of 1024,
@@ -116,9 +116,19 @@ pub fn prove(n: &Modulus, ev: &Evaluation, kind: ProofKind) -> Result<VdfProof, 
 }
 
 impl VdfProof {
-    /// Verifies the proof: Ok(()) or the reason it fails ([`VdfError::ProofRejected`]
-    /// when well formed but wrong).
-    pub fn verify(&self) -> Result<(), VdfError> {
+    /// Verifies the proof in the group of `trusted`, the modulus the caller trusts (the
+    /// RSA-2048 challenge number, say, whose order nobody knows): Ok(()) or the reason it
+    /// fails: [`VdfError::UntrustedModulus`] when the proof is about another modulus (a
+    /// proof carries its modulus, but one in a group of known order, a prime say, can be
+    /// forged in seconds, so the modulus must come from the caller), or
+    /// [`VdfError::ProofRejected`] when well formed but wrong.
+    pub fn verify(&self, trusted: &Modulus) -> Result<(), VdfError> {
+        if self.modulus != *trusted {
+            return Err(VdfError::UntrustedModulus {
+                proof: self.modulus.fingerprint(),
+                trusted: trusted.fingerprint(),
+            });
+        }
         match &self.proof {
             Proof::Wesolowski { pi } => {
                 verify_wesolowski(&self.modulus, &self.x, self.t, &self.y, pi)

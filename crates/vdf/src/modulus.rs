@@ -126,6 +126,18 @@ impl Modulus {
         &self.n
     }
 
+    /// A short name for N: the first 8 bytes of SHA-256 over N's big-endian bytes (its
+    /// byte length of them), in hex. Two moduli with the same fingerprint are the same
+    /// modulus for any practical purpose; shown to users so they can tell which group a
+    /// proof is about.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let bytes = self.n.to_be_bytes();
+        let skip = bytes.len().saturating_sub(self.byte_len());
+        let digest = Sha256::digest(&bytes[skip..]);
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Size of N in bits.
     pub fn bits(&self) -> usize {
         self.bits

@@ -41,7 +41,7 @@ fn round_trips() {
                 assert_eq!(bin.len(), binary_len(n.byte_len(), &p.proof));
                 assert_eq!(ok(VdfProof::from_bytes(&bin)), p);
                 ok(VdfProof::from_bytes(&bin).and_then(|q| {
-                    q.verify().map_err(|error| DecodeError::Invalid {
+                    q.verify(&q.modulus).map_err(|error| DecodeError::Invalid {
                         field: "proof",
                         error,
                     })
@@ -358,14 +358,14 @@ fn corrupted_encodings_never_panic_and_never_verify() {
             let i = rng.gen_range(0..c.len());
             c[i] ^= 1 << rng.gen_range(0..8);
             if let Ok(q) = VdfProof::from_bytes(&c) {
-                assert!(q.verify().is_err());
+                assert!(q.verify(&q.modulus).is_err());
             }
             let mut c = j.clone();
             let i = rng.gen_range(0..c.len());
             c[i] = rng.gen_range(0x20..0x7f);
             if let Ok(s) = std::str::from_utf8(&c) {
                 if let Ok(q) = VdfProof::from_json(s) {
-                    assert!(q == *good || q.verify().is_err());
+                    assert!(q == *good || q.verify(&q.modulus).is_err());
                 }
             }
         }

@@ -98,7 +98,7 @@ fn every_width_proves_and_verifies() {
         for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
             let p = ok(prove(&n, &ev, kind));
             assert_eq!(p.kind(), kind);
-            ok(p.verify());
+            ok(p.verify(&p.modulus));
         }
     }
 }
@@ -120,11 +120,11 @@ fn single_bit_flips_are_rejected() {
         let ev = evaluate(&n, &x, t, 0);
         for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
             let good = ok(prove(&n, &ev, kind));
-            ok(good.verify());
+            ok(good.verify(&good.modulus));
             let mut rejected = 0;
             let mut check = |p: VdfProof, what: &str| {
                 assert!(
-                    p.verify().is_err(),
+                    p.verify(&p.modulus).is_err(),
                     "{kind:?} T {t}: flip in {what} verified"
                 );
                 rejected += 1;
@@ -259,8 +259,8 @@ fn proving_runs_beside_an_evaluation() {
             second,
         )
     });
-    ok(ok(proof).verify());
-    ok(ok(prove(&n, &second, ProofKind::Pietrzak)).verify());
+    ok(ok(proof).verify(&n));
+    ok(ok(prove(&n, &second, ProofKind::Pietrzak)).verify(&n));
 }
 
 #[test]
@@ -275,7 +275,7 @@ fn verification_time_at_2048_bits() {
         let reps = 20;
         let start = Instant::now();
         for _ in 0..reps {
-            ok(proof.verify());
+            ok(proof.verify(&proof.modulus));
         }
         start.elapsed().as_secs_f64() * 1e3 / reps as f64
     };
@@ -315,12 +315,38 @@ fn larger_delay_with_default_checkpoints() {
         unreachable!()
     };
     assert_eq!(*mu, ok(prove_pietrzak(&n, &evaluate(&n, &x, t, t + 1))));
-    ok(w.verify());
-    ok(p.verify());
+    ok(w.verify(&w.modulus));
+    ok(p.verify(&p.modulus));
     eprintln!(
         "1024 bits, T = {t}: eval {:.1} ms, Wesolowski prover {:.1} ms, Pietrzak prover {:.1} ms",
         t_eval.as_secs_f64() * 1e3,
         t_w.as_secs_f64() * 1e3,
         t_p.as_secs_f64() * 1e3
     );
+}
+
+#[test]
+fn a_proof_verifies_only_in_the_group_the_caller_trusts() {
+    let rsa = Modulus::rsa2048();
+    let x = U4096::from_u64(7);
+    let ev = evaluate(&rsa, &x, 500, 0);
+    let proof = prove(&rsa, &ev, ProofKind::Wesolowski).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(proof.verify(&rsa), Ok(()));
+    // The same statement about another odd 2048-bit N is not the trusted group's.
+    let other = Modulus::new(
+        &U4096::from_hex(&format!("{}{}", "f".repeat(511), "7")).unwrap_or_else(|e| panic!("{e}")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let ev2 = evaluate(&other, &x, 500, 0);
+    let foreign = prove(&other, &ev2, ProofKind::Pietrzak).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(foreign.verify(&other), Ok(()));
+    assert_eq!(
+        foreign.verify(&rsa),
+        Err(VdfError::UntrustedModulus {
+            proof: other.fingerprint(),
+            trusted: rsa.fingerprint(),
+        })
+    );
+    assert_ne!(other.fingerprint(), rsa.fingerprint());
+    assert_eq!(rsa.fingerprint().len(), 16);
 }

@@ -55,11 +55,11 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
         let proof = prove(&n, &ev, kind).map_err(CliError::Vdf)?;
         let prove_ms = p0.elapsed().as_secs_f64() * 1e3;
         let v0 = Instant::now();
-        proof.verify().map_err(CliError::Vdf)?;
+        proof.verify(&n).map_err(CliError::Vdf)?;
         let verify_ms = v0.elapsed().as_secs_f64() * 1e3;
         let mut bad = proof.clone();
         bad.t += 1;
-        if bad.verify().is_ok() {
+        if bad.verify(&n).is_ok() {
             return Err(CliError::Check(format!(
                 "{kind:?} proof accepted for the wrong T"
             )));
