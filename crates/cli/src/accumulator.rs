@@ -115,6 +115,11 @@ pub struct VerifyArgs {
     /// The witness in hex, or @FILE to read it from a file
     #[arg(long, value_name = "HEX|@FILE")]
     pub witness: String,
+    /// The modulus the state must use: an RSA key PEM (public or private) whose N you
+    /// trust; a state carries its own N, and one whose factors are known proves nothing
+    /// [default: the RSA-2048 challenge number]
+    #[arg(long, value_name = "PUB.pem")]
+    pub modulus: Option<PathBuf>,
 }
 
 /// The state file.
@@ -303,6 +308,16 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A short name for a modulus: the first 8 bytes of SHA-256 over its big-endian bytes,
+/// in hex (as `vdf verify` names its moduli).
+fn fingerprint(n: &BigUint) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(n.to_bytes_be())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// The modulus of a new state: from a key PEM, or the RSA-2048 challenge number.
 fn new_modulus(pem: Option<&Path>) -> Result<BigUint, CliError> {
     match pem {
@@ -441,7 +456,16 @@ fn bad_arg(flag: &str, file: &Option<PathBuf>, message: String) -> CliError {
 }
 
 fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
+    let trusted = new_modulus(a.modulus.as_deref())?;
     let state = load_state(&a.state)?;
+    if *state.acc.modulus() != trusted {
+        return Err(CliError::Invalid(format!(
+            "the state uses modulus {}, not the trusted modulus {} (give the key with \
+             --modulus if you trust it)",
+            fingerprint(state.acc.modulus()),
+            fingerprint(&trusted)
+        )));
+    }
     let (elem_text, elem_file) = arg_text(&a.elem)?;
     if elem_text.len() > 2 * MAX_ELEMENT_BYTES {
         return Err(bad_arg(

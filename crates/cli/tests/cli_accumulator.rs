@@ -253,6 +253,45 @@ fn modulus_from_a_key() {
         big(st["modulus"].as_str().expect("n")),
         BigUint::from_bytes_be(&rsa.n().to_vec())
     );
+    // Verified only where that modulus is trusted: by default (the RSA-2048 challenge
+    // number) the state is refused, naming both moduli; with --modulus it verifies.
+    let req = temp("key-req.hex");
+    let wits = temp("key-wits.hex");
+    write_lines(&req, &elements("k", 1));
+    let o = wirespeed(&[
+        "accumulator",
+        "witness",
+        "--state",
+        s(&state),
+        "--in",
+        s(&req),
+        "--out",
+        s(&wits),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w = std::fs::read_to_string(&wits).expect("witness");
+    let e = std::fs::read_to_string(&req).expect("element");
+    let o = verify(&state, e.trim(), w.trim());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not the trusted modulus"),
+        "{}",
+        stderr(&o)
+    );
+    assert_one_line(&o);
+    let o = wirespeed(&[
+        "accumulator",
+        "verify",
+        "--state",
+        s(&state),
+        "--elem",
+        e.trim(),
+        "--witness",
+        w.trim(),
+        "--modulus",
+        s(&key),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     // The same key again is fine; another modulus for an existing state is refused.
     write_lines(&elems, &elements("k2", 1));
     assert!(add(&state, &elems, &["--modulus", s(&key)])
