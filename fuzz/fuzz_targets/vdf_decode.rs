@@ -10,7 +10,7 @@ use wirespeed_vdf::VdfProof;
 fuzz_target!(|data: &[u8]| {
     if let Ok(p) = VdfProof::from_bytes(data) {
         assert_eq!(VdfProof::from_bytes(&p.to_bytes()).ok(), Some(p.clone()));
-        let _ = p.verify();
+        let _ = p.verify(&p.modulus);
     }
     if let Ok(s) = State::from_bytes(data) {
         assert_eq!(State::from_bytes(&s.to_bytes()).ok(), Some(s));
