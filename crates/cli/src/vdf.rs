@@ -245,6 +245,8 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
     let n = modulus(a)?;
     let x = hex_arg("--x", &a.x)?;
     let kind = proof_kind(a.proof);
+    // Squarings an earlier run in the checkpoint directory already did.
+    let mut done_before = 0;
     let (ev, secs) = match &a.checkpoint_dir {
         None => {
             let (ev, secs) = with_progress(a.t, 0, |tick| {
@@ -261,9 +263,24 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
             (ev.map_err(CliError::Vdf)?, secs)
         }
         Some(dir) => {
-            let state = State::new(n.clone(), x, a.t, 0, kind).map_err(CliError::Vdf)?;
-            state.save(dir).map_err(resume_err)?;
-            let (ev, secs) = with_progress(a.t, 0, |tick| {
+            let fresh = State::new(n.clone(), x, a.t, 0, kind).map_err(CliError::Vdf)?;
+            let state = match saved_state(dir, &fresh)? {
+                Some(old) => {
+                    eprintln!(
+                        "vdf: resuming at {} of {} squarings from {}",
+                        old.done,
+                        old.t,
+                        dir.display()
+                    );
+                    old
+                }
+                None => {
+                    fresh.save(dir).map_err(resume_err)?;
+                    fresh
+                }
+            };
+            done_before = state.done;
+            let (ev, secs) = with_progress(a.t, state.done, |tick| {
                 resume::run(state, dir, &a.saving.options(tick))
             });
             (ev.map_err(resume_err)?, secs)
@@ -272,7 +289,7 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
     finish(
         &n,
         &ev,
-        a.t,
+        (a.t - done_before).max(1),
         secs,
         &Finish {
             kind,
@@ -280,6 +297,51 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
             json: a.json,
         },
     )
+}
+
+/// The state saved in `dir` by an earlier run of the same statement (to resume), None
+/// when there is none; a directory that holds another evaluation (another modulus, x, T
+/// or proof) is refused, naming what differs, and left as it is.
+fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
+    if !State::path(dir).exists() {
+        return Ok(None);
+    }
+    let old = State::load(dir).map_err(|e| match e {
+        ResumeError::Malformed(message) => CliError::MalformedInput {
+            path: State::path(dir),
+            message,
+        },
+        e => resume_err(e),
+    })?;
+    let mut differs = Vec::new();
+    if old.modulus != asked.modulus {
+        differs.push(format!(
+            "modulus {} (asked {})",
+            old.modulus.fingerprint(),
+            asked.modulus.fingerprint()
+        ));
+    }
+    if old.x != asked.x {
+        differs.push(format!("x {} (asked {})", old.x.to_hex(), asked.x.to_hex()));
+    }
+    if old.t != asked.t {
+        differs.push(format!("T {} (asked {})", old.t, asked.t));
+    }
+    if old.proof != asked.proof {
+        differs.push(format!("proof {:?} (asked {:?})", old.proof, asked.proof));
+    }
+    if differs.is_empty() {
+        return Ok(Some(old));
+    }
+    Err(CliError::MalformedInput {
+        path: dir.to_path_buf(),
+        message: format!(
+            "holds another evaluation: {}; give another --checkpoint-dir, or continue that \
+             one with `wirespeed vdf resume {}`",
+            differs.join(", "),
+            dir.display()
+        ),
+    })
 }
 
 impl SaveArgs {

@@ -348,3 +348,70 @@ fn a_proof_about_another_modulus_is_not_valid_unless_that_modulus_is_trusted() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
+    let dir = temp("ckpt-statement");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let d = dir.to_str().expect("path");
+    let run = |x: &str, t: &str| {
+        wirespeed(&[
+            "vdf",
+            "eval",
+            "--x",
+            x,
+            "--t",
+            t,
+            "--proof",
+            "none",
+            "--checkpoint-dir",
+            d,
+        ])
+    };
+    let first = run("05", "3000");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let state = std::fs::read_dir(&dir)
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect::<Vec<_>>();
+    let saved: Vec<Vec<u8>> = state
+        .iter()
+        .map(|p| std::fs::read(p).expect("read"))
+        .collect();
+    // The same statement again: resumed (here at its end), the same y.
+    let again = run("05", "3000");
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{err}");
+    assert!(err.contains("resuming at 3000 of 3000"), "{err}");
+    assert_eq!(again.stdout, first.stdout);
+    // Another x or another T: refused with exit 2 naming what differs, nothing changed.
+    let saved_now: Vec<Vec<u8>> = state
+        .iter()
+        .map(|p| std::fs::read(p).expect("read"))
+        .collect();
+    for (x, t, says) in [
+        ("07", "3000", "x 5 (asked 7)"),
+        ("05", "4000", "T 3000 (asked 4000)"),
+    ] {
+        let o = run(x, t);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("holds another evaluation") && err.contains(says),
+            "{err}"
+        );
+        let after: Vec<Vec<u8>> = state
+            .iter()
+            .map(|p| std::fs::read(p).expect("read"))
+            .collect();
+        assert_eq!(after, saved_now, "the directory was changed");
+    }
+    assert!(!saved.is_empty());
+}
