@@ -308,14 +308,13 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A short name for a modulus: the first 8 bytes of SHA-256 over its big-endian bytes,
-/// in hex (as `vdf verify` names its moduli).
+/// A short name for a modulus, as `vdf verify` names its moduli
+/// ([`wirespeed_vdf::Modulus::fingerprint`]); an accumulator's modulus (odd, 1024 to
+/// 4096 bits) is always one it takes.
 fn fingerprint(n: &BigUint) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(n.to_bytes_be())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    wirespeed_vdf::Modulus::from_be_bytes(&n.to_bytes_be())
+        .map(|m| m.fingerprint())
+        .unwrap_or_else(|_| format!("{n:x}"))
 }
 
 /// The modulus of a new state: from a key PEM, or the RSA-2048 challenge number.
