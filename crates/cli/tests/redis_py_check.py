@@ -455,6 +455,62 @@ def auth(host, port, proto):
         good.close()
 
 
+def transactions(r, host, port, proto):
+    """redis-py's default pipeline is a MULTI/EXEC transaction; WATCH retries."""
+    r.flushall()
+    r.set("acct:a", 100)
+    r.set("acct:b", 0)
+    pipe = r.pipeline()  # transaction=True is the default
+    pipe.decrby("acct:a", 30)
+    pipe.incrby("acct:b", 30)
+    pipe.get("acct:a")
+    equal(pipe.execute(), [70, 30, "70"], "transactional pipeline: replies in order")
+    # A command that fails while queued discards the whole transaction.
+    pipe = r.pipeline()
+    pipe.incrby("acct:a", 1)
+    pipe.execute_command("SET", "acct:a")  # wrong number of arguments
+    raises(pipe.execute, "", "transaction with a queuing error")
+    equal(r.get("acct:a"), "70", "nothing of a discarded transaction was applied")
+    # A command that fails when run does not stop the others (Redis's semantics).
+    r.set("text", "abc")
+    pipe = r.pipeline()
+    pipe.incr("text")
+    pipe.set("after", "yes")
+    res = pipe.execute(raise_on_error=False)
+    check(isinstance(res[0], ResponseError), f"run-time error in a transaction: {res[0]!r}")
+    equal(res[1], True, "the command after a run-time error ran")
+    # WATCH: another client's write between WATCH and EXEC aborts, and
+    # Redis.transaction() retries until it goes through.
+    other = client(host, port, proto, decode_responses=True)
+    try:
+        attempts = []
+
+        def move(p):
+            balance = int(p.get("acct:a"))
+            if not attempts:
+                other.incrby("acct:a", 5)  # a write by someone else: EXEC must abort
+            attempts.append(balance)
+            p.multi()
+            p.set("acct:a", balance - 10)
+
+        r.transaction(move, "acct:a")
+        equal(attempts, [70, 75], "WATCH aborted the first try and the retry saw the new value")
+        equal(r.get("acct:a"), "65", "the retried transaction applied once")
+    finally:
+        other.close()
+    pipe = r.pipeline()
+    pipe.watch("acct:b")
+    other = client(host, port, proto, decode_responses=True)
+    try:
+        other.set("acct:b", 1)
+    finally:
+        other.close()
+    pipe.multi()
+    pipe.set("acct:b", 2)
+    raises(pipe.execute, "", "EXEC after a watched key changed", kinds=(redis.WatchError,))
+    equal(r.get("acct:b"), "1", "the aborted transaction changed nothing")
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
@@ -471,6 +527,7 @@ def main():
                 ("server", lambda: server(r, port)),
                 ("pipelines", lambda: pipelines(r)),
                 ("errors", lambda: errors(r)),
+                ("transactions", lambda: transactions(r, host, port, proto)),
             ):
                 step()
                 print(f"RESP{proto} {name}: ok")

@@ -89,6 +89,21 @@ pub enum Effect {
     },
     /// Every key is gone.
     Clear,
+    /// The changes of one transaction (EXEC), in order: one record, so replay applies
+    /// all of them or, from a torn tail, none. Never nested.
+    Batch(Vec<Effect>),
+}
+
+impl Effect {
+    /// The key a single change is about (none for [`Effect::Clear`] and batches).
+    pub fn key(&self) -> Option<&[u8]> {
+        match self {
+            Effect::Set { key, .. } | Effect::Del { key } | Effect::Deadline { key, .. } => {
+                Some(key)
+            }
+            Effect::Clear | Effect::Batch(_) => None,
+        }
+    }
 }
 
 /// When the log reaches the disk.
@@ -247,6 +262,7 @@ pub fn apply(store: &mut Store, e: &Effect, now: u64) {
             }
         }
         Effect::Clear => store.clear(),
+        Effect::Batch(b) => b.iter().for_each(|e| apply(store, e, now)),
     }
 }
 
@@ -372,7 +388,13 @@ impl Log {
                 report.created = true;
             }
             Kind::Current => {
-                let scan = scan_records(&file, HEADER_LEN, total, false, replay)?;
+                // A transaction's record is replayed as its changes, in order.
+                let mut replay = replay;
+                let flat = |e: Effect| match e {
+                    Effect::Batch(b) => b.into_iter().for_each(&mut replay),
+                    e => replay(e),
+                };
+                let scan = scan_records(&file, HEADER_LEN, total, false, flat)?;
                 report.records = scan.records;
                 if let Some(bad) = scan.bad {
                     if !bad.torn() {

@@ -267,6 +267,7 @@ impl Conn {
                             &long
                         };
                         let mut w = Writer::new(&mut self.output, self.session.proto);
+                        let logging = env.logging || env.keys.shared().watches.any();
                         let mut ctx = Ctx {
                             keys: &mut env.keys,
                             config: &mut env.config,
@@ -274,7 +275,9 @@ impl Conn {
                             stats: &mut env.stats,
                             now,
                             effects: &mut env.effects,
-                            logging: env.logging,
+                            // Changes are also recorded while keys are watched: they
+                            // name the keys whose WATCH versions move.
+                            logging,
                         };
                         exec(&mut ctx, argv, &mut w);
                         let seq = env.keys.end_command(&mut env.effects);

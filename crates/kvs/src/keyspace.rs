@@ -176,6 +176,8 @@ pub struct Shared {
     pub log: Option<Log>,
     /// BGREWRITEAOF was called: the next round starts a rewrite.
     pub rewrite_requested: AtomicBool,
+    /// Keys watched by connections (WATCH), with their versions.
+    pub watches: std::sync::Arc<crate::cmd::multi::Watches>,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -202,6 +204,7 @@ impl Shared {
             },
             log,
             rewrite_requested: AtomicBool::new(false),
+            watches: Default::default(),
         }
     }
 

@@ -388,6 +388,29 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// A set header of `n` elements (RESP3 `~`; RESP2 an array).
+    pub fn set(&mut self, n: usize) {
+        match self.proto {
+            Proto::Resp2 => self.int_line(b'*', n as i64),
+            Proto::Resp3 => self.int_line(b'~', n as i64),
+        }
+    }
+
+    /// The encoding this writer uses.
+    pub fn proto(&self) -> Proto {
+        self.proto
+    }
+
+    /// Bytes written to the output so far (where a reply starts, to take it back).
+    pub fn position(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Drops what was written after `pos` (a reply taken back).
+    pub fn truncate(&mut self, pos: usize) {
+        self.out.truncate(pos);
+    }
+
     /// Bytes already encoded (a reply built with another writer).
     pub fn raw(&mut self, v: &[u8]) {
         self.out.extend_from_slice(v);

@@ -221,6 +221,8 @@ impl Server {
                         apply(&mut stores[shard_index(key, shards)], &e, now)
                     }
                     Effect::Clear => stores.iter_mut().for_each(Store::clear),
+                    // Log::open replays a transaction's record as its changes.
+                    Effect::Batch(b) => debug_assert!(b.is_empty(), "batches arrive flat"),
                 })
                 .map_err(|error| BindError::Log {
                     path: path.clone(),

@@ -41,6 +41,7 @@ pub(crate) const SET: u8 = 1;
 const DEL: u8 = 2;
 const DEADLINE: u8 = 3;
 const CLEAR: u8 = 4;
+const BATCH: u8 = 5;
 
 /// The header of a version-`version` log.
 pub fn header_of(version: u32) -> [u8; 16] {
@@ -66,6 +67,15 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
 pub fn encode(e: &Effect, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; 8]);
+    encode_payload(e, out);
+    let payload_len = (out.len() - start - 8) as u32;
+    let crc = crc32fast::hash(&out[start + 8..]);
+    out[start..start + 4].copy_from_slice(&payload_len.to_le_bytes());
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// A record's payload: its tag, then its fields.
+fn encode_payload(e: &Effect, out: &mut Vec<u8>) {
     match e {
         Effect::Set {
             key,
@@ -87,15 +97,27 @@ pub fn encode(e: &Effect, out: &mut Vec<u8>) {
             out.extend_from_slice(&at.to_le_bytes());
         }
         Effect::Clear => out.push(CLEAR),
+        Effect::Batch(effects) => {
+            // [count: u32 LE] then each change as [length: u32 LE][payload].
+            out.push(BATCH);
+            out.extend_from_slice(&(effects.len() as u32).to_le_bytes());
+            for e in effects {
+                let at = out.len();
+                out.extend_from_slice(&[0; 4]);
+                encode_payload(e, out);
+                let n = (out.len() - at - 4) as u32;
+                out[at..at + 4].copy_from_slice(&n.to_le_bytes());
+            }
+        }
     }
-    let payload_len = (out.len() - start - 8) as u32;
-    let crc = crc32fast::hash(&out[start + 8..]);
-    out[start..start + 4].copy_from_slice(&payload_len.to_le_bytes());
-    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Decodes one payload (its checksum already checked).
 pub fn decode(p: &[u8]) -> Option<Effect> {
+    decode_at(p, false)
+}
+
+fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
     let (&tag, _) = p.split_first()?;
     let read_bytes = |r: &mut &[u8]| -> Option<Vec<u8>> {
         let (n, tail) = r.split_at_checked(4)?;
@@ -124,6 +146,18 @@ pub fn decode(p: &[u8]) -> Option<Effect> {
             at: read_u64(&mut r)?,
         },
         CLEAR => Effect::Clear,
+        BATCH if !nested => {
+            let (n, tail) = r.split_at_checked(4)?;
+            let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
+            r = tail;
+            // Each change takes at least 5 bytes: the count is bounded by the payload.
+            let mut effects = Vec::with_capacity(n.min(r.len() / 5));
+            for _ in 0..n {
+                let inner = read_bytes(&mut r)?;
+                effects.push(decode_at(&inner, true)?);
+            }
+            Effect::Batch(effects)
+        }
         _ => return None,
     };
     r.is_empty().then_some(e)

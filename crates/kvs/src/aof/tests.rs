@@ -653,3 +653,49 @@ fn every_effect_round_trips() {
     assert_eq!(decode(&[9]), None);
     assert_eq!(decode(&[SET, 5, 0, 0, 0, b'a']), None);
 }
+
+#[test]
+fn a_transaction_is_one_record_replayed_whole_or_not_at_all() {
+    let batch = Effect::Batch(effects());
+    let mut out = Vec::new();
+    encode(&batch, &mut out);
+    assert_eq!(decode(&out[8..]), Some(batch.clone()));
+    // A batch inside a batch is not a record this format writes.
+    let mut nested = Vec::new();
+    encode(&Effect::Batch(vec![batch.clone()]), &mut nested);
+    assert_eq!(decode(&nested[8..]), None);
+    // A count larger than the payload holds does not allocate it, and fails.
+    let mut lying = vec![5u8];
+    lying.extend_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(decode(&lying), None);
+
+    // Replay: the batch's changes arrive one by one, in order; a torn batch (the
+    // last record cut short) is cut whole, so none of its changes is applied.
+    let path = temp("batch");
+    let now = 1;
+    {
+        let mut store = Store::new();
+        let (log, _) = open(&path, Fsync::Always, &mut store, now);
+        let mut first = vec![Effect::Set {
+            key: b"before".to_vec(),
+            value: b"1".to_vec(),
+            expires_at: 0,
+        }];
+        log.append(&mut first);
+        log.append(&mut vec![batch]);
+        log.commit_through(log.appended()).unwrap();
+    }
+    let mut store = Store::new();
+    let (_log, report) = open(&path, Fsync::Always, &mut store, now);
+    assert_eq!(report.records, 2);
+    assert!(store.get(b"a", now).is_some() && store.get(b"before", now).is_some());
+
+    let len = std::fs::metadata(&path).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(len - 3).unwrap();
+    let mut store = Store::new();
+    let (_log, report) = open(&path, Fsync::Always, &mut store, now);
+    assert_eq!(report.records, 1);
+    assert!(store.get(b"before", now).is_some());
+    assert!(store.get(b"a", now).is_none() && store.get(b"b", now).is_none());
+}

@@ -1,0 +1,276 @@
+//! Transactions through the real binary: MULTI/EXEC/DISCARD/WATCH/UNWATCH replies and
+//! errors as Redis gives them, atomicity against clients on other event loops, WATCH
+//! across loops, and a transaction's changes surviving `kill -9` whole.
+
+mod common;
+
+use common::{connect, kvs_serve, temp};
+use redis::{Connection, Value};
+use std::io::{Read, Write};
+
+fn cmd(con: &mut Connection, args: &[&str]) -> redis::RedisResult<Value> {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con)
+}
+
+fn ok(con: &mut Connection, args: &[&str]) -> Value {
+    cmd(con, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn err(con: &mut Connection, args: &[&str]) -> String {
+    match cmd(con, args) {
+        Ok(v) => panic!("{args:?}: expected an error, got {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn get(con: &mut Connection, key: &str) -> Option<String> {
+    redis::cmd("GET").arg(key).query(con).expect("GET")
+}
+
+#[test]
+fn queued_commands_run_in_order_and_errors_follow_redis() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    assert_eq!(ok(&mut c, &["MULTI"]), Value::Okay);
+    assert_eq!(
+        ok(&mut c, &["SET", "k", "1"]),
+        Value::SimpleString("QUEUED".into())
+    );
+    ok(&mut c, &["INCR", "k"]);
+    ok(&mut c, &["GET", "k"]);
+    assert_eq!(get_raw_exec(&mut c).len(), 3);
+    assert_eq!(get(&mut c, "k").as_deref(), Some("2"));
+
+    // Outside MULTI.
+    assert!(err(&mut c, &["EXEC"]).contains("EXEC without MULTI"));
+    assert!(err(&mut c, &["DISCARD"]).contains("DISCARD without MULTI"));
+    // Nested MULTI and WATCH inside MULTI are refused without ending the transaction.
+    ok(&mut c, &["MULTI"]);
+    assert!(err(&mut c, &["MULTI"]).contains("MULTI calls can not be nested"));
+    assert!(err(&mut c, &["WATCH", "k"]).contains("WATCH inside MULTI is not allowed"));
+    ok(&mut c, &["INCR", "k"]);
+    assert_eq!(ok(&mut c, &["DISCARD"]), Value::Okay);
+    assert_eq!(
+        get(&mut c, "k").as_deref(),
+        Some("2"),
+        "DISCARD ran nothing"
+    );
+
+    // A command refused while queuing (unknown, wrong arity) discards the whole
+    // transaction at EXEC; nothing queued before or after it runs.
+    ok(&mut c, &["MULTI"]);
+    ok(&mut c, &["INCR", "k"]);
+    assert!(err(&mut c, &["NOSUCHCMD", "x"]).contains("unknown command"));
+    assert!(err(&mut c, &["GET"]).contains("wrong number of arguments"));
+    ok(&mut c, &["INCR", "k"]);
+    let e = err(&mut c, &["EXEC"]);
+    assert!(e.contains("Transaction discarded"), "{e}");
+    assert_eq!(get(&mut c, "k").as_deref(), Some("2"));
+
+    // A command that fails when run leaves the others to run (Redis's semantics).
+    // (Over a raw socket: the redis crate turns such an EXEC reply into one error.)
+    ok(&mut c, &["SET", "text", "abc"]);
+    let mut raw = std::net::TcpStream::connect(&addr).unwrap();
+    raw.write_all(b"MULTI\r\nINCR text\r\nINCR k\r\nEXEC\r\n")
+        .unwrap();
+    let want: &[u8] = b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-ERR value is not an integer or out of range\r\n:3\r\n";
+    let mut got = vec![0u8; want.len()];
+    raw.read_exact(&mut got).unwrap();
+    assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want));
+
+    // An empty transaction replies with an empty array.
+    ok(&mut c, &["MULTI"]);
+    assert!(get_raw_exec(&mut c).is_empty());
+}
+
+/// EXEC's reply, as the array of the queued commands' replies.
+fn get_raw_exec(c: &mut Connection) -> Vec<Value> {
+    match ok(c, &["EXEC"]) {
+        Value::Array(v) => v,
+        other => panic!("EXEC replied {other:?}"),
+    }
+}
+
+#[test]
+fn watch_aborts_on_a_change_by_another_loop_and_not_otherwise() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut a = connect(&addr);
+    let mut b = connect(&addr);
+    let mut c = connect(&addr);
+    ok(&mut a, &["SET", "w", "0"]);
+
+    // Not changed: EXEC runs.
+    ok(&mut a, &["WATCH", "w", "other"]);
+    ok(&mut a, &["MULTI"]);
+    ok(&mut a, &["SET", "w", "a1"]);
+    assert_eq!(get_raw_exec(&mut a), vec![Value::Okay]);
+
+    // Changed by other connections (the server runs two loops; three connections
+    // put at least two on different loops): EXEC runs nothing, replies null.
+    for other in [&mut b, &mut c] {
+        ok(&mut a, &["WATCH", "w"]);
+        ok(other, &["SET", "w", "theirs"]);
+        ok(&mut a, &["MULTI"]);
+        ok(&mut a, &["SET", "w", "mine"]);
+        assert_eq!(ok(&mut a, &["EXEC"]), Value::Nil);
+        assert_eq!(get(&mut a, "w").as_deref(), Some("theirs"));
+    }
+
+    // EXEC unwatches: a change after it does not abort the next transaction.
+    ok(&mut a, &["MULTI"]);
+    ok(&mut b, &["SET", "w", "later"]);
+    ok(&mut a, &["SET", "w", "mine"]);
+    assert_eq!(get_raw_exec(&mut a), vec![Value::Okay]);
+
+    // UNWATCH and DISCARD forget the watched keys.
+    ok(&mut a, &["WATCH", "w"]);
+    ok(&mut a, &["UNWATCH"]);
+    ok(&mut b, &["SET", "w", "x"]);
+    ok(&mut a, &["MULTI"]);
+    ok(&mut a, &["GET", "w"]);
+    assert_eq!(get_raw_exec(&mut a), vec![Value::BulkString(b"x".to_vec())]);
+
+    // A deletion, an expiry set by EXPIRE, and FLUSHALL of an existing key are
+    // changes; FLUSHALL does not touch a watched key that does not exist.
+    for change in [
+        &["DEL", "w"][..],
+        &["EXPIRE", "w", "100"][..],
+        &["FLUSHALL"][..],
+    ] {
+        ok(&mut a, &["SET", "w", "1"]);
+        ok(&mut a, &["WATCH", "w"]);
+        ok(&mut b, change);
+        ok(&mut a, &["MULTI"]);
+        ok(&mut a, &["PING"]);
+        assert_eq!(ok(&mut a, &["EXEC"]), Value::Nil, "{change:?}");
+    }
+    ok(&mut a, &["DEL", "absent"]);
+    ok(&mut a, &["WATCH", "absent"]);
+    ok(&mut b, &["FLUSHALL"]);
+    ok(&mut a, &["MULTI"]);
+    ok(&mut a, &["PING"]);
+    assert_eq!(
+        get_raw_exec(&mut a),
+        vec![Value::SimpleString("PONG".into())]
+    );
+
+    // A watched key whose deadline passes before EXEC aborts it.
+    ok(&mut a, &["SET", "short", "1", "PX", "50"]);
+    ok(&mut a, &["WATCH", "short"]);
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    ok(&mut a, &["MULTI"]);
+    ok(&mut a, &["PING"]);
+    assert_eq!(ok(&mut a, &["EXEC"]), Value::Nil);
+}
+
+#[test]
+fn a_transaction_is_atomic_for_clients_on_other_loops() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut setup = connect(&addr);
+    // Keys chosen to fall in different shards (a transaction locks all of them).
+    ok(&mut setup, &["MSET", "x", "0", "y", "0", "z", "0"]);
+    let writers: Vec<_> = (0..2)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = connect(&addr);
+                for _ in 0..300 {
+                    let (x, y, z): (i64, i64, i64) = redis::pipe()
+                        .atomic()
+                        .incr("x", 1)
+                        .incr("y", 1)
+                        .incr("z", 1)
+                        .query(&mut c)
+                        .expect("transaction");
+                    assert!(x == y && y == z, "a transaction saw another one half done");
+                }
+            })
+        })
+        .collect();
+    let mut reader = connect(&addr);
+    let mut seen = 0;
+    while writers.iter().any(|w| !w.is_finished()) {
+        let v: Vec<i64> = redis::cmd("MGET")
+            .arg(&["x", "y", "z"])
+            .query(&mut reader)
+            .expect("MGET");
+        assert!(
+            v[0] == v[1] && v[1] == v[2],
+            "a reader saw half a transaction: {v:?}"
+        );
+        seen += 1;
+    }
+    for w in writers {
+        w.join().expect("writer");
+    }
+    assert!(seen > 0);
+    assert_eq!(get(&mut reader, "x").as_deref(), Some("600"));
+}
+
+#[test]
+fn a_transaction_survives_kill_9_whole() {
+    let aof = temp("kvs-multi", "tx.aof");
+    let _ = std::fs::remove_file(&aof);
+    let path = aof.to_string_lossy().to_string();
+    let args = ["--port", "0", "--aof", &path, "--appendfsync", "always"];
+    {
+        let (_server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        ok(&mut c, &["SET", "before", "1"]);
+        let _: () = redis::pipe()
+            .atomic()
+            .set("t1", "a")
+            .incr("before", 10)
+            .del("before")
+            .set("t2", "b")
+            .query(&mut c)
+            .expect("transaction");
+        // _server is killed (SIGKILL) here.
+    }
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    assert_eq!(get(&mut c, "t1").as_deref(), Some("a"));
+    assert_eq!(get(&mut c, "t2").as_deref(), Some("b"));
+    assert_eq!(get(&mut c, "before"), None);
+}
+
+#[test]
+fn command_reports_the_table() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let count: i64 = redis::cmd("COMMAND").arg("COUNT").query(&mut c).unwrap();
+    let all = match ok(&mut c, &["COMMAND"]) {
+        Value::Array(v) => v,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(all.len() as i64, count);
+    // COMMAND INFO: name, arity, flags, first key, last key, step, ...
+    let info = match ok(&mut c, &["COMMAND", "INFO", "mset", "nosuch"]) {
+        Value::Array(v) => v,
+        other => panic!("{other:?}"),
+    };
+    let Value::Array(mset) = &info[0] else {
+        panic!("{info:?}")
+    };
+    assert_eq!(mset[0], Value::BulkString(b"mset".to_vec()));
+    assert_eq!(mset[1], Value::Int(-3));
+    assert_eq!(&mset[3..6], &[Value::Int(1), Value::Int(-1), Value::Int(2)]);
+    assert_eq!(info[1], Value::Nil);
+    let keys: Vec<String> = redis::cmd("COMMAND")
+        .arg(&["GETKEYS", "MSET", "a", "1", "b", "2"])
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(keys, ["a", "b"]);
+    assert!(err(&mut c, &["COMMAND", "GETKEYS", "PING"]).contains("no key arguments"));
+    let names: Vec<String> = redis::cmd("COMMAND").arg("LIST").query(&mut c).unwrap();
+    for n in ["multi", "exec", "watch", "get", "set"] {
+        assert!(
+            names.iter().any(|x| x == n),
+            "{n} missing from COMMAND LIST"
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! Settings ([`Config`]) and CONFIG GET/SET/RESETSTAT.
+
+use super::{eq, glob, Ctx, Stats};
+use crate::aof::Fsync;
+use crate::limits::OutputLimits;
+use crate::resp::{Limits, Writer};
+
+/// Server-wide settings a command can read or change.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `requirepass`: clients must AUTH first when set.
+    pub requirepass: Option<Vec<u8>>,
+    /// `proto-max-bulk-len`, `proto-max-multibulk-len`, `proto-inline-max-size`.
+    pub limits: Limits,
+    /// `client-query-buffer-limit`: largest input buffer of one client before it is
+    /// disconnected.
+    pub max_query_buffer: usize,
+    /// Port, for INFO and CLUSTER replies.
+    pub port: u16,
+    /// Address the server listens on, for CLUSTER replies.
+    pub bind: String,
+    /// `maxmemory` in bytes of [`crate::store::Store::memory`], summed over the shards
+    /// (0: no limit).
+    pub maxmemory: usize,
+    /// What happens at the limit.
+    pub policy: Eviction,
+    /// `appendonly` (set at start only).
+    pub appendonly: bool,
+    /// `appendfsync`: CONFIG SET changes the running log's policy.
+    pub appendfsync: Fsync,
+    /// Event loops (`threads`, set at start only).
+    pub threads: usize,
+    /// `client-output-buffer-limit`: pending reply bytes allowed per client class.
+    pub output_limits: OutputLimits,
+    /// `tcp-backlog`: the listening socket's queue of connections not yet accepted
+    /// (set at start only; the kernel caps it at `net.core.somaxconn`).
+    pub tcp_backlog: u32,
+}
+
+/// The names [`Config::set`] takes while running.
+const RUNTIME: &[&str] = &[
+    "requirepass",
+    "maxmemory",
+    "maxmemory-policy",
+    "proto-max-bulk-len",
+    "proto-max-multibulk-len",
+    "proto-inline-max-size",
+    "client-query-buffer-limit",
+    "client-output-buffer-limit",
+    "appendfsync",
+];
+
+/// Settings fixed once the server runs (CONFIG GET shows them; CONFIG SET refuses).
+const IMMUTABLE: &[&str] = &[
+    "port",
+    "bind",
+    "appendonly",
+    "threads",
+    "databases",
+    "tcp-backlog",
+];
+
+impl Config {
+    /// Every setting, by its Redis name, with its current value as CONFIG GET shows it.
+    pub fn params(&self) -> Vec<(&'static str, String)> {
+        let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+        vec![
+            ("port", self.port.to_string()),
+            ("bind", self.bind.clone()),
+            (
+                "requirepass",
+                self.requirepass
+                    .as_ref()
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .unwrap_or_default(),
+            ),
+            ("proto-max-bulk-len", self.limits.max_bulk.to_string()),
+            (
+                "proto-max-multibulk-len",
+                self.limits.max_multibulk.to_string(),
+            ),
+            ("proto-inline-max-size", self.limits.max_inline.to_string()),
+            (
+                "client-query-buffer-limit",
+                self.max_query_buffer.to_string(),
+            ),
+            ("client-output-buffer-limit", self.output_limits.show()),
+            ("maxmemory", self.maxmemory.to_string()),
+            ("maxmemory-policy", self.policy.name().into()),
+            ("appendonly", yes_no(self.appendonly)),
+            ("appendfsync", self.appendfsync.name().into()),
+            ("threads", self.threads.to_string()),
+            ("tcp-backlog", self.tcp_backlog.to_string()),
+            ("save", String::new()),
+            ("databases", "1".into()),
+        ]
+    }
+
+    /// Applies one setting that may change while the server runs. The error is the
+    /// reason, for `ERR CONFIG SET failed (possibly related to argument 'NAME') - ...`.
+    pub fn set(&mut self, name: &str, value: &[u8]) -> Result<(), String> {
+        let text = || String::from_utf8_lossy(value).into_owned();
+        let memory =
+            |min: usize, what: &str| match std::str::from_utf8(value).ok().and_then(parse_memory) {
+                Some(v) if v >= min => Ok(v),
+                _ => Err(format!("argument must be {what}")),
+            };
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "maxmemory" => self.maxmemory = memory(0, "a memory value")?,
+            "maxmemory-policy" => {
+                self.policy = text().parse().map_err(|_| "Invalid argument".to_string())?
+            }
+            "proto-max-bulk-len" => {
+                self.limits.max_bulk = memory(1 << 20, "a memory value of at least 1mb")?
+            }
+            "proto-max-multibulk-len" => {
+                self.limits.max_multibulk = memory(1, "a count of at least 1")?
+            }
+            "proto-inline-max-size" => {
+                self.limits.max_inline = memory(1024, "a memory value of at least 1kb")?
+            }
+            "client-query-buffer-limit" => {
+                self.max_query_buffer = memory(1 << 20, "a memory value of at least 1mb")?
+            }
+            "client-output-buffer-limit" => self.output_limits.set(&text())?,
+            "appendfsync" => self.appendfsync = text().parse()?,
+            _ if IMMUTABLE.contains(&name.as_str()) => {
+                return Err("can't set immutable config".into())
+            }
+            _ => return Err(format!("unknown setting '{name}'")),
+        }
+        debug_assert!(RUNTIME.contains(&name.as_str()));
+        Ok(())
+    }
+}
+
+/// `maxmemory-policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Eviction {
+    /// Writes that may add memory get Redis's OOM error.
+    #[default]
+    NoEviction,
+    /// Evict keys by sampled LRU (5 samples) until under the limit.
+    AllKeysLru,
+}
+
+impl Eviction {
+    /// The Redis name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Eviction::NoEviction => "noeviction",
+            Eviction::AllKeysLru => "allkeys-lru",
+        }
+    }
+}
+
+impl std::str::FromStr for Eviction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Eviction, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "noeviction" => Ok(Eviction::NoEviction),
+            "allkeys-lru" => Ok(Eviction::AllKeysLru),
+            _ => Err(format!(
+                "maxmemory-policy must be noeviction or allkeys-lru, not '{s}'"
+            )),
+        }
+    }
+}
+
+/// A memory size as Redis writes them: `100`, `10k` (1000), `10kb` (1024), `m`/`mb`,
+/// `g`/`gb`.
+pub fn parse_memory(s: &str) -> Option<usize> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: usize = num.parse().ok()?;
+    let mul: usize = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(mul)
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            requirepass: None,
+            limits: Limits::default(),
+            max_query_buffer: 1 << 30,
+            port: 6379,
+            bind: "127.0.0.1".into(),
+            maxmemory: 0,
+            policy: Eviction::NoEviction,
+            appendonly: false,
+            appendfsync: Fsync::EverySec,
+            threads: 1,
+            output_limits: OutputLimits::default(),
+            tcp_backlog: 511,
+        }
+    }
+}
+
+/// CONFIG GET/SET over the settings this server has.
+pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if eq(args[1], "get") && args.len() >= 3 {
+        let params = ctx.config.params();
+        let hits: Vec<&(&str, String)> = params
+            .iter()
+            .filter(|(k, _)| {
+                args[2..]
+                    .iter()
+                    .any(|p| glob(&p.to_ascii_lowercase(), k.as_bytes()))
+            })
+            .collect();
+        w.map(hits.len());
+        for (k, v) in hits {
+            w.bulk(k.as_bytes());
+            w.bulk(v.as_bytes());
+        }
+    } else if eq(args[1], "set") && args.len() >= 4 && args.len().is_multiple_of(2) {
+        // Check every pair before applying any (all or nothing, as Redis does), on the
+        // shared settings (every loop sees the change from its next round on).
+        let applied = ctx.keys.shared().update_config(|next| {
+            for kv in args[2..].chunks(2) {
+                let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
+                if !RUNTIME.contains(&name.as_str()) && !IMMUTABLE.contains(&name.as_str()) {
+                    return Err(format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                    ));
+                }
+                if let Err(why) = next.set(&name, kv[1]) {
+                    return Err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+                    ));
+                }
+            }
+            Ok(())
+        });
+        match applied {
+            Ok(next) => {
+                *ctx.config = next;
+                w.simple("OK");
+            }
+            Err(e) => w.error(&e),
+        }
+    } else if eq(args[1], "resetstat") {
+        ctx.keys.shared().stats.reset();
+        *ctx.stats = Stats::default();
+        w.simple("OK");
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try CONFIG HELP.",
+            String::from_utf8_lossy(args[1])
+        ));
+    }
+}

@@ -1,0 +1,132 @@
+//! The connection family: PING, ECHO, QUIT, AUTH, HELLO, SELECT, CLIENT.
+
+use super::{authenticate, eq, parse_i64, Ctx, NOT_INT, WRONGPASS};
+use crate::resp::{Proto, Writer};
+
+/// PING [message].
+pub fn ping(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match args.len() {
+        1 => w.simple("PONG"),
+        2 => w.bulk(args[1]),
+        _ => super::arity(w, args[0]),
+    }
+}
+
+/// ECHO message.
+pub fn echo(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    w.bulk(args[1]);
+}
+
+/// QUIT: the reply, then the connection closes.
+pub fn quit(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    ctx.session.quit = true;
+    w.simple("OK");
+}
+
+/// AUTH [username] password.
+pub fn auth(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let (user, pass) = match args.len() {
+        2 => (None, args[1]),
+        3 => (Some(args[1]), args[2]),
+        _ => return super::arity(w, args[0]),
+    };
+    if user.is_none() && ctx.config.requirepass.is_none() {
+        return w.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+    }
+    if authenticate(ctx.config, user, pass) {
+        ctx.session.authed = true;
+        w.simple("OK");
+    } else {
+        w.error(WRONGPASS);
+    }
+}
+
+/// SELECT index: one database, 0.
+pub fn select(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match parse_i64(args[1]) {
+        Some(0) => w.simple("OK"),
+        Some(_) => w.error("ERR DB index is out of range"),
+        None => w.error(NOT_INT),
+    }
+}
+
+/// HELLO [protover [AUTH username password] [SETNAME name]].
+pub fn hello(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let mut i = 1;
+    let mut proto = ctx.session.proto;
+    if args.len() > 1 {
+        match parse_i64(args[1]) {
+            Some(2) => proto = Proto::Resp2,
+            Some(3) => proto = Proto::Resp3,
+            _ => return w.error("NOPROTO unsupported protocol version"),
+        }
+        i = 2;
+    }
+    while i < args.len() {
+        if eq(args[i], "auth") && i + 2 < args.len() {
+            if !authenticate(ctx.config, Some(args[i + 1]), args[i + 2]) {
+                return w.error(WRONGPASS);
+            }
+            ctx.session.authed = true;
+            i += 3;
+        } else if eq(args[i], "setname") && i + 1 < args.len() {
+            ctx.session.name = Some(args[i + 1].to_vec());
+            i += 2;
+        } else {
+            return w.error(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(args[i])
+            ));
+        }
+    }
+    if ctx.config.requirepass.is_some() && !ctx.session.authed {
+        return w.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    ctx.session.proto = proto;
+    // The writer was made before the switch: the reply uses the new encoding.
+    let mut out = Vec::new();
+    let mut r = Writer::new(&mut out, proto);
+    r.map(7);
+    r.bulk(b"server");
+    r.bulk(b"redis");
+    r.bulk(b"version");
+    r.bulk(b"7.2.0");
+    r.bulk(b"proto");
+    r.int(if proto == Proto::Resp3 { 3 } else { 2 });
+    r.bulk(b"id");
+    r.int(ctx.session.id as i64);
+    r.bulk(b"mode");
+    r.bulk(b"standalone");
+    r.bulk(b"role");
+    r.bulk(b"master");
+    r.bulk(b"modules");
+    r.array(0);
+    w.raw(&out);
+}
+
+/// CLIENT SETNAME / GETNAME / ID / SETINFO.
+pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let sub = args[1];
+    if eq(sub, "setname") && args.len() == 3 {
+        if args[2].iter().any(|&b| b <= b' ' || b > b'~') {
+            return w
+                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+        }
+        ctx.session.name = (!args[2].is_empty()).then(|| args[2].to_vec());
+        w.simple("OK");
+    } else if eq(sub, "getname") && args.len() == 2 {
+        match &ctx.session.name {
+            Some(n) => w.bulk(n),
+            None => w.null(),
+        }
+    } else if eq(sub, "id") && args.len() == 2 {
+        w.int(ctx.session.id as i64);
+    } else if eq(sub, "setinfo") && args.len() == 4 {
+        w.simple("OK");
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}

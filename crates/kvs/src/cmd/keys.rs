@@ -1,0 +1,189 @@
+//! The generic key family: DEL/UNLINK, EXISTS, TYPE, EXPIRE/PEXPIRE, TTL/PTTL,
+//! PERSIST, KEYS, SCAN. Arity is checked by the table before a handler runs.
+
+use super::{eq, glob, lower, parse_i64, Ctx, NOT_INT, SYNTAX};
+use crate::resp::Writer;
+
+/// DEL key [key ...] and UNLINK (the same here: values are freed at once).
+pub fn del(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let now = ctx.now;
+    ctx.keys.lock_keys(args[1..].iter().copied());
+    let mut removed = 0;
+    for k in &args[1..] {
+        if ctx.keys.contains(k, now) {
+            ctx.keys.remove(k);
+            ctx.log_del(k);
+            removed += 1;
+        }
+    }
+    w.int(removed);
+}
+
+/// EXISTS key [key ...]: how many of the keys exist (a key named twice counts twice).
+pub fn exists(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let now = ctx.now;
+    ctx.keys.lock_keys(args[1..].iter().copied());
+    let c = args[1..]
+        .iter()
+        .filter(|k| ctx.keys.contains(k, now))
+        .count();
+    w.int(c as i64);
+}
+
+/// TYPE key.
+pub fn type_(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    w.simple(if ctx.keys.contains(args[1], ctx.now) {
+        "string"
+    } else {
+        "none"
+    });
+}
+
+/// EXPIRE / PEXPIRE key time [NX | XX | GT | LT].
+pub fn expire(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let (name, now) = (args[0], ctx.now);
+    // Redis 7's options: NX (no deadline yet), XX (has one), GT / LT (later / earlier
+    // than the current one; no deadline counts as infinite).
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for a in &args[3..] {
+        match lower(a).as_str() {
+            "nx" => nx = true,
+            "xx" => xx = true,
+            "gt" => gt = true,
+            "lt" => lt = true,
+            _ => {
+                return w.error(&format!(
+                    "ERR Unsupported option {}",
+                    String::from_utf8_lossy(a)
+                ))
+            }
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return w.error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    }
+    if gt && lt {
+        return w.error("ERR GT and LT options at the same time are not compatible");
+    }
+    let Some(t) = parse_i64(args[2]) else {
+        return w.error(NOT_INT);
+    };
+    let ms = if eq(name, "expire") {
+        t.checked_mul(1000)
+    } else {
+        Some(t)
+    };
+    let Some(at) = ms.and_then(|ms| (now as i64).checked_add(ms)) else {
+        return w.error(&format!(
+            "ERR invalid expire time in '{}' command",
+            lower(name)
+        ));
+    };
+    let Some(cur) = ctx.keys.get(args[1], now).map(|e| e.expires_at as i64) else {
+        return w.int(0);
+    };
+    if (nx && cur != 0)
+        || (xx && cur == 0)
+        || (gt && (cur == 0 || at <= cur))
+        || (lt && cur != 0 && at >= cur)
+    {
+        return w.int(0);
+    }
+    if at <= now as i64 {
+        ctx.keys.remove(args[1]);
+        ctx.log_del(args[1]);
+    } else {
+        ctx.keys.set_deadline(args[1], at as u64, now);
+        ctx.log_deadline(args[1], at as u64);
+    }
+    w.int(1);
+}
+
+/// TTL / PTTL key: -2 no key, -1 no deadline.
+pub fn ttl(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let now = ctx.now;
+    let r = match ctx.keys.get(args[1], now) {
+        None => -2,
+        Some(e) if e.expires_at == 0 => -1,
+        Some(e) => {
+            let ms = (e.expires_at - now) as i64;
+            if eq(args[0], "ttl") {
+                (ms + 500) / 1000
+            } else {
+                ms
+            }
+        }
+    };
+    w.int(r);
+}
+
+/// PERSIST key.
+pub fn persist(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let had = ctx
+        .keys
+        .get(args[1], ctx.now)
+        .is_some_and(|e| e.expires_at != 0);
+    if had {
+        ctx.keys.set_deadline(args[1], 0, ctx.now);
+        ctx.log_deadline(args[1], 0);
+    }
+    w.int(had as i64);
+}
+
+/// KEYS pattern.
+pub fn keys(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    ctx.keys.for_each_key(ctx.now, |k| {
+        if glob(args[1], k) {
+            keys.push(k.to_vec());
+        }
+    });
+    w.array(keys.len());
+    for k in keys {
+        w.bulk(&k);
+    }
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
+pub fn scan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let cursor = match std::str::from_utf8(args[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        Some(c) => c,
+        None => return w.error("ERR invalid cursor"),
+    };
+    let (mut pattern, mut count, mut only_strings) = (None, 10usize, true);
+    let mut i = 2;
+    while i < args.len() {
+        if i + 1 >= args.len() {
+            return w.error(SYNTAX);
+        }
+        if eq(args[i], "match") {
+            pattern = Some(args[i + 1]);
+        } else if eq(args[i], "count") {
+            match parse_i64(args[i + 1]) {
+                Some(c) if c >= 1 => count = (c as usize).min(1 << 20),
+                Some(_) => return w.error(SYNTAX),
+                None => return w.error(NOT_INT),
+            }
+        } else if eq(args[i], "type") {
+            only_strings = eq(args[i + 1], "string");
+        } else {
+            return w.error(SYNTAX);
+        }
+        i += 2;
+    }
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let next = ctx.keys.scan(cursor, count, ctx.now, |k| {
+        if only_strings && pattern.is_none_or(|p| glob(p, k)) {
+            keys.push(k.to_vec());
+        }
+    });
+    w.array(2);
+    w.bulk(next.to_string().as_bytes());
+    w.array(keys.len());
+    for k in keys {
+        w.bulk(&k);
+    }
+}

@@ -1,0 +1,266 @@
+//! Command execution: one request's arguments in, one reply out, against the store and
+//! the connection's session. Replies and error texts follow Redis's, so clients and
+//! their error handling work unchanged.
+//!
+//! Every command is one row of [`table::COMMANDS`]: its name, arity, flags (write,
+//! readonly, denyoom, ...), key positions and handler. [`exec`] checks a request
+//! against its row (unknown command, arity, authentication, `maxmemory`, a failing log)
+//! in Redis's order and then runs the handler; COMMAND, transactions and the
+//! log-failure and memory checks all read the same row, so nothing is listed twice.
+//! The handlers live in one file per family, as Redis documents them: [`strings`],
+//! [`keys`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
+//! the settings in [`config`].
+
+pub mod cluster;
+pub mod config;
+pub mod connection;
+pub mod glob;
+pub mod keys;
+pub mod multi;
+pub mod server;
+pub mod strings;
+pub mod table;
+
+use crate::aof::Effect;
+use crate::keyspace::Keys;
+use crate::resp::{Proto, Writer};
+
+pub use cluster::key_slot;
+pub use config::{parse_memory, Config, Eviction};
+pub use glob::glob;
+pub use server::rss_bytes;
+use table::{Command, DENYOOM, NO_AUTH, WRITE};
+
+/// Per-connection state.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// Client id (CLIENT ID).
+    pub id: u64,
+    /// Reply encoding.
+    pub proto: Proto,
+    /// Passed AUTH (or no password is set).
+    pub authed: bool,
+    /// CLIENT SETNAME.
+    pub name: Option<Vec<u8>>,
+    /// QUIT was received: close after the reply.
+    pub quit: bool,
+    /// MULTI / WATCH state.
+    pub tx: multi::Tx,
+}
+
+/// Counters for INFO (a loop's own, until added to the shared ones; the totals).
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    /// Commands executed.
+    pub commands: u64,
+    /// Connections accepted.
+    pub connections: u64,
+    /// Keys removed by expiry.
+    pub expired: u64,
+    /// Successful key lookups.
+    pub hits: u64,
+    /// Failed key lookups.
+    pub misses: u64,
+    /// Keys evicted by maxmemory.
+    pub evicted: u64,
+    /// Clients connected now.
+    pub connected: u64,
+    /// Server start, ms since the epoch.
+    pub started_ms: u64,
+}
+
+/// Everything a command runs against.
+#[derive(Debug)]
+pub struct Ctx<'a, 's> {
+    /// The keyspace: the shards this command has locked, locking more on first use
+    /// (see [`crate::keyspace`]); the server releases them after the command.
+    pub keys: &'a mut Keys<'s>,
+    /// The loop's copy of the settings (CONFIG SET changes the shared ones and this).
+    pub config: &'a mut Config,
+    /// The caller's session.
+    pub session: &'a mut Session,
+    /// The loop's counters, not yet added to the shared ones.
+    pub stats: &'a mut Stats,
+    /// Current time, ms since the epoch.
+    pub now: u64,
+    /// Changes made, for the append-only log.
+    pub effects: &'a mut Vec<Effect>,
+    /// Whether to record effects (false without a log: no copies of values).
+    pub logging: bool,
+}
+
+impl Ctx<'_, '_> {
+    /// Logs `key`'s current state: its value and deadline, or its absence.
+    pub(crate) fn log_key(&mut self, key: &[u8]) {
+        if !self.logging {
+            return;
+        }
+        let e = match self.keys.get(key, self.now) {
+            Some(e) => Effect::Set {
+                key: key.to_vec(),
+                value: e.value.clone(),
+                expires_at: e.expires_at,
+            },
+            None => Effect::Del { key: key.to_vec() },
+        };
+        self.effects.push(e);
+    }
+
+    pub(crate) fn log_del(&mut self, key: &[u8]) {
+        if !self.logging {
+            return;
+        }
+        self.effects.push(Effect::Del { key: key.to_vec() });
+    }
+
+    pub(crate) fn log_deadline(&mut self, key: &[u8], at: u64) {
+        if !self.logging {
+            return;
+        }
+        self.effects.push(Effect::Deadline {
+            key: key.to_vec(),
+            at,
+        });
+    }
+}
+
+pub(crate) fn lower(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).to_ascii_lowercase()
+}
+
+pub(crate) fn eq(a: &[u8], b: &str) -> bool {
+    a.eq_ignore_ascii_case(b.as_bytes())
+}
+
+pub(crate) fn parse_i64(a: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(a).ok()?;
+    if s.is_empty() || s.starts_with('+') || (s.len() > 1 && s.starts_with('0')) {
+        return if s == "0" { Some(0) } else { None };
+    }
+    s.parse().ok()
+}
+
+/// Constant-time equality of two byte strings (the length is not secret).
+pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub(crate) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// The check of `AUTH [user] pass` and `HELLO ... AUTH user pass`: there is one user,
+/// `default` (the name is case-sensitive, as Redis's user names are), whose password
+/// is `requirepass`; with no password set it takes any password (Redis's `nopass`).
+pub(crate) fn authenticate(config: &Config, user: Option<&[u8]>, pass: &[u8]) -> bool {
+    if user.is_some_and(|u| u != b"default") {
+        return false;
+    }
+    match &config.requirepass {
+        None => true,
+        Some(p) => ct_eq(p, pass),
+    }
+}
+
+pub(crate) const NOT_INT: &str = "ERR value is not an integer or out of range";
+pub(crate) const SYNTAX: &str = "ERR syntax error";
+
+pub(crate) fn arity(w: &mut Writer, name: &[u8]) {
+    w.error(&format!(
+        "ERR wrong number of arguments for '{}' command",
+        lower(name)
+    ));
+}
+
+/// Runs one command; `args` is non-empty. The checks run in Redis's order: a name it
+/// does not know, then the argument count, then authentication, then (outside a
+/// transaction) `maxmemory` and a failing log; inside MULTI the command is queued.
+pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let Some(cmd) = table::lookup(args[0]) else {
+        multi::flag_error(ctx);
+        return unknown(args, w);
+    };
+    if !cmd.arity_ok(args.len()) {
+        multi::flag_error(ctx);
+        return arity(w, args[0]);
+    }
+    let needs_auth = ctx.config.requirepass.is_some() && !ctx.session.authed;
+    if needs_auth && !cmd.has(NO_AUTH) {
+        return w.error("NOAUTH Authentication required.");
+    }
+    if let Err(e) = admit(ctx, cmd) {
+        multi::flag_error(ctx);
+        return w.error(&e);
+    }
+    if ctx.session.tx.queuing() && !multi::runs_now(cmd) {
+        return multi::queue(ctx, cmd, args, w);
+    }
+    ctx.stats.commands += 1;
+    let start = ctx.effects.len();
+    (cmd.handler)(ctx, args, w);
+    multi::touch(ctx, start);
+}
+
+/// The checks a command passes before it runs (or is queued): `maxmemory` for a
+/// command that may add memory, and a log that cannot be written for a write (and for
+/// PING, as Redis does, so a monitor sees the fault); reads go on. A write already
+/// applied when a commit failed keeps its reply until the log holds it (see the
+/// server's round). The error is the reply.
+pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
+    if !within_memory(ctx, cmd) {
+        return Err("OOM command not allowed when used memory > 'maxmemory'.".into());
+    }
+    if let Some(log) = ctx.keys.shared().log.as_ref().filter(|l| l.failing()) {
+        if cmd.has(WRITE) || cmd.name == "ping" {
+            if let Some(why) = log.write_error() {
+                return Err(why);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies maxmemory before a command: false when it must be refused (noeviction);
+/// with allkeys-lru, locks every shard and evicts (and logs the evictions) until under
+/// the limit.
+fn within_memory(ctx: &mut Ctx, cmd: &Command) -> bool {
+    let max = ctx.config.maxmemory;
+    if max == 0 {
+        return true;
+    }
+    // The clients' buffers count against the limit, as in Redis: what is left for the
+    // dataset is the limit less what they hold.
+    let clients = ctx.keys.shared().stats.client_buffers();
+    let max = max.saturating_sub(clients);
+    if ctx.keys.memory() <= max || !cmd.has(DENYOOM) {
+        return true;
+    }
+    match ctx.config.policy {
+        Eviction::NoEviction => false,
+        Eviction::AllKeysLru => {
+            ctx.keys.lock_all();
+            while ctx.keys.memory() > max {
+                match ctx.keys.evict_lru(5) {
+                    Some(k) => {
+                        ctx.log_del(&k);
+                        ctx.stats.evicted += 1;
+                    }
+                    None => break,
+                }
+            }
+            ctx.keys.memory() <= max
+        }
+    }
+}
+
+fn unknown(args: &[&[u8]], w: &mut Writer) {
+    let mut msg = format!(
+        "ERR unknown command '{}', with args beginning with: ",
+        String::from_utf8_lossy(args[0])
+    );
+    for a in args.iter().skip(1).take(20) {
+        msg.push_str(&format!("'{}' ", String::from_utf8_lossy(a)));
+    }
+    w.error(&msg);
+}

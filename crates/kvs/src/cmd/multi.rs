@@ -1,0 +1,308 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, with Redis's semantics.
+//!
+//! - After MULTI a connection's commands are checked (unknown name, arity, `maxmemory`,
+//!   a failing log) and queued with the reply `+QUEUED`; a refused one is answered
+//!   with its error and marks the transaction, which EXEC then discards
+//!   (`-EXECABORT`). EXEC, DISCARD, MULTI, WATCH and QUIT run at once.
+//! - EXEC locks every shard of the keyspace before it runs the first queued command
+//!   and holds them until the last one is done, so no command of another client (on
+//!   any event loop) runs in between; the replies go out as one array, and every
+//!   change the transaction made is written to the log as one record
+//!   ([`Effect::Batch`]), so a crash never replays half of it.
+//! - WATCH: each watched key has a version in a registry the event loops share
+//!   ([`Watches`]); every change to a key (what the log records: a write, a delete,
+//!   an eviction, a deadline, FLUSHALL of a key that existed) moves the version of a
+//!   watched key. EXEC compares the versions under the shards' locks and, if any moved
+//!   or a watched key's deadline passed since it was watched, runs nothing and replies
+//!   with the null array. Without watchers a write pays one atomic load.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::table::{Command, WRITE};
+use super::Ctx;
+use crate::aof::Effect;
+use crate::resp::Writer;
+
+/// Watched keys of every connection: key to (watchers, version).
+#[derive(Debug, Default)]
+pub struct Watches {
+    keys: AtomicUsize,
+    map: Mutex<WatchMap>,
+}
+
+#[derive(Debug, Default)]
+struct WatchMap {
+    keys: HashMap<Vec<u8>, (usize, u64)>,
+    next: u64,
+}
+
+impl Watches {
+    /// True when some connection watches a key.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.keys.load(Ordering::Relaxed) != 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, WatchMap> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Moves the versions of the watched keys among `keys`.
+    pub fn touch<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
+        let mut m = self.lock();
+        let m = &mut *m;
+        for k in keys {
+            if let Some(e) = m.keys.get_mut(k) {
+                m.next += 1;
+                e.1 = m.next;
+            }
+        }
+    }
+
+    /// Every watched key (to check which exist before FLUSHALL).
+    fn watched(&self) -> Vec<Vec<u8>> {
+        self.lock().keys.keys().cloned().collect()
+    }
+
+    fn watch(&self, key: &[u8]) -> u64 {
+        let mut m = self.lock();
+        let e = m.keys.entry(key.to_vec()).or_insert((0, 0));
+        e.0 += 1;
+        let v = e.1;
+        self.keys.store(m.keys.len(), Ordering::Relaxed);
+        v
+    }
+
+    fn unwatch(&self, keys: &[Watched]) {
+        let mut m = self.lock();
+        for w in keys {
+            if let Some(e) = m.keys.get_mut(&w.key) {
+                e.0 -= 1;
+                if e.0 == 0 {
+                    m.keys.remove(&w.key);
+                }
+            }
+        }
+        self.keys.store(m.keys.len(), Ordering::Relaxed);
+    }
+
+    fn unchanged(&self, keys: &[Watched]) -> bool {
+        let m = self.lock();
+        keys.iter()
+            .all(|w| m.keys.get(&w.key).is_some_and(|e| e.1 == w.version))
+    }
+}
+
+#[derive(Debug)]
+struct Watched {
+    key: Vec<u8>,
+    version: u64,
+    /// The key's deadline when watched (0: none, or no key).
+    expires_at: u64,
+}
+
+#[derive(Debug)]
+struct Queued {
+    cmd: &'static Command,
+    args: Vec<Vec<u8>>,
+}
+
+/// A connection's transaction state.
+#[derive(Debug, Default)]
+pub struct Tx {
+    queued: Option<Vec<Queued>>,
+    queued_bytes: usize,
+    refused: bool,
+    watched: Vec<Watched>,
+    registry: Option<Arc<Watches>>,
+}
+
+impl Tx {
+    /// True between MULTI and EXEC/DISCARD.
+    pub fn queuing(&self) -> bool {
+        self.queued.is_some()
+    }
+
+    fn unwatch(&mut self) {
+        if let Some(r) = &self.registry {
+            r.unwatch(&self.watched);
+        }
+        self.watched.clear();
+    }
+
+    fn end(&mut self) {
+        self.queued = None;
+        self.queued_bytes = 0;
+        self.refused = false;
+        self.unwatch();
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        self.unwatch();
+    }
+}
+
+/// True for the commands that run at once inside MULTI instead of being queued.
+pub fn runs_now(cmd: &Command) -> bool {
+    matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit")
+}
+
+/// Marks the transaction being queued (if any) as refused: EXEC will discard it.
+pub fn flag_error(ctx: &mut Ctx) {
+    if ctx.session.tx.queuing() {
+        ctx.session.tx.refused = true;
+    }
+}
+
+/// Queues a checked command inside MULTI.
+pub fn queue(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]], w: &mut Writer) {
+    let tx = &mut ctx.session.tx;
+    let bytes: usize = args.iter().map(|a| a.len() + 16).sum();
+    // What a transaction holds is bounded as one request is.
+    if tx.queued_bytes + bytes > ctx.config.max_query_buffer {
+        tx.refused = true;
+        return w.error("ERR transaction too large (over client-query-buffer-limit)");
+    }
+    tx.queued_bytes += bytes;
+    if let Some(q) = tx.queued.as_mut() {
+        q.push(Queued {
+            cmd,
+            args: args.iter().map(|a| a.to_vec()).collect(),
+        });
+    }
+    w.simple("QUEUED");
+}
+
+/// MULTI.
+pub fn multi(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    let tx = &mut ctx.session.tx;
+    if tx.queuing() {
+        return w.error("ERR MULTI calls can not be nested");
+    }
+    tx.queued = Some(Vec::new());
+    w.simple("OK");
+}
+
+/// DISCARD.
+pub fn discard(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    let tx = &mut ctx.session.tx;
+    if !tx.queuing() {
+        return w.error("ERR DISCARD without MULTI");
+    }
+    tx.end();
+    w.simple("OK");
+}
+
+/// WATCH key [key ...].
+pub fn watch(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if ctx.session.tx.queuing() {
+        return w.error("ERR WATCH inside MULTI is not allowed");
+    }
+    let registry = ctx.keys.shared().watches.clone();
+    let now = ctx.now;
+    ctx.keys.lock_keys(args[1..].iter().copied());
+    for key in &args[1..] {
+        if ctx.session.tx.watched.iter().any(|x| x.key == *key) {
+            continue;
+        }
+        let expires_at = ctx.keys.get(key, now).map_or(0, |e| e.expires_at);
+        let version = registry.watch(key);
+        ctx.session.tx.watched.push(Watched {
+            key: key.to_vec(),
+            version,
+            expires_at,
+        });
+    }
+    ctx.session.tx.registry = Some(registry);
+    w.simple("OK");
+}
+
+/// UNWATCH.
+pub fn unwatch(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    ctx.session.tx.unwatch();
+    w.simple("OK");
+}
+
+/// EXEC: runs the queued commands as one unit (see the module notes).
+pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    let tx = &mut ctx.session.tx;
+    let Some(queued) = tx.queued.take() else {
+        return w.error("ERR EXEC without MULTI");
+    };
+    let refused = tx.refused;
+    let watched = std::mem::take(&mut tx.watched);
+    let registry = ctx.keys.shared().watches.clone();
+    // Whatever happens next, the transaction ends here and its keys are not watched.
+    let _unwatch = Unwatch(&registry, &watched);
+    tx.end();
+    if refused {
+        return w.error("EXECABORT Transaction discarded because of previous errors.");
+    }
+    // From here to the end no other command touches the keyspace.
+    ctx.keys.lock_all();
+    let now = ctx.now;
+    let expired = watched
+        .iter()
+        .any(|x| x.expires_at != 0 && x.expires_at <= now);
+    if expired || !registry.unchanged(&watched) {
+        return w.null_array();
+    }
+    if queued.iter().any(|q| q.cmd.has(WRITE)) {
+        if let Some(why) = ctx.keys.shared().log.as_ref().and_then(|l| l.write_error()) {
+            return w.error(&format!(
+                "EXECABORT Transaction discarded because of: {why}"
+            ));
+        }
+    }
+    let start = ctx.effects.len();
+    w.array(queued.len());
+    for q in &queued {
+        let argv: Vec<&[u8]> = q.args.iter().map(Vec::as_slice).collect();
+        ctx.stats.commands += 1;
+        (q.cmd.handler)(ctx, &argv, w);
+    }
+    touch(ctx, start);
+    if ctx.effects.len() - start > 1 {
+        let batch = ctx.effects.split_off(start);
+        ctx.effects.push(Effect::Batch(batch));
+    }
+}
+
+/// Unwatches keys when dropped.
+struct Unwatch<'a>(&'a Watches, &'a [Watched]);
+
+impl Drop for Unwatch<'_> {
+    fn drop(&mut self) {
+        self.0.unwatch(self.1);
+    }
+}
+
+/// Moves the versions of the watched keys that the effects from `start` on changed.
+pub fn touch(ctx: &mut Ctx, start: usize) {
+    let registry = &ctx.keys.shared().watches;
+    if !registry.any() || ctx.effects.len() <= start {
+        return;
+    }
+    registry.touch(ctx.effects[start..].iter().filter_map(Effect::key));
+}
+
+/// Before FLUSHALL: moves the versions of the watched keys that exist (a watched key
+/// that does not exist is not changed by a flush).
+pub fn touch_all(ctx: &mut Ctx) {
+    let registry = ctx.keys.shared().watches.clone();
+    if !registry.any() {
+        return;
+    }
+    ctx.keys.lock_all();
+    let now = ctx.now;
+    let existing: Vec<Vec<u8>> = registry
+        .watched()
+        .into_iter()
+        .filter(|k| ctx.keys.contains(k, now))
+        .collect();
+    registry.touch(existing.iter().map(Vec::as_slice));
+}

@@ -1,0 +1,117 @@
+//! Server commands: INFO, DBSIZE, FLUSHALL/FLUSHDB, BGREWRITEAOF.
+
+use super::{eq, Ctx};
+use crate::aof::Effect;
+use crate::resp::Writer;
+
+/// DBSIZE.
+pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    w.int(ctx.keys.len() as i64);
+}
+
+/// FLUSHALL / FLUSHDB [ASYNC | SYNC] (one database: the same).
+pub fn flushall(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match args.get(1..).unwrap_or_default() {
+        [] => {}
+        [m] if eq(m, "async") || eq(m, "sync") => {}
+        _ => return w.error(super::SYNTAX),
+    }
+    super::multi::touch_all(ctx);
+    ctx.keys.clear();
+    if ctx.logging {
+        ctx.effects.push(Effect::Clear);
+    }
+    w.simple("OK");
+}
+
+/// BGREWRITEAOF.
+pub fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    if ctx.logging && ctx.keys.shared().log.is_some() {
+        ctx.keys
+            .shared()
+            .rewrite_requested
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        w.simple("Background append only file rewriting started");
+    } else {
+        w.error("ERR the append-only log is off (start the server with --aof FILE)");
+    }
+}
+
+/// INFO [section ...].
+pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let want = |s: &str| {
+        args.len() < 2
+            || args[1..]
+                .iter()
+                .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything") || eq(a, "default"))
+    };
+    let st = &ctx.keys.shared().stats.total(ctx.stats);
+    let mut out = String::new();
+    if want("server") {
+        out.push_str(&format!(
+            "# Server\r\nredis_version:7.2.0\r\nwirespeed_version:{}\r\nredis_mode:standalone\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\n\r\n",
+            env!("CARGO_PKG_VERSION"),
+            std::process::id(),
+            ctx.config.port,
+            ctx.now.saturating_sub(st.started_ms) / 1000
+        ));
+    }
+    if want("clients") {
+        out.push_str(&format!(
+            "# Clients\r\nconnected_clients:{}\r\n\r\n",
+            st.connected
+        ));
+    }
+    if want("memory") {
+        let clients = ctx.keys.shared().stats.client_buffers();
+        out.push_str(&format!(
+            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
+            ctx.keys.memory() + clients,
+            rss_bytes(),
+            ctx.keys.payload_bytes(),
+            ctx.config.maxmemory,
+            ctx.config.policy.name()
+        ));
+    }
+    if want("persistence") {
+        out.push_str(&format!(
+            "# Persistence\r\nloading:0\r\naof_enabled:{}\r\naof_last_write_status:{}\r\n\r\n",
+            u8::from(ctx.config.appendonly),
+            match &ctx.keys.shared().log {
+                Some(log) if log.failing() => "err",
+                _ => "ok",
+            }
+        ));
+    }
+    if want("stats") {
+        out.push_str(&format!(
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n\r\n",
+            st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses,
+            ctx.keys.shared().stats.output_limit_kills()
+        ));
+    }
+    if want("keyspace") {
+        out.push_str("# Keyspace\r\n");
+        if !ctx.keys.is_empty() {
+            let (expires, avg_ttl) = ctx.keys.volatile(ctx.now);
+            out.push_str(&format!(
+                "db0:keys={},expires={expires},avg_ttl={avg_ttl}\r\n",
+                ctx.keys.len()
+            ));
+        }
+    }
+    w.verbatim(out.as_bytes());
+}
+
+/// Resident set size of this process in bytes (Linux `/proc/self/status`; 0 where
+/// unavailable).
+pub fn rss_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+            kb.checked_mul(1024)
+        })
+        .unwrap_or(0)
+}

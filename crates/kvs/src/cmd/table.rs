@@ -1,0 +1,395 @@
+//! The command table: one row per command, from which everything about a command that
+//! is not its behaviour comes: the arity check, the flags that decide whether it may
+//! run (authentication, `maxmemory`, a failing log, inside MULTI), its key positions
+//! (COMMAND GETKEYS, cluster clients, WATCH), and the replies of COMMAND, COMMAND
+//! COUNT/INFO/DOCS/LIST/GETKEYS. Rows are sorted by name (checked by a test) and found
+//! by binary search on the lower-cased name, without allocating.
+//!
+//! Arity follows Redis: `n` means exactly `n` arguments counting the name, `-n` at
+//! least `n`. Key positions are `first`, `last` (negative: from the end) and `step`,
+//! as in Redis's COMMAND reply; 0 for commands without keys.
+
+use super::{arity, cluster, config, connection, eq, keys, multi, server, strings, Ctx};
+use crate::resp::Writer;
+
+/// Runs a command whose arity and admission were checked.
+pub type Handler = fn(&mut Ctx, &[&[u8]], &mut Writer);
+
+/// Changes the keyspace.
+pub const WRITE: u32 = 1;
+/// Only reads the keyspace.
+pub const READONLY: u32 = 1 << 1;
+/// May add memory: refused over `maxmemory` (after eviction, if any, did not help).
+pub const DENYOOM: u32 = 1 << 2;
+/// Administrative.
+pub const ADMIN: u32 = 1 << 3;
+/// Not allowed in scripts.
+pub const NOSCRIPT: u32 = 1 << 4;
+/// Runs while the dataset loads.
+pub const LOADING: u32 = 1 << 5;
+/// Runs on a replica with stale data.
+pub const STALE: u32 = 1 << 6;
+/// Constant or logarithmic time.
+pub const FAST: u32 = 1 << 7;
+/// Allowed before AUTH.
+pub const NO_AUTH: u32 = 1 << 8;
+/// Pub/sub.
+pub const PUBSUB: u32 = 1 << 9;
+/// Allowed while a script is busy.
+pub const ALLOW_BUSY: u32 = 1 << 10;
+/// Not shown in the slow log.
+pub const SKIP_SLOWLOG: u32 = 1 << 11;
+
+/// Flag names as COMMAND shows them, in Redis's order.
+const FLAG_NAMES: &[(u32, &str)] = &[
+    (WRITE, "write"),
+    (READONLY, "readonly"),
+    (DENYOOM, "denyoom"),
+    (ADMIN, "admin"),
+    (PUBSUB, "pubsub"),
+    (NOSCRIPT, "noscript"),
+    (LOADING, "loading"),
+    (STALE, "stale"),
+    (SKIP_SLOWLOG, "skip_slowlog"),
+    (FAST, "fast"),
+    (NO_AUTH, "no_auth"),
+    (ALLOW_BUSY, "allow_busy"),
+];
+
+/// One command.
+#[derive(Debug)]
+pub struct Command {
+    /// Name, lower case.
+    pub name: &'static str,
+    /// Redis's arity: `n` exactly n arguments (with the name), `-n` at least n.
+    pub arity: i32,
+    /// Flags ([`WRITE`], [`READONLY`], ...).
+    pub flags: u32,
+    /// First key argument (0: none).
+    pub first: i32,
+    /// Last key argument (negative: counted from the end, -1 the last).
+    pub last: i32,
+    /// Step between keys.
+    pub step: i32,
+    /// Redis's command group (`string`, `generic`, `connection`, `server`, ...).
+    pub group: &'static str,
+    /// One line for COMMAND DOCS.
+    pub summary: &'static str,
+    /// The behaviour.
+    pub handler: Handler,
+}
+
+impl Command {
+    /// True when the command has every flag in `f`.
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f == f
+    }
+
+    /// True when `n` arguments (with the name) suit the arity.
+    pub fn arity_ok(&self, n: usize) -> bool {
+        let a = self.arity;
+        if a >= 0 {
+            n == a as usize
+        } else {
+            n >= a.unsigned_abs() as usize
+        }
+    }
+
+    /// The indexes of the key arguments in `args` (with the name at 0).
+    pub fn key_indexes(&self, n: usize) -> impl Iterator<Item = usize> {
+        let first = self.first.max(0) as usize;
+        let last = if self.last < 0 {
+            (n as i64 + self.last as i64).max(0) as usize
+        } else {
+            (self.last as usize).min(n.saturating_sub(1))
+        };
+        let step = self.step.max(1) as usize;
+        let any = first > 0 && first < n;
+        (first..=last).step_by(step).filter(move |_| any)
+    }
+
+    /// Redis's ACL categories for this command (COMMAND's seventh field).
+    fn categories(&self) -> Vec<&'static str> {
+        let mut c = Vec::new();
+        if self.first > 0 {
+            c.push("@keyspace");
+        }
+        match self.group {
+            "string" => c.push("@string"),
+            "connection" => c.push("@connection"),
+            "transactions" => c.push("@transaction"),
+            "pubsub" => c.push("@pubsub"),
+            _ => {}
+        }
+        if self.has(WRITE) {
+            c.push("@write");
+        }
+        if self.has(READONLY) {
+            c.push("@read");
+        }
+        if self.has(ADMIN) {
+            c.extend(["@admin", "@dangerous"]);
+        }
+        c.push(if self.has(FAST) { "@fast" } else { "@slow" });
+        c
+    }
+}
+
+macro_rules! row {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $group:literal, $handler:expr, $summary:literal) => {
+        Command {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            first: $keys.0,
+            last: $keys.1,
+            step: $keys.2,
+            group: $group,
+            summary: $summary,
+            handler: $handler,
+        }
+    };
+}
+
+const NOKEY: (i32, i32, i32) = (0, 0, 0);
+const KEY1: (i32, i32, i32) = (1, 1, 1);
+const KEYS: (i32, i32, i32) = (1, -1, 1);
+
+/// Every command, sorted by name.
+#[rustfmt::skip]
+pub static COMMANDS: &[Command] = &[
+    row!("append", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::append, "Appends a string to the value of a key. Creates the key if it doesn't exist."),
+    row!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::auth, "Authenticates the connection."),
+    row!("bgrewriteaof", 1, ADMIN | NOSCRIPT, NOKEY, "server", server::bgrewriteaof, "Asynchronously rewrites the append-only file to disk."),
+    row!("client", -2, 0, NOKEY, "connection", connection::client, "A container for client connection commands."),
+    row!("cluster", -2, 0, NOKEY, "cluster", cluster::cluster, "A container for Redis Cluster commands."),
+    row!("command", -1, LOADING | STALE, NOKEY, "server", command, "Returns detailed information about all commands."),
+    row!("config", -2, 0, NOKEY, "server", config::config, "A container for server configuration commands."),
+    row!("dbsize", 1, READONLY | FAST, NOKEY, "server", server::dbsize, "Returns the number of keys in the database."),
+    row!("decr", 2, WRITE | DENYOOM | FAST, KEY1, "string", strings::decr, "Decrements the integer value of a key by one."),
+    row!("decrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::decrby, "Decrements a number from the integer value of a key."),
+    row!("del", -2, WRITE, KEYS, "generic", keys::del, "Deletes one or more keys."),
+    row!("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::discard, "Discards a transaction."),
+    row!("echo", 2, FAST, NOKEY, "connection", connection::echo, "Returns the given string."),
+    row!("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, NOKEY, "transactions", multi::exec, "Executes all commands in a transaction."),
+    row!("exists", -2, READONLY | FAST, KEYS, "generic", keys::exists, "Determines whether one or more keys exist."),
+    row!("expire", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key in seconds."),
+    row!("flushall", -1, WRITE, NOKEY, "server", server::flushall, "Removes all keys from all databases."),
+    row!("flushdb", -1, WRITE, NOKEY, "server", server::flushall, "Remove all keys from the current database."),
+    row!("get", 2, READONLY | FAST, KEY1, "string", strings::get, "Returns the string value of a key."),
+    row!("getdel", 2, WRITE | FAST, KEY1, "string", strings::getdel, "Returns the string value of a key after deleting the key."),
+    row!("getex", -2, WRITE | FAST, KEY1, "string", strings::getex, "Returns the string value of a key after setting its expiration time."),
+    row!("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::hello, "Handshakes with the Redis server."),
+    row!("incr", 2, WRITE | DENYOOM | FAST, KEY1, "string", strings::incr, "Increments the integer value of a key by one."),
+    row!("incrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::incrby, "Increments the integer value of a key by a number."),
+    row!("info", -1, LOADING | STALE, NOKEY, "server", server::info, "Returns information and statistics about the server."),
+    row!("keys", 2, READONLY, NOKEY, "generic", keys::keys, "Returns all key names that match a pattern."),
+    row!("mget", -2, READONLY | FAST, KEYS, "string", strings::mget, "Atomically returns the string values of one or more keys."),
+    row!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::mset, "Atomically creates or modifies the string values of one or more keys."),
+    row!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::multi, "Starts a transaction."),
+    row!("persist", 2, WRITE | FAST, KEY1, "generic", keys::persist, "Removes the expiration time of a key."),
+    row!("pexpire", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key in milliseconds."),
+    row!("ping", -1, FAST, NOKEY, "connection", connection::ping, "Returns the server's liveliness response."),
+    row!("pttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in milliseconds of a key."),
+    row!("quit", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::quit, "Closes the connection."),
+    row!("scan", -2, READONLY, NOKEY, "generic", keys::scan, "Iterates over the key names in the database."),
+    row!("select", 2, LOADING | STALE | FAST, NOKEY, "connection", connection::select, "Changes the selected database."),
+    row!("set", -3, WRITE | DENYOOM, KEY1, "string", strings::set, "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."),
+    row!("setnx", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::setnx, "Set the string value of a key only when the key doesn't exist."),
+    row!("strlen", 2, READONLY | FAST, KEY1, "string", strings::strlen, "Returns the length of a string value."),
+    row!("ttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in seconds of a key."),
+    row!("type", 2, READONLY | FAST, KEY1, "generic", keys::type_, "Determines the type of value stored at a key."),
+    row!("unlink", -2, WRITE | FAST, KEYS, "generic", keys::del, "Asynchronously deletes one or more keys."),
+    row!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::unwatch, "Forgets about watched keys of a transaction."),
+    row!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, KEYS, "transactions", multi::watch, "Monitors changes to keys to determine the execution of a transaction."),
+];
+
+/// The row of the command named `name` (any case).
+pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    // The name in lower case on the stack (longer names are unknown anyway).
+    let mut buf = [0u8; 24];
+    if name.len() > buf.len() {
+        return None;
+    }
+    for (d, c) in buf.iter_mut().zip(name) {
+        *d = c.to_ascii_lowercase();
+    }
+    let lname = &buf[..name.len()];
+    COMMANDS
+        .binary_search_by(|c| c.name.as_bytes().cmp(lname))
+        .ok()
+        .map(|i| &COMMANDS[i])
+}
+
+/// One command's COMMAND / COMMAND INFO entry.
+fn describe(c: &Command, w: &mut Writer) {
+    w.array(10);
+    w.bulk(c.name.as_bytes());
+    w.int(c.arity as i64);
+    let flags: Vec<&str> = FLAG_NAMES
+        .iter()
+        .filter(|(f, _)| c.has(*f))
+        .map(|(_, n)| *n)
+        .collect();
+    w.set(flags.len());
+    for f in flags {
+        w.simple(f);
+    }
+    w.int(c.first as i64);
+    w.int(c.last as i64);
+    w.int(c.step as i64);
+    let cats = c.categories();
+    w.set(cats.len());
+    for cat in cats {
+        w.simple(cat);
+    }
+    w.array(0); // tips
+    w.array(0); // key specifications
+    w.array(0); // subcommands
+}
+
+/// One command's COMMAND DOCS entry (name, then a map of its documentation).
+fn document(c: &Command, w: &mut Writer) {
+    w.bulk(c.name.as_bytes());
+    w.map(3);
+    w.bulk(b"summary");
+    w.bulk(c.summary.as_bytes());
+    w.bulk(b"since");
+    w.bulk(b"1.0.0");
+    w.bulk(b"group");
+    w.bulk(c.group.as_bytes());
+}
+
+/// COMMAND [COUNT | INFO name... | DOCS [name...] | LIST | GETKEYS cmd args... | HELP].
+pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let _ = ctx;
+    let Some(sub) = args.get(1) else {
+        w.array(COMMANDS.len());
+        for c in COMMANDS {
+            describe(c, w);
+        }
+        return;
+    };
+    let rest = &args[2..];
+    if eq(sub, "count") && rest.is_empty() {
+        w.int(COMMANDS.len() as i64);
+    } else if eq(sub, "info") {
+        if rest.is_empty() {
+            w.array(COMMANDS.len());
+            COMMANDS.iter().for_each(|c| describe(c, w));
+            return;
+        }
+        w.array(rest.len());
+        for name in rest {
+            match lookup(name) {
+                Some(c) => describe(c, w),
+                None => w.null_array(),
+            }
+        }
+    } else if eq(sub, "docs") {
+        let found: Vec<&Command> = if rest.is_empty() {
+            COMMANDS.iter().collect()
+        } else {
+            rest.iter().filter_map(|n| lookup(n)).collect()
+        };
+        w.map(found.len());
+        for c in found {
+            document(c, w);
+        }
+    } else if eq(sub, "list") && rest.is_empty() {
+        w.array(COMMANDS.len());
+        for c in COMMANDS {
+            w.bulk(c.name.as_bytes());
+        }
+    } else if eq(sub, "getkeys") && !rest.is_empty() {
+        let Some(c) = lookup(rest[0]) else {
+            return w.error("ERR Invalid command specified");
+        };
+        if !c.arity_ok(rest.len()) {
+            return w.error("ERR Invalid number of arguments specified for command");
+        }
+        let idx: Vec<usize> = c.key_indexes(rest.len()).collect();
+        if idx.is_empty() {
+            return w.error("ERR The command has no key arguments");
+        }
+        w.array(idx.len());
+        for i in idx {
+            w.bulk(rest[i]);
+        }
+    } else if eq(sub, "help") && rest.is_empty() {
+        let lines = [
+            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "(no subcommand)",
+            "    Return details about all commands.",
+            "COUNT",
+            "    Return the total number of commands in this server.",
+            "LIST",
+            "    Return a list of all commands in this server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple commands.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple commands.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full command.",
+            "HELP",
+            "    Print this help.",
+        ];
+        w.array(lines.len());
+        for l in lines {
+            w.simple(l);
+        }
+    } else if eq(sub, "count") || eq(sub, "list") || eq(sub, "getkeys") || eq(sub, "help") {
+        arity(w, b"command");
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try COMMAND HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_sorted_unique_and_lower_case() {
+        for pair in COMMANDS.windows(2) {
+            assert!(
+                pair[0].name < pair[1].name,
+                "{} / {}",
+                pair[0].name,
+                pair[1].name
+            );
+        }
+        for c in COMMANDS {
+            assert_eq!(c.name, c.name.to_ascii_lowercase());
+            assert!(std::ptr::eq(
+                lookup(c.name.to_uppercase().as_bytes()).unwrap(),
+                c
+            ));
+        }
+        assert!(lookup(b"nosuchcommand").is_none());
+        assert!(lookup(&[b'g'; 40]).is_none());
+    }
+
+    #[test]
+    fn key_positions_follow_the_row() {
+        let mset = lookup(b"mset").unwrap();
+        assert_eq!(mset.key_indexes(5).collect::<Vec<_>>(), vec![1, 3]);
+        let del = lookup(b"del").unwrap();
+        assert_eq!(del.key_indexes(4).collect::<Vec<_>>(), vec![1, 2, 3]);
+        let get = lookup(b"get").unwrap();
+        assert_eq!(get.key_indexes(2).collect::<Vec<_>>(), vec![1]);
+        let ping = lookup(b"ping").unwrap();
+        assert_eq!(ping.key_indexes(2).count(), 0);
+    }
+
+    #[test]
+    fn arity_is_exact_or_minimum() {
+        let get = lookup(b"get").unwrap();
+        assert!(get.arity_ok(2) && !get.arity_ok(1) && !get.arity_ok(3));
+        let set = lookup(b"set").unwrap();
+        assert!(set.arity_ok(3) && set.arity_ok(7) && !set.arity_ok(2));
+    }
+}
