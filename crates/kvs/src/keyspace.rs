@@ -536,6 +536,19 @@ impl<'s> Keys<'s> {
         });
     }
 
+    /// A live key drawn at random from a random non-empty shard (every shard locked).
+    pub fn random_key(&mut self, now: u64, seed: u64) -> Option<Vec<u8>> {
+        self.lock_all();
+        let n = self.shards();
+        for i in 0..n {
+            let s = (seed as usize).wrapping_add(i) % n;
+            if let Some(k) = self.shard(s).random_key(now) {
+                return Some(k);
+            }
+        }
+        None
+    }
+
     /// The live entry of `key` (marks it used).
     pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
         self.store(key).get(key, now)

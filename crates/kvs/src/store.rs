@@ -205,6 +205,23 @@ impl Store {
         Some(key)
     }
 
+    /// A live key drawn at random (RANDOMKEY): up to 100 draws skip expired keys,
+    /// which are removed as they are found. None when there is none.
+    pub fn random_key(&mut self, now: u64) -> Option<Vec<u8>> {
+        for _ in 0..100 {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let (k, e) = self.map.sample(self.rng)?;
+            if !Store::expired(e, now) {
+                return Some(k.to_vec());
+            }
+            let k = k.to_vec();
+            self.remove(&k);
+        }
+        None
+    }
+
     fn expired(e: &Entry, now: u64) -> bool {
         e.expires_at != 0 && e.expires_at <= now
     }

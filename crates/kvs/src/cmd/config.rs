@@ -35,6 +35,84 @@ pub struct Config {
     /// `tcp-backlog`: the listening socket's queue of connections not yet accepted
     /// (set at start only; the kernel caps it at `net.core.somaxconn`).
     pub tcp_backlog: u32,
+    /// Values given to the Redis settings in [`COMPAT`] (accepted, shown, no effect).
+    pub compat: std::collections::BTreeMap<&'static str, String>,
+}
+
+/// Redis 7 settings this server accepts (CONFIG SET, configuration files) and shows
+/// (CONFIG GET) with Redis's defaults, so that clients, tools and test suites that set
+/// them work; they tune encodings and subsystems this server does not have, and have
+/// no effect here.
+pub const COMPAT: &[(&str, &str)] = &[
+    ("active-expire-effort", "1"),
+    ("activedefrag", "no"),
+    ("activerehashing", "yes"),
+    ("aof-load-truncated", "yes"),
+    ("aof-rewrite-incremental-fsync", "yes"),
+    ("aof-timestamp-enabled", "no"),
+    ("aof-use-rdb-preamble", "yes"),
+    ("appendfilename", "appendonly.aof"),
+    ("auto-aof-rewrite-min-size", "67108864"),
+    ("auto-aof-rewrite-percentage", "100"),
+    ("busy-reply-threshold", "5000"),
+    ("dbfilename", "dump.rdb"),
+    ("dir", "."),
+    ("dynamic-hz", "yes"),
+    ("hash-max-listpack-entries", "128"),
+    ("hash-max-listpack-value", "64"),
+    ("hash-max-ziplist-entries", "128"),
+    ("hash-max-ziplist-value", "64"),
+    ("hz", "10"),
+    ("latency-monitor-threshold", "0"),
+    ("latency-tracking", "yes"),
+    ("lazyfree-lazy-eviction", "no"),
+    ("lazyfree-lazy-expire", "no"),
+    ("lazyfree-lazy-server-del", "no"),
+    ("lazyfree-lazy-user-del", "no"),
+    ("lazyfree-lazy-user-flush", "no"),
+    ("lfu-decay-time", "1"),
+    ("lfu-log-factor", "10"),
+    ("list-compress-depth", "0"),
+    ("list-max-listpack-size", "-2"),
+    ("list-max-ziplist-size", "-2"),
+    ("loglevel", "notice"),
+    ("lua-time-limit", "5000"),
+    ("maxclients", "10000"),
+    ("maxmemory-eviction-tenacity", "10"),
+    ("maxmemory-samples", "5"),
+    ("min-replicas-max-lag", "10"),
+    ("min-replicas-to-write", "0"),
+    ("notify-keyspace-events", ""),
+    ("protected-mode", "no"),
+    ("rdbchecksum", "yes"),
+    ("rdbcompression", "yes"),
+    ("repl-backlog-size", "1048576"),
+    ("repl-timeout", "60"),
+    ("replica-read-only", "yes"),
+    ("replica-serve-stale-data", "yes"),
+    ("sanitize-dump-payload", "no"),
+    ("set-max-intset-entries", "512"),
+    ("set-max-listpack-entries", "128"),
+    ("set-max-listpack-value", "64"),
+    ("slowlog-log-slower-than", "10000"),
+    ("slowlog-max-len", "128"),
+    ("stop-writes-on-bgsave-error", "yes"),
+    ("stream-node-max-bytes", "4096"),
+    ("stream-node-max-entries", "100"),
+    ("tcp-keepalive", "300"),
+    ("timeout", "0"),
+    ("zset-max-listpack-entries", "128"),
+    ("zset-max-listpack-value", "64"),
+    ("zset-max-ziplist-entries", "128"),
+    ("zset-max-ziplist-value", "64"),
+];
+
+/// The entry of `name` in [`COMPAT`].
+fn compat(name: &str) -> Option<&'static str> {
+    COMPAT
+        .binary_search_by(|(n, _)| n.cmp(&name))
+        .ok()
+        .map(|i| COMPAT[i].0)
 }
 
 /// The names [`Config::set`] takes while running.
@@ -64,7 +142,7 @@ impl Config {
     /// Every setting, by its Redis name, with its current value as CONFIG GET shows it.
     pub fn params(&self) -> Vec<(&'static str, String)> {
         let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
-        vec![
+        let mut params = vec![
             ("port", self.port.to_string()),
             ("bind", self.bind.clone()),
             (
@@ -93,7 +171,12 @@ impl Config {
             ("tcp-backlog", self.tcp_backlog.to_string()),
             ("save", String::new()),
             ("databases", "1".into()),
-        ]
+        ];
+        for (name, default) in COMPAT {
+            let v = self.compat.get(name).cloned();
+            params.push((name, v.unwrap_or_else(|| default.to_string())));
+        }
+        params
     }
 
     /// Applies one setting that may change while the server runs. The error is the
@@ -126,12 +209,17 @@ impl Config {
             }
             "client-output-buffer-limit" => self.output_limits.set(&text())?,
             "appendfsync" => self.appendfsync = text().parse()?,
+            n if compat(n).is_some() => {
+                if let Some(key) = compat(n) {
+                    self.compat.insert(key, text());
+                }
+            }
             _ if IMMUTABLE.contains(&name.as_str()) => {
                 return Err("can't set immutable config".into())
             }
             _ => return Err(format!("unknown setting '{name}'")),
         }
-        debug_assert!(RUNTIME.contains(&name.as_str()));
+        debug_assert!(RUNTIME.contains(&name.as_str()) || compat(&name).is_some());
         Ok(())
     }
 }
@@ -204,6 +292,7 @@ impl Default for Config {
             threads: 1,
             output_limits: OutputLimits::default(),
             tcp_backlog: 511,
+            compat: Default::default(),
         }
     }
 }
@@ -231,7 +320,10 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         let applied = ctx.keys.shared().update_config(|next| {
             for kv in args[2..].chunks(2) {
                 let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
-                if !RUNTIME.contains(&name.as_str()) && !IMMUTABLE.contains(&name.as_str()) {
+                if !RUNTIME.contains(&name.as_str())
+                    && !IMMUTABLE.contains(&name.as_str())
+                    && compat(&name).is_none()
+                {
                     return Err(format!(
                         "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
                     ));
@@ -260,5 +352,21 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             "ERR unknown subcommand '{}'. Try CONFIG HELP.",
             String::from_utf8_lossy(args[1])
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compat_settings_are_sorted_and_stored() {
+        assert!(COMPAT.windows(2).all(|p| p[0].0 < p[1].0));
+        let mut c = Config::default();
+        c.set("list-max-listpack-size", b"4").unwrap();
+        let p = c.params();
+        assert!(p.contains(&("list-max-listpack-size", "4".to_string())));
+        assert!(p.contains(&("hz", "10".to_string())));
+        assert!(c.set("no-such-setting", b"1").is_err());
     }
 }

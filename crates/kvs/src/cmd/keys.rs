@@ -1,5 +1,6 @@
-//! The generic key family: DEL/UNLINK, EXISTS, TYPE, EXPIRE/PEXPIRE, TTL/PTTL,
-//! PERSIST, KEYS, SCAN. Arity is checked by the table before a handler runs.
+//! The generic key family: DEL/UNLINK, EXISTS, TYPE, EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT,
+//! TTL/PTTL, EXPIRETIME/PEXPIRETIME, PERSIST, KEYS, SCAN, RENAME/RENAMENX, COPY, TOUCH,
+//! RANDOMKEY, OBJECT. Arity is checked by the table before a handler runs.
 
 use super::{eq, glob, lower, parse_i64, Ctx, NOT_INT, SYNTAX};
 use crate::resp::Writer;
@@ -39,7 +40,7 @@ pub fn type_(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     });
 }
 
-/// EXPIRE / PEXPIRE key time [NX | XX | GT | LT].
+/// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT].
 pub fn expire(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (name, now) = (args[0], ctx.now);
     // Redis 7's options: NX (no deadline yet), XX (has one), GT / LT (later / earlier
@@ -68,12 +69,19 @@ pub fn expire(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let Some(t) = parse_i64(args[2]) else {
         return w.error(NOT_INT);
     };
-    let ms = if eq(name, "expire") {
+    // EXPIRE and EXPIREAT take seconds; EXPIREAT and PEXPIREAT an absolute time.
+    let ms = if eq(name, "expire") || eq(name, "expireat") {
         t.checked_mul(1000)
     } else {
         Some(t)
     };
-    let Some(at) = ms.and_then(|ms| (now as i64).checked_add(ms)) else {
+    let absolute = eq(name, "expireat") || eq(name, "pexpireat");
+    let at = if absolute {
+        ms
+    } else {
+        ms.and_then(|ms| (now as i64).checked_add(ms))
+    };
+    let Some(at) = at else {
         return w.error(&format!(
             "ERR invalid expire time in '{}' command",
             lower(name)
@@ -185,5 +193,156 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     w.array(keys.len());
     for k in keys {
         w.bulk(&k);
+    }
+}
+
+/// EXPIRETIME / PEXPIRETIME key: the absolute deadline; -2 no key, -1 no deadline.
+pub fn expiretime(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let r = match ctx.keys.get(args[1], ctx.now) {
+        None => -2,
+        Some(e) if e.expires_at == 0 => -1,
+        Some(e) if eq(args[0], "expiretime") => (e.expires_at / 1000) as i64,
+        Some(e) => e.expires_at as i64,
+    };
+    w.int(r);
+}
+
+/// RENAME / RENAMENX key newkey: the value and its deadline move.
+pub fn rename(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let (from, to, now) = (args[1], args[2], ctx.now);
+    let nx = eq(args[0], "renamenx");
+    ctx.keys.lock_keys([from, to].into_iter());
+    let Some(e) = ctx.keys.get(from, now).cloned() else {
+        return w.error("ERR no such key");
+    };
+    if from == to {
+        return if nx { w.int(0) } else { w.simple("OK") };
+    }
+    if nx && ctx.keys.contains(to, now) {
+        return w.int(0);
+    }
+    ctx.keys.remove(from);
+    ctx.log_del(from);
+    ctx.keys.set(to, e.value, e.expires_at, now);
+    ctx.log_key(to);
+    if nx {
+        w.int(1)
+    } else {
+        w.simple("OK")
+    }
+}
+
+/// COPY source destination [DB 0] [REPLACE].
+pub fn copy(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let (from, to, now) = (args[1], args[2], ctx.now);
+    let mut replace = false;
+    let mut i = 3;
+    while i < args.len() {
+        if eq(args[i], "replace") {
+            replace = true;
+        } else if eq(args[i], "db") && i + 1 < args.len() {
+            match parse_i64(args[i + 1]) {
+                Some(0) => {}
+                Some(_) => return w.error("ERR DB index is out of range"),
+                None => return w.error(NOT_INT),
+            }
+            i += 1;
+        } else {
+            return w.error(SYNTAX);
+        }
+        i += 1;
+    }
+    if from == to {
+        return w.error("ERR source and destination objects are the same");
+    }
+    ctx.keys.lock_keys([from, to].into_iter());
+    let Some(e) = ctx.keys.get(from, now).cloned() else {
+        return w.int(0);
+    };
+    if !replace && ctx.keys.contains(to, now) {
+        return w.int(0);
+    }
+    ctx.keys.set(to, e.value, e.expires_at, now);
+    ctx.log_key(to);
+    w.int(1);
+}
+
+/// TOUCH key [key ...]: how many exist (each marked as used).
+pub fn touch(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let now = ctx.now;
+    ctx.keys.lock_keys(args[1..].iter().copied());
+    let n = args[1..]
+        .iter()
+        .filter(|k| ctx.keys.get(k, now).is_some())
+        .count();
+    w.int(n as i64);
+}
+
+/// RANDOMKEY.
+pub fn randomkey(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    let seed = ctx.now ^ (ctx.stats.commands.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    match ctx.keys.random_key(ctx.now, seed) {
+        Some(k) => w.bulk(&k),
+        None => w.null(),
+    }
+}
+
+/// OBJECT ENCODING | REFCOUNT | FREQ | HELP.
+pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let sub = args[1];
+    if eq(sub, "help") && args.len() == 2 {
+        let lines = [
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP",
+            "    Print this help.",
+        ];
+        w.array(lines.len());
+        for l in lines {
+            w.simple(l);
+        }
+        return;
+    }
+    let known = ["encoding", "refcount", "freq", "idletime", "help"];
+    let Some(subname) = known.iter().find(|k| eq(sub, k)) else {
+        return w.error(&format!(
+            "ERR unknown subcommand '{}'. Try OBJECT HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    };
+    if args.len() != 3 {
+        return w.error(&format!(
+            "ERR wrong number of arguments for 'object|{subname}' command"
+        ));
+    }
+    let Some(e) = ctx.keys.get(args[2], ctx.now) else {
+        return w.null();
+    };
+    if eq(sub, "encoding") {
+        // Redis's string encodings: a decimal integer, a short string, a long one.
+        let v = &e.value;
+        let enc = if v.len() <= 20 && parse_i64(v).is_some() {
+            "int"
+        } else if v.len() <= 44 {
+            "embstr"
+        } else {
+            "raw"
+        };
+        w.bulk(enc.as_bytes());
+    } else if eq(sub, "refcount") {
+        w.int(1);
+    } else if eq(sub, "freq") {
+        w.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+    } else {
+        // IDLETIME: this server keeps a logical use clock per key, not a time.
+        w.error("ERR OBJECT IDLETIME is not supported by this server");
     }
 }

@@ -165,6 +165,7 @@ pub static COMMANDS: &[Command] = &[
     row!("cluster", -2, 0, NOKEY, "cluster", cluster::cluster, "A container for Redis Cluster commands."),
     row!("command", -1, LOADING | STALE, NOKEY, "server", command, "Returns detailed information about all commands."),
     row!("config", -2, 0, NOKEY, "server", config::config, "A container for server configuration commands."),
+    row!("copy", -3, WRITE | DENYOOM, (1, 2, 1), "generic", keys::copy, "Copies the value of a key to a new key."),
     row!("dbsize", 1, READONLY | FAST, NOKEY, "server", server::dbsize, "Returns the number of keys in the database."),
     row!("decr", 2, WRITE | DENYOOM | FAST, KEY1, "string", strings::decr, "Decrements the integer value of a key by one."),
     row!("decrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::decrby, "Decrements a number from the integer value of a key."),
@@ -174,29 +175,50 @@ pub static COMMANDS: &[Command] = &[
     row!("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, NOKEY, "transactions", multi::exec, "Executes all commands in a transaction."),
     row!("exists", -2, READONLY | FAST, KEYS, "generic", keys::exists, "Determines whether one or more keys exist."),
     row!("expire", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key in seconds."),
+    row!("expireat", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key to a Unix timestamp."),
+    row!("expiretime", 2, READONLY | FAST, KEY1, "generic", keys::expiretime, "Returns the expiration time of a key as a Unix timestamp."),
     row!("flushall", -1, WRITE, NOKEY, "server", server::flushall, "Removes all keys from all databases."),
     row!("flushdb", -1, WRITE, NOKEY, "server", server::flushall, "Remove all keys from the current database."),
     row!("get", 2, READONLY | FAST, KEY1, "string", strings::get, "Returns the string value of a key."),
+    row!("getbit", 3, READONLY | FAST, KEY1, "bitmap", strings::getbit, "Returns a bit value by offset."),
     row!("getdel", 2, WRITE | FAST, KEY1, "string", strings::getdel, "Returns the string value of a key after deleting the key."),
     row!("getex", -2, WRITE | FAST, KEY1, "string", strings::getex, "Returns the string value of a key after setting its expiration time."),
+    row!("getrange", 4, READONLY, KEY1, "string", strings::getrange, "Returns a substring of the string stored at a key."),
+    row!("getset", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::getset, "Returns the previous string value of a key after setting it to a new value."),
     row!("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::hello, "Handshakes with the Redis server."),
     row!("incr", 2, WRITE | DENYOOM | FAST, KEY1, "string", strings::incr, "Increments the integer value of a key by one."),
     row!("incrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::incrby, "Increments the integer value of a key by a number."),
+    row!("incrbyfloat", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::incrbyfloat, "Increment the floating point value of a key by a number."),
     row!("info", -1, LOADING | STALE, NOKEY, "server", server::info, "Returns information and statistics about the server."),
     row!("keys", 2, READONLY, NOKEY, "generic", keys::keys, "Returns all key names that match a pattern."),
+    row!("lcs", -3, READONLY, (1, 2, 1), "string", strings::lcs, "Finds the longest common substring."),
     row!("mget", -2, READONLY | FAST, KEYS, "string", strings::mget, "Atomically returns the string values of one or more keys."),
     row!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::mset, "Atomically creates or modifies the string values of one or more keys."),
+    row!("msetnx", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::msetnx, "Atomically modifies the string values of one or more keys only when all keys don't exist."),
     row!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::multi, "Starts a transaction."),
+    row!("object", -2, READONLY, (2, 2, 1), "generic", keys::object, "A container for object introspection commands."),
     row!("persist", 2, WRITE | FAST, KEY1, "generic", keys::persist, "Removes the expiration time of a key."),
     row!("pexpire", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key in milliseconds."),
+    row!("pexpireat", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key to a Unix milliseconds timestamp."),
+    row!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", keys::expiretime, "Returns the expiration time of a key as a Unix milliseconds timestamp."),
     row!("ping", -1, FAST, NOKEY, "connection", connection::ping, "Returns the server's liveliness response."),
+    row!("psetex", 4, WRITE | DENYOOM, KEY1, "string", strings::setex, "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."),
     row!("pttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in milliseconds of a key."),
     row!("quit", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::quit, "Closes the connection."),
+    row!("randomkey", 1, READONLY, NOKEY, "generic", keys::randomkey, "Returns a random key name from the database."),
+    row!("rename", 3, WRITE, (1, 2, 1), "generic", keys::rename, "Renames a key and overwrites the destination."),
+    row!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", keys::rename, "Renames a key only when the target key name doesn't exist."),
     row!("scan", -2, READONLY, NOKEY, "generic", keys::scan, "Iterates over the key names in the database."),
     row!("select", 2, LOADING | STALE | FAST, NOKEY, "connection", connection::select, "Changes the selected database."),
     row!("set", -3, WRITE | DENYOOM, KEY1, "string", strings::set, "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."),
+    row!("setbit", 4, WRITE | DENYOOM, KEY1, "bitmap", strings::setbit, "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."),
+    row!("setex", 4, WRITE | DENYOOM, KEY1, "string", strings::setex, "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."),
     row!("setnx", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::setnx, "Set the string value of a key only when the key doesn't exist."),
+    row!("setrange", 4, WRITE | DENYOOM, KEY1, "string", strings::setrange, "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
     row!("strlen", 2, READONLY | FAST, KEY1, "string", strings::strlen, "Returns the length of a string value."),
+    row!("substr", 4, READONLY, KEY1, "string", strings::getrange, "Returns a substring from a string value."),
+    row!("time", 1, LOADING | STALE | FAST, NOKEY, "server", strings::time, "Returns the server time."),
+    row!("touch", -2, READONLY | FAST, KEYS, "generic", keys::touch, "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
     row!("ttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in seconds of a key."),
     row!("type", 2, READONLY | FAST, KEY1, "generic", keys::type_, "Determines the type of value stored at a key."),
     row!("unlink", -2, WRITE | FAST, KEYS, "generic", keys::del, "Asynchronously deletes one or more keys."),
@@ -301,7 +323,7 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         for c in COMMANDS {
             w.bulk(c.name.as_bytes());
         }
-    } else if eq(sub, "getkeys") && !rest.is_empty() {
+    } else if eq(sub, "getkeys") && rest.len() >= 2 {
         let Some(c) = lookup(rest[0]) else {
             return w.error("ERR Invalid command specified");
         };
@@ -339,7 +361,7 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             w.simple(l);
         }
     } else if eq(sub, "count") || eq(sub, "list") || eq(sub, "getkeys") || eq(sub, "help") {
-        arity(w, b"command");
+        arity(w, format!("command|{}", super::lower(sub)).as_bytes());
     } else {
         w.error(&format!(
             "ERR unknown subcommand '{}'. Try COMMAND HELP.",
