@@ -302,13 +302,8 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             "REFCOUNT <key>",
             "    Return the number of references of the value associated with the specified",
             "    <key>.",
-            "HELP",
-            "    Print this help.",
         ];
-        w.array(lines.len());
-        for l in lines {
-            w.simple(l);
-        }
+        super::help(w, &lines);
         return;
     }
     let known = ["encoding", "refcount", "freq", "idletime", "help"];

@@ -166,6 +166,14 @@ pub(crate) fn authenticate(config: &Config, user: Option<&[u8]>, pass: &[u8]) ->
 pub(crate) const NOT_INT: &str = "ERR value is not an integer or out of range";
 pub(crate) const SYNTAX: &str = "ERR syntax error";
 
+/// A HELP reply: `lines`, then the HELP entry every container command ends with.
+pub(crate) fn help(w: &mut Writer, lines: &[&str]) {
+    w.array(lines.len() + 2);
+    for l in lines.iter().chain(&["HELP", "    Print this help."]) {
+        w.simple(l);
+    }
+}
+
 pub(crate) fn arity(w: &mut Writer, name: &[u8]) {
     w.error(&format!(
         "ERR wrong number of arguments for '{}' command",

@@ -353,13 +353,8 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             "    Return documentation details about multiple commands.",
             "GETKEYS <full-command>",
             "    Return the keys from a full command.",
-            "HELP",
-            "    Print this help.",
         ];
-        w.array(lines.len());
-        for l in lines {
-            w.simple(l);
-        }
+        super::help(w, &lines);
     } else if eq(sub, "count") || eq(sub, "list") || eq(sub, "getkeys") || eq(sub, "help") {
         arity(w, format!("command|{}", super::lower(sub)).as_bytes());
     } else {
