@@ -2,6 +2,7 @@
 //! reported as ratios.
 
 pub mod ed25519;
+pub mod gpu;
 pub mod machine;
 pub mod msm;
 pub mod rsa;

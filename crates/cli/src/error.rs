@@ -77,7 +77,7 @@ pub enum CliError {
     /// The Python tracing compiler could not run or refused the source file.
     Compiler(String),
     /// The GPU backend was asked for and cannot run, or failed.
-    Gpu(wirespeed_gpu::GpuError),
+    Gpu(wirespeed_engine::GpuError),
 }
 
 impl CliError {

@@ -28,8 +28,8 @@ use wirespeed_sigdata::edge::{
 use wirespeed_sigdata::Record;
 
 use super::{median, tally, time_runs, Bench, Check, Options, Report};
-use crate::ed25519::{verify_many, Stream, StreamConfig};
-use crate::{Backend, GpuError};
+use wirespeed_engine::ed25519::{verify_many, Stream, StreamConfig};
+use wirespeed_engine::{Backend, GpuError};
 
 /// Problem sizes of one run.
 struct Sizes {
@@ -534,7 +534,7 @@ fn stream_check(backend: Backend, items: &[Item<'_>], mode: Mode) -> Check {
         c.detail.get_or_insert(m);
     };
     if ran
-        != (if backend == Backend::Cpu {
+        != (if backend == Backend::CPU {
             "cpu"
         } else {
             "gpu"
@@ -803,7 +803,7 @@ mod tests {
         let reasons: std::collections::HashSet<u8> = Mode::ALL
             .iter()
             .flat_map(|m| wirespeed_ed25519::verify_many(&items, *m))
-            .map(crate::ed25519::status_code)
+            .map(wirespeed_gpu::ed25519::status_code)
             .collect();
         assert_eq!(reasons.len(), 10, "{reasons:?}");
         // Deterministic in the seed.
@@ -866,16 +866,16 @@ mod tests {
         let edges = edge_cases(&mut rng);
         let pool = random_records(600, 6);
         let items = mixed(&edges, &pool, 1500, 7);
-        let c = stream_check(Backend::Cpu, &items, Mode::Zip215);
+        let c = stream_check(Backend::CPU, &items, Mode::Zip215);
         assert!(c.passed(), "{c:?}");
         assert_eq!(c.cases, 1500);
 
         let recs = honest_records(200, 128, 8);
-        let rt = round_trips(Backend::Cpu, &recs, 10).unwrap();
+        let rt = round_trips(Backend::CPU, &recs, 10).unwrap();
         assert_eq!(rt.len(), 10);
         assert!(rt.iter().all(|&us| us > 0.0 && us < 1e6), "{rt:?}");
 
-        let l = stream_load(Backend::Cpu, &recs, 5_000.0, 0.2).unwrap();
+        let l = stream_load(Backend::CPU, &recs, 5_000.0, 0.2).unwrap();
         assert_eq!(l.problem("5k"), None);
         assert_eq!((l.submitted, l.verdicts, l.rejected), (1000, 1000, 0));
         assert_eq!(l.latency_us.len(), 1000);
