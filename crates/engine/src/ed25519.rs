@@ -547,4 +547,48 @@ mod tests {
         assert!(lens[..256].iter().all(|&l| l == 64), "{lens:?}");
         assert!(lens[256..].iter().all(|&l| l == 299 - 256), "{lens:?}");
     }
+
+    #[test]
+    fn every_available_lane_width_gives_the_verify_verdicts() {
+        let data = sample(90, 8);
+        let items = as_items(&data);
+        for l in Lanes::ALL.into_iter().filter(Lanes::available) {
+            let got = verify_many(Backend::Cpu(l), &items, Mode::Zip215).unwrap();
+            for (it, g) in items.iter().zip(&got) {
+                assert_eq!(
+                    *g,
+                    wirespeed_ed25519::verify(it.msg, it.sig, it.pk, Mode::Zip215),
+                    "{l}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn here_answers_every_batch_and_counts_a_service_fallback() {
+        let data = sample(100, 9);
+        let items = as_items(&data);
+        let want = wirespeed_ed25519::verify_many(&items, Mode::Strict);
+        let mut out = vec![Ok(()); 3];
+        assert_eq!(
+            verify_many_here(Backend::CPU, &items, Mode::Strict, &mut out),
+            None
+        );
+        assert_eq!(out, want);
+        let before = crate::fallbacks();
+        let reason = verify_many_here(Backend::Gpu, &items, Mode::Strict, &mut out);
+        // With or without a device, every item has its verdict.
+        assert_eq!(out, want);
+        if wirespeed_gpu::usable().is_err() {
+            // `gpu` in a service: no device is a counted fallback, not an error.
+            assert_eq!(reason, Some(Reason::NoDevice));
+            assert!(crate::fallbacks().no_device > before.no_device);
+            // `auto` without a device is the CPU's choice, not a fallback.
+            assert_eq!(
+                verify_many_here(Backend::Auto, &items, Mode::Strict, &mut out),
+                None
+            );
+            assert_eq!(out, want);
+        }
+    }
 }
