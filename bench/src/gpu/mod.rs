@@ -15,6 +15,7 @@ use wirespeed_gpu::{gpu, Gpu, GpuError};
 
 mod eccvm;
 mod ed25519;
+mod ed25519_inputs;
 mod msm;
 mod rsa;
 
