@@ -290,6 +290,18 @@ mod tests {
     }
 
     #[test]
+    fn thresholds_are_the_ones_the_cli_help_states() {
+        // verify --help: "the GPU for batches of 4096 or more".
+        assert_eq!(Op::Ed25519.min_gpu(), 4096);
+        // msm --help: "the GPU from 2^16 points".
+        assert_eq!(Op::Msm.min_gpu(), 1 << 16);
+        // rsa batch-sign --help: "the GPU from 256 messages".
+        assert_eq!(Op::Rsa.min_gpu(), 256);
+        assert_eq!(Op::Modexp.min_gpu(), 256);
+        assert_eq!(Op::LaneVm.min_gpu(), 1 << 14);
+    }
+
+    #[test]
     fn cpu_is_always_available_and_auto_keeps_small_jobs_on_it() {
         assert!(matches!(
             Backend::CPU.choose(1 << 30, 1),
