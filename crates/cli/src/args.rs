@@ -3,9 +3,10 @@
 
 use std::num::NonZeroUsize;
 
-use wirespeed_ed25519::{Backend, Mode};
+use wirespeed_ed25519::Mode;
+use wirespeed_engine::{Backend, Lanes};
 
-use crate::gpu::{parse_where, Where};
+use crate::gpu::parse_with_lanes;
 use wirespeed_sigdata::format::Format;
 
 /// Most worker threads `--threads` accepts.
@@ -18,8 +19,8 @@ pub fn parse_mode(s: &str) -> Result<Mode, String> {
 
 /// `--backend` of `verify`: auto, cpu, gpu, or a CPU lane backend (serial, avx2, ifma,
 /// ifma4).
-pub fn parse_backend(s: &str) -> Result<Where<Backend>, String> {
-    parse_where(s, "serial, avx2, ifma or ifma4")
+pub fn parse_backend(s: &str) -> Result<Backend, String> {
+    parse_with_lanes(s, &[Lanes::Serial, Lanes::Avx2, Lanes::Ifma, Lanes::Ifma4])
 }
 
 /// `--format bin|jsonl`.
@@ -78,12 +79,12 @@ mod tests {
 
     #[test]
     fn names_parse() {
-        assert_eq!(parse_backend("avx2"), Ok(Where::Cpu(Backend::Avx2)));
-        assert_eq!(parse_backend("ifma"), Ok(Where::Cpu(Backend::Ifma)));
-        assert_eq!(parse_backend("ifma4"), Ok(Where::Cpu(Backend::Ifma4)));
-        assert_eq!(parse_backend("cpu"), Ok(Where::Cpu(Backend::Auto)));
-        assert_eq!(parse_backend("gpu"), Ok(Where::Gpu));
-        assert_eq!(parse_backend("auto"), Ok(Where::Auto));
+        assert_eq!(parse_backend("avx2"), Ok(Backend::Cpu(Lanes::Avx2)));
+        assert_eq!(parse_backend("ifma"), Ok(Backend::Cpu(Lanes::Ifma)));
+        assert_eq!(parse_backend("ifma4"), Ok(Backend::Cpu(Lanes::Ifma4)));
+        assert_eq!(parse_backend("cpu"), Ok(Backend::Cpu(Lanes::Auto)));
+        assert_eq!(parse_backend("gpu"), Ok(Backend::Gpu));
+        assert_eq!(parse_backend("auto"), Ok(Backend::Auto));
         assert!(parse_backend("cuda").is_err());
         assert_eq!(parse_mode("zip215"), Ok(Mode::Zip215));
         assert!(parse_mode("loose").is_err());

@@ -77,7 +77,16 @@ pub enum CliError {
     /// The Python tracing compiler could not run or refused the source file.
     Compiler(String),
     /// The GPU backend was asked for and cannot run, or failed.
-    Gpu(wirespeed_gpu::GpuError),
+    Gpu(wirespeed_engine::GpuError),
+    /// The command needs a Cargo feature this binary was built without (only the
+    /// `peers` benchmarks today, so unused in a default build).
+    #[cfg_attr(feature = "peers", allow(dead_code))]
+    NeedsFeature {
+        /// The command, e.g. "bench ed25519".
+        command: &'static str,
+        /// The feature, e.g. "peers".
+        feature: &'static str,
+    },
 }
 
 impl CliError {
@@ -123,6 +132,11 @@ impl fmt::Display for CliError {
             CliError::Pipeline(m) => write!(f, "pipeline: {m}"),
             CliError::Compiler(m) => write!(f, "trace compile: {m}"),
             CliError::Gpu(e) => write!(f, "GPU backend: {e}"),
+            CliError::NeedsFeature { command, feature } => write!(
+                f,
+                "'wirespeed {command}' needs the `{feature}` feature, which this binary was \
+                 built without (build wirespeed-cli with its default features)"
+            ),
         }
     }
 }

@@ -1,77 +1,24 @@
-//! The GPU side of the CLI: `--backend` values that name a device, and
-//! `wirespeed bench gpu`.
+//! The hardware side of the CLI: `--backend` values (parsed into the engine's
+//! [`Backend`]), and `wirespeed bench gpu` (the harness lives in bench/).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use wirespeed_gpu::check::{self, Options, Report};
+use wirespeed_bench::gpu::{self as check, Options, Report};
+use wirespeed_engine::{Backend, Lanes};
 
 use crate::error::CliError;
 
-/// `--backend auto|cpu|gpu`.
-pub fn parse_device(s: &str) -> Result<wirespeed_gpu::Backend, String> {
-    s.parse::<wirespeed_gpu::Backend>()
-        .map_err(|e| e.to_string())
+/// `--backend auto|cpu|gpu` (commands without lane choices).
+pub fn parse_device(s: &str) -> Result<Backend, String> {
+    Backend::parse_device(s).map_err(|e| e.to_string())
 }
 
-/// Where a job of `work` items runs (`auto`: the GPU from `min_gpu_work` items when one
-/// is usable), or the error for `gpu` without one.
-pub fn choose(
-    backend: wirespeed_gpu::Backend,
-    work: usize,
-    min_gpu_work: usize,
-) -> Result<wirespeed_gpu::Chosen, CliError> {
-    backend.choose(work, min_gpu_work).map_err(CliError::Gpu)
-}
-
-/// A `--backend` value of a command whose CPU path has its own lane backends (`B`):
-/// `auto` (the GPU when present and worth it, else the best CPU lanes), `cpu`, `gpu`, or
-/// one CPU backend by name (`serial`, `avx2`, ...).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Where<B> {
-    /// The GPU for large enough jobs when there is one, else the CPU's own `auto`.
-    Auto,
-    /// The CPU, with this lane backend.
-    Cpu(B),
-    /// The GPU; an error where there is none.
-    Gpu,
-}
-
-impl<B: Default + Copy> Where<B> {
-    /// The device choice to pass to the GPU crate.
-    pub fn device(&self) -> wirespeed_gpu::Backend {
-        match self {
-            Where::Auto => wirespeed_gpu::Backend::Auto,
-            Where::Cpu(_) => wirespeed_gpu::Backend::Cpu,
-            Where::Gpu => wirespeed_gpu::Backend::Gpu,
-        }
-    }
-
-    /// The CPU lane backend to use when the job runs on the CPU.
-    pub fn cpu(&self) -> B {
-        match self {
-            Where::Cpu(b) => *b,
-            _ => B::default(),
-        }
-    }
-}
-
-/// Parses a [`Where`]: `gpu`, `cpu`, `auto`, else a CPU backend name. `lanes` lists the
-/// CPU names for the error message.
-pub fn parse_where<B: std::str::FromStr + Default>(
-    s: &str,
-    lanes: &str,
-) -> Result<Where<B>, String> {
-    match s {
-        "auto" => Ok(Where::Auto),
-        "gpu" => Ok(Where::Gpu),
-        "cpu" => Ok(Where::Cpu(B::default())),
-        _ => s
-            .parse::<B>()
-            .map(Where::Cpu)
-            .map_err(|_| format!("unknown backend '{s}' (expected auto, cpu, gpu, {lanes})")),
-    }
+/// A `--backend` of a command whose CPU path has lane choices: `auto`, `cpu`, `gpu`, or
+/// one of `lanes` by name (`serial`, `avx2`, ...).
+pub fn parse_with_lanes(s: &str, lanes: &[Lanes]) -> Result<Backend, String> {
+    Backend::parse_with(s, lanes).map_err(|e| e.to_string())
 }
 
 /// Arguments of `wirespeed bench gpu`.

@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
+use wirespeed_engine::msm::Prepared;
+use wirespeed_engine::{Backend, Chosen, Op};
 use wirespeed_msm::format::{self, FormatError, POINT_BYTES, SCALAR_BYTES};
-use wirespeed_msm::{Affine, Precomputed, Scalar};
+use wirespeed_msm::{Affine, Scalar};
 
 use crate::args::{all_cores, in_pool, parse_threads};
 use crate::error::CliError;
@@ -45,7 +47,7 @@ pub struct MsmArgs {
 
     /// Where to run: auto (the GPU from 2^16 points when one is present), cpu or gpu
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = crate::gpu::parse_device)]
-    pub backend: wirespeed_gpu::Backend,
+    pub backend: Backend,
 }
 
 fn malformed(path: &Path, e: FormatError) -> CliError {
@@ -91,39 +93,36 @@ pub fn run(args: &MsmArgs) -> Result<(), CliError> {
             scalars.len()
         )));
     }
-    let where_ = crate::gpu::choose(
-        args.backend,
-        points.len(),
-        wirespeed_gpu::msm::MIN_GPU_POINTS,
-    )?;
+    let where_ = args
+        .backend
+        .select(Op::Msm, points.len())
+        .map_err(CliError::Gpu)?;
+    // The engine runs the job where it was chosen: the CPU with its lanes, or the GPU.
+    let on = match where_ {
+        Chosen::Cpu(l) => Backend::Cpu(l),
+        Chosen::Gpu(_) => Backend::Gpu,
+    };
     let (result, secs, init) = in_pool(threads, || match (args.precompute, where_) {
-        (None, wirespeed_gpu::Chosen::Cpu) => {
+        (None, Chosen::Cpu(_)) => {
             let t = Instant::now();
-            let r =
-                wirespeed_msm::msm(&points, &scalars).map_err(|e| CliError::Invalid(e.to_string()));
+            let r = wirespeed_engine::msm::msm(on, &points, &scalars)
+                .map_err(|e| CliError::Invalid(e.to_string()));
             (r, t.elapsed().as_secs_f64(), None)
         }
-        (Some(k), wirespeed_gpu::Chosen::Cpu) => {
+        (k, _) => {
+            // Prepared once (the CPU's table of K groups, or the points on the device
+            // with K - 1 shifted copies), then the MSM.
             let t = Instant::now();
-            let pre = Precomputed::new(&points, k as usize);
-            let init = (t.elapsed().as_secs_f64(), Some(pre.table_bytes()));
-            let t = Instant::now();
-            let r = pre
-                .msm(&scalars)
-                .map_err(|e| CliError::Invalid(e.to_string()));
-            (r, t.elapsed().as_secs_f64(), Some(init))
-        }
-        (k, wirespeed_gpu::Chosen::Gpu(_)) => {
-            // The points go to the device once (with K - 1 shifted copies), then the MSM.
-            let t = Instant::now();
-            let pre = wirespeed_gpu::msm::GpuMsm::new(
-                wirespeed_gpu::Backend::Gpu,
-                &points,
-                k.map_or(1, usize::from),
+            let pre = Prepared::new(on, &points, k.map_or(1, usize::from));
+            let init = (
+                t.elapsed().as_secs_f64(),
+                pre.as_ref().ok().and_then(Prepared::table_bytes),
             );
-            let init = (t.elapsed().as_secs_f64(), None);
             let t = Instant::now();
-            let r = pre.and_then(|p| p.msm(&scalars)).map_err(CliError::Gpu);
+            let r = pre.and_then(|p| p.msm(&scalars)).map_err(|e| match where_ {
+                Chosen::Cpu(_) => CliError::Invalid(e.to_string()),
+                Chosen::Gpu(_) => CliError::Gpu(e),
+            });
             (r, t.elapsed().as_secs_f64(), k.map(|_| init))
         }
     })
@@ -145,10 +144,10 @@ pub fn run(args: &MsmArgs) -> Result<(), CliError> {
     } else {
         writeln!(out, "{hex}").and_then(|_| {
             match where_ {
-                wirespeed_gpu::Chosen::Gpu(g) => {
+                Chosen::Gpu(g) => {
                     writeln!(out, "n = {}, GPU ({}), {secs:.3} s", points.len(), g.name)?
                 }
-                wirespeed_gpu::Chosen::Cpu => {
+                Chosen::Cpu(_) => {
                     writeln!(out, "n = {}, {threads} threads, {secs:.3} s", points.len())?
                 }
             }

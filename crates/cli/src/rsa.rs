@@ -56,7 +56,7 @@ pub struct BatchSignArgs {
     /// Where the private operations run: auto (the GPU from 256 messages when one is
     /// present), cpu or gpu
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = crate::gpu::parse_device)]
-    pub backend: wirespeed_gpu::Backend,
+    pub backend: wirespeed_engine::Backend,
 }
 
 /// Arguments of `wirespeed rsa batch-verify`.
@@ -270,7 +270,7 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
             let threads = a.threads.unwrap_or_else(crate::args::all_cores);
             let t = Instant::now();
             let sigs = crate::args::in_pool(threads, || {
-                wirespeed_gpu::rsa::batch_sign(a.backend, &key, padding(a.pss), a.hash, &msgs)
+                wirespeed_engine::rsa::batch_sign(a.backend, &key, padding(a.pss), a.hash, &msgs)
             })
             .map_err(CliError::ThreadPool)?
             .map_err(CliError::Gpu)?

@@ -10,11 +10,12 @@ use std::process::Command;
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use wirespeed_eccvm::{format_line, Backend, Program};
+use wirespeed_eccvm::{format_line, Program};
+use wirespeed_engine::Backend;
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text};
-use crate::gpu::{parse_where, Where};
+use crate::gpu::parse_with_lanes;
 
 /// The largest program file `run` and `stats` read (64 MiB).
 const MAX_PROGRAM_BYTES: usize = 64 << 20;
@@ -119,7 +120,7 @@ pub struct RunArgs {
     /// Where to run: auto (the GPU for large inputs when present, else the best CPU
     /// lanes), cpu, gpu, or a CPU backend: serial, avx2 or ifma
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = parse_vm_backend)]
-    pub backend: Where<Backend>,
+    pub backend: Backend,
 }
 
 /// Arguments of `wirespeed trace stats`.
@@ -133,8 +134,8 @@ pub struct StatsArgs {
     pub json: bool,
 }
 
-fn parse_vm_backend(s: &str) -> Result<Where<Backend>, String> {
-    parse_where(s, "serial, avx2 or ifma")
+fn parse_vm_backend(s: &str) -> Result<Backend, String> {
+    parse_with_lanes(s, &wirespeed_engine::eccvm::LANES)
 }
 
 /// Runs `wirespeed trace`.
@@ -302,7 +303,7 @@ fn run_program(a: &RunArgs) -> Result<(), CliError> {
         read_bounded_text(&a.inputs, MAX_INPUT_BYTES)?
     };
     let inputs = parse_inputs(&a.inputs, &text, prog.inputs())?;
-    let cpu = a.backend.cpu();
+    let cpu = wirespeed_engine::eccvm::lanes(a.backend.lanes());
     if !cpu.available() {
         return Err(CliError::Invalid(format!(
             "backend '{cpu}' is not available on this CPU"
@@ -312,13 +313,10 @@ fn run_program(a: &RunArgs) -> Result<(), CliError> {
         0 => 0,
         n => inputs.len() / n,
     };
-    let values = match a.backend {
-        Where::Cpu(b) => prog.run_sets(b, sets, &inputs).map(|o| o.values().to_vec()),
-        w => match wirespeed_gpu::eccvm::run_sets(w.device(), &prog, sets, &inputs) {
-            Ok(v) => Ok(v),
-            Err(wirespeed_gpu::eccvm::Error::Gpu(e)) => return Err(CliError::Gpu(e)),
-            Err(wirespeed_gpu::eccvm::Error::Run(e)) => Err(e),
-        },
+    let values = match wirespeed_engine::eccvm::run_sets(a.backend, &prog, sets, &inputs) {
+        Ok(v) => Ok(v),
+        Err(wirespeed_engine::eccvm::Error::Gpu(e)) => return Err(CliError::Gpu(e)),
+        Err(wirespeed_engine::eccvm::Error::Run(e)) => Err(e),
     }
     .map_err(|e| CliError::Internal(e.to_string()))?;
     let stdout = std::io::stdout();

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use clap::Args;
 use serde::Serialize;
-use wirespeed_ed25519::{verify_many_with, Backend, Item, Mode, VerifyError};
+use wirespeed_ed25519::{Item, Mode, VerifyError};
+use wirespeed_engine::Backend;
 use wirespeed_sigdata::format::{Format, RecordReader};
 
 use crate::args::{all_cores, in_pool, parse_backend, parse_format, parse_mode, parse_threads};
 use crate::error::CliError;
-use crate::gpu::Where;
 
 /// Arguments of `wirespeed verify`.
 #[derive(Args, Debug)]
@@ -40,7 +40,7 @@ pub struct VerifyArgs {
     /// the best CPU lanes), cpu, gpu, or a CPU lane backend: serial, avx2, ifma or ifma4
     /// (one this CPU lacks falls back to serial)
     #[arg(long, value_name = "BACKEND", default_value = "auto", value_parser = parse_backend)]
-    pub backend: Where<Backend>,
+    pub backend: Backend,
 
     /// File format: bin or jsonl [default: jsonl for a .jsonl file, else bin]
     #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
@@ -127,10 +127,10 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
         None => None,
     };
 
-    if args.backend == Where::Gpu {
+    if args.backend == Backend::Gpu {
         // Fail before reading: `gpu` on a machine without one is an error even for an
         // empty file.
-        crate::gpu::choose(wirespeed_gpu::Backend::Gpu, 0, 0)?;
+        Backend::Gpu.choose(0, 0).map_err(CliError::Gpu)?;
     }
     let threads = args.threads.unwrap_or_else(all_cores);
     let outcome = in_pool(threads, || -> Result<_, CliError> {
@@ -152,11 +152,9 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
             if !batch.is_empty() {
                 let items: Vec<Item<'_>> = wirespeed_sigdata::items(&batch);
                 let start = Instant::now();
-                let verdicts = match args.backend {
-                    Where::Cpu(b) => verify_many_with(&items, args.mode, b),
-                    w => wirespeed_gpu::ed25519::verify_many(w.device(), &items, args.mode)
-                        .map_err(CliError::Gpu)?,
-                };
+                let verdicts =
+                    wirespeed_engine::ed25519::verify_many(args.backend, &items, args.mode)
+                        .map_err(CliError::Gpu)?;
                 secs += start.elapsed().as_secs_f64();
                 count += verdicts.len();
                 valid += verdicts.iter().filter(|v| v.is_ok()).count();

@@ -37,6 +37,10 @@ mod exec;
 mod lanes;
 mod program;
 pub mod rfc8032;
+/// Program generators and edge values for differential tests (this crate's tests, the
+/// GPU kernels' host tests and `wirespeed bench gpu`); only with the `test-support`
+/// feature, so production builds carry no test harness.
+#[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub mod testing;
 

@@ -1,40 +1,14 @@
-//! The lane VM's GPU backend: crates/eccvm programs run one thread per input set
-//! (kernels/eccvm.cuh), with the CPU backends as fallback. Both give the same outputs.
-
-use std::fmt;
+//! The lane VM on the device: crates/eccvm programs run one thread per input set
+//! (kernels/eccvm.cuh), giving the outputs of the CPU backends. Choosing between them
+//! and falling back is the engine's (crates/engine).
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use wirespeed_eccvm::{Kind, Program, RunError, Value};
 
-use crate::backend::{Backend, Chosen};
 use crate::runtime::{Gpu, GpuError};
-
-/// Input sets below which `auto` stays on the CPU (a launch and two copies cost more
-/// than the CPU lanes need for a few thousand sets of a short program).
-pub const MIN_GPU_SETS: usize = 1 << 14;
 
 /// Input sets per launch: bounds the register scratch (registers x 32 bytes per set).
 const SETS_PER_LAUNCH: usize = 1 << 20;
-
-/// Why a run failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Error {
-    /// The inputs do not fit the program (as the CPU VM reports it).
-    Run(RunError),
-    /// The GPU backend could not run.
-    Gpu(GpuError),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Run(e) => write!(f, "{e}"),
-            Error::Gpu(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// A validated program in the kernel's layout: two words per instruction
 /// (`op | dst << 8 | a << 16`, `b | c << 16`) and eight words per constant.
@@ -120,42 +94,28 @@ impl Packed {
     }
 }
 
-/// Runs `program` on every input set (set i is `inputs[i * n .. (i + 1) * n]`, n the
-/// program's input count) on the chosen backend; returns the outputs set-major, as
+/// Runs `program` on `sets` input sets on the device (set i is
+/// `inputs[i * n .. (i + 1) * n]`, n the program's input count; `inputs` must hold
+/// exactly `sets * n` values); returns the outputs set-major, as
 /// [`wirespeed_eccvm::Outputs::values`] does.
-pub fn run(backend: Backend, program: &Program, inputs: &[[u8; 32]]) -> Result<Vec<Value>, Error> {
-    let sets = Packed::new(program).sets(inputs).map_err(Error::Run)?;
-    run_sets(backend, program, sets, inputs)
-}
-
-/// [`run`] for an explicit number of sets (`inputs` must hold `sets` times the program's
-/// input count), as [`Program::run_sets`].
 pub fn run_sets(
-    backend: Backend,
+    g: &Gpu,
     program: &Program,
     sets: usize,
     inputs: &[[u8; 32]],
-) -> Result<Vec<Value>, Error> {
+) -> Result<Vec<Value>, GpuError> {
     let packed = Packed::new(program);
     if sets.checked_mul(packed.inputs) != Some(inputs.len()) {
-        return Err(Error::Run(RunError::InputCount {
-            given: inputs.len(),
-            per_set: packed.inputs,
-            sets,
-        }));
+        return Err(GpuError::Unsupported(format!(
+            "{} input values for {sets} sets of {}",
+            inputs.len(),
+            packed.inputs
+        )));
     }
-    // Chosen first, so that `gpu` without a device fails even on no input.
-    let chosen = backend.choose(sets, MIN_GPU_SETS).map_err(Error::Gpu)?;
     if sets == 0 {
         return Ok(Vec::new());
     }
-    match chosen {
-        Chosen::Cpu => program
-            .run_sets(wirespeed_eccvm::Backend::Auto, sets, inputs)
-            .map(|o| o.values().to_vec())
-            .map_err(Error::Run),
-        Chosen::Gpu(g) => run_gpu(g, &packed, sets, inputs).map_err(Error::Gpu),
-    }
+    run_gpu(g, &packed, sets, inputs)
 }
 
 fn run_gpu(g: &Gpu, p: &Packed, sets: usize, inputs: &[[u8; 32]]) -> Result<Vec<Value>, GpuError> {
@@ -211,25 +171,4 @@ fn run_gpu(g: &Gpu, p: &Packed, sets: usize, inputs: &[[u8; 32]]) -> Result<Vec<
     }
     s.synchronize()?;
     Ok(p.values(&out_words))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_backend_matches_the_vm_and_counts_are_checked() {
-        let bytes = wirespeed_eccvm::rfc8032::decode_program("strict", 'a').unwrap();
-        let p = Program::parse(bytes).unwrap();
-        let inputs: Vec<[u8; 32]> = (0..5u8).map(|i| [i; 32]).collect();
-        let got = run(Backend::Cpu, &p, &inputs).unwrap();
-        let want = p.run(wirespeed_eccvm::Backend::Serial, &inputs).unwrap();
-        assert_eq!(got, want.values());
-        if p.inputs() > 1 {
-            assert!(matches!(
-                run(Backend::Cpu, &p, &inputs[..1]),
-                Err(Error::Run(_))
-            ));
-        }
-    }
 }

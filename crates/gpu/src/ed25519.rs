@@ -1,41 +1,32 @@
-//! Ed25519 verification on the GPU (kernels/ed25519_verify.cu, one thread per
-//! signature), with the CPU ([`wirespeed_ed25519::verify_many`]) as the other backend.
-//! Both give the verdict and the rejection reason of [`wirespeed_ed25519::verify`] for
-//! every input in every [`Mode`].
+//! Ed25519 verification on the device (kernels/ed25519_verify.cu, one thread per
+//! signature). It gives the verdict and the rejection reason of
+//! [`wirespeed_ed25519::verify`] for every input in every [`Mode`]; choosing between it
+//! and the CPU, and falling back, is the engine's (crates/engine).
 //!
-//! - [`verify_many`]: one batch. On the GPU the batch is split into chunks that
-//!   alternate between two streams, so that packing one chunk on the host, its copy to
-//!   the device, the kernel of another and the copy back of a third overlap.
-//! - [`Stream`]: signatures arrive one at a time; they are grouped into micro-batches
-//!   closed by size or by the age of their oldest signature, and the verdicts come back
-//!   in order with the caller's ids.
+//! - [`verify_many`]: one batch on the process's cached [`Verifier`]. The batch is split
+//!   into chunks that alternate between two streams, so that packing one chunk on the
+//!   host, its copy to the device, the kernel of another and the copy back of a third
+//!   overlap.
+//! - [`Verifier`]: the kernel, the base table and the buffers kept between batches (a
+//!   stream of micro-batches keeps one).
 //!
 //! Signatures whose lengths are wrong are answered on the host (`BadLength`); only
 //! well-formed records reach the device.
 
-use std::fmt;
 use std::ops::Range;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use wirespeed_ed25519::{serial, Item, Mode, VerifyError};
 
-use crate::backend::{Backend, Chosen};
 use crate::runtime::{Gpu, GpuError};
 
 /// The kernel file.
 pub const KERNEL_FILE: &str = "ed25519_verify.cu";
 /// The kernel entry point.
 pub const KERNEL_NAME: &str = "ws_ed25519_verify";
-
-/// The smallest batch for which [`Backend::Auto`] sends the work to the GPU: below it
-/// the transfers and the launch cost more than the CPU's lanes and cores need.
-pub const MIN_GPU_BATCH: usize = 4096;
 
 /// Bytes per device record: R (32), S (32), A (32).
 pub const RECORD_BYTES: usize = 96;
@@ -180,23 +171,15 @@ fn pack(
     pos
 }
 
-/// Verifies every item on the chosen backend; the i-th verdict belongs to the i-th
-/// item. [`Backend::Auto`] uses the GPU from [`MIN_GPU_BATCH`] items on, where one is
-/// present. The error is about the GPU (none where one was demanded, too little memory,
-/// a failed launch), never about a signature.
+/// Verifies every item on the device; the i-th verdict belongs to the i-th item.
+/// Signatures of the wrong length are answered on the host. The error is about the GPU
+/// (too little memory, a failed launch), never about a signature.
 pub fn verify_many(
-    backend: Backend,
+    g: &'static Gpu,
     items: &[Item<'_>],
     mode: Mode,
 ) -> Result<Vec<Result<(), VerifyError>>, GpuError> {
-    match backend.choose(items.len(), MIN_GPU_BATCH)? {
-        Chosen::Cpu => Ok(wirespeed_ed25519::verify_many(items, mode)),
-        Chosen::Gpu(g) => match (with_verifier(g, |v| v.verify_many(items, mode)), backend) {
-            // `auto` answers on the CPU when the GPU run fails (memory, a failed launch).
-            (Err(_), Backend::Auto) => Ok(wirespeed_ed25519::verify_many(items, mode)),
-            (r, _) => r,
-        },
-    }
+    with_verifier(g, |v| v.verify_many(items, mode))
 }
 
 /// Runs `f` on the process's cached verifier (kernel, base table, pinned buffers and
@@ -204,13 +187,13 @@ pub fn verify_many(
 /// A verifier that saw an error is dropped, so the next call starts clean.
 fn with_verifier<T>(
     g: &'static Gpu,
-    f: impl FnOnce(&mut GpuVerifier) -> Result<T, GpuError>,
+    f: impl FnOnce(&mut Verifier) -> Result<T, GpuError>,
 ) -> Result<T, GpuError> {
-    static CACHE: std::sync::Mutex<Option<GpuVerifier>> = std::sync::Mutex::new(None);
+    static CACHE: std::sync::Mutex<Option<Verifier>> = std::sync::Mutex::new(None);
     let cached = CACHE.lock().unwrap_or_else(|p| p.into_inner()).take();
     let mut v = match cached {
         Some(v) => v,
-        None => GpuVerifier::new(g)?,
+        None => Verifier::new(g)?,
     };
     let r = f(&mut v);
     if r.is_ok() {
@@ -293,8 +276,8 @@ impl Slot {
 }
 
 /// A GPU verifier: the compiled kernel, the base table on the device and the buffers of
-/// two streams, kept between batches (the streaming mode reuses one).
-struct GpuVerifier {
+/// two streams, kept between batches (a stream of micro-batches reuses one).
+pub struct Verifier {
     g: &'static Gpu,
     func: CudaFunction,
     // Declared before `table`, so dropped first: each slot's drop waits for its stream,
@@ -305,13 +288,23 @@ struct GpuVerifier {
     cap_bytes: usize,
 }
 
-impl GpuVerifier {
-    fn new(g: &'static Gpu) -> Result<GpuVerifier, GpuError> {
+impl std::fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verifier")
+            .field("device", &self.g.name)
+            .field("cap_sigs", &self.cap_sigs)
+            .finish()
+    }
+}
+
+impl Verifier {
+    /// Compiles (or loads) the kernel and uploads the base table.
+    pub fn new(g: &'static Gpu) -> Result<Verifier, GpuError> {
         let func = g.function(KERNEL_FILE, KERNEL_NAME)?;
         let stream = g.stream()?;
         let table = stream.clone_htod(base_table())?;
         stream.synchronize()?;
-        Ok(GpuVerifier {
+        Ok(Verifier {
             g,
             func,
             slots: Vec::new(),
@@ -345,7 +338,8 @@ impl GpuVerifier {
         Ok(())
     }
 
-    fn verify_many(
+    /// Verifies one batch; the i-th verdict belongs to the i-th item.
+    pub fn verify_many(
         &mut self,
         items: &[Item<'_>],
         mode: Mode,
@@ -467,262 +461,6 @@ impl GpuVerifier {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Streaming.
-// ---------------------------------------------------------------------------------------
-
-/// Settings of a [`Stream`].
-#[derive(Clone, Copy, Debug)]
-pub struct StreamConfig {
-    /// Rules to verify by.
-    pub mode: Mode,
-    /// Where micro-batches run. `Auto` picks the GPU only when `max_batch` reaches
-    /// [`MIN_GPU_BATCH`].
-    pub backend: Backend,
-    /// A micro-batch is closed when it holds this many signatures...
-    pub max_batch: usize,
-    /// ...or when its oldest signature has waited this long since it was submitted.
-    pub deadline: Duration,
-}
-
-impl Default for StreamConfig {
-    fn default() -> StreamConfig {
-        StreamConfig {
-            mode: Mode::Strict,
-            backend: Backend::Auto,
-            max_batch: 1024,
-            deadline: Duration::from_micros(100),
-        }
-    }
-}
-
-/// The verdict on one submitted signature.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Verdict {
-    /// The id given to [`Stream::submit`].
-    pub id: u64,
-    /// What [`wirespeed_ed25519::verify`] says of it.
-    pub result: Result<(), VerifyError>,
-    /// How many signatures its micro-batch held.
-    pub batch_len: usize,
-}
-
-/// One signature owned by the stream.
-struct Pending {
-    id: u64,
-    msg: Vec<u8>,
-    sig: Vec<u8>,
-    pk: Vec<u8>,
-    at: Instant,
-}
-
-/// The stream has stopped (its worker ended); the signature was not taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamClosed;
-
-impl fmt::Display for StreamClosed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the verification stream has stopped")
-    }
-}
-
-impl std::error::Error for StreamClosed {}
-
-/// Streaming verification: producers submit signatures one at a time, a worker thread
-/// groups them into micro-batches (closed at [`StreamConfig::max_batch`] signatures or
-/// when the oldest has waited [`StreamConfig::deadline`]), verifies each batch on the
-/// chosen backend and hands the verdicts, in submission order, to a callback or a
-/// channel. Dropping the stream (or [`Stream::close`]) verifies what is pending and
-/// stops the worker.
-///
-/// Should the GPU fail during a batch, that batch is verified on the CPU instead (the
-/// verdicts are the same) and [`Stream::gpu_failures`] counts it.
-pub struct Stream {
-    tx: Option<Sender<Pending>>,
-    worker: Option<JoinHandle<()>>,
-    backend: &'static str,
-    failures: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl fmt::Debug for Stream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Stream")
-            .field("backend", &self.backend)
-            .field("open", &self.tx.is_some())
-            .finish()
-    }
-}
-
-impl Stream {
-    /// A stream whose verdicts arrive on the returned channel.
-    pub fn new(cfg: StreamConfig) -> Result<(Stream, Receiver<Verdict>), GpuError> {
-        let (tx, rx) = mpsc::channel();
-        let s = Stream::with_callback(cfg, move |v| {
-            // A dropped receiver only means nobody listens any more.
-            let _ = tx.send(v);
-        })?;
-        Ok((s, rx))
-    }
-
-    /// A stream that calls `on_verdict` (on its worker thread) for every verdict.
-    pub fn with_callback<F>(cfg: StreamConfig, on_verdict: F) -> Result<Stream, GpuError>
-    where
-        F: FnMut(Verdict) + Send + 'static,
-    {
-        let max_batch = cfg.max_batch.max(1);
-        let chosen = cfg.backend.choose(max_batch, MIN_GPU_BATCH)?;
-        let (tx, rx) = mpsc::channel::<Pending>();
-        let failures = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let fails = failures.clone();
-        let worker = std::thread::Builder::new()
-            .name("ed25519-stream".into())
-            .spawn(move || {
-                worker(
-                    rx,
-                    chosen,
-                    cfg.mode,
-                    max_batch,
-                    cfg.deadline,
-                    on_verdict,
-                    &fails,
-                )
-            })
-            .map_err(|e| GpuError::Unsupported(format!("cannot start the stream worker: {e}")))?;
-        Ok(Stream {
-            tx: Some(tx),
-            worker: Some(worker),
-            backend: chosen.name(),
-            failures,
-        })
-    }
-
-    /// Queues one signature; its verdict carries `id`.
-    pub fn submit(&self, id: u64, msg: &[u8], sig: &[u8], pk: &[u8]) -> Result<(), StreamClosed> {
-        let p = Pending {
-            id,
-            msg: msg.to_vec(),
-            sig: sig.to_vec(),
-            pk: pk.to_vec(),
-            at: Instant::now(),
-        };
-        self.tx
-            .as_ref()
-            .ok_or(StreamClosed)?
-            .send(p)
-            .map_err(|_| StreamClosed)
-    }
-
-    /// "cpu" or "gpu": where the micro-batches run.
-    pub fn backend(&self) -> &'static str {
-        self.backend
-    }
-
-    /// Batches the GPU failed on (verified on the CPU instead).
-    pub fn gpu_failures(&self) -> u64 {
-        self.failures.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Verifies what is pending, delivers every verdict and stops the worker.
-    pub fn close(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        self.tx = None;
-        if let Some(w) = self.worker.take() {
-            let _ = w.join();
-        }
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
-/// The worker: gathers a micro-batch, verifies it, delivers, repeats until the senders
-/// are gone and nothing is pending.
-fn worker<F: FnMut(Verdict)>(
-    rx: Receiver<Pending>,
-    chosen: Chosen,
-    mode: Mode,
-    max_batch: usize,
-    deadline: Duration,
-    mut on_verdict: F,
-    failures: &std::sync::atomic::AtomicU64,
-) {
-    let mut gpu: Option<GpuVerifier> = None;
-    let mut batch: Vec<Pending> = Vec::with_capacity(max_batch);
-    let mut open = true;
-    while open || !batch.is_empty() {
-        // Fill until the size cap, the oldest signature's deadline, or the end.
-        while open && batch.len() < max_batch {
-            let next = match batch.first() {
-                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                // Past the deadline (the previous batch took longer than it): close the
-                // batch with what is already queued, up to the cap, so that a backlog is
-                // not verified one signature at a time.
-                Some(first) if Instant::now() >= first.at + deadline => match rx.try_recv() {
-                    Ok(p) => Ok(p),
-                    Err(mpsc::TryRecvError::Empty) => break,
-                    Err(mpsc::TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                },
-                Some(first) => {
-                    let due = first.at + deadline;
-                    match due.checked_duration_since(Instant::now()) {
-                        Some(wait) if !wait.is_zero() => rx.recv_timeout(wait),
-                        _ => break,
-                    }
-                }
-            };
-            match next {
-                Ok(p) => batch.push(p),
-                // Re-examine the deadline (a timed wait may end a little early).
-                Err(RecvTimeoutError::Timeout) => continue,
-                Err(RecvTimeoutError::Disconnected) => open = false,
-            }
-        }
-        if batch.is_empty() {
-            continue;
-        }
-        let items: Vec<Item<'_>> = batch
-            .iter()
-            .map(|p| Item {
-                msg: &p.msg,
-                sig: &p.sig,
-                pk: &p.pk,
-            })
-            .collect();
-        let results = match chosen {
-            Chosen::Cpu => wirespeed_ed25519::verify_many(&items, mode),
-            Chosen::Gpu(g) => {
-                let r = match gpu.as_mut() {
-                    Some(v) => v.verify_many(&items, mode),
-                    None => GpuVerifier::new(g).and_then(|v| {
-                        let v = gpu.insert(v);
-                        v.verify_many(&items, mode)
-                    }),
-                };
-                r.unwrap_or_else(|_| {
-                    failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    gpu = None;
-                    wirespeed_ed25519::verify_many(&items, mode)
-                })
-            }
-        };
-        let n = batch.len();
-        drop(items);
-        for (p, result) in batch.drain(..).zip(results) {
-            on_verdict(Verdict {
-                id: p.id,
-                result,
-                batch_len: n,
-            });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -837,22 +575,10 @@ mod tests {
     }
 
     #[test]
-    fn cpu_backend_matches_verify() {
-        let data = sample(64, 3);
-        let items = as_items(&data);
-        for mode in Mode::ALL {
-            let got = verify_many(Backend::Cpu, &items, mode).unwrap();
-            for (it, g) in items.iter().zip(&got) {
-                assert_eq!(*g, wirespeed_ed25519::verify(it.msg, it.sig, it.pk, mode));
-            }
-        }
-    }
-
-    #[test]
     fn gpu_backend_matches_verify_where_present() {
         let data = sample(300, 4);
         let items = as_items(&data);
-        match verify_many(Backend::Gpu, &items, Mode::Zip215) {
+        match crate::usable().and_then(|g| verify_many(g, &items, Mode::Zip215)) {
             Err(e) => eprintln!("skipped: no GPU ({e})"),
             Ok(got) => {
                 for (it, g) in items.iter().zip(&got) {
@@ -863,113 +589,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn stream_trickle_meets_the_deadline() {
-        let data = sample(12, 5);
-        let deadline = Duration::from_millis(2);
-        let cfg = StreamConfig {
-            mode: Mode::Strict,
-            backend: Backend::Cpu,
-            max_batch: 1000,
-            deadline,
-        };
-        let (s, rx) = Stream::new(cfg).unwrap();
-        assert_eq!(s.backend(), "cpu");
-        for (i, (m, sg, p)) in data.iter().enumerate() {
-            let t0 = Instant::now();
-            s.submit(i as u64, m, sg, p).unwrap();
-            // The batch cap is never reached: only the deadline can release it.
-            let v = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-            let waited = t0.elapsed();
-            assert_eq!(v.id, i as u64);
-            assert_eq!(v.batch_len, 1);
-            assert_eq!(v.result, wirespeed_ed25519::verify(m, sg, p, Mode::Strict));
-            assert!(
-                waited >= deadline,
-                "released before its deadline: {waited:?}"
-            );
-            // Deadline plus one verification, with ample room for a loaded machine.
-            assert!(waited < deadline + Duration::from_millis(500), "{waited:?}");
-        }
-        s.close();
-    }
-
-    #[test]
-    fn stream_batches_a_burst_in_order() {
-        let data = sample(300, 6);
-        let cfg = StreamConfig {
-            mode: Mode::Zip215,
-            backend: Backend::Cpu,
-            max_batch: 64,
-            deadline: Duration::from_secs(30),
-        };
-        let got = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = got.clone();
-        let s = Stream::with_callback(cfg, move |v| sink.lock().unwrap().push(v)).unwrap();
-        for (i, (m, sg, p)) in data.iter().enumerate() {
-            s.submit(1000 + i as u64, m, sg, p).unwrap();
-        }
-        // Closing flushes the last, partial batch without waiting for its deadline.
-        let t0 = Instant::now();
-        s.close();
-        assert!(t0.elapsed() < Duration::from_secs(20));
-        let got = got.lock().unwrap();
-        assert_eq!(got.len(), data.len());
-        for (i, v) in got.iter().enumerate() {
-            assert_eq!(v.id, 1000 + i as u64);
-            let (m, sg, p) = &data[i];
-            assert_eq!(v.result, wirespeed_ed25519::verify(m, sg, p, Mode::Zip215));
-            assert!(v.batch_len <= 64);
-        }
-        // The burst was batched: the full batches precede the remainder.
-        assert!(got[..256].iter().all(|v| v.batch_len == 64));
-        assert_eq!(got[299].batch_len, 300 - 256);
-    }
-
-    #[test]
-    fn stream_drains_a_backlog_in_full_batches() {
-        // The first verdict's callback holds the worker until the rest are queued: by
-        // then the oldest has long passed its deadline, and the backlog must still go
-        // out in full batches, not one signature at a time.
-        let data = sample(300, 7);
-        let cfg = StreamConfig {
-            mode: Mode::Strict,
-            backend: Backend::Cpu,
-            max_batch: 64,
-            deadline: Duration::from_millis(1),
-        };
-        let (go_tx, go_rx) = mpsc::channel::<()>();
-        let (held_tx, held_rx) = mpsc::channel::<()>();
-        let got = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = got.clone();
-        let s = Stream::with_callback(cfg, move |v| {
-            if v.id == 0 {
-                let _ = held_tx.send(());
-                let _ = go_rx.recv_timeout(Duration::from_secs(20));
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            sink.lock().unwrap().push(v);
-        })
-        .unwrap();
-        let (m, sg, p) = &data[0];
-        s.submit(0, m, sg, p).unwrap();
-        held_rx.recv_timeout(Duration::from_secs(20)).unwrap();
-        for (i, (m, sg, p)) in data.iter().enumerate().skip(1) {
-            s.submit(i as u64, m, sg, p).unwrap();
-        }
-        go_tx.send(()).unwrap();
-        s.close();
-        let got = got.lock().unwrap();
-        assert_eq!(got.len(), data.len());
-        assert_eq!(got[0].batch_len, 1);
-        for (i, v) in got.iter().enumerate() {
-            assert_eq!(v.id, i as u64);
-        }
-        // 299 queued: four full batches, then the rest.
-        let lens: Vec<usize> = got[1..].iter().map(|v| v.batch_len).collect();
-        assert!(lens[..256].iter().all(|&l| l == 64), "{lens:?}");
-        assert!(lens[256..].iter().all(|&l| l == 299 - 256), "{lens:?}");
     }
 }

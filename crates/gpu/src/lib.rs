@@ -1,22 +1,26 @@
-//! The CUDA backend: Ed25519 verification, BLS12-377 MSM and RSA modexp on NVIDIA GPUs,
-//! with the CPU as fallback giving identical answers.
+//! The device, and nothing else: the CUDA runtime, the kernels, and device entry points
+//! that take an open [`Gpu`] and return [`GpuError`]. Each gives the answers of the CPU
+//! implementation it mirrors (crates/ed25519, msm, rsa, eccvm). Which hardware runs a
+//! job, the `auto` thresholds and the fallback to the CPU live in crates/engine; the
+//! differential checks and benchmarks of these kernels live in bench/ (`wirespeed bench
+//! gpu`).
 //!
-//! - [`runtime`]: the driver API and NVRTC loaded at run time ([`gpu()`]), kernels
-//!   compiled at first use and cached on disk by source hash and architecture.
-//! - [`backend`]: `--backend auto|cpu|gpu`.
-//! - [`msm`]: BLS12-377 G1 multi-scalar multiplication (Pippenger), one-shot or against
-//!   a point set kept on the device ([`msm::GpuMsm`]).
+//! - [`runtime`]: the driver API and NVRTC loaded at run time ([`gpu()`], [`usable`]),
+//!   kernels compiled at first use and cached on disk by source hash and architecture.
 //! - [`source`]: the kernel sources (crates/gpu/kernels/) carried in the binary.
-//! - [`ed25519`]: Ed25519 verification, batches ([`ed25519::verify_many`]) and a
-//!   micro-batching stream ([`ed25519::Stream`]).
+//! - [`ed25519`]: Ed25519 verification of a batch ([`ed25519::verify_many`]), with a
+//!   reusable [`ed25519::Verifier`].
+//! - [`msm`]: BLS12-377 G1 multi-scalar multiplication (Pippenger), one-shot or against
+//!   a point set kept on the device ([`msm::DeviceMsm`]).
+//! - [`rsa`]: batched RSA private operations (CRT), public modexp and modmul.
+//! - [`eccvm`]: the lane VM, one thread per input set.
+//! - [`selftest`]: the smoke kernel.
 //!
 //! The kernel headers also compile as plain C++ on the host; the crate's unit tests
 //! check them against the Rust implementations where a C++ compiler is present.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
-pub mod backend;
-pub mod check;
 pub mod eccvm;
 pub mod ed25519;
 #[cfg(all(test, ws_host_kernels))]
@@ -24,10 +28,10 @@ mod host;
 pub mod msm;
 pub mod rsa;
 pub mod runtime;
+pub mod selftest;
 pub mod source;
 
-pub use backend::{Backend, Chosen, UnknownBackend};
-pub use runtime::{gpu, nvrtc_present, Gpu, GpuError};
+pub use runtime::{gpu, nvrtc_present, usable, Gpu, GpuError};
 
 /// True when the kernel headers were compiled for the host and their unit tests run.
 pub const HOST_KERNELS: bool = cfg!(ws_host_kernels);

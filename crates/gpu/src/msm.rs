@@ -1,5 +1,6 @@
-//! BLS12-377 G1 multi-scalar multiplication on the GPU (kernels/msm.cu), with
-//! `wirespeed_msm` as the CPU fallback and the reference every result must equal.
+//! BLS12-377 G1 multi-scalar multiplication on the device (kernels/msm.cu). Every
+//! result equals `wirespeed_msm`'s; choosing between the two and falling back is the
+//! engine's (crates/engine).
 //!
 //! Pipeline (see kernels/msm.cuh): signed c-bit window digits, a counting sort of
 //! (bucket, point) entries (count, prefix sums, scatter), one thread per bucket adding
@@ -8,7 +9,7 @@
 //! the `wirespeed_msm` types. Points are uploaded in the Montgomery form crates/msm keeps
 //! (six 64-bit limbs are twelve 32-bit words with the same bits), so the upload is a copy.
 //!
-//! [`GpuMsm`] uploads a point set once, optionally with K - 1 shifted copies
+//! [`DeviceMsm`] uploads a point set once, optionally with K - 1 shifted copies
 //! `[2^(t g c)] P` (built on the device), which cut the windows to g = ceil(w / K) at the
 //! same number of bucket additions, and then runs any number of scalar sets against it
 //! from preallocated device buffers and a pinned host buffer for the scalars.
@@ -20,18 +21,15 @@
 //! and 6.5 GB of run buffers (2.1 GB scalars, 4.3 GB entries). [`Plan::device_bytes`] states it; it is checked against the
 //! free memory before anything is allocated.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use wirespeed_msm::fq::{batch_inverse, Fq};
-use wirespeed_msm::{Affine, Jacobian, Precomputed, Scalar};
+use wirespeed_msm::{Affine, Jacobian, Scalar};
 
-use crate::{Backend, Chosen, Gpu, GpuError};
-
-/// The smallest MSM that `auto` sends to the GPU.
-pub const MIN_GPU_POINTS: usize = 1 << 16;
+use crate::{Gpu, GpuError};
 
 /// 32-bit words per affine point (x, y), per XYZZ point and per scalar.
 pub(crate) const AFFINE_WORDS: usize = 24;
@@ -223,101 +221,16 @@ fn length_error(points: usize, scalars: usize) -> GpuError {
     GpuError::Unsupported(format!("{points} points but {scalars} scalars"))
 }
 
-/// `sum_i scalars[i] points[i]` on the backend chosen for this size (the GPU from
-/// [`MIN_GPU_POINTS`] points under `auto`, which falls back to the CPU when the GPU run
-/// fails, e.g. for lack of memory). The result equals `wirespeed_msm::msm`'s.
-pub fn msm(backend: Backend, points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, GpuError> {
+/// `sum_i scalars[i] points[i]` on the device (the points uploaded for this one run).
+/// The result equals `wirespeed_msm::msm`'s.
+pub fn msm(g: &'static Gpu, points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, GpuError> {
     if points.len() != scalars.len() {
         return Err(length_error(points.len(), scalars.len()));
     }
-    let cpu =
-        || wirespeed_msm::msm(points, scalars).map_err(|e| GpuError::Unsupported(e.to_string()));
-    match backend.choose(points.len(), MIN_GPU_POINTS)? {
-        Chosen::Cpu => cpu(),
-        Chosen::Gpu(_) if points.is_empty() => Ok(Jacobian::INFINITY),
-        Chosen::Gpu(g) => {
-            let run = Device::new(g, points, 1).and_then(|mut d| d.run(scalars));
-            match (run, backend) {
-                (Err(_), Backend::Auto) => cpu(),
-                (r, _) => r,
-            }
-        }
+    if points.is_empty() {
+        return Ok(Jacobian::INFINITY);
     }
-}
-
-/// A point set prepared once for many MSMs: on the GPU, the points (and K - 1 shifted
-/// copies) resident in device memory with the run buffers allocated; on the CPU,
-/// `wirespeed_msm::Precomputed`.
-pub struct GpuMsm {
-    n: usize,
-    inner: Inner,
-}
-
-impl std::fmt::Debug for GpuMsm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuMsm")
-            .field("points", &self.n)
-            .field("backend", &self.backend_name())
-            .finish()
-    }
-}
-
-enum Inner {
-    Cpu(Box<Precomputed>),
-    Gpu(Mutex<Box<Device>>),
-    Empty,
-}
-
-impl GpuMsm {
-    /// Prepares `points` with K = `groups` (1 to 64; 1 keeps only the points) on the
-    /// backend chosen for their number.
-    pub fn new(backend: Backend, points: &[Affine], groups: usize) -> Result<GpuMsm, GpuError> {
-        let n = points.len();
-        let groups = groups.clamp(1, 64);
-        let cpu = || Inner::Cpu(Box::new(Precomputed::new(points, groups)));
-        let inner = match backend.choose(n, MIN_GPU_POINTS)? {
-            Chosen::Cpu => cpu(),
-            Chosen::Gpu(_) if n == 0 => Inner::Empty,
-            Chosen::Gpu(g) => match (Device::new(g, points, groups), backend) {
-                (Ok(d), _) => Inner::Gpu(Mutex::new(Box::new(d))),
-                (Err(_), Backend::Auto) => cpu(),
-                (Err(e), _) => return Err(e),
-            },
-        };
-        Ok(GpuMsm { n, inner })
-    }
-
-    /// Number of points.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// True when there are no points.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    /// "gpu" or "cpu": where the MSMs run.
-    pub fn backend_name(&self) -> &'static str {
-        match self.inner {
-            Inner::Cpu(_) => "cpu",
-            _ => "gpu",
-        }
-    }
-
-    /// `sum_i scalars[i] P_i` over the prepared points.
-    pub fn msm(&self, scalars: &[Scalar]) -> Result<Jacobian, GpuError> {
-        if scalars.len() != self.n {
-            return Err(length_error(self.n, scalars.len()));
-        }
-        match &self.inner {
-            Inner::Cpu(p) => p
-                .msm(scalars)
-                .map_err(|e| GpuError::Unsupported(e.to_string())),
-            Inner::Gpu(d) => d.lock().unwrap_or_else(|p| p.into_inner()).run(scalars),
-            Inner::Empty => Ok(Jacobian::INFINITY),
-        }
-    }
+    DeviceMsm::new(g, points, 1)?.run(scalars)
 }
 
 /// The kernels of msm.cu.
@@ -364,8 +277,9 @@ fn push_shape<'a>(b: &mut LaunchArgs<'a>, shape: &'a [u32; 7]) {
     }
 }
 
-/// A point table on the device with the buffers of one run.
-struct Device {
+/// A point set resident on the device (with K - 1 shifted copies) and the buffers of
+/// one run, for any number of scalar sets.
+pub struct DeviceMsm {
     plan: Plan,
     stream: Arc<CudaStream>,
     k: Kernels,
@@ -382,10 +296,18 @@ struct Device {
     out: CudaSlice<u32>,
 }
 
-impl Device {
-    /// Uploads the points, builds the K - 1 shifted copies and allocates the run buffers
-    /// (after checking that they fit).
-    fn new(g: &'static Gpu, points: &[Affine], groups: usize) -> Result<Device, GpuError> {
+impl std::fmt::Debug for DeviceMsm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceMsm")
+            .field("plan", &self.plan)
+            .finish()
+    }
+}
+
+impl DeviceMsm {
+    /// Uploads the points (at least one), builds the K - 1 shifted copies and allocates
+    /// the run buffers (after checking that they fit).
+    pub fn new(g: &'static Gpu, points: &[Affine], groups: usize) -> Result<DeviceMsm, GpuError> {
         let plan = Plan::new(points.len(), groups)?;
         g.check_memory(
             &format!("MSM of {} points in {} groups", plan.n, plan.k),
@@ -419,7 +341,7 @@ impl Device {
         // SAFETY: every element is written before the buffer is read (each run fills
         // all n scalars before the copy).
         let host_scalars = unsafe { ctx.alloc_pinned::<u32>(SCALAR_WORDS * n) }?;
-        let d = Device {
+        let d = DeviceMsm {
             scalars: stream.alloc_zeros(SCALAR_WORDS * n)?,
             counts: stream.alloc_zeros(keys)?,
             chunk_sums: stream.alloc_zeros(plan.chunks() + 1)?,
@@ -441,7 +363,7 @@ impl Device {
 
     /// One MSM: the scalars through the pinned buffer, the kernels in order, the window
     /// sums back and combined.
-    fn run(&mut self, scalars: &[Scalar]) -> Result<Jacobian, GpuError> {
+    pub fn run(&mut self, scalars: &[Scalar]) -> Result<Jacobian, GpuError> {
         let p = self.plan;
         if scalars.len() != p.n as usize {
             return Err(length_error(p.n as usize, scalars.len()));
@@ -455,7 +377,7 @@ impl Device {
         let (n, keys, chunks) = (p.n as usize, p.keys(), p.chunks());
         let (keys32, chunks32) = (keys as u32, chunks as u32);
         // SAFETY: for every launch below, the buffers were sized by this plan in
-        // `Device::new`, and each kernel touches only the elements the plan gives it
+        // `DeviceMsm::new`, and each kernel touches only the elements the plan gives it
         // (kernels/msm.cuh documents each thread's range).
         unsafe {
             let mut b = s.launch_builder(&self.k.count);
@@ -517,7 +439,6 @@ impl Device {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wirespeed_msm::gen;
 
     #[test]
     fn plans_stay_within_the_kernels_limits() {
@@ -537,41 +458,5 @@ mod tests {
         assert!(p.device_bytes() < 13 << 30, "{}", p.device_bytes());
         assert!(Plan::new(0, 1).is_err());
         assert!(Plan::with_window(1 << 28, 16, 16).is_err());
-    }
-
-    #[test]
-    fn cpu_backend_matches_wirespeed_msm() {
-        let points = gen::points(300, 1);
-        let scalars = gen::scalars(300, 2);
-        let want = wirespeed_msm::msm(&points, &scalars).unwrap();
-        assert_eq!(msm(Backend::Cpu, &points, &scalars).unwrap(), want);
-        let pre = GpuMsm::new(Backend::Cpu, &points, 3).unwrap();
-        assert_eq!(pre.backend_name(), "cpu");
-        assert_eq!(pre.msm(&scalars).unwrap(), want);
-        assert!(pre.msm(&scalars[1..]).is_err());
-        assert!(msm(Backend::Cpu, &points, &scalars[1..]).is_err());
-    }
-
-    #[test]
-    fn gpu_matches_wirespeed_msm_where_there_is_one() {
-        if Backend::Gpu.choose(1, 1).is_err() {
-            eprintln!("skipped: no usable GPU");
-            return;
-        }
-        for n in [1usize, 100, 1 << 12] {
-            let points = gen::points(n, 3);
-            let scalars = gen::skewed_scalars(n, 4);
-            let want = wirespeed_msm::msm(&points, &scalars).unwrap();
-            assert_eq!(
-                msm(Backend::Gpu, &points, &scalars).unwrap(),
-                want,
-                "n = {n}"
-            );
-            let pre = GpuMsm::new(Backend::Gpu, &points, 2).unwrap();
-            assert_eq!(pre.msm(&scalars).unwrap(), want, "n = {n}, K = 2");
-            let s2 = gen::scalars(n, 5);
-            let want2 = wirespeed_msm::msm(&points, &s2).unwrap();
-            assert_eq!(pre.msm(&s2).unwrap(), want2, "n = {n}, second set");
-        }
     }
 }

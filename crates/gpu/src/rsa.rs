@@ -1,7 +1,7 @@
-//! RSA on the GPU: batched private operations for one key (CRT, constant time, the
+//! RSA on the device: batched private operations for one key (CRT, constant time, the
 //! kernels of kernels/rsa.cu) and batched powers and products modulo a public modulus
-//! (the group operations of VDF proof generation), each with the CPU as fallback giving
-//! the same bytes.
+//! (the group operations of VDF proof generation), each giving the bytes the CPU path
+//! gives. Choosing between the two and falling back is the engine's (crates/engine).
 //!
 //! Private operations follow `wirespeed_rsa::PrivateKey::raw` exactly: inputs longer
 //! than the modulus or not below it fail with [`RsaError::OutOfRange`] (checked on the
@@ -17,13 +17,9 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use num_bigint::BigUint;
 use rayon::prelude::*;
-use wirespeed_bigint::{MontCtx, Uint};
 use wirespeed_rsa::{CrtParams, PrivateKey, RsaError};
 
-use crate::{Backend, Chosen, Gpu, GpuError};
-
-/// The smallest batch that [`Backend::Auto`] sends to the GPU.
-pub const MIN_GPU_BATCH: usize = 256;
+use crate::{Gpu, GpuError};
 
 /// Fewest items per kernel launch; consecutive chunks alternate between two streams.
 /// A launch is sized to the device ([`chunk_items`]) so that it fills every SM.
@@ -199,122 +195,51 @@ pub(crate) fn crt_finish(
         .collect()
 }
 
-/// m^d mod n for every input, as `key.raw(m)` would give it: one result per input, in
-/// order, each exactly `key.public().size()` bytes or the same error as the CPU path
-/// (inputs not below n: [`RsaError::OutOfRange`]; a result failing its check against
-/// the public key: [`RsaError::FaultDetected`]). The outer error is the GPU's (none with
-/// [`Backend::Cpu`]; [`Backend::Auto`] uses the CPU for batches under
-/// [`MIN_GPU_BATCH`] or without a usable GPU).
+/// m^d mod n for every input on the device, as `key.raw(m)` would give it: one result
+/// per input, in order, each exactly `key.public().size()` bytes or the same error as
+/// the CPU path (inputs not below n: [`RsaError::OutOfRange`]; a result failing its
+/// check against the public key: [`RsaError::FaultDetected`]). The outer error is the
+/// GPU's, also for keys its kernels do not take (sizes other than 2048, 3072, 4096 bits,
+/// unbalanced primes).
 pub fn private_many(
-    backend: Backend,
+    g: &Gpu,
     key: &PrivateKey,
     inputs: &[&[u8]],
 ) -> Result<Vec<Result<Vec<u8>, RsaError>>, GpuError> {
-    match backend.choose(inputs.len(), MIN_GPU_BATCH)? {
-        Chosen::Cpu => Ok(inputs.par_iter().map(|m| key.raw(m)).collect()),
-        Chosen::Gpu(g) => {
-            let gpu = || -> Result<_, GpuError> {
-                let batch = crt_prepare(key, inputs)?;
-                let count = batch.items.len() / (2 * batch.n);
-                let job = Job {
-                    kernel: format!("ws_rsa_crt_{}", batch.n),
-                    what: format!("{count} RSA-{} private operations", 64 * batch.n),
-                    consts: &batch.key,
-                    secret_consts: true,
-                    in_words: 2 * batch.n,
-                    out_words: 2 * batch.n,
-                    n: batch.n,
-                    params: Vec::new(),
-                };
-                let out = run_batch(g, &job, &batch.items)?;
-                Ok(crt_finish(key, inputs, &batch, &out))
-            };
-            match (gpu(), backend) {
-                // `auto` answers on the CPU what the GPU cannot (key sizes without a
-                // kernel, unbalanced primes, too little device memory, a failed launch).
-                (Err(_), Backend::Auto) => Ok(inputs.par_iter().map(|m| key.raw(m)).collect()),
-                (r, _) => r,
-            }
-        }
-    }
-}
-
-/// Why a batch of public powers or products cannot run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModexpError {
-    /// The modulus is even, below 3, or wider than 4096 bits.
-    BadModulus(&'static str),
-    /// The operand lists differ in length.
-    LengthMismatch {
-        /// Items in the first list.
-        left: usize,
-        /// Items in the second list.
-        right: usize,
-    },
-    /// The GPU failed (or is absent with [`Backend::Gpu`], or the modulus is wider than
-    /// the GPU kernels' 2048 bits).
-    Gpu(GpuError),
-}
-
-impl std::fmt::Display for ModexpError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ModexpError::BadModulus(why) => write!(f, "bad modulus: {why}"),
-            ModexpError::LengthMismatch { left, right } => {
-                write!(f, "{left} left operands but {right} right operands")
-            }
-            ModexpError::Gpu(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for ModexpError {}
-
-impl From<GpuError> for ModexpError {
-    fn from(e: GpuError) -> ModexpError {
-        ModexpError::Gpu(e)
-    }
+    let batch = crt_prepare(key, inputs)?;
+    let count = batch.items.len() / (2 * batch.n);
+    let job = Job {
+        kernel: format!("ws_rsa_crt_{}", batch.n),
+        what: format!("{count} RSA-{} private operations", 64 * batch.n),
+        consts: &batch.key,
+        secret_consts: true,
+        in_words: 2 * batch.n,
+        out_words: 2 * batch.n,
+        n: batch.n,
+        params: Vec::new(),
+    };
+    let out = run_batch(g, &job, &batch.items)?;
+    Ok(crt_finish(key, inputs, &batch, &out))
 }
 
 /// Widest modulus of the GPU's public kernels (64 limbs of 32 bits).
 pub const GPU_MAX_MODULUS_BITS: usize = 2048;
 
-/// The public modulus of a batch.
-struct Modulus {
-    m: BigUint,
-    bits: usize,
-    /// Bytes of every result.
-    len: usize,
-}
-
-fn modulus(m: &[u8]) -> Result<Modulus, ModexpError> {
-    let m = BigUint::from_bytes_be(m);
+/// Checks that the kernels take modulus `m` (odd, 3 to [`GPU_MAX_MODULUS_BITS`] bits);
+/// returns its width in bits.
+fn public_modulus(m: &BigUint) -> Result<usize, GpuError> {
     let bits = m.bits() as usize;
     if !m.bit(0) || bits < 2 {
-        return Err(ModexpError::BadModulus("must be odd and at least 3"));
+        return Err(GpuError::Unsupported(
+            "an even modulus or one below 3".into(),
+        ));
     }
-    if bits > 4096 {
-        return Err(ModexpError::BadModulus("wider than 4096 bits"));
+    if bits > GPU_MAX_MODULUS_BITS {
+        return Err(GpuError::Unsupported(format!(
+            "{bits}-bit modulus (the GPU kernels take up to {GPU_MAX_MODULUS_BITS} bits)"
+        )));
     }
-    Ok(Modulus {
-        m,
-        bits,
-        len: bits.div_ceil(8),
-    })
-}
-
-/// The backend for a public batch: the GPU only for moduli its kernels take.
-fn choose_public(backend: Backend, m: &Modulus, work: usize) -> Result<Chosen, ModexpError> {
-    if m.bits > GPU_MAX_MODULUS_BITS {
-        return match backend {
-            Backend::Gpu => Err(ModexpError::Gpu(GpuError::Unsupported(format!(
-                "{}-bit modulus (the GPU kernels take up to {GPU_MAX_MODULUS_BITS} bits)",
-                m.bits
-            )))),
-            _ => Ok(Chosen::Cpu),
-        };
-    }
-    Ok(backend.choose(work, MIN_GPU_BATCH)?)
+    Ok(bits)
 }
 
 /// The GPU kernel width (32-bit limbs) for a modulus of `bits` bits: 32, 48 or 64.
@@ -327,189 +252,94 @@ fn gpu_limbs(bits: usize) -> usize {
 }
 
 /// The modulus block of kernels/modexp.cuh: m, then R^2 mod m.
-fn modulus_block(m: &Modulus, n: usize) -> Vec<u32> {
-    let mut v = limbs(&m.m, n);
-    v.extend(limbs(&r2_mod(&m.m, n), n));
+fn modulus_block(m: &BigUint, n: usize) -> Vec<u32> {
+    let mut v = limbs(m, n);
+    v.extend(limbs(&r2_mod(m, n), n));
     v
 }
 
-/// bases\[i\]^exponents\[i\] mod m for every i (big-endian integers of any length; bases
-/// are reduced modulo m first, x^0 = 1), each result exactly as many bytes as m. Public
-/// data only: the CPU path is variable-time; the GPU runs every item over the longest
-/// exponent's bits. The GPU takes moduli up to [`GPU_MAX_MODULUS_BITS`] bits; with
-/// [`Backend::Auto`] wider ones, small batches and machines without a GPU use the CPU.
+/// bases\[i\]^exponents\[i\] mod m for every i on the device (bases big-endian, of any
+/// length, reduced modulo m here; x^0 = 1), each result exactly as many bytes as m.
+/// Every item runs over the longest exponent's bits. The lists must be of one length.
 pub fn modexp_many(
-    backend: Backend,
-    m: &[u8],
+    g: &Gpu,
+    m: &BigUint,
     bases: &[&[u8]],
-    exponents: &[&[u8]],
-) -> Result<Vec<Vec<u8>>, ModexpError> {
-    if bases.len() != exponents.len() {
-        return Err(ModexpError::LengthMismatch {
-            left: bases.len(),
-            right: exponents.len(),
-        });
+    exps: &[BigUint],
+) -> Result<Vec<Vec<u8>>, GpuError> {
+    if bases.len() != exps.len() {
+        return Err(GpuError::Unsupported(format!(
+            "{} bases but {} exponents",
+            bases.len(),
+            exps.len()
+        )));
     }
-    let m = modulus(m)?;
-    let exps: Vec<BigUint> = exponents
-        .iter()
-        .map(|e| BigUint::from_bytes_be(e))
-        .collect();
-    match choose_public(backend, &m, bases.len())? {
-        Chosen::Cpu => Ok(cpu_public(&m, bases, |ctx, i, x| ctx.pow(x, &exps[i]))),
-        Chosen::Gpu(g) => {
-            let n = gpu_limbs(m.bits);
-            let ebits = exps.iter().map(|e| e.bits() as usize).max().unwrap_or(0);
-            let elimbs = ebits.div_ceil(32).max(1);
-            let mut items = Vec::with_capacity(bases.len() * (n + elimbs));
-            for (b, e) in bases.iter().zip(&exps) {
-                items.extend(limbs(&(BigUint::from_bytes_be(b) % &m.m), n));
-                items.extend(limbs(e, elimbs));
-            }
-            let consts = modulus_block(&m, n);
-            let job = Job {
-                kernel: format!("ws_modexp_{n}"),
-                what: format!("{} modular powers", bases.len()),
-                consts: &consts,
-                secret_consts: false,
-                in_words: n + elimbs,
-                out_words: n,
-                n,
-                params: vec![elimbs as u32, ebits as u32],
-            };
-            match (run_batch(g, &job, &items), backend) {
-                // `auto` answers on the CPU when the GPU run fails.
-                (Err(_), Backend::Auto) => {
-                    Ok(cpu_public(&m, bases, |ctx, i, x| ctx.pow(x, &exps[i])))
-                }
-                (r, _) => Ok(r?.chunks(n).map(|r| limbs_to_be(r, m.len)).collect()),
-            }
-        }
+    let bits = public_modulus(m)?;
+    let n = gpu_limbs(bits);
+    let ebits = exps.iter().map(|e| e.bits() as usize).max().unwrap_or(0);
+    let elimbs = ebits.div_ceil(32).max(1);
+    let mut items = Vec::with_capacity(bases.len() * (n + elimbs));
+    for (b, e) in bases.iter().zip(exps) {
+        items.extend(limbs(&(BigUint::from_bytes_be(b) % m), n));
+        items.extend(limbs(e, elimbs));
     }
+    let consts = modulus_block(m, n);
+    let job = Job {
+        kernel: format!("ws_modexp_{n}"),
+        what: format!("{} modular powers", bases.len()),
+        consts: &consts,
+        secret_consts: false,
+        in_words: n + elimbs,
+        out_words: n,
+        n,
+        params: vec![elimbs as u32, ebits as u32],
+    };
+    let len = bits.div_ceil(8);
+    Ok(run_batch(g, &job, &items)?
+        .chunks(n)
+        .map(|r| limbs_to_be(r, len))
+        .collect())
 }
 
-/// a\[i\] b\[i\] mod m for every i (big-endian integers of any length, reduced modulo m
-/// first), each result exactly as many bytes as m. Public data; backends as for
-/// [`modexp_many`].
+/// a\[i\] b\[i\] mod m for every i on the device (big-endian, of any length, reduced
+/// modulo m here), each result exactly as many bytes as m. The lists must be of one
+/// length.
 pub fn modmul_many(
-    backend: Backend,
-    m: &[u8],
+    g: &Gpu,
+    m: &BigUint,
     a: &[&[u8]],
     b: &[&[u8]],
-) -> Result<Vec<Vec<u8>>, ModexpError> {
+) -> Result<Vec<Vec<u8>>, GpuError> {
     if a.len() != b.len() {
-        return Err(ModexpError::LengthMismatch {
-            left: a.len(),
-            right: b.len(),
-        });
+        return Err(GpuError::Unsupported(format!(
+            "{} left operands but {} right operands",
+            a.len(),
+            b.len()
+        )));
     }
-    let m = modulus(m)?;
-    match choose_public(backend, &m, a.len())? {
-        Chosen::Cpu => Ok(cpu_public(&m, a, |ctx, i, x| {
-            ctx.mul(x, &(BigUint::from_bytes_be(b[i]) % &m.m))
-        })),
-        Chosen::Gpu(g) => {
-            let n = gpu_limbs(m.bits);
-            let mut items = Vec::with_capacity(a.len() * 2 * n);
-            for (x, y) in a.iter().zip(b) {
-                items.extend(limbs(&(BigUint::from_bytes_be(x) % &m.m), n));
-                items.extend(limbs(&(BigUint::from_bytes_be(y) % &m.m), n));
-            }
-            let consts = modulus_block(&m, n);
-            let job = Job {
-                kernel: format!("ws_modmul_{n}"),
-                what: format!("{} modular products", a.len()),
-                consts: &consts,
-                secret_consts: false,
-                in_words: 2 * n,
-                out_words: n,
-                n,
-                params: Vec::new(),
-            };
-            match (run_batch(g, &job, &items), backend) {
-                (Err(_), Backend::Auto) => Ok(cpu_public(&m, a, |ctx, i, x| {
-                    ctx.mul(x, &(BigUint::from_bytes_be(b[i]) % &m.m))
-                })),
-                (r, _) => Ok(r?.chunks(n).map(|r| limbs_to_be(r, m.len)).collect()),
-            }
-        }
+    let bits = public_modulus(m)?;
+    let n = gpu_limbs(bits);
+    let mut items = Vec::with_capacity(a.len() * 2 * n);
+    for (x, y) in a.iter().zip(b) {
+        items.extend(limbs(&(BigUint::from_bytes_be(x) % m), n));
+        items.extend(limbs(&(BigUint::from_bytes_be(y) % m), n));
     }
-}
-
-/// Montgomery arithmetic of crates/bigint at the smallest width that holds the modulus.
-enum CpuCtx {
-    W1024(Box<MontCtx<16>>),
-    W2048(Box<MontCtx<32>>),
-    W3072(Box<MontCtx<48>>),
-    W4096(Box<MontCtx<64>>),
-}
-
-impl CpuCtx {
-    fn new(m: &BigUint) -> CpuCtx {
-        fn ctx<const L: usize>(m: &BigUint) -> MontCtx<L> {
-            let u = Uint::<L>::from_be_bytes(&m.to_bytes_be()).expect("the modulus fits");
-            MontCtx::new(&u).expect("odd modulus above 1")
-        }
-        match m.bits() {
-            0..=1024 => CpuCtx::W1024(Box::new(ctx(m))),
-            1025..=2048 => CpuCtx::W2048(Box::new(ctx(m))),
-            2049..=3072 => CpuCtx::W3072(Box::new(ctx(m))),
-            _ => CpuCtx::W4096(Box::new(ctx(m))),
-        }
-    }
-
-    /// x^e mod m for x < m (variable time: public data).
-    fn pow(&self, x: &BigUint, e: &BigUint) -> BigUint {
-        fn run<const L: usize>(c: &MontCtx<L>, x: &BigUint, e: &BigUint) -> BigUint {
-            let xm = c.to_mont(&to_uint(x));
-            let r = c.from_mont(&c.vartime_pow(&xm, &e.to_u64_digits()));
-            BigUint::from_bytes_be(&r.to_be_bytes())
-        }
-        match self {
-            CpuCtx::W1024(c) => run(c, x, e),
-            CpuCtx::W2048(c) => run(c, x, e),
-            CpuCtx::W3072(c) => run(c, x, e),
-            CpuCtx::W4096(c) => run(c, x, e),
-        }
-    }
-
-    /// x y mod m for x, y < m.
-    fn mul(&self, x: &BigUint, y: &BigUint) -> BigUint {
-        fn run<const L: usize>(c: &MontCtx<L>, x: &BigUint, y: &BigUint) -> BigUint {
-            let r = c.mul(&c.to_mont(&to_uint(x)), &to_uint(y));
-            BigUint::from_bytes_be(&r.to_be_bytes())
-        }
-        match self {
-            CpuCtx::W1024(c) => run(c, x, y),
-            CpuCtx::W2048(c) => run(c, x, y),
-            CpuCtx::W3072(c) => run(c, x, y),
-            CpuCtx::W4096(c) => run(c, x, y),
-        }
-    }
-}
-
-fn to_uint<const L: usize>(x: &BigUint) -> Uint<L> {
-    Uint::from_be_bytes(&x.to_bytes_be()).expect("values are reduced modulo m")
-}
-
-/// The CPU path of the public batches: `op(ctx, i, x_i mod m)` for every item, in
-/// parallel, as fixed-length big-endian bytes.
-fn cpu_public(
-    m: &Modulus,
-    xs: &[&[u8]],
-    op: impl Fn(&CpuCtx, usize, &BigUint) -> BigUint + Sync,
-) -> Vec<Vec<u8>> {
-    let ctx = CpuCtx::new(&m.m);
-    xs.par_iter()
-        .enumerate()
-        .map(|(i, x)| {
-            let r = op(&ctx, i, &(BigUint::from_bytes_be(x) % &m.m));
-            let b = r.to_bytes_be();
-            let mut out = vec![0u8; m.len - b.len()];
-            out.extend_from_slice(&b);
-            out
-        })
-        .collect()
+    let consts = modulus_block(m, n);
+    let job = Job {
+        kernel: format!("ws_modmul_{n}"),
+        what: format!("{} modular products", a.len()),
+        consts: &consts,
+        secret_consts: false,
+        in_words: 2 * n,
+        out_words: n,
+        n,
+        params: Vec::new(),
+    };
+    let len = bits.div_ceil(8);
+    Ok(run_batch(g, &job, &items)?
+        .chunks(n)
+        .map(|r| limbs_to_be(r, len))
+        .collect())
 }
 
 /// One batched launch sequence on kernels/rsa.cu.
@@ -684,52 +514,12 @@ fn collect(
     Ok(())
 }
 
-/// Signs every message as [`wirespeed_rsa::batch_sign`] does (PKCS#1 v1.5, or PSS with a
-/// fresh random salt of the digest's length), with the private operations on the chosen
-/// backend: encoding on the CPU cores, then [`private_many`]. The inner error is the
-/// first signing error (as the CPU path reports it); the outer one is the GPU's.
-pub fn batch_sign(
-    backend: Backend,
-    key: &PrivateKey,
-    padding: wirespeed_rsa::Padding,
-    h: wirespeed_rsa::Hash,
-    msgs: &[Vec<u8>],
-) -> Result<Result<Vec<Vec<u8>>, RsaError>, GpuError> {
-    let chosen = backend.choose(msgs.len(), MIN_GPU_BATCH)?;
-    if let Chosen::Cpu = chosen {
-        return Ok(wirespeed_rsa::batch_sign(key, padding, h, msgs));
-    }
-    let size = key.public().size();
-    let bits = key.public().bits();
-    let encoded: Result<Vec<Vec<u8>>, RsaError> = msgs
-        .par_iter()
-        .map(|m| match padding {
-            wirespeed_rsa::Padding::Pkcs1v15 => wirespeed_rsa::pkcs1v15::encode(h, m, size),
-            wirespeed_rsa::Padding::Pss => {
-                let mut salt = vec![0u8; h.len()];
-                rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut salt);
-                wirespeed_rsa::pss::encode(h, m, &salt, bits)
-            }
-        })
-        .collect();
-    let encoded = match encoded {
-        Ok(e) => e,
-        Err(e) => return Ok(Err(e)),
-    };
-    let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
-    Ok(private_many(Backend::Gpu, key, &refs)?
-        .into_iter()
-        .collect())
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-    use rand_chacha::ChaCha20Rng;
 
     /// A fresh key of `bits` bits (OpenSSL's generator, for tests).
-    pub(crate) fn key(bits: u32) -> PrivateKey {
+    fn key(bits: u32) -> PrivateKey {
         let k = openssl::rsa::Rsa::generate(bits).expect("keygen");
         let pem = String::from_utf8(k.private_key_to_pem().expect("pem")).expect("utf8");
         PrivateKey::from_pem(&pem).expect("key")
@@ -759,134 +549,11 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn cpu_private_many_is_raw_with_its_errors() {
-        let k = key(2048);
-        let n = k.public().n().clone();
-        let mut rng = ChaCha20Rng::seed_from_u64(1);
-        let mut inputs: Vec<Vec<u8>> = (0..6)
-            .map(|_| {
-                let mut b = vec![0u8; 256];
-                rng.fill(&mut b[..]);
-                b[0] &= 0x7f;
-                b
-            })
-            .collect();
-        inputs.push(n.to_bytes_be()); // = n: out of range
-        inputs.push(vec![1; 257]); // too long
-        inputs.push(vec![]); // 0
-        inputs.push((&n - 1u8).to_bytes_be());
-        let refs: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
-        let got = private_many(Backend::Cpu, &k, &refs).unwrap();
-        assert_eq!(got.len(), refs.len());
-        for (m, r) in refs.iter().zip(&got) {
-            assert_eq!(r, &k.raw(m));
-        }
-        assert_eq!(got[6], Err(RsaError::OutOfRange));
-        assert_eq!(got[7], Err(RsaError::OutOfRange));
-        // A batch too small for the GPU runs on the CPU under auto.
-        assert_eq!(
-            private_many(Backend::Auto, &k, &refs[..2]).unwrap(),
-            got[..2]
-        );
-    }
-
-    #[test]
     fn crt_params_match_the_key() {
         let k = key(2048);
         let c = k.crt_params();
         assert_eq!(&(&c.p * &c.q), k.public().n());
         assert_eq!((&c.qinv * &c.q) % &c.p, BigUint::from(1u8));
         assert!(format!("{c:?}").contains(".."));
-    }
-
-    #[test]
-    fn cpu_modexp_and_modmul_match_num_bigint() {
-        let mut rng = ChaCha20Rng::seed_from_u64(2);
-        for bits in [1000usize, 2048, 3072, 4096] {
-            let mut m = vec![0u8; bits / 8];
-            rng.fill(&mut m[..]);
-            m[0] |= 0x80;
-            *m.last_mut().unwrap() |= 1;
-            let mb = BigUint::from_bytes_be(&m);
-            let xs: Vec<Vec<u8>> = (0..5)
-                .map(|i| {
-                    let mut b = vec![0u8; bits / 8 + i];
-                    rng.fill(&mut b[..]);
-                    b
-                })
-                .collect();
-            let es: Vec<Vec<u8>> = (0..5)
-                .map(|i| (0..i * 7).map(|_| rng.gen()).collect())
-                .collect();
-            let xr: Vec<&[u8]> = xs.iter().map(|v| v.as_slice()).collect();
-            let er: Vec<&[u8]> = es.iter().map(|v| v.as_slice()).collect();
-            let p = modexp_many(Backend::Cpu, &m, &xr, &er).unwrap();
-            let q = modmul_many(Backend::Cpu, &m, &xr, &er).unwrap();
-            for i in 0..5 {
-                let x = BigUint::from_bytes_be(xr[i]);
-                let e = BigUint::from_bytes_be(er[i]);
-                assert_eq!(p[i].len(), m.len());
-                assert_eq!(
-                    BigUint::from_bytes_be(&p[i]),
-                    x.modpow(&e, &mb),
-                    "{bits} {i}"
-                );
-                assert_eq!(BigUint::from_bytes_be(&q[i]), x * e % &mb, "{bits} {i}");
-            }
-        }
-    }
-
-    #[test]
-    fn bad_public_batches_are_typed_errors() {
-        let one: &[u8] = &[1];
-        assert!(matches!(
-            modexp_many(Backend::Cpu, &[10], &[one], &[one]),
-            Err(ModexpError::BadModulus(_))
-        ));
-        assert!(matches!(
-            modexp_many(Backend::Cpu, &[11], &[one], &[]),
-            Err(ModexpError::LengthMismatch { left: 1, right: 0 })
-        ));
-        let wide = vec![0xffu8; 513];
-        assert!(matches!(
-            modmul_many(Backend::Cpu, &wide, &[one], &[one]),
-            Err(ModexpError::BadModulus(_))
-        ));
-    }
-
-    #[test]
-    fn gpu_without_a_device_is_an_error_not_a_fallback() {
-        if crate::backend::Backend::Gpu.choose(1, 1).is_ok() {
-            eprintln!("a GPU is present: the no-GPU error path is not exercised here");
-            return;
-        }
-        let k = key(2048);
-        assert!(private_many(Backend::Gpu, &k, &[&[5u8][..]]).is_err());
-        assert!(matches!(
-            modexp_many(Backend::Gpu, &[11], &[&[2u8][..]], &[&[3u8][..]]),
-            Err(ModexpError::Gpu(_))
-        ));
-    }
-
-    #[test]
-    fn batch_sign_on_each_backend_verifies_and_matches_the_cpu() {
-        let k = key(2048);
-        let msgs: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 10 + i as usize]).collect();
-        let h = wirespeed_rsa::Hash::Sha256;
-        let cpu =
-            wirespeed_rsa::batch_sign(&k, wirespeed_rsa::Padding::Pkcs1v15, h, &msgs).unwrap();
-        for b in [Backend::Cpu, Backend::Auto, Backend::Gpu] {
-            let Ok(r) = batch_sign(b, &k, wirespeed_rsa::Padding::Pkcs1v15, h, &msgs) else {
-                assert_eq!(b, Backend::Gpu, "only an explicit gpu may fail without one");
-                continue;
-            };
-            assert_eq!(r.unwrap(), cpu, "{b}");
-            let pss = batch_sign(b, &k, wirespeed_rsa::Padding::Pss, h, &msgs)
-                .unwrap()
-                .unwrap();
-            for (m, sig) in msgs.iter().zip(&pss) {
-                wirespeed_rsa::pss::verify(k.public(), h, m, sig).unwrap();
-            }
-        }
     }
 }

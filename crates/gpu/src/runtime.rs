@@ -124,6 +124,16 @@ pub fn gpu() -> Result<&'static Gpu, GpuError> {
     GPU.get_or_init(open).as_ref().map_err(Clone::clone)
 }
 
+/// Device 0 if it is there and its kernels can be compiled (driver, device and NVRTC);
+/// the error names what is missing.
+pub fn usable() -> Result<&'static Gpu, GpuError> {
+    let g = gpu()?;
+    if !nvrtc_present() {
+        return Err(GpuError::NoNvrtc);
+    }
+    Ok(g)
+}
+
 /// The NVRTC architecture name for a compute capability ("sm_90").
 pub fn arch_name(cap: (i32, i32)) -> &'static str {
     // Leaked once per distinct capability (there is one device per process).

@@ -9,6 +9,16 @@
 //! - [`dedup`]: a bounded set of recently seen transaction ids (keyed 64-bit tags).
 //! - [`gen`]: deterministic Solana-format test traffic with known valid, corrupted and
 //!   duplicate transactions.
+//! - [`tiles`]: the pipeline's tiles (source, parse, verify, dedup, reorder, sink); the
+//!   verify tile verifies its micro-batches through the engine
+//!   (`wirespeed_engine::ed25519::verify_many_here`: the CPU lanes on the tile's own
+//!   thread, or the GPU with every failed batch answered on the CPU and counted as
+//!   `gpu_fallbacks`).
+//! - [`pipeline`]: the topology (links, tile counts, cores, the verify tiles' backend)
+//!   and the run that wires the tiles together.
+//!
+//! Hardware is chosen only through `wirespeed-engine` (`--backend`/topology
+//! `backend = "cpu" | "gpu" | "auto"`); this crate does not depend on the GPU crate.
 //!
 //! Nothing here panics on input: every length read from the input is checked against
 //! what is left before it is used, and no allocation is sized by an untrusted length.

@@ -99,7 +99,7 @@ pub struct Config {
     pub budget: Duration,
     /// Where the verify tiles verify: the CPU lanes on their own thread (`cpu`, the
     /// default), the GPU (`gpu`), or the GPU for batches large enough (`auto`).
-    pub backend: wirespeed_gpu::Backend,
+    pub backend: wirespeed_engine::Backend,
     /// Dedup horizon (transaction ids remembered).
     pub dedup_horizon: usize,
     /// Deliver in arrival order.
@@ -204,14 +204,14 @@ impl Config {
             return Err(format!("at most {MAX_DEST} sinks"));
         }
         let backend = match t.tile("verify").and_then(|d| d.params.get("backend")) {
-            None => wirespeed_gpu::Backend::Cpu,
+            None => wirespeed_engine::Backend::CPU,
             Some(v) => v
                 .as_str()
-                .and_then(|s| s.parse().ok())
+                .and_then(|s| wirespeed_engine::Backend::parse_device(s).ok())
                 .ok_or("tile 'verify': backend must be \"cpu\", \"gpu\" or \"auto\"")?,
         };
         // GPU batches may be larger: a launch pays off only for thousands of signatures.
-        let max_batch = if backend == wirespeed_gpu::Backend::Cpu {
+        let max_batch = if matches!(backend, wirespeed_engine::Backend::Cpu(_)) {
             1024
         } else {
             1 << 16
@@ -347,7 +347,7 @@ pub enum PipelineError {
     /// The input was malformed part way.
     Input(String),
     /// The verify tiles were configured for the GPU and there is none.
-    Gpu(wirespeed_gpu::GpuError),
+    Gpu(wirespeed_engine::GpuError),
 }
 
 impl std::fmt::Display for PipelineError {
@@ -400,9 +400,9 @@ impl Summary {
 
 /// Runs the pipeline over `input` until it ends or `stop` is raised.
 pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, PipelineError> {
-    if config.backend == wirespeed_gpu::Backend::Gpu {
+    if config.backend == wirespeed_engine::Backend::Gpu {
         // Before any thread starts: `gpu` without one is an error, not a slow CPU run.
-        wirespeed_gpu::Backend::Gpu
+        wirespeed_engine::Backend::Gpu
             .choose(1, 1)
             .map_err(PipelineError::Gpu)?;
     }
@@ -623,12 +623,12 @@ mod tests {
                 &DEFAULT_TOPOLOGY.replace("params = { batch = 64, budget_us = 0 }", params),
             )
         };
-        assert_eq!(Config::default().backend, wirespeed_gpu::Backend::Cpu);
+        assert_eq!(Config::default().backend, wirespeed_engine::Backend::CPU);
         let c = with("params = { batch = 4096, backend = \"gpu\" }").unwrap();
-        assert_eq!((c.backend, c.batch), (wirespeed_gpu::Backend::Gpu, 4096));
+        assert_eq!((c.backend, c.batch), (wirespeed_engine::Backend::Gpu, 4096));
         assert_eq!(
             with("params = { backend = \"auto\" }").unwrap().backend,
-            wirespeed_gpu::Backend::Auto
+            wirespeed_engine::Backend::Auto
         );
         // CPU batches stay at most 1024; names are checked.
         assert!(with("params = { batch = 4096 }").is_err());

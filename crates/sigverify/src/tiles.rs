@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use wirespeed_disco::{Counter, Ctx, Tile};
-use wirespeed_ed25519::{verify_many_here, Item, Mode, VerifyError};
+use wirespeed_ed25519::{Item, Mode, VerifyError};
+use wirespeed_engine::ed25519::verify_many_here;
 use wirespeed_tango::link::now_ns32;
 use wirespeed_tango::Meta;
 
@@ -319,7 +320,7 @@ pub struct Verify {
     /// Rule mode.
     pub mode: Mode,
     /// Where batches are verified (the CPU lanes unless the topology says otherwise).
-    pub backend: wirespeed_gpu::Backend,
+    pub backend: wirespeed_engine::Backend,
     arena: Vec<u8>,
     held: Vec<(usize, usize, u64, u32, u16)>,
     first: Option<Instant>,
@@ -335,7 +336,7 @@ impl Verify {
             batch,
             budget,
             mode,
-            backend: wirespeed_gpu::Backend::Cpu,
+            backend: wirespeed_engine::Backend::CPU,
             arena: Vec::with_capacity(batch * 1232),
             held: Vec::with_capacity(batch),
             first: None,
@@ -346,7 +347,7 @@ impl Verify {
     /// Verifies on `backend` instead of the CPU lanes. A batch the GPU fails on is
     /// verified on the CPU (counted as `gpu_fallbacks`), so every ticket still leaves
     /// with a verdict.
-    pub fn on(mut self, backend: wirespeed_gpu::Backend) -> Verify {
+    pub fn on(mut self, backend: wirespeed_engine::Backend) -> Verify {
         self.backend = backend;
         self
     }
@@ -380,17 +381,9 @@ impl Verify {
                 }
             }
         }
-        self.verdicts.clear();
-        self.verdicts.resize(items.len(), Ok(()));
-        match self.backend {
-            wirespeed_gpu::Backend::Cpu => verify_many_here(&items, self.mode, &mut self.verdicts),
-            b => match wirespeed_gpu::ed25519::verify_many(b, &items, self.mode) {
-                Ok(v) => self.verdicts = v,
-                Err(_) => {
-                    ctx.metrics().add_custom(1, 1);
-                    verify_many_here(&items, self.mode, &mut self.verdicts);
-                }
-            },
+        // The engine's service rule: a batch the GPU fails on is answered on the CPU.
+        if verify_many_here(self.backend, &items, self.mode, &mut self.verdicts).is_some() {
+            ctx.metrics().add_custom(1, 1);
         }
         for (v, &p) in self.verdicts.iter().zip(&owner) {
             bad[p] |= v.is_err();
@@ -423,7 +416,7 @@ impl Tile for Verify {
 
     fn on_start(&mut self, ctx: &mut Ctx) {
         ctx.metrics().name_custom(0, "batches");
-        if self.backend != wirespeed_gpu::Backend::Cpu {
+        if !matches!(self.backend, wirespeed_engine::Backend::Cpu(_)) {
             ctx.metrics().name_custom(1, "gpu_fallbacks");
         }
     }

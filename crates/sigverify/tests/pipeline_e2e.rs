@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use wirespeed_disco::Policy;
-use wirespeed_gpu::Backend;
+use wirespeed_engine::Backend;
 use wirespeed_sigverify::gen::{generate, Expect};
 use wirespeed_sigverify::pcap::{write_pcap, UdpReader};
 use wirespeed_sigverify::pipeline::{run, Config};
@@ -38,7 +38,7 @@ fn known_traffic_yields_exactly_the_valid_ids_in_order() {
     }
     // The verify tiles on the CPU lanes, through the GPU crate's dispatch (`auto`: the
     // CPU at these batch sizes), and on the GPU where there is one.
-    let mut backends = vec![Backend::Cpu, Backend::Auto];
+    let mut backends = vec![Backend::CPU, Backend::Auto];
     if Backend::Gpu.choose(1, 1).is_ok() {
         backends.push(Backend::Gpu);
     }

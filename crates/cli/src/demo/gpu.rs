@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use wirespeed_ed25519::{Item, Mode};
-use wirespeed_gpu::Backend;
+use wirespeed_engine::Backend;
 
 use super::{DemoOptions, Section};
 use crate::error::CliError;
@@ -21,7 +21,7 @@ pub const SECTION: Section = Section {
 fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let w = |e: std::io::Error| CliError::Stdout(e);
     let g = match Backend::Gpu.choose(1, 1) {
-        Ok(wirespeed_gpu::Chosen::Gpu(g)) => g,
+        Ok(wirespeed_engine::Chosen::Gpu(g)) => g,
         other => {
             let why = match other {
                 Err(e) => e.to_string(),
@@ -54,9 +54,9 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(out, "{:<24} {:>9} {:>12}  check", "job", "n", "per sec").map_err(w)?;
     for mode in Mode::ALL {
         // The first call compiles (or loads) the kernel: time the second.
-        let _ = wirespeed_gpu::ed25519::verify_many(Backend::Gpu, &items, mode);
+        let _ = wirespeed_engine::ed25519::verify_many(Backend::Gpu, &items, mode);
         let t = Instant::now();
-        let got = wirespeed_gpu::ed25519::verify_many(Backend::Gpu, &items, mode)
+        let got = wirespeed_engine::ed25519::verify_many(Backend::Gpu, &items, mode)
             .map_err(CliError::Gpu)?;
         let secs = t.elapsed().as_secs_f64();
         if got != wirespeed_ed25519::verify_many(&items, mode) {
@@ -76,9 +76,9 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let m = if opts.quick { 1 << 12 } else { 1 << 16 };
     let points = wirespeed_msm::gen::points(m, 1);
     let scalars = wirespeed_msm::gen::scalars(m, 2);
-    let _ = wirespeed_gpu::msm::msm(Backend::Gpu, &points, &scalars);
+    let _ = wirespeed_engine::msm::msm(Backend::Gpu, &points, &scalars);
     let t = Instant::now();
-    let r = wirespeed_gpu::msm::msm(Backend::Gpu, &points, &scalars).map_err(CliError::Gpu)?;
+    let r = wirespeed_engine::msm::msm(Backend::Gpu, &points, &scalars).map_err(CliError::Gpu)?;
     let secs = t.elapsed().as_secs_f64();
     let want =
         wirespeed_msm::msm(&points, &scalars).map_err(|e| CliError::Internal(e.to_string()))?;

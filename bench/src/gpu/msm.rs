@@ -27,9 +27,10 @@ use wirespeed_msm::fr::R;
 use wirespeed_msm::{gen, Affine, Jacobian, Scalar};
 
 use super::{median, time_runs, Bench, Check, Options, Report};
-use crate::msm::{msm, GpuMsm, Plan};
-use crate::runtime::{check_fits, gpu, Gpu, GpuError};
-use crate::Backend;
+use wirespeed_engine::msm::{msm, Prepared as GpuMsm};
+use wirespeed_engine::Backend;
+use wirespeed_gpu::msm::Plan;
+use wirespeed_gpu::runtime::{check_fits, gpu, Gpu, GpuError};
 
 /// Random points per tile of the benchmark points.
 const TILE: usize = 1 << 16;

@@ -4,7 +4,7 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 
 use super::{median, time_runs, Bench, Check, Options, Report};
-use crate::runtime::GpuError;
+use wirespeed_engine::GpuError;
 
 /// Checks, then the benchmark.
 pub(super) fn run(
@@ -48,11 +48,11 @@ fn eccvm_check(rng: &mut ChaCha20Rng) -> Result<Check, GpuError> {
                 }
             })
             .collect();
-        let want = crate::eccvm::run(crate::Backend::Cpu, p, &inputs)
+        let want = wirespeed_engine::eccvm::run(wirespeed_engine::Backend::CPU, p, &inputs)
             .map_err(|e| GpuError::Unsupported(e.to_string()))?;
-        let got = match crate::eccvm::run(crate::Backend::Gpu, p, &inputs) {
+        let got = match wirespeed_engine::eccvm::run(wirespeed_engine::Backend::Gpu, p, &inputs) {
             Ok(v) => v,
-            Err(crate::eccvm::Error::Gpu(e)) => return Err(e),
+            Err(wirespeed_engine::eccvm::Error::Gpu(e)) => return Err(e),
             Err(e) => return Err(GpuError::Unsupported(e.to_string())),
         };
         cases += want.len();
@@ -79,18 +79,21 @@ fn eccvm_bench(opts: &Options, rng: &mut ChaCha20Rng) -> Result<Bench, GpuError>
     let p = Program::parse(bytes).map_err(|e| GpuError::Unsupported(e.to_string()))?;
     let sets = if opts.quick { 1 << 16 } else { 1 << 20 };
     let inputs: Vec<[u8; 32]> = (0..sets * p.inputs()).map(|_| rng.gen()).collect();
-    let on = |b: crate::Backend| {
-        time_runs(opts.runs, || crate::eccvm::run(b, &p, &inputs).map(|_| ()))
-            .map(|t| t.iter().map(|s| sets as f64 / s).collect::<Vec<_>>())
+    let on = |b: wirespeed_engine::Backend| {
+        time_runs(opts.runs, || {
+            wirespeed_engine::eccvm::run(b, &p, &inputs).map(|_| ())
+        })
+        .map(|t| t.iter().map(|s| sets as f64 / s).collect::<Vec<_>>())
     };
-    let fail = |e: crate::eccvm::Error| match e {
-        crate::eccvm::Error::Gpu(e) => e,
+    let fail = |e: wirespeed_engine::eccvm::Error| match e {
+        wirespeed_engine::eccvm::Error::Gpu(e) => e,
         e => GpuError::Unsupported(e.to_string()),
     };
     // Warm-up: compile and load the module outside the timed runs.
-    crate::eccvm::run(crate::Backend::Gpu, &p, &inputs[..p.inputs()]).map_err(fail)?;
-    let runs = on(crate::Backend::Gpu).map_err(fail)?;
-    let cpu = on(crate::Backend::Cpu).map_err(fail)?;
+    wirespeed_engine::eccvm::run(wirespeed_engine::Backend::Gpu, &p, &inputs[..p.inputs()])
+        .map_err(fail)?;
+    let runs = on(wirespeed_engine::Backend::Gpu).map_err(fail)?;
+    let cpu = on(wirespeed_engine::Backend::CPU).map_err(fail)?;
     Ok(Bench {
         name: "eccvm strict A decoding, sets/s incl. transfers".into(),
         size: sets,

@@ -18,8 +18,9 @@ use rand_chacha::ChaCha20Rng;
 use wirespeed_rsa::PrivateKey;
 
 use super::{median, tally, time_runs, Bench, Check, Options, Report};
-use crate::rsa::{modexp_many, modmul_many, private_many, CHUNK};
-use crate::{Backend, GpuError};
+use wirespeed_engine::rsa::{modexp_many, modmul_many, private_many};
+use wirespeed_engine::{Backend, GpuError};
+use wirespeed_gpu::rsa::CHUNK;
 
 /// Key sizes checked (the first is generated first).
 const KEY_BITS: [usize; 3] = [2048, 3072, 4096];
@@ -66,7 +67,7 @@ pub(super) fn run(
         let inputs: Vec<Vec<u8>> = (0..n).map(|_| below(key.public().n(), rng)).collect();
         let refs: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
         let cpu: Vec<f64> = time_runs(opts.runs, || {
-            private_many(Backend::Cpu, key, &refs[..cpu_n]).map(|_| ())
+            private_many(Backend::CPU, key, &refs[..cpu_n]).map(|_| ())
         })?
         .iter()
         .map(|s| cpu_n as f64 / s)
@@ -303,7 +304,7 @@ fn private_check(name: &str, key: &PrivateKey, inputs: &[Vec<u8>]) -> Check {
         mismatches: 0,
         detail: None,
     };
-    let want = match private_many(Backend::Cpu, key, &refs) {
+    let want = match private_many(Backend::CPU, key, &refs) {
         Ok(w) => w,
         Err(e) => {
             c.detail = Some(format!("CPU error: {e}"));
@@ -410,7 +411,7 @@ fn public_check(name: &str, m: &[u8], a: &[Vec<u8>], b: &[Vec<u8>], pow: bool) -
         mismatches: 0,
         detail: None,
     };
-    match (op(Backend::Gpu), op(Backend::Cpu)) {
+    match (op(Backend::Gpu), op(Backend::CPU)) {
         (Ok(g), Ok(w)) => {
             let g: Vec<Result<Vec<u8>, ()>> = g.into_iter().map(Ok).collect();
             let w: Vec<Result<Vec<u8>, ()>> = w.into_iter().map(Ok).collect();
@@ -427,7 +428,10 @@ mod tests {
     use super::*;
     use wirespeed_rsa::RsaError;
 
-    use crate::rsa::tests::key;
+    /// A key of `bits` bits from the section's own generator.
+    fn key(bits: u32) -> PrivateKey {
+        generate_keys(&[bits as usize]).unwrap().remove(0)
+    }
 
     #[test]
     fn runs_fit_the_budget() {
@@ -488,7 +492,7 @@ mod tests {
             // The CPU path takes all of them (the reference of the GPU check).
             let br: Vec<&[u8]> = bases.iter().map(|v| v.as_slice()).collect();
             let er: Vec<&[u8]> = exps.iter().map(|v| v.as_slice()).collect();
-            let p = modexp_many(Backend::Cpu, &m, &br, &er).unwrap();
+            let p = modexp_many(Backend::CPU, &m, &br, &er).unwrap();
             assert_eq!(p[2], padded(&BigUint::from(1u8), m.len())); // 1^1
             let (a, b) = modmul_inputs(&m, 50, &mut rng);
             assert_eq!((a.len(), b.len()), (50, 50));

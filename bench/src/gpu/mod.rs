@@ -1,6 +1,9 @@
 //! `wirespeed bench gpu`: on a machine with a GPU, run every differential check (GPU
 //! against CPU on random and edge inputs) and the benchmarks in one go, and return one
-//! JSON-serializable report with the device, driver and CUDA versions.
+//! JSON-serializable report with the device, driver and CUDA versions. The checks call
+//! the engine (crates/engine) with `gpu` and `cpu` named, and the device crate
+//! (crates/gpu) for its plans and the smoke kernel; nothing here is in a production
+//! crate.
 
 use std::time::Instant;
 
@@ -8,10 +11,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
 
-use crate::runtime::{gpu, Gpu, GpuError};
+use wirespeed_gpu::{gpu, Gpu, GpuError};
 
 mod eccvm;
 mod ed25519;
+mod ed25519_inputs;
 mod msm;
 mod rsa;
 
@@ -180,7 +184,7 @@ fn device_info(g: &Gpu) -> Result<DeviceInfo, GpuError> {
         .filter(|o| o.status.success())
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.lines().next().map(|l| l.trim().to_string()));
-    let nvrtc_version = crate::runtime::nvrtc_version();
+    let nvrtc_version = wirespeed_gpu::runtime::nvrtc_version();
     let v = g.driver_cuda_version;
     Ok(DeviceInfo {
         name: g.name.clone(),
@@ -195,23 +199,11 @@ fn device_info(g: &Gpu) -> Result<DeviceInfo, GpuError> {
 
 /// The smoke kernel: a * b + c on a million random triples, against the host.
 fn selftest(g: &Gpu, rng: &mut ChaCha20Rng) -> Result<Check, GpuError> {
-    use cudarc::driver::{LaunchConfig, PushKernelArg};
     let n = 1usize << 20;
     let a: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     let b: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     let c: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
-    let f = g.function("selftest.cu", "ws_selftest")?;
-    let s = g.stream()?;
-    let (da, db, dc) = (s.clone_htod(&a)?, s.clone_htod(&b)?, s.clone_htod(&c)?);
-    // Poisoned output: every word must be written.
-    let mut out = s.clone_htod(&vec![0xdead_beefu32; 2 * n])?;
-    let n32 = n as u32;
-    let mut l = s.launch_builder(&f);
-    l.arg(&da).arg(&db).arg(&dc).arg(&mut out).arg(&n32);
-    // SAFETY: the kernel reads n words of a, b, c and writes 2n words of out.
-    unsafe { l.launch(LaunchConfig::for_num_elems(n32)) }?;
-    let got = s.clone_dtoh(&out)?;
-    s.synchronize()?;
+    let got = wirespeed_gpu::selftest::mul_add(g, &a, &b, &c)?;
     let mut mismatches = 0;
     let mut detail = None;
     for i in 0..n {
@@ -244,7 +236,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&Report)) -> Result<Report, 
         )));
     }
     let g = gpu()?;
-    if !crate::nvrtc_present() {
+    if !wirespeed_gpu::nvrtc_present() {
         return Err(GpuError::NoNvrtc);
     }
     let started = now_rfc3339();
