@@ -31,6 +31,8 @@ fn redis_server() -> Option<(Killed, String)> {
             "no",
         ])
         .args(["--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(std::env::temp_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
