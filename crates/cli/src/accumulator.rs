@@ -321,7 +321,7 @@ fn fingerprint(n: &BigUint) -> String {
 fn new_modulus(pem: Option<&Path>) -> Result<BigUint, CliError> {
     match pem {
         Some(path) => Ok(crate::rsa::load_public(path)?.n().clone()),
-        None => BigUint::parse_bytes(wirespeed_vdf::modulus::RSA_2048_HEX.as_bytes(), 16)
+        None => BigUint::parse_bytes(wirespeed_bigint::RSA_2048_HEX.as_bytes(), 16)
             .ok_or_else(|| CliError::Internal("RSA-2048 constant is not hex".into())),
     }
 }

@@ -1,59 +1,12 @@
 //! [`RsaGroup`]: the group (Z/nZ)* of an odd modulus of 1024 to 4096 bits, with its
-//! Montgomery context at the smallest of 1024, 2048, 3072 and 4096 bits that holds n,
-//! and the variable-time work on public data: powers, the witness check, the
+//! Montgomery context ([`DynMontCtx`]: at the smallest of 1024, 2048, 3072 and 4096 bits
+//! that holds n), and the variable-time work on public data: powers, the witness check, the
 //! root-factor recursion and the product tree.
 
 use num_bigint::BigUint;
-use wirespeed_bigint::{MontCtx, Uint};
+use wirespeed_bigint::{DynMontCtx, MontCtx, Uint, U4096};
 
 use super::{AccumulatorError, MAX_MODULUS_BITS, MIN_MODULUS_BITS, PARALLEL_MIN, PRIME_BITS, U256};
-
-/// A Montgomery context at the working width (boxed: the widths differ in size).
-#[derive(Clone, Debug)]
-pub(super) enum Ctx {
-    W16(Box<MontCtx<16>>),
-    W32(Box<MontCtx<32>>),
-    W48(Box<MontCtx<48>>),
-    W64(Box<MontCtx<64>>),
-}
-
-/// Runs `$body` with `$c` bound to the group's `&MontCtx<L>` (L = 16, 32, 48 or 64).
-macro_rules! with_ctx {
-    ($g:expr, $c:ident => $body:expr) => {
-        match &$g.ctx {
-            $crate::accumulator::group::Ctx::W16(b) => {
-                let $c = &**b;
-                $body
-            }
-            $crate::accumulator::group::Ctx::W32(b) => {
-                let $c = &**b;
-                $body
-            }
-            $crate::accumulator::group::Ctx::W48(b) => {
-                let $c = &**b;
-                $body
-            }
-            $crate::accumulator::group::Ctx::W64(b) => {
-                let $c = &**b;
-                $body
-            }
-        }
-    };
-}
-pub(super) use with_ctx;
-
-/// The limbs of b (b below 2^(64 L)).
-pub(super) fn to_uint<const L: usize>(b: &BigUint) -> Uint<L> {
-    let mut out = [0u64; L];
-    for (o, d) in out.iter_mut().zip(b.iter_u64_digits()) {
-        *o = d;
-    }
-    Uint(out)
-}
-
-pub(super) fn from_uint<const L: usize>(u: &Uint<L>) -> BigUint {
-    BigUint::from_bytes_be(&u.to_be_bytes())
-}
 
 /// The group (Z/nZ)* of an odd modulus of 1024 to 4096 bits, with its Montgomery context
 /// at the smallest of 1024, 2048, 3072 and 4096 bits that holds n.
@@ -61,7 +14,7 @@ pub(super) fn from_uint<const L: usize>(u: &Uint<L>) -> BigUint {
 pub struct RsaGroup {
     n: BigUint,
     bits: usize,
-    pub(super) ctx: Ctx,
+    ctx: DynMontCtx,
 }
 
 impl PartialEq for RsaGroup {
@@ -82,22 +35,18 @@ impl RsaGroup {
         if !n.bit(0) {
             return Err(AccumulatorError::EvenModulus);
         }
-        fn ctx<const L: usize>(n: &BigUint) -> Result<Box<MontCtx<L>>, AccumulatorError> {
-            MontCtx::new(&to_uint::<L>(n))
-                .map(Box::new)
-                .map_err(|_| AccumulatorError::EvenModulus)
-        }
-        let ctx = match bits {
-            0..=1024 => Ctx::W16(ctx(n)?),
-            1025..=2048 => Ctx::W32(ctx(n)?),
-            2049..=3072 => Ctx::W48(ctx(n)?),
-            _ => Ctx::W64(ctx(n)?),
-        };
+        // n is odd and above 1, so the context cannot refuse it; mapped anyway.
+        let ctx = DynMontCtx::from_biguint(n).map_err(|_| AccumulatorError::EvenModulus)?;
         Ok(RsaGroup {
             n: n.clone(),
             bits,
             ctx,
         })
+    }
+
+    /// n's Montgomery context at its working width.
+    pub(super) fn ctx(&self) -> &DynMontCtx {
+        &self.ctx
     }
 
     /// The modulus n.
@@ -119,10 +68,9 @@ impl RsaGroup {
     pub fn vartime_pow(&self, base: &BigUint, e: &BigUint) -> BigUint {
         let limbs = e.to_u64_digits();
         let base = base % &self.n;
-        with_ctx!(self, c => {
-            let b = c.to_mont(&to_uint(&base));
-            from_uint(&c.from_mont(&c.vartime_pow(&b, &limbs)))
-        })
+        self.ctx
+            .vartime_modpow(&U4096::from_biguint_wrapping(&base), &limbs)
+            .to_biguint()
     }
 
     /// Checks a base: a unit other than 0, 1 and n - 1.
@@ -152,8 +100,8 @@ pub(super) fn vartime_check<const L: usize>(
     x: &U256,
     value: &BigUint,
 ) -> bool {
-    let wm = c.to_mont(&to_uint(w));
-    c.from_mont(&c.vartime_pow(&wm, &x.0)) == to_uint::<L>(value)
+    let wm = c.to_mont(&Uint::from_biguint_wrapping(w));
+    c.from_mont(&c.vartime_pow(&wm, &x.0)) == Uint::<L>::from_biguint_wrapping(value)
 }
 
 /// base^(product of the primes): one 256-bit power per prime (the same exponent bits as
@@ -218,7 +166,7 @@ pub(super) fn product_tree(primes: &[U256]) -> BigUint {
     if primes.len() <= 16 {
         return primes
             .iter()
-            .fold(BigUint::from(1u8), |acc, x| acc * from_uint(x));
+            .fold(BigUint::from(1u8), |acc, x| acc * x.to_biguint());
     }
     let (l, r) = primes.split_at(primes.len() / 2);
     let (a, b) = if primes.len() >= 256 {

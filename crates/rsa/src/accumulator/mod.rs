@@ -41,8 +41,8 @@
 //!   would give an x-th root of g (Baric, Pfitzmann, "Collision-free accumulators and
 //!   fail-stop signature schemes without trees", EUROCRYPT 1997).
 //! - **Unknown factorization**: the modulus must be one whose factors nobody holds, such
-//!   as the RSA-2048 factoring challenge number (RSA Laboratories, 1991; the CLI's
-//!   default), or a modulus from a ceremony in which the factors were discarded. Whoever
+//!   as the RSA-2048 factoring challenge number ([`wirespeed_bigint::RSA_2048_HEX`]; RSA
+//!   Laboratories, 1991; the CLI's default), or a modulus from a ceremony in which the factors were discarded. Whoever
 //!   knows p and q can compute x-th roots and so forge a witness for any element: the
 //!   [`Trapdoor`] operations are for the accumulator's manager only, and verifiers must
 //!   not accept a modulus whose factors the manager kept unless they trust the manager.
@@ -88,7 +88,7 @@ use std::collections::{HashMap, HashSet};
 
 use num_bigint::BigUint;
 use rayon::prelude::*;
-use wirespeed_bigint::{prime, Uint};
+use wirespeed_bigint::{prime, with_width, Uint};
 
 mod error;
 mod group;
@@ -100,9 +100,7 @@ pub use group::RsaGroup;
 pub use hash::{derive_base, hash_to_prime};
 pub use trapdoor::Trapdoor;
 
-use group::{
-    from_uint, product_tree, to_uint, vartime_check, vartime_root_factor, well_shaped, with_ctx,
-};
+use group::{product_tree, vartime_check, vartime_root_factor, well_shaped};
 use trapdoor::ct_root;
 
 /// A 256-bit unsigned integer: the element primes.
@@ -338,14 +336,14 @@ impl Accumulator {
     }
 
     fn root_factor(&self, want: &[bool]) -> Vec<Option<BigUint>> {
-        with_ctx!(self.group, c => {
+        with_width!(self.group.ctx(), c => {
             let mut out = vec![None; self.members.len()];
             if !out.is_empty() {
-                let g = c.to_mont(&to_uint(&self.base));
+                let g = c.to_mont(&Uint::from_biguint_wrapping(&self.base));
                 vartime_root_factor(c, g, &self.members, want, &mut out);
             }
             out.iter()
-                .map(|w| w.map(|w| from_uint(&c.from_mont(&w))))
+                .map(|w| w.map(|w| c.from_mont(&w).to_biguint()))
                 .collect()
         })
     }
@@ -395,7 +393,7 @@ impl Accumulator {
         if member == removed {
             return Err(AccumulatorError::NotMember { index: 0 });
         }
-        let (x, y) = (from_uint(member), from_uint(removed));
+        let (x, y) = (member.to_biguint(), removed.to_biguint());
         let a = x.modinv(&y).ok_or(AccumulatorError::WitnessRejected)?;
         // b = (1 - a x) / y <= 0; w^b = (w^-1)^((a x - 1) / y).
         let minus_b = (&a * &x - 1u8) / &y;
@@ -450,9 +448,9 @@ impl Accumulator {
         if !well_shaped(x) {
             return Err(AccumulatorError::NotInvertible);
         }
-        let root = with_ctx!(self.group, c => ct_root(c, &self.value, &trapdoor.lambda, x))
+        let root = with_width!(self.group.ctx(), c => ct_root(c, &self.value, &trapdoor.lambda, x))
             .ok_or(AccumulatorError::NotInvertible)?;
-        let ok = with_ctx!(self.group, c => vartime_check(c, &root, x, &self.value));
+        let ok = with_width!(self.group.ctx(), c => vartime_check(c, &root, x, &self.value));
         if !ok {
             return Err(AccumulatorError::CheckFailed);
         }
@@ -477,7 +475,7 @@ pub fn verify_prime(
     if *witness >= *group.modulus() {
         return Err(AccumulatorError::WitnessOutOfRange);
     }
-    if with_ctx!(group, c => vartime_check(c, witness, x, value)) {
+    if with_width!(group.ctx(), c => vartime_check(c, witness, x, value)) {
         Ok(())
     } else {
         Err(AccumulatorError::WitnessRejected)

@@ -10,7 +10,6 @@ use std::fmt;
 use num_bigint::BigUint;
 use wirespeed_bigint::{MontCtx, Uint};
 
-use super::group::{from_uint, to_uint};
 #[cfg(doc)]
 use super::PRIME_BITS;
 use super::{AccumulatorError, MAX_MODULUS_BITS, U256};
@@ -107,7 +106,7 @@ impl Trapdoor {
         let lambda = &pm1 * &qm1 / gcd(&pm1, &qm1);
         Ok(Trapdoor {
             n,
-            lambda: to_uint(&lambda),
+            lambda: Uint::from_biguint_wrapping(&lambda),
         })
     }
 
@@ -142,8 +141,8 @@ pub(super) fn ct_root<const L: usize>(
     x: &U256,
 ) -> Option<BigUint> {
     let u = ct_inverse_mod::<L>(&lambda.resize::<L>(), x)?;
-    let a = c.to_mont(&to_uint(value));
-    Some(from_uint(&c.from_mont(&c.pow_ct(&a, &u))))
+    let a = c.to_mont(&Uint::from_biguint_wrapping(value));
+    Some(c.from_mont(&c.pow_ct(&a, &u)).to_biguint())
 }
 
 #[cfg(test)]
@@ -160,7 +159,7 @@ mod tests {
     #[test]
     fn constant_time_inverse_matches_num_bigint() {
         let x = hash_to_prime(b"x");
-        let xb = from_uint(&x);
+        let xb = x.to_biguint();
         // lambda: an even number of 1000 bits, and one with x as a factor.
         let mut l = [0u64; 16];
         for (i, v) in l.iter_mut().enumerate().take(15) {
@@ -168,10 +167,10 @@ mod tests {
         }
         l[0] &= !1;
         let lambda = Uint::<16>(l);
-        let lb = from_uint(&lambda);
+        let lb = lambda.to_biguint();
         let u = ct_inverse_mod(&lambda, &x).expect("invertible");
-        assert_eq!(from_uint(&u), xb.modinv(&lb).expect("coprime"));
-        let multiple = to_uint::<16>(&(&xb * 12345u32));
+        assert_eq!(u.to_biguint(), xb.modinv(&lb).expect("coprime"));
+        let multiple = Uint::<16>::from_biguint_wrapping(&(&xb * 12345u32));
         assert!(ct_inverse_mod(&multiple, &x).is_none());
     }
 }
