@@ -71,7 +71,8 @@
 //!
 //! # Server CPU time
 //!
-//! [`process_cpu_secs`] reads a process's user and system time (fields 14 and 15 of
+//! [`process_cpu_secs`] (from [`wirespeed_util::proc`]) reads a process's user and
+//! system time (fields 14 and 15 of
 //! `/proc/PID/stat`, Linux only) in clock ticks, converted to seconds by the kernel's
 //! tick rate ([`clock_ticks_per_sec`]: `AT_CLKTCK` of the auxiliary vector, the value
 //! `sysconf(_SC_CLK_TCK)` returns; 100, the Linux value on every common architecture,
@@ -106,6 +107,9 @@ pub mod plot;
 
 use crate::dist::{DistError, KeySampler, XorShift64};
 pub use crate::dist::{KeyDist, ValueSize};
+pub use wirespeed_util::proc::{
+    clock_ticks_per_sec, parse_proc_stat, process_cpu_secs, CpuError, CpuTicks,
+};
 
 /// Most requests one open-loop connection may have awaiting replies (see the module docs).
 pub const MAX_OUTSTANDING: u64 = 100_000;
@@ -1203,145 +1207,9 @@ impl<'a> Loop<'a> {
     }
 }
 
-/// Why a process's CPU time could not be read.
-#[derive(Debug)]
-pub enum CpuError {
-    /// `/proc/PID/stat` could not be read (no such process, or not Linux).
-    Read {
-        /// The process.
-        pid: u32,
-        /// Why.
-        source: io::Error,
-    },
-    /// Its contents were not as expected.
-    Malformed(String),
-}
-
-impl fmt::Display for CpuError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CpuError::Read { pid, source } => write!(f, "cannot read /proc/{pid}/stat: {source}"),
-            CpuError::Malformed(m) => write!(f, "malformed /proc/PID/stat: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for CpuError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CpuError::Read { source, .. } => Some(source),
-            CpuError::Malformed(_) => None,
-        }
-    }
-}
-
-/// User and system CPU time of a process, in clock ticks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CpuTicks {
-    /// Field 14, `utime`.
-    pub user: u64,
-    /// Field 15, `stime`.
-    pub system: u64,
-}
-
-/// Parses the contents of `/proc/PID/stat`. The command name (field 2) is in parentheses
-/// and may itself contain spaces and parentheses, so the fields are counted from the
-/// last `)`.
-pub fn parse_proc_stat(stat: &str) -> Result<CpuTicks, CpuError> {
-    let close = stat
-        .rfind(')')
-        .ok_or_else(|| CpuError::Malformed("no ')' closing the command name".into()))?;
-    // Fields 3 (state) onwards.
-    let fields: Vec<&str> = stat[close + 1..].split_ascii_whitespace().collect();
-    let field = |n: usize| -> Result<u64, CpuError> {
-        let text = fields
-            .get(n - 3)
-            .ok_or_else(|| CpuError::Malformed(format!("field {n} is missing")))?;
-        text.parse()
-            .map_err(|_| CpuError::Malformed(format!("field {n} is '{text}', not a number")))
-    };
-    Ok(CpuTicks {
-        user: field(14)?,
-        system: field(15)?,
-    })
-}
-
-/// Clock ticks per second of `/proc` times: the kernel's `AT_CLKTCK` (what
-/// `sysconf(_SC_CLK_TCK)` returns), read from `/proc/self/auxv`; 100 where that fails.
-pub fn clock_ticks_per_sec() -> u64 {
-    const AT_CLKTCK: usize = 17;
-    const WORD: usize = std::mem::size_of::<usize>();
-    let Ok(auxv) = std::fs::read("/proc/self/auxv") else {
-        return 100;
-    };
-    let word = |b: &[u8]| b.try_into().map(usize::from_ne_bytes).unwrap_or(0);
-    auxv.chunks_exact(2 * WORD)
-        .map(|pair| (word(&pair[..WORD]), word(&pair[WORD..])))
-        .take_while(|&(key, _)| key != 0)
-        .find(|&(key, _)| key == AT_CLKTCK)
-        .map(|(_, ticks)| ticks as u64)
-        .filter(|&t| t > 0)
-        .unwrap_or(100)
-}
-
-/// User plus system CPU seconds process `pid` has used so far (Linux).
-pub fn process_cpu_secs(pid: u32) -> Result<f64, CpuError> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map_err(|source| CpuError::Read { pid, source })?;
-    let t = parse_proc_stat(&stat)?;
-    Ok((t.user + t.system) as f64 / clock_ticks_per_sec() as f64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn proc_stat_is_parsed_after_the_last_parenthesis() {
-        // A command name with spaces and parentheses of its own.
-        let stat = "4242 (my (odd) srv) x) S 1 4242 4242 0 -1 4194560 1234 0 5 0 \
-                    731 229 0 0 20 0 4 0 12345 1000000 300 18446744073709551615\n";
-        let t = parse_proc_stat(stat).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            t,
-            CpuTicks {
-                user: 731,
-                system: 229
-            }
-        );
-        let plain = "1 (init) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 9";
-        assert_eq!(
-            parse_proc_stat(plain).map_err(|e| e.to_string()),
-            Ok(CpuTicks { user: 5, system: 6 })
-        );
-    }
-
-    #[test]
-    fn malformed_proc_stat_is_a_typed_error() {
-        for bad in [
-            "",
-            "1 init S 0 1",
-            "1 (init) S 0 1 1 0 -1",
-            "1 (init) S 0 1 1 0 -1 4194560 1 2 3 4 x 6 7",
-        ] {
-            assert!(
-                matches!(parse_proc_stat(bad), Err(CpuError::Malformed(_))),
-                "{bad:?}"
-            );
-        }
-        assert!(matches!(
-            process_cpu_secs(u32::MAX),
-            Err(CpuError::Read { .. })
-        ));
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn own_cpu_time_is_readable() {
-        assert!(clock_ticks_per_sec() > 0);
-        let secs = process_cpu_secs(std::process::id()).unwrap_or_else(|e| panic!("{e}"));
-        assert!(secs.is_finite() && secs >= 0.0);
-    }
 
     #[test]
     fn protocols_parse_by_name() {
