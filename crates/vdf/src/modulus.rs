@@ -103,7 +103,7 @@ impl Modulus {
         let bytes = self.n.to_be_bytes();
         let skip = bytes.len().saturating_sub(self.byte_len());
         let digest = Sha256::digest(&bytes[skip..]);
-        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+        wirespeed_util::hex::encode(&digest[..8])
     }
 
     /// Size of N in bits.
