@@ -46,7 +46,7 @@ fn push_value(out: &mut Vec<u8>, i: u64, value_size: usize) {
 }
 
 /// The value every SET of key `i` writes: `value_size` bytes derived from `i` (with a
-/// [`ValueSize`] `sizes`, `value_of(i, sizes.of(i))`).
+/// [`ValueSize`](crate::ValueSize) `sizes`, `value_of(i, sizes.of(i))`).
 pub fn value_of(i: u64, value_size: usize) -> Vec<u8> {
     let mut value = Vec::with_capacity(value_size);
     push_value(&mut value, i, value_size);
