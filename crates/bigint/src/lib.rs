@@ -5,7 +5,12 @@
 //! - [`MontCtx<L>`]: a Montgomery context for one odd modulus: multiplication and a
 //!   dedicated squaring, with conversion in and out of Montgomery form only at the ends
 //!   of a chain.
+//! - [`DynMontCtx`]: a Montgomery context whose width (1024 to 4096 bits) is chosen at
+//!   run time from the modulus, dispatching to `MontCtx<L>` ([`with_width!`]).
 //! - [`prime`]: the Baillie-PSW probable-prime test on `Uint<L>` (public values).
+//! - [`convert`]: `Uint<L>` to and from num-bigint's `BigUint` and padded bytes.
+//! - [`constants`]: the RSA-2048 challenge number, the default modulus of the VDF and
+//!   of accumulators.
 //!
 //! Limb bounds and reduction rules are stated in each module.
 
@@ -13,12 +18,18 @@
 
 #[cfg(target_arch = "x86_64")]
 pub mod adx;
+pub mod constants;
+pub mod convert;
+pub mod dynmont;
 #[cfg(target_arch = "x86_64")]
 pub mod ifma;
 pub mod mont;
 pub mod prime;
 pub mod uint;
 
+pub use constants::RSA_2048_HEX;
+pub use convert::biguint_to_be_bytes_padded;
+pub use dynmont::DynMontCtx;
 pub use mont::{Kernel, MontCtx, MontError};
 pub use uint::{ParseError, Uint};
 

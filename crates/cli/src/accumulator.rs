@@ -29,6 +29,7 @@ use wirespeed_rsa::accumulator::{
 
 use crate::error::CliError;
 use crate::files::{read_bounded_text, write_atomic, write_file};
+use wirespeed_util::hex::encode as hex;
 
 /// Largest element accepted, in bytes.
 pub const MAX_ELEMENT_BYTES: usize = 1024;
@@ -164,26 +165,14 @@ fn malformed(path: &Path, message: impl Into<String>) -> CliError {
     }
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// Bytes of an even-length hex string (either case); None for anything else.
 fn unhex(t: &str) -> Option<Vec<u8>> {
-    if !t.len().is_multiple_of(2) || !t.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    (0..t.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&t[i..i + 2], 16).ok())
-        .collect()
+    wirespeed_util::hex::decode(t).ok()
 }
 
 /// v as big-endian hex of exactly `len` bytes (v below 2^(8 len)).
 fn fixed_hex(v: &BigUint, len: usize) -> String {
-    let b = v.to_bytes_be();
-    let pad = len.saturating_sub(b.len());
-    "00".repeat(pad) + &hex(&b)
+    hex(&wirespeed_bigint::biguint_to_be_bytes_padded(v, len))
 }
 
 /// A number of at most `max_bytes` bytes from hex (leading zeros allowed up to that
@@ -321,7 +310,7 @@ fn fingerprint(n: &BigUint) -> String {
 fn new_modulus(pem: Option<&Path>) -> Result<BigUint, CliError> {
     match pem {
         Some(path) => Ok(crate::rsa::load_public(path)?.n().clone()),
-        None => BigUint::parse_bytes(wirespeed_vdf::modulus::RSA_2048_HEX.as_bytes(), 16)
+        None => BigUint::parse_bytes(wirespeed_bigint::RSA_2048_HEX.as_bytes(), 16)
             .ok_or_else(|| CliError::Internal("RSA-2048 constant is not hex".into())),
     }
 }

@@ -53,17 +53,7 @@ pub fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<
 }
 
 /// A count with thousands separators: 1234567 -> "1,234,567".
-pub fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use wirespeed_util::digits::group_digits;
 
 #[cfg(test)]
 mod tests {

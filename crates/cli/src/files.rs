@@ -1,7 +1,9 @@
-//! File helpers shared by the subcommands: reads bounded before allocating, writes that
-//! name the file in their error.
+//! File helpers shared by the subcommands: reads bounded before allocating (on
+//! [`wirespeed_util::io`]), writes that name the file in their error.
 
 use std::path::Path;
+
+use wirespeed_util::io::BoundedReadError;
 
 use crate::error::CliError;
 
@@ -11,28 +13,22 @@ use crate::error::CliError;
 /// bytes too; a regular file whose reported size is over `max` is refused before any
 /// read, and the reported size only sizes the buffer (never above `max`).
 pub fn read_bounded_bytes(path: &Path, max: usize) -> Result<Vec<u8>, CliError> {
-    use std::io::Read;
-    let open = |source| CliError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
-    let too_big = |what: String| CliError::MalformedInput {
-        path: path.to_path_buf(),
-        message: format!("{what}; at most {max} bytes are accepted"),
-    };
-    let file = std::fs::File::open(path).map_err(open)?;
-    let len = file.metadata().map_err(open)?.len();
-    if len > max as u64 {
-        return Err(too_big(format!("file has {len} bytes")));
+    wirespeed_util::io::read_file_bounded(path, max).map_err(|e| bounded_err(path, e))
+}
+
+/// A bounded read's failure as the CLI reports it, naming the file: a read error is
+/// [`CliError::Open`], a size over the bound [`CliError::MalformedInput`].
+pub fn bounded_err(path: &Path, e: BoundedReadError) -> CliError {
+    match e {
+        BoundedReadError::Io(source) => CliError::Open {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => CliError::MalformedInput {
+            path: path.to_path_buf(),
+            message: other.to_string(),
+        },
     }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(open)?;
-    if bytes.len() > max {
-        return Err(too_big("more than that could be read".into()));
-    }
-    Ok(bytes)
 }
 
 /// Reads a file that starts with a u64 little-endian count of `elem_bytes`-byte

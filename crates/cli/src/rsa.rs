@@ -10,6 +10,7 @@ use wirespeed_rsa::{batch_verify, pkcs1v15, pss, Hash, Padding, PrivateKey, Publ
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text};
+use wirespeed_util::hex::encode as hex;
 
 /// Largest key file accepted.
 const MAX_KEY_BYTES: usize = 64 << 10;
@@ -104,17 +105,7 @@ fn hex_lines(path: &Path) -> Result<Vec<Vec<u8>>, CliError> {
 }
 
 fn unhex(t: &str) -> Option<Vec<u8>> {
-    if !t.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..t.len())
-        .step_by(2)
-        .map(|i| t.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    wirespeed_util::hex::decode(t).ok()
 }
 
 fn padding(pss: bool) -> Padding {

@@ -16,11 +16,9 @@ const WRONGPASS: &[u8] = b"-WRONGPASS invalid username-password pair or user is 
 
 /// A field of /proc/PID/status, in KiB.
 fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    let status = wirespeed_util::proc::read_status(Some(pid)).expect("status");
+    wirespeed_util::proc::status_bytes(&status, field.trim_end_matches(':'))
+        .map(|b| b / 1024)
         .unwrap_or_else(|| panic!("no {field} in {status}"))
 }
 

@@ -265,13 +265,7 @@ fn memcached() -> Option<(Killed, SocketAddr)> {
     let mut cmd = Command::new("memcached");
     cmd.args(["-p", &port.to_string(), "-U", "0", "-l", "127.0.0.1"]);
     // memcached refuses to run as root without a user to become.
-    let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.split_whitespace().take(2).eq(["Uid:", "0"]))
-        })
-        .unwrap_or(false);
-    if root {
+    if wirespeed_util::proc::is_root() {
         cmd.args(["-u", "root"]);
     }
     let Ok(child) = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn() else {

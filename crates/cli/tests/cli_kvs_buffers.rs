@@ -19,10 +19,7 @@ const MIB: usize = 1 << 20;
 
 /// Resident size of `pid` in bytes (None where /proc is not there).
 fn rss(pid: u32) -> Option<usize> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    usize::try_from(wirespeed_util::proc::rss_bytes(Some(pid))?).ok()
 }
 
 /// Polls `f` every 50 ms for up to `secs`; true once it holds.

@@ -117,10 +117,9 @@ fn info_num(con: &mut redis::Connection, section: &str, field: &str) -> usize {
 
 /// A `/proc/PID/status` size field (VmRSS, VmHWM) in bytes; None off Linux.
 fn proc_status(pid: u32, field: &str) -> Option<usize> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = s.lines().find(|l| l.starts_with(field))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let s = wirespeed_util::proc::read_status(Some(pid)).ok()?;
+    let bytes = wirespeed_util::proc::status_bytes(&s, field.trim_end_matches(':'))?;
+    usize::try_from(bytes).ok()
 }
 
 fn mib(b: usize) -> String {

@@ -6,6 +6,11 @@
 //! is raised to e and compared with the input before it is released, so a glitched
 //! half-exponentiation cannot leak a factor (the Bellcore attack).
 //!
+//! Contexts: a public key holds one [`DynMontCtx`] (the Montgomery context of n at its
+//! width); a private key one CRT context per key size, whose two half-width prime
+//! contexts share a width so that their powers can run interleaved
+//! ([`MontCtx::pow_ct_pair`]).
+//!
 //! Timing: the private operation is constant-time in the key and the input: reductions,
 //! Montgomery products, fixed-window powers with masked table scans
 //! ([`MontCtx::pow_ct`]), branch-free modular subtraction. Key loading and validation
@@ -14,7 +19,7 @@
 
 use num_bigint::BigUint;
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
-use wirespeed_bigint::{MontCtx, Uint};
+use wirespeed_bigint::{DynMontCtx, MontCtx, Uint, U4096};
 
 use crate::RsaError;
 
@@ -42,14 +47,6 @@ pub(crate) enum PrivCtx {
     K4096(Box<CrtCtx<64, 32>>),
 }
 
-/// The per-width context of a public key.
-#[derive(Clone, Debug)]
-pub(crate) enum PubCtx {
-    K2048(Box<MontCtx<32>>),
-    K3072(Box<MontCtx<48>>),
-    K4096(Box<MontCtx<64>>),
-}
-
 /// An RSA public key.
 #[derive(Clone, Debug)]
 pub struct PublicKey {
@@ -57,7 +54,8 @@ pub struct PublicKey {
     e: BigUint,
     e_limbs: Vec<u64>,
     bits: usize,
-    ctx: PubCtx,
+    /// n's Montgomery context at its working width (2048, 3072 or 4096 bits).
+    ctx: DynMontCtx,
 }
 
 /// The CRT form of a private key: p, q, dp = d mod (p - 1), dq = d mod (q - 1) and
@@ -92,9 +90,9 @@ pub struct PrivateKey {
     ctx: PrivCtx,
 }
 
+/// The limbs of b; callers only pass values that fit (checked against the key width).
 fn to_uint<const L: usize>(b: &BigUint) -> Uint<L> {
-    // Callers only pass values that fit (checked against the key width).
-    Uint::from_be_bytes(&b.to_bytes_be()).unwrap_or(Uint::ZERO)
+    Uint::from_biguint_wrapping(b)
 }
 
 fn dig(b: &rsa::BigUint) -> BigUint {
@@ -121,11 +119,7 @@ impl PublicKey {
             ));
         }
         let err = |_| RsaError::BadKey("modulus rejected by the Montgomery context");
-        let ctx = match bits {
-            2048 => PubCtx::K2048(Box::new(MontCtx::new(&to_uint(n)).map_err(err)?)),
-            3072 => PubCtx::K3072(Box::new(MontCtx::new(&to_uint(n)).map_err(err)?)),
-            _ => PubCtx::K4096(Box::new(MontCtx::new(&to_uint(n)).map_err(err)?)),
-        };
+        let ctx = DynMontCtx::from_biguint(n).map_err(err)?;
         Ok(PublicKey {
             n: n.clone(),
             e: e.clone(),
@@ -182,27 +176,13 @@ impl PublicKey {
         if s.len() > self.size() || v >= self.n {
             return Err(RsaError::OutOfRange);
         }
-        let out = match &self.ctx {
-            PubCtx::K2048(c) => pub_op(c, &v, &self.e_limbs),
-            PubCtx::K3072(c) => pub_op(c, &v, &self.e_limbs),
-            PubCtx::K4096(c) => pub_op(c, &v, &self.e_limbs),
-        };
-        Ok(fixed_bytes(&out, self.size()))
+        let out = self
+            .ctx
+            .vartime_modpow(&U4096::from_biguint_wrapping(&v), &self.e_limbs)
+            .to_be_bytes();
+        // out < n has at most `size` significant bytes.
+        Ok(out[out.len() - self.size()..].to_vec())
     }
-}
-
-fn pub_op<const L: usize>(c: &MontCtx<L>, v: &BigUint, e: &[u64]) -> BigUint {
-    let x = c.to_mont(&to_uint::<L>(v));
-    let r = c.from_mont(&c.vartime_pow(&x, e));
-    BigUint::from_bytes_be(&r.to_be_bytes())
-}
-
-/// Big-endian bytes of v, left-padded to `len`.
-pub(crate) fn fixed_bytes(v: &BigUint, len: usize) -> Vec<u8> {
-    let b = v.to_bytes_be();
-    let mut out = vec![0u8; len.saturating_sub(b.len())];
-    out.extend_from_slice(&b[b.len().saturating_sub(len)..]);
-    out
 }
 
 /// (a - b) mod m for a, b < m, without a branch.
@@ -249,12 +229,11 @@ impl<const L: usize, const H: usize> CrtCtx<L, H> {
 
     /// The CRT parameters as integers.
     fn params(&self) -> CrtParams {
-        let big = |u: &Uint<H>| BigUint::from_bytes_be(&u.to_be_bytes());
         let (p, q) = self.factors();
         CrtParams {
-            dp: big(&self.dp),
-            dq: big(&self.dq),
-            qinv: big(&self.p.from_mont(&self.qinv_m)),
+            dp: self.dp.to_biguint(),
+            dq: self.dq.to_biguint(),
+            qinv: self.p.from_mont(&self.qinv_m).to_biguint(),
             p,
             q,
         }
@@ -262,8 +241,7 @@ impl<const L: usize, const H: usize> CrtCtx<L, H> {
 
     /// The prime factors (p, q).
     fn factors(&self) -> (BigUint, BigUint) {
-        let big = |u: &Uint<H>| BigUint::from_bytes_be(&u.to_be_bytes());
-        (big(self.p.modulus()), big(self.q.modulus()))
+        (self.p.modulus().to_biguint(), self.q.modulus().to_biguint())
     }
 
     /// m mod p in p's Montgomery form, for m < 2^(64 L), constant time.

@@ -185,12 +185,9 @@ mod tests {
             assert!(!f.ifma_vl() || f.ifma());
             assert!(!f.ifma() || f.ifma_products());
             // Where /proc/cpuinfo is there, its family is ours.
-            if let Ok(text) = std::fs::read_to_string("/proc/cpuinfo") {
-                let family = text
-                    .lines()
-                    .find(|l| l.starts_with("cpu family"))
-                    .and_then(|l| l.split(':').nth(1))
-                    .and_then(|v| v.trim().parse::<u32>().ok());
+            if let Ok(text) = crate::proc::read_cpuinfo() {
+                let family = crate::proc::cpuinfo_field(&text, "cpu family")
+                    .and_then(|v| v.parse::<u32>().ok());
                 if let Some(family) = family {
                     assert_eq!(f.family, family);
                 }

@@ -1,7 +1,17 @@
 //! The bottom floor of wirespeed, below every arithmetic crate: what the CPU can do,
 //! detected once ([`cpu::CpuFeatures`]), so that each crate's kernel choice reads one
-//! description instead of probing the CPU itself.
+//! description instead of probing the CPU itself; and the small helpers that several
+//! crates need, written once:
+//!
+//! - [`hex`]: bytes to and from hex;
+//! - [`digits`]: counts with thousands separators;
+//! - [`io`]: file and stream reads bounded before they allocate;
+//! - [`proc`]: readers of Linux's `/proc` (CPU time, status fields, cpuinfo).
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
 pub mod cpu;
+pub mod digits;
+pub mod hex;
+pub mod io;
+pub mod proc;

@@ -1,8 +1,9 @@
 //! The RSA modulus N and the group the VDF works in.
 //!
 //! - Any odd N of 1024..=4096 bits. Arithmetic runs in the smallest of `U1024`, `U2048`,
-//!   `U3072`, `U4096` that holds N: [`Modulus`] keeps one Montgomery context of that
-//!   width and a `dispatch!` macro instantiates generic code for each of the four widths.
+//!   `U3072`, `U4096` that holds N: [`Modulus`] keeps one [`DynMontCtx`] (that width's
+//!   Montgomery context) and a `dispatch!` macro instantiates generic code for each of
+//!   the four widths.
 //!   Public values travel as `U4096` (any value below N fits); conversion to the working
 //!   width is a limb copy.
 //! - The group is (Z/NZ)* / {1, -1}: every element is named by its canonical
@@ -17,56 +18,26 @@
 //! - The default modulus is the RSA-2048 factoring challenge number (RSA Laboratories,
 //!   1991): 617 decimal digits, factorization unknown.
 
-use wirespeed_bigint::{MontCtx, Uint, U1024, U2048, U3072, U4096};
+use wirespeed_bigint::{DynMontCtx, Uint, U1024, U2048, U3072, U4096};
 
 use crate::VdfError;
 
-/// The RSA-2048 challenge number, big-endian hex. Its decimal expansion (617 digits,
-/// 2519590847...2120720357) is checked in the tests.
-pub const RSA_2048_HEX: &str = "\
-c7970ceedcc3b0754490201a7aa613cd73911081c790f5f1a8726f463550bb5b7ff0db8e1ea1189ec72f93d165\
-0011bd721aeeacc2acde32a04107f0648c2813a31f5b0b7765ff8b44b4b6ffc93384b646eb09c7cf5e8592d40e\
-a33c80039f35b4f14a04b51f7bfd781be4d1673164ba8eb991c2c4d730bbbe35f592bdef524af7e8daefd26c66\
-fc02c479af89d64d373f442709439de66ceb955f3ea37d5159f6135809f85334b5cb1813addc80cd05609f10ac\
-6a95ad65872c909525bdad32bc729592642920f24c61dc5b3c3b7923e56b16a4d9d373d8721f24a3fc0f1b3131\
-f55615172866bccc30f95054c824e733a5eb6817f7bc16399d48c6361cc7e5";
+/// The RSA-2048 challenge number, big-endian hex (kept in `wirespeed-bigint`, which the
+/// accumulators share). Its decimal expansion (617 digits, 2519590847...2120720357) is
+/// checked in the tests.
+pub use wirespeed_bigint::RSA_2048_HEX;
 
 /// Smallest supported modulus size in bits.
 pub const MIN_MODULUS_BITS: usize = 1024;
 /// Largest supported modulus size in bits.
 pub const MAX_MODULUS_BITS: usize = 4096;
 
-/// A Montgomery context of the working width (boxed: the widths differ in size).
-#[derive(Clone, Debug)]
-pub(crate) enum Ctx {
-    W16(Box<MontCtx<16>>),
-    W32(Box<MontCtx<32>>),
-    W48(Box<MontCtx<48>>),
-    W64(Box<MontCtx<64>>),
-}
-
 /// Runs `$body` with `$ctx` bound to the modulus' Montgomery context at its working width
-/// (`&MontCtx<L>` for L in 16, 32, 48, 64); `$body` is generic code compiled four times.
+/// (`&MontCtx<L>` for L in 16, 32, 48, 64; [`wirespeed_bigint::with_width`]); `$body` is
+/// generic code compiled four times.
 macro_rules! dispatch {
     ($m:expr, $ctx:ident => $body:expr) => {
-        match $m.ctx() {
-            $crate::modulus::Ctx::W16(c) => {
-                let $ctx = &**c;
-                $body
-            }
-            $crate::modulus::Ctx::W32(c) => {
-                let $ctx = &**c;
-                $body
-            }
-            $crate::modulus::Ctx::W48(c) => {
-                let $ctx = &**c;
-                $body
-            }
-            $crate::modulus::Ctx::W64(c) => {
-                let $ctx = &**c;
-                $body
-            }
-        }
+        wirespeed_bigint::with_width!($m.ctx(), $ctx => $body)
     };
 }
 pub(crate) use dispatch;
@@ -76,7 +47,7 @@ pub(crate) use dispatch;
 pub struct Modulus {
     n: U4096,
     bits: usize,
-    ctx: Ctx,
+    ctx: DynMontCtx,
 }
 
 impl PartialEq for Modulus {
@@ -97,12 +68,9 @@ impl Modulus {
         if !n.is_odd() {
             return Err(VdfError::EvenModulus);
         }
-        let ctx = match bits {
-            0..=1024 => Ctx::W16(context(n)?),
-            1025..=2048 => Ctx::W32(context(n)?),
-            2049..=3072 => Ctx::W48(context(n)?),
-            _ => Ctx::W64(context(n)?),
-        };
+        // N is odd and above 1 (at least 1024 bits), so the context cannot refuse it;
+        // its error is mapped anyway.
+        let ctx = DynMontCtx::new(n).map_err(|_| VdfError::EvenModulus)?;
         Ok(Modulus { n: *n, bits, ctx })
     }
 
@@ -117,7 +85,7 @@ impl Modulus {
 
     /// The RSA-2048 challenge number ([`RSA_2048_HEX`]), the default modulus.
     pub fn rsa2048() -> Self {
-        let n = U4096::from_hex(RSA_2048_HEX).expect("RSA_2048_HEX is valid hex");
+        let n = wirespeed_bigint::constants::rsa_2048().resize::<64>();
         Self::new(&n).expect("RSA-2048 is an odd 2048-bit number")
     }
 
@@ -135,7 +103,7 @@ impl Modulus {
         let bytes = self.n.to_be_bytes();
         let skip = bytes.len().saturating_sub(self.byte_len());
         let digest = Sha256::digest(&bytes[skip..]);
-        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+        wirespeed_util::hex::encode(&digest[..8])
     }
 
     /// Size of N in bits.
@@ -150,15 +118,11 @@ impl Modulus {
 
     /// Working width in 64-bit limbs (16, 32, 48 or 64).
     pub fn limbs(&self) -> usize {
-        match self.ctx {
-            Ctx::W16(_) => 16,
-            Ctx::W32(_) => 32,
-            Ctx::W48(_) => 48,
-            Ctx::W64(_) => 64,
-        }
+        self.ctx.limbs()
     }
 
-    pub(crate) fn ctx(&self) -> &Ctx {
+    /// The Montgomery context at the working width.
+    pub(crate) fn ctx(&self) -> &DynMontCtx {
         &self.ctx
     }
 
@@ -194,14 +158,6 @@ impl Modulus {
     pub fn is_canonical_element(&self, v: &U4096) -> bool {
         !v.is_zero() && *v < self.n && self.canonical(v) == *v
     }
-}
-
-/// The context at width L for an odd N above 1 (so `MontCtx::new` cannot fail; its error
-/// is mapped anyway).
-fn context<const L: usize>(n: &U4096) -> Result<Box<MontCtx<L>>, VdfError> {
-    MontCtx::new(&n.resize::<L>())
-        .map(Box::new)
-        .map_err(|_| VdfError::EvenModulus)
 }
 
 /// |v| = min(v, N - v) at the working width, for v < N.

@@ -313,7 +313,7 @@ impl std::fmt::Debug for RunOptions<'_> {
 const STEP: u64 = 1 << 14;
 
 /// Continues `state` to T squarings, saving into `dir`; returns the evaluation (as
-/// [`crate::eval`] would) once done. The final state (done = T) is saved too.
+/// [`crate::eval()`] would) once done. The final state (done = T) is saved too.
 pub fn run(mut state: State, dir: &Path, opts: &RunOptions<'_>) -> Result<Evaluation, ResumeError> {
     state.check()?;
     let k = state.checkpoint_every;
