@@ -57,7 +57,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
-use crate::store::{Entry, Store};
+use crate::store::{Entry, Store, Value};
 
 pub use check::{sync_dir, TornCut};
 use format::{classify, header, scan_records, HEADER_LEN};
@@ -89,6 +89,9 @@ pub enum Effect {
     },
     /// Every key is gone.
     Clear,
+    /// A change to a hash or set, as the write command that makes it (HSET, HDEL,
+    /// SADD, SREM), key second; replayed by [`apply`].
+    Cmd(Vec<Vec<u8>>),
     /// The changes of one transaction (EXEC), in order: one record, so replay applies
     /// all of them or, from a torn tail, none. Never nested.
     Batch(Vec<Effect>),
@@ -101,6 +104,7 @@ impl Effect {
             Effect::Set { key, .. } | Effect::Del { key } | Effect::Deadline { key, .. } => {
                 Some(key)
             }
+            Effect::Cmd(argv) => argv.get(1).map(Vec::as_slice),
             Effect::Clear | Effect::Batch(_) => None,
         }
     }
@@ -237,6 +241,54 @@ impl fmt::Display for OpenError {
 
 impl std::error::Error for OpenError {}
 
+/// The records that make `key` hold `e` again (the rewrite's snapshot, and a
+/// collection copied or renamed): a string is one record; a hash or a set is one
+/// command per 256 members, then its deadline.
+pub fn dump(key: &[u8], e: &Entry) -> Vec<Effect> {
+    const CHUNK: usize = 256;
+    let mut out = Vec::new();
+    let mut push = |name: &[u8], items: Vec<Vec<u8>>| {
+        let mut argv = Vec::with_capacity(items.len() + 2);
+        argv.push(name.to_vec());
+        argv.push(key.to_vec());
+        argv.extend(items);
+        out.push(Effect::Cmd(argv));
+    };
+    match &e.value {
+        Value::Str(v) => {
+            return vec![Effect::Set {
+                key: key.to_vec(),
+                value: v.clone(),
+                expires_at: e.expires_at,
+            }]
+        }
+        Value::Hash(h) => {
+            let pairs: Vec<(&[u8], &[u8])> = h.iter().collect();
+            for c in pairs.chunks(CHUNK) {
+                push(
+                    b"HSET",
+                    c.iter()
+                        .flat_map(|(f, v)| [f.to_vec(), v.to_vec()])
+                        .collect(),
+                );
+            }
+        }
+        Value::Set(s) => {
+            let members: Vec<&[u8]> = s.iter().collect();
+            for c in members.chunks(CHUNK) {
+                push(b"SADD", c.iter().map(|m| m.to_vec()).collect());
+            }
+        }
+    }
+    if e.expires_at != 0 {
+        out.push(Effect::Deadline {
+            key: key.to_vec(),
+            at: e.expires_at,
+        });
+    }
+    out
+}
+
 /// Applies one effect to the store (replay), at time `now`.
 pub fn apply(store: &mut Store, e: &Effect, now: u64) {
     match e {
@@ -262,6 +314,7 @@ pub fn apply(store: &mut Store, e: &Effect, now: u64) {
             }
         }
         Effect::Clear => store.clear(),
+        Effect::Cmd(argv) => crate::cmd::replay(store, argv, now),
         Effect::Batch(b) => b.iter().for_each(|e| apply(store, e, now)),
     }
 }
@@ -700,14 +753,9 @@ impl Log {
         };
         let mut chunk = Vec::new();
         r.cursor = scan(r.cursor, budget, &mut |key, e| {
-            encode(
-                &Effect::Set {
-                    key: key.to_vec(),
-                    value: e.value.clone(),
-                    expires_at: e.expires_at,
-                },
-                &mut chunk,
-            );
+            for rec in dump(key, e) {
+                encode(&rec, &mut chunk);
+            }
         });
         r.file.write_all(&chunk)?;
         if r.cursor != 0 {

@@ -564,6 +564,28 @@ impl<'s> Keys<'s> {
         self.store(key).set(key, value, expires_at, now)
     }
 
+    /// Sets `key` to `value` (any type) with a deadline; returns the previous entry.
+    pub fn put(
+        &mut self,
+        key: &[u8],
+        value: crate::value::Value,
+        expires_at: u64,
+        now: u64,
+    ) -> Option<Entry> {
+        self.store(key).put(key, value, expires_at, now)
+    }
+
+    /// Runs `f` on the live value of `key`, keeping the memory count (see
+    /// [`Store::update`]).
+    pub fn update<R>(
+        &mut self,
+        key: &[u8],
+        now: u64,
+        f: impl FnOnce(&mut crate::value::Value) -> R,
+    ) -> Option<R> {
+        self.store(key).update(key, now, f)
+    }
+
     /// See [`Store::set_value`].
     pub fn set_value(&mut self, key: &[u8], value: Vec<u8>, now: u64) -> bool {
         self.store(key).set_value(key, value, now)
@@ -633,12 +655,18 @@ impl<'s> Keys<'s> {
     /// `count` keys' worth of tables from `cursor`, going on to the next shards (locked
     /// ascending) while fewer were seen; returns the next cursor (0: the scan is
     /// complete). Every key present for the whole scan is returned at least once.
-    pub fn scan(&mut self, cursor: u64, count: usize, now: u64, mut f: impl FnMut(&[u8])) -> u64 {
+    pub fn scan(
+        &mut self,
+        cursor: u64,
+        count: usize,
+        now: u64,
+        mut f: impl FnMut(&[u8], &Entry),
+    ) -> u64 {
         scan_shards(self.shards(), cursor, count, |shard, table, budget| {
             let mut seen = 0;
-            let next = self.shard(shard).scan(table, budget, now, |k| {
+            let next = self.shard(shard).scan_entries(table, budget, now, |k, e| {
                 seen += 1;
-                f(k)
+                f(k, e)
             });
             (next, seen)
         })
@@ -738,7 +766,7 @@ mod tests {
             let mut cursor = 0;
             let mut calls = 0;
             loop {
-                cursor = k.scan(cursor, count, 0, |key| {
+                cursor = k.scan(cursor, count, 0, |key, _| {
                     seen.insert(key.to_vec());
                 });
                 k.release(&mut effects);

@@ -3,6 +3,7 @@
 //! - [`resp`]: the RESP2/RESP3 request parser (bounded, on a whole buffer) and reply writer.
 //! - [`input`]: a connection's input buffer and incremental request parser (each read
 //!   costs its new bytes; bounded requests before AUTH).
+//! - [`value`]: what a key holds (string, hash, set) and its byte counts.
 //! - [`store`]: a keyspace shard, with lazy and incremental active expiry, on [`table`]:
 //!   our chained hash table with a resize-proof SCAN cursor.
 //! - [`keyspace`]: the striped keyspace the event loops share (shards under their own
@@ -31,3 +32,4 @@ pub mod resp;
 pub mod server;
 pub mod store;
 pub mod table;
+pub mod value;

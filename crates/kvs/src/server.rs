@@ -221,6 +221,12 @@ impl Server {
                         apply(&mut stores[shard_index(key, shards)], &e, now)
                     }
                     Effect::Clear => stores.iter_mut().for_each(Store::clear),
+                    Effect::Cmd(argv) => {
+                        if let Some(key) = argv.get(1) {
+                            let i = shard_index(key, shards);
+                            apply(&mut stores[i], &e, now)
+                        }
+                    }
                     // Log::open replays a transaction's record as its changes.
                     Effect::Batch(b) => debug_assert!(b.is_empty(), "batches arrive flat"),
                 })

@@ -1,4 +1,5 @@
-//! The keyspace: byte-string keys to byte-string values with optional expiry times.
+//! The keyspace: byte-string keys to values ([`Value`]: strings, hashes, sets) with
+//! optional expiry times.
 //!
 //! Expiry is lazy (a read or write of an expired key first removes it) plus an
 //! incremental active sweep ([`Store::sweep`]): keys with a deadline also sit in a
@@ -16,12 +17,13 @@
 //! store deterministic under test.
 
 use crate::table::Table;
+pub use crate::value::Value;
 
 /// A value and its deadline (0: none).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// The value.
-    pub value: Vec<u8>,
+    pub value: Value,
     /// Expiry time in milliseconds since the epoch; 0 when the key does not expire.
     pub expires_at: u64,
     /// Last read or write, in the store's logical clock (for LRU eviction).
@@ -135,15 +137,21 @@ impl Store {
         block(Table::<Entry>::NODE_BYTES) + block(key_len) + block(value_len)
     }
 
-    /// Adds (or takes back) the blocks of a key and its value.
-    fn add_blocks(&mut self, key_len: usize, value_len: usize) {
-        self.bytes += key_len + value_len;
-        self.heap += block(key_len) + block(value_len);
+    /// Heap bytes a key of `key_len` bytes holding `value` takes (MEMORY USAGE): its
+    /// node, key block and value blocks.
+    pub fn entry_cost(key_len: usize, value: &Value) -> usize {
+        block(Table::<Entry>::NODE_BYTES) + block(key_len) + value.heap()
     }
 
-    fn sub_blocks(&mut self, key_len: usize, value_len: usize) {
-        self.bytes -= key_len + value_len;
-        self.heap -= block(key_len) + block(value_len);
+    /// Adds (or takes back) the blocks of a key and its value.
+    fn add_blocks(&mut self, key_len: usize, value: &Value) {
+        self.bytes += key_len + value.payload();
+        self.heap += block(key_len) + value.heap();
+    }
+
+    fn sub_blocks(&mut self, key_len: usize, value: &Value) {
+        self.bytes -= key_len + value.payload();
+        self.heap -= block(key_len) + value.heap();
     }
 
     /// Records a deadline for the sweep.
@@ -243,7 +251,7 @@ impl Store {
         let at = self.map.find(key)?;
         if Store::expired(self.map.at_mut(at)?, now) {
             let (k, e) = self.map.remove_at(at)?;
-            self.sub_blocks(k.len(), e.value.len());
+            self.sub_blocks(k.len(), &e.value);
             self.account(e.expires_at, 0);
             return None;
         }
@@ -258,8 +266,9 @@ impl Store {
         self.live(key, now)
     }
 
-    /// Sets `key` to `value` with a deadline (0: none); returns the previous live entry.
-    /// One table probe. A value with spare capacity is shrunk to its length first.
+    /// Sets `key` to the string `value` with a deadline (0: none); returns the previous
+    /// live entry. One table probe. A value with spare capacity is shrunk to its length
+    /// first.
     pub fn set(
         &mut self,
         key: &[u8],
@@ -270,7 +279,13 @@ impl Store {
         if value.capacity() != value.len() {
             value.shrink_to_fit();
         }
-        self.add_blocks(key.len(), value.len());
+        self.put(key, Value::Str(value), expires_at, now)
+    }
+
+    /// Sets `key` to `value` (any type) with a deadline (0: none); returns the previous
+    /// live entry. One table probe.
+    pub fn put(&mut self, key: &[u8], value: Value, expires_at: u64, now: u64) -> Option<Entry> {
+        self.add_blocks(key.len(), &value);
         if expires_at != 0 {
             self.push_deadline(key, expires_at);
         }
@@ -286,27 +301,44 @@ impl Store {
         let old_deadline = old.as_ref().map_or(0, |o| o.expires_at);
         self.account(old_deadline, expires_at);
         let old = old?;
-        self.sub_blocks(key.len(), old.value.len());
+        self.sub_blocks(key.len(), &old.value);
         (!Store::expired(&old, now)).then_some(old)
     }
 
-    /// Replaces the value of a live key, keeping its deadline; false when absent. A
-    /// value with spare capacity is shrunk to its length first.
-    pub fn set_value(&mut self, key: &[u8], mut value: Vec<u8>, now: u64) -> bool {
+    /// Runs `f` on the live value of `key` (marks it used) and keeps the memory count
+    /// right however `f` changed it; a collection left empty is removed, as Redis
+    /// removes it. None when the key is absent.
+    pub fn update<R>(
+        &mut self,
+        key: &[u8],
+        now: u64,
+        f: impl FnOnce(&mut Value) -> R,
+    ) -> Option<R> {
         if !self.live(key, now) {
-            return false;
+            return None;
         }
+        let t = self.tick();
+        let e = self.map.get_mut(key)?;
+        e.touched = t;
+        let (payload, heap) = (e.value.payload(), e.value.heap());
+        let r = f(&mut e.value);
+        let (p2, h2) = (e.value.payload(), e.value.heap());
+        let empty = e.value.is_empty_collection();
+        self.bytes = self.bytes + p2 - payload;
+        self.heap = self.heap + h2 - heap;
+        if empty {
+            self.remove(key);
+        }
+        Some(r)
+    }
+
+    /// Replaces the value of a live key with the string `value`, keeping its deadline;
+    /// false when absent. A value with spare capacity is shrunk to its length first.
+    pub fn set_value(&mut self, key: &[u8], mut value: Vec<u8>, now: u64) -> bool {
         if value.capacity() != value.len() {
             value.shrink_to_fit();
         }
-        let Some(e) = self.map.get_mut(key) else {
-            return false;
-        };
-        let old = std::mem::replace(&mut e.value, value);
-        let new = e.value.len();
-        self.sub_blocks(0, old.len());
-        self.add_blocks(0, new);
-        true
+        self.update(key, now, |v| *v = Value::Str(value)).is_some()
     }
 
     /// Sets or clears (0) the deadline of a live key; false when absent.
@@ -327,7 +359,7 @@ impl Store {
     /// Removes `key` (expired or not); returns its entry.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let e = self.map.remove(key)?;
-        self.sub_blocks(key.len(), e.value.len());
+        self.sub_blocks(key.len(), &e.value);
         self.account(e.expires_at, 0);
         Some(e)
     }
@@ -423,7 +455,7 @@ mod tests {
         assert_eq!(s.payload_bytes(), 2 + 3);
         assert_eq!(
             s.get(b"b", 149).map(|e| e.value.clone()),
-            Some(b"22".to_vec())
+            Some(Value::Str(b"22".to_vec()))
         );
         assert!(s.get(b"b", 150).is_none(), "lazy expiry at the deadline");
         assert_eq!(s.len(), 1);
@@ -526,7 +558,11 @@ mod memory_tests {
         let mut v = Vec::with_capacity(4096);
         v.extend_from_slice(b"abc");
         s.set(b"spare", v, 0, 0);
-        assert_eq!(s.get(b"spare", 0).map(|e| e.value.capacity()), Some(3));
+        let capacity = |e: &Entry| match &e.value {
+            Value::Str(v) => v.capacity(),
+            _ => usize::MAX,
+        };
+        assert_eq!(s.get(b"spare", 0).map(capacity), Some(3));
         // Every key gone: only the empty table's buckets are left.
         for i in 0..10_000u32 {
             s.remove(format!("key:{i:012}").as_bytes());

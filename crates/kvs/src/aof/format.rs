@@ -42,6 +42,7 @@ const DEL: u8 = 2;
 const DEADLINE: u8 = 3;
 const CLEAR: u8 = 4;
 const BATCH: u8 = 5;
+const CMD: u8 = 6;
 
 /// The header of a version-`version` log.
 pub fn header_of(version: u32) -> [u8; 16] {
@@ -97,6 +98,14 @@ fn encode_payload(e: &Effect, out: &mut Vec<u8>) {
             out.extend_from_slice(&at.to_le_bytes());
         }
         Effect::Clear => out.push(CLEAR),
+        Effect::Cmd(argv) => {
+            // [count: u32 LE] then each argument as [length: u32 LE][bytes].
+            out.push(CMD);
+            out.extend_from_slice(&(argv.len() as u32).to_le_bytes());
+            for a in argv {
+                put_bytes(out, a);
+            }
+        }
         Effect::Batch(effects) => {
             // [count: u32 LE] then each change as [length: u32 LE][payload].
             out.push(BATCH);
@@ -146,6 +155,21 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             at: read_u64(&mut r)?,
         },
         CLEAR => Effect::Clear,
+        CMD => {
+            let (n, tail) = r.split_at_checked(4)?;
+            let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
+            r = tail;
+            // Each argument takes at least 4 bytes: the count is bounded by the payload;
+            // a command has its name and a key.
+            if n < 2 {
+                return None;
+            }
+            let mut argv = Vec::with_capacity(n.min(r.len() / 4));
+            for _ in 0..n {
+                argv.push(read_bytes(&mut r)?);
+            }
+            Effect::Cmd(argv)
+        }
         BATCH if !nested => {
             let (n, tail) = r.split_at_checked(4)?;
             let n = u32::from_le_bytes(n.try_into().ok()?) as usize;

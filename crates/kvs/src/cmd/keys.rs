@@ -4,6 +4,7 @@
 
 use super::{eq, glob, lower, parse_i64, Ctx, NOT_INT, SYNTAX};
 use crate::resp::Writer;
+use crate::value::Value;
 
 /// DEL key [key ...] and UNLINK (the same here: values are freed at once).
 pub fn del(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
@@ -33,11 +34,8 @@ pub fn exists(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// TYPE key.
 pub fn type_(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    w.simple(if ctx.keys.contains(args[1], ctx.now) {
-        "string"
-    } else {
-        "none"
-    });
+    let t = ctx.type_of(args[1]).unwrap_or("none");
+    w.simple(t);
 }
 
 /// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX | XX | GT | LT].
@@ -161,7 +159,7 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Some(c) => c,
         None => return w.error("ERR invalid cursor"),
     };
-    let (mut pattern, mut count, mut only_strings) = (None, 10usize, true);
+    let (mut pattern, mut count, mut only_type) = (None, 10usize, None);
     let mut i = 2;
     while i < args.len() {
         if i + 1 >= args.len() {
@@ -176,15 +174,18 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 None => return w.error(NOT_INT),
             }
         } else if eq(args[i], "type") {
-            only_strings = eq(args[i + 1], "string");
+            only_type = Some(lower(args[i + 1]));
         } else {
             return w.error(SYNTAX);
         }
         i += 2;
     }
     let mut keys: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.keys.scan(cursor, count, ctx.now, |k| {
-        if only_strings && pattern.is_none_or(|p| glob(p, k)) {
+    let next = ctx.keys.scan(cursor, count, ctx.now, |k, e| {
+        let type_ok = only_type
+            .as_deref()
+            .is_none_or(|t| t == e.value.type_name());
+        if type_ok && pattern.is_none_or(|p| glob(p, k)) {
             keys.push(k.to_vec());
         }
     });
@@ -223,7 +224,7 @@ pub fn rename(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     ctx.keys.remove(from);
     ctx.log_del(from);
-    ctx.keys.set(to, e.value, e.expires_at, now);
+    ctx.keys.put(to, e.value, e.expires_at, now);
     ctx.log_key(to);
     if nx {
         w.int(1)
@@ -262,7 +263,7 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if !replace && ctx.keys.contains(to, now) {
         return w.int(0);
     }
-    ctx.keys.set(to, e.value, e.expires_at, now);
+    ctx.keys.put(to, e.value, e.expires_at, now);
     ctx.log_key(to);
     w.int(1);
 }
@@ -322,14 +323,20 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         return w.null();
     };
     if eq(sub, "encoding") {
-        // Redis's string encodings: a decimal integer, a short string, a long one.
-        let v = &e.value;
-        let enc = if v.len() <= 20 && parse_i64(v).is_some() {
-            "int"
-        } else if v.len() <= 44 {
-            "embstr"
-        } else {
-            "raw"
+        // Redis's encodings: for a string a decimal integer, a short string or a long
+        // one; for a collection its compact form while small, else a hash table.
+        let enc = match &e.value {
+            Value::Str(v) if v.len() <= 20 && parse_i64(v).is_some() => "int",
+            Value::Str(v) if v.len() <= 44 => "embstr",
+            Value::Str(_) => "raw",
+            Value::Hash(h)
+                if h.len() <= 128 && h.iter().all(|(f, v)| f.len() <= 64 && v.len() <= 64) =>
+            {
+                "listpack"
+            }
+            Value::Set(s) if s.len() <= 512 && s.iter().all(|m| parse_i64(m).is_some()) => "intset",
+            Value::Set(s) if s.len() <= 128 && s.iter().all(|m| m.len() <= 64) => "listpack",
+            _ => "hashtable",
         };
         w.bulk(enc.as_bytes());
     } else if eq(sub, "refcount") {

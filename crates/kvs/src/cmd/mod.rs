@@ -8,22 +8,25 @@
 //! in Redis's order and then runs the handler; COMMAND, transactions and the
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
-//! [`keys`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
+//! [`keys`], [`hashes`], [`sets`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
 //! the settings in [`config`].
 
 pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod glob;
+pub mod hashes;
 pub mod keys;
 pub mod multi;
 pub mod server;
+pub mod sets;
 pub mod strings;
 pub mod table;
 
 use crate::aof::Effect;
 use crate::keyspace::Keys;
 use crate::resp::{Proto, Writer};
+use crate::value::Value;
 
 pub use cluster::key_slot;
 pub use config::{parse_memory, Config, Eviction};
@@ -90,20 +93,48 @@ pub struct Ctx<'a, 's> {
 }
 
 impl Ctx<'_, '_> {
+    /// The string at `key` (a copy): None when absent, the WRONGTYPE error when the key
+    /// holds another type.
+    pub(crate) fn string(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, &'static str> {
+        match self.keys.get(key, self.now).map(|e| &e.value) {
+            None => Ok(None),
+            Some(Value::Str(v)) => Ok(Some(v.clone())),
+            Some(_) => Err(WRONGTYPE),
+        }
+    }
+
+    /// The type of the value at `key`, if any.
+    pub(crate) fn type_of(&mut self, key: &[u8]) -> Option<&'static str> {
+        self.keys.get(key, self.now).map(|e| e.value.type_name())
+    }
+
     /// Logs `key`'s current state: its value and deadline, or its absence.
     pub(crate) fn log_key(&mut self, key: &[u8]) {
         if !self.logging {
             return;
         }
-        let e = match self.keys.get(key, self.now) {
-            Some(e) => Effect::Set {
-                key: key.to_vec(),
-                value: e.value.clone(),
-                expires_at: e.expires_at,
-            },
-            None => Effect::Del { key: key.to_vec() },
-        };
-        self.effects.push(e);
+        match self.keys.get(key, self.now) {
+            Some(e) if matches!(e.value, Value::Str(_)) => {
+                let e = crate::aof::dump(key, e);
+                self.effects.extend(e);
+            }
+            Some(e) => {
+                // A collection: its whole content replaces whatever the key held.
+                let dump = crate::aof::dump(key, e);
+                self.effects.push(Effect::Del { key: key.to_vec() });
+                self.effects.extend(dump);
+            }
+            None => self.effects.push(Effect::Del { key: key.to_vec() }),
+        }
+    }
+
+    /// Logs a change to a collection as the write command that makes it (replayed by
+    /// [`crate::aof::apply`]); `args` is the canonical command, key second.
+    pub(crate) fn log_cmd(&mut self, args: &[&[u8]]) {
+        if self.logging {
+            self.effects
+                .push(Effect::Cmd(args.iter().map(|a| a.to_vec()).collect()));
+        }
     }
 
     pub(crate) fn log_del(&mut self, key: &[u8]) {
@@ -163,6 +194,8 @@ pub(crate) fn authenticate(config: &Config, user: Option<&[u8]>, pass: &[u8]) ->
     }
 }
 
+pub(crate) const WRONGTYPE: &str =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub(crate) const NOT_INT: &str = "ERR value is not an integer or out of range";
 pub(crate) const SYNTAX: &str = "ERR syntax error";
 
@@ -271,4 +304,43 @@ fn unknown(args: &[&[u8]], w: &mut Writer) {
         msg.push_str(&format!("'{}' ", String::from_utf8_lossy(a)));
     }
     w.error(&msg);
+}
+
+/// Applies a logged collection command (an [`Effect::Cmd`]) to a store: replay of the
+/// log. Unknown or malformed commands change nothing (the log only holds what the
+/// handlers wrote).
+pub fn replay(store: &mut crate::store::Store, argv: &[Vec<u8>], now: u64) {
+    let Some((name, rest)) = argv.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        return;
+    }
+    let name = lower(name);
+    let args: Vec<&[u8]> = rest.iter().map(Vec::as_slice).collect();
+    match name.as_str() {
+        "hset" | "hdel" => hashes::replay_hash(store, &name, &args, now),
+        "sadd" | "srem" => sets::replay_set(store, &name, &args, now),
+        _ => {}
+    }
+}
+
+/// Runs `f` on the collection at `key`; when the key is absent, on a new one made by
+/// `new`, stored if `f` left something in it. WRONGTYPE comes from `f`.
+pub(crate) fn upsert(
+    store: &mut crate::store::Store,
+    key: &[u8],
+    now: u64,
+    new: fn() -> Value,
+    f: impl Fn(&mut Value) -> Result<usize, &'static str>,
+) -> Result<usize, &'static str> {
+    if let Some(r) = store.update(key, now, &f) {
+        return r;
+    }
+    let mut v = new();
+    let r = f(&mut v)?;
+    if !v.is_empty_collection() {
+        store.put(key, v, 0, now);
+    }
+    Ok(r)
 }

@@ -1,4 +1,4 @@
-//! Server commands: INFO, DBSIZE, FLUSHALL/FLUSHDB, BGREWRITEAOF.
+//! Server commands: INFO, DBSIZE, FLUSHALL/FLUSHDB, BGREWRITEAOF, MEMORY USAGE.
 
 use super::{eq, Ctx};
 use crate::aof::Effect;
@@ -114,4 +114,36 @@ pub fn rss_bytes() -> usize {
             kb.checked_mul(1024)
         })
         .unwrap_or(0)
+}
+
+/// MEMORY USAGE key [SAMPLES count] | MEMORY HELP: the heap bytes a key takes, as
+/// `maxmemory` counts them.
+pub fn memory(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let sub = args[1];
+    if eq(sub, "help") && args.len() == 2 {
+        return super::help(
+            w,
+            &[
+                "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "USAGE <key> [SAMPLES <count>]",
+                "    Return memory in bytes used by <key> and its value.",
+            ],
+        );
+    }
+    if !eq(sub, "usage") {
+        return w.error(&format!(
+            "ERR unknown subcommand '{}'. Try MEMORY HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+    match args.len() {
+        3 => {}
+        5 if eq(args[3], "samples") && super::parse_i64(args[4]).is_some() => {}
+        3.. if args.len() % 2 == 1 => return w.error(super::SYNTAX),
+        _ => return super::arity(w, b"memory|usage"),
+    }
+    match ctx.keys.get(args[2], ctx.now) {
+        Some(e) => w.int(crate::store::Store::entry_cost(args[2].len(), &e.value) as i64),
+        None => w.null(),
+    }
 }

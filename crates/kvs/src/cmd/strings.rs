@@ -1,8 +1,9 @@
 //! The string family: GET, SET and its options, SETNX, GETDEL, GETEX, MGET, MSET,
 //! INCR/DECR[BY], APPEND, STRLEN. Arity is checked by the table before a handler runs.
 
-use super::{eq, parse_i64, Ctx, NOT_INT, SYNTAX};
+use super::{eq, parse_i64, Ctx, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::resp::Writer;
+use crate::value::Value;
 
 /// GET key.
 pub fn get(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
@@ -23,12 +24,14 @@ pub fn setnx(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// GETDEL key.
 pub fn getdel(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    if ctx.keys.get(args[1], ctx.now).is_some() {
-        let e = ctx.keys.remove(args[1]);
-        ctx.log_del(args[1]);
-        w.bulk(&e.map(|e| e.value).unwrap_or_default());
-    } else {
-        w.null();
+    match ctx.string(args[1]) {
+        Ok(Some(v)) => {
+            ctx.keys.remove(args[1]);
+            ctx.log_del(args[1]);
+            w.bulk(&v);
+        }
+        Ok(None) => w.null(),
+        Err(e) => w.error(e),
     }
 }
 
@@ -86,12 +89,15 @@ pub fn decrby(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// APPEND key value.
 pub fn append(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let now = ctx.now;
-    let len = match ctx.keys.get(args[1], now) {
-        Some(e) => {
-            if e.value.len() + args[2].len() > ctx.config.limits.max_bulk {
+    let current = match ctx.string(args[1]) {
+        Ok(c) => c,
+        Err(e) => return w.error(e),
+    };
+    let len = match current {
+        Some(mut v) => {
+            if v.len() + args[2].len() > ctx.config.limits.max_bulk {
                 return w.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
             }
-            let mut v = e.value.clone();
             v.extend_from_slice(args[2]);
             let len = v.len();
             ctx.keys.set_value(args[1], v, now);
@@ -108,15 +114,20 @@ pub fn append(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// STRLEN key.
 pub fn strlen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let l = ctx.keys.get(args[1], ctx.now).map_or(0, |e| e.value.len());
-    w.int(l as i64);
+    match ctx.string(args[1]) {
+        Ok(v) => w.int(v.map_or(0, |v| v.len()) as i64),
+        Err(e) => w.error(e),
+    }
 }
 
 fn get_reply(ctx: &mut Ctx, key: &[u8], w: &mut Writer) {
     match ctx.keys.get(key, ctx.now) {
         Some(e) => {
             ctx.stats.hits += 1;
-            w.bulk(&e.value);
+            match &e.value {
+                Value::Str(v) => w.bulk(v),
+                _ => w.error(WRONGTYPE),
+            }
         }
         None => {
             ctx.stats.misses += 1;
@@ -127,9 +138,10 @@ fn get_reply(ctx: &mut Ctx, key: &[u8], w: &mut Writer) {
 
 fn incr_by(ctx: &mut Ctx, key: &[u8], d: i64, w: &mut Writer) {
     let now = ctx.now;
-    let cur = match ctx.keys.get(key, now) {
-        None => 0,
-        Some(e) => match parse_i64(&e.value) {
+    let cur = match ctx.string(key) {
+        Err(e) => return w.error(e),
+        Ok(None) => 0,
+        Ok(Some(v)) => match parse_i64(&v) {
             Some(v) => v,
             None => return w.error(NOT_INT),
         },
@@ -198,10 +210,16 @@ pub fn set(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         i += 1;
     }
     let old = ctx.keys.get(key, now).cloned();
+    // SET ... GET on a key of another type is refused before anything changes.
+    let old_str = match old.as_ref().map(|e| &e.value) {
+        Some(Value::Str(v)) => Some(v.clone()),
+        Some(_) if get => return w.error(WRONGTYPE),
+        _ => None,
+    };
     if (nx && old.is_some()) || (xx && old.is_none()) {
         return if get {
-            match old {
-                Some(e) => w.bulk(&e.value),
+            match old_str {
+                Some(v) => w.bulk(&v),
                 None => w.null(),
             }
         } else {
@@ -221,8 +239,8 @@ pub fn set(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     ctx.log_key(key);
     if get {
-        match old {
-            Some(e) => w.bulk(&e.value),
+        match old_str {
+            Some(v) => w.bulk(&v),
             None => w.null(),
         }
     } else {
@@ -246,8 +264,10 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         _ => return w.error(SYNTAX),
     }
-    let Some(value) = ctx.keys.get(args[1], now).map(|e| e.value.clone()) else {
-        return w.null();
+    let value = match ctx.string(args[1]) {
+        Ok(Some(v)) => v,
+        Ok(None) => return w.null(),
+        Err(e) => return w.error(e),
     };
     match change {
         Some(d) if d != 0 && d <= now => {
@@ -265,10 +285,14 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// GETSET key value: SET that replies with the old value and clears the deadline.
 pub fn getset(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let old = ctx.keys.set(args[1], args[2].to_vec(), 0, ctx.now);
+    let old = match ctx.string(args[1]) {
+        Ok(old) => old,
+        Err(e) => return w.error(e),
+    };
+    ctx.keys.set(args[1], args[2].to_vec(), 0, ctx.now);
     ctx.log_key(args[1]);
     match old {
-        Some(e) => w.bulk(&e.value),
+        Some(v) => w.bulk(&v),
         None => w.null(),
     }
 }
@@ -308,8 +332,11 @@ pub fn getrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (Some(start), Some(end)) = (parse_i64(args[2]), parse_i64(args[3])) else {
         return w.error(NOT_INT);
     };
-    let v = ctx.keys.get(args[1], ctx.now).map(|e| &e.value[..]);
-    match v.and_then(|v| {
+    let v = match ctx.string(args[1]) {
+        Ok(v) => v,
+        Err(e) => return w.error(e),
+    };
+    match v.as_deref().and_then(|v| {
         // Both ends negative and start after end: empty, as Redis has it.
         if start < 0 && end < 0 && start > end {
             return None;
@@ -331,7 +358,10 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         return w.error("ERR offset is out of range");
     }
     let offset = offset as usize;
-    let current = ctx.keys.get(key, now).map(|e| e.value.clone());
+    let current = match ctx.string(key) {
+        Ok(c) => c,
+        Err(e) => return w.error(e),
+    };
     if value.is_empty() {
         // Nothing to write: the length as it is; no key is made.
         return w.int(current.map_or(0, |v| v.len()) as i64);
@@ -391,9 +421,10 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let Some(d) = parse_float(args[2]) else {
         return w.error("ERR value is not a valid float");
     };
-    let cur = match ctx.keys.get(key, now) {
-        None => 0.0,
-        Some(e) => match parse_float(&e.value) {
+    let cur = match ctx.string(key) {
+        Err(e) => return w.error(e),
+        Ok(None) => 0.0,
+        Ok(Some(v)) => match parse_float(&v) {
             Some(v) => v,
             None => return w.error("ERR value is not a valid float"),
         },
@@ -437,18 +468,11 @@ pub fn lcs(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if len_only && idx {
         return w.error("ERR If you want both the length and indexes, please just use IDX.");
     }
-    let now = ctx.now;
     ctx.keys.lock_keys([args[1], args[2]].into_iter());
-    let a = ctx
-        .keys
-        .get(args[1], now)
-        .map(|e| e.value.clone())
-        .unwrap_or_default();
-    let b = ctx
-        .keys
-        .get(args[2], now)
-        .map(|e| e.value.clone())
-        .unwrap_or_default();
+    let (a, b) = match (ctx.string(args[1]), ctx.string(args[2])) {
+        (Ok(a), Ok(b)) => (a.unwrap_or_default(), b.unwrap_or_default()),
+        (Err(e), _) | (_, Err(e)) => return w.error(e),
+    };
     // The table is (|a|+1) x (|b|+1) u32s: bounded as one string is.
     let cells = (a.len() + 1).saturating_mul(b.len() + 1);
     if cells.saturating_mul(4) > ctx.config.limits.max_bulk {
@@ -577,11 +601,10 @@ pub fn setbit(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if byte + 1 > ctx.config.limits.max_bulk {
         return w.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
     }
-    let mut v = ctx
-        .keys
-        .get(key, now)
-        .map(|e| e.value.clone())
-        .unwrap_or_default();
+    let mut v = match ctx.string(key) {
+        Ok(v) => v.unwrap_or_default(),
+        Err(e) => return w.error(e),
+    };
     if v.len() <= byte {
         v.resize(byte + 1, 0);
     }
@@ -604,10 +627,12 @@ pub fn getbit(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let Some(off) = bit_offset(args[2]) else {
         return w.error("ERR bit offset is not an integer or out of range");
     };
-    let bit = ctx.keys.get(args[1], ctx.now).is_some_and(|e| {
-        e.value
-            .get((off / 8) as usize)
-            .is_some_and(|b| b & (0x80 >> (off % 8)) != 0)
-    });
+    let v = match ctx.string(args[1]) {
+        Ok(v) => v.unwrap_or_default(),
+        Err(e) => return w.error(e),
+    };
+    let bit = v
+        .get((off / 8) as usize)
+        .is_some_and(|b| b & (0x80 >> (off % 8)) != 0);
     w.int(bit as i64);
 }

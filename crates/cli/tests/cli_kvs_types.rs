@@ -1,0 +1,172 @@
+//! Hashes and sets through the real binary: they survive `kill -9` (the log replays
+//! their commands) and a log rewrite (the snapshot writes them as commands), their
+//! memory is counted (INFO used_memory grows with them and falls back when they go),
+//! and `maxmemory` refuses writes that would grow them.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{connect, info_num, kvs_serve, temp};
+
+fn fill(c: &mut redis::Connection) {
+    for i in 0..300 {
+        let _: () = redis::cmd("HSET")
+            .arg("user:1")
+            .arg(format!("field{i}"))
+            .arg(format!("value{i}"))
+            .query(c)
+            .unwrap();
+        let _: () = redis::cmd("SADD")
+            .arg("tags")
+            .arg(format!("tag{i}"))
+            .query(c)
+            .unwrap();
+    }
+    let _: () = redis::cmd("HDEL")
+        .arg("user:1")
+        .arg("field7")
+        .query(c)
+        .unwrap();
+    let _: () = redis::cmd("SREM").arg("tags").arg("tag8").query(c).unwrap();
+    let _: () = redis::cmd("HINCRBY")
+        .arg("user:1")
+        .arg("n")
+        .arg(41)
+        .query(c)
+        .unwrap();
+    let _: () = redis::cmd("SADD").arg("gone").arg("x").query(c).unwrap();
+    let _: () = redis::cmd("SPOP").arg("gone").query(c).unwrap();
+    let _: () = redis::cmd("EXPIRE").arg("tags").arg(1000).query(c).unwrap();
+    let _: () = redis::cmd("SUNIONSTORE")
+        .arg("copy")
+        .arg("tags")
+        .query(c)
+        .unwrap();
+}
+
+fn snapshot(
+    c: &mut redis::Connection,
+) -> (
+    BTreeMap<String, String>,
+    BTreeSet<String>,
+    BTreeSet<String>,
+    i64,
+    bool,
+) {
+    let h: BTreeMap<String, String> = redis::cmd("HGETALL").arg("user:1").query(c).unwrap();
+    let s: BTreeSet<String> = redis::cmd("SMEMBERS").arg("tags").query(c).unwrap();
+    let copy: BTreeSet<String> = redis::cmd("SMEMBERS").arg("copy").query(c).unwrap();
+    let ttl: i64 = redis::cmd("TTL").arg("tags").query(c).unwrap();
+    let gone: bool = redis::cmd("EXISTS").arg("gone").query(c).unwrap();
+    (h, s, copy, ttl, gone)
+}
+
+#[test]
+fn hashes_and_sets_survive_kill_9_and_a_rewrite() {
+    let aof = temp("kvs-types", "types.aof");
+    let _ = std::fs::remove_file(&aof);
+    let path = aof.to_string_lossy().to_string();
+    let args = ["--port", "0", "--aof", &path, "--appendfsync", "always"];
+    let before = {
+        let (_server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        fill(&mut c);
+        snapshot(&mut c)
+    };
+    assert_eq!(before.0.len(), 300, "299 fields left and n");
+    assert_eq!(before.0.get("n").map(String::as_str), Some("41"));
+    assert_eq!(before.1.len(), 299);
+    assert_eq!(before.1, before.2);
+    assert!(!before.4);
+    // Killed: replay of the log.
+    let (server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    let after = snapshot(&mut c);
+    assert_eq!(
+        (&after.0, &after.1, &after.2, after.4),
+        (&before.0, &before.1, &before.2, before.4)
+    );
+    assert!(
+        after.3 > 900 && after.3 <= 1000,
+        "the deadline survives: {}",
+        after.3
+    );
+    // Rewrite, then kill again: the snapshot holds the collections.
+    // The rewrite ends by renaming its file over the log: a new inode.
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(&aof).unwrap().ino();
+    let _: String = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
+    for _ in 0..200 {
+        // Requests keep the event loop turning (a rewrite goes a step per round).
+        let _: String = redis::cmd("PING").query(&mut c).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if std::fs::metadata(&aof).unwrap().ino() != inode {
+            break;
+        }
+    }
+    assert_ne!(
+        std::fs::metadata(&aof).unwrap().ino(),
+        inode,
+        "the log was rewritten"
+    );
+    drop(server);
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    let again = snapshot(&mut c);
+    assert_eq!(
+        (&again.0, &again.1, &again.2, again.4),
+        (&before.0, &before.1, &before.2, before.4)
+    );
+    assert!(again.3 > 900);
+}
+
+#[test]
+fn collections_count_against_maxmemory() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let base = info_num(&mut c, "memory", "used_memory");
+    let value = "v".repeat(1000);
+    for i in 0..2000 {
+        let _: () = redis::cmd("HSET")
+            .arg("big")
+            .arg(i)
+            .arg(&value)
+            .query(&mut c)
+            .unwrap();
+    }
+    let grown = info_num(&mut c, "memory", "used_memory");
+    assert!(grown >= base + 2000 * 1000, "{base} -> {grown}");
+    let _: () = redis::cmd("DEL").arg("big").query(&mut c).unwrap();
+    let back = info_num(&mut c, "memory", "used_memory");
+    assert!(back < base + 100_000, "{base} -> {grown} -> {back}");
+    // With noeviction, a write that may grow a collection is refused over the limit.
+    let limit = back + 500_000;
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(limit)
+        .query(&mut c)
+        .unwrap();
+    let mut refused = None;
+    for i in 0..2000 {
+        if let Err(e) = redis::cmd("SADD")
+            .arg("s")
+            .arg(format!("{i}{value}"))
+            .query::<i64>(&mut c)
+        {
+            refused = Some(e.to_string());
+            break;
+        }
+    }
+    let e = refused.expect("SADD refused over maxmemory");
+    assert!(e.contains("OOM"), "{e}");
+    // Reads and shrinking writes still run.
+    let n: i64 = redis::cmd("SCARD").arg("s").query(&mut c).unwrap();
+    assert!(n > 0);
+    let _: i64 = redis::cmd("SREM")
+        .arg("s")
+        .arg(format!("0{value}"))
+        .query(&mut c)
+        .unwrap();
+}

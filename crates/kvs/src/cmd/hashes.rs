@@ -1,0 +1,357 @@
+//! The hash family: HSET/HMSET, HSETNX, HGET, HMGET, HDEL, HLEN, HSTRLEN, HEXISTS,
+//! HKEYS, HVALS, HGETALL, HINCRBY, HINCRBYFLOAT, HRANDFIELD, HSCAN.
+//!
+//! Changes are logged as HSET / HDEL commands (an increment as the HSET of its result),
+//! which [`replay_hash`] applies to a store when the log is read; the same functions
+//! ([`hset_on`], [`hdel_on`]) make the change in both cases.
+
+use super::strings::{format_float, parse_float};
+use super::{glob, parse_i64, Ctx, NOT_INT, SYNTAX, WRONGTYPE};
+use crate::resp::Writer;
+use crate::store::Store;
+use crate::value::{Hash, Value};
+
+/// Sets field/value pairs on the hash at `key` (made if absent); the number of new
+/// fields, or WRONGTYPE.
+pub(crate) fn hset_on(
+    store: &mut Store,
+    key: &[u8],
+    pairs: &[&[u8]],
+    now: u64,
+) -> Result<usize, &'static str> {
+    super::upsert(
+        store,
+        key,
+        now,
+        || Value::Hash(Box::default()),
+        |v| match v {
+            Value::Hash(h) => Ok(pairs.chunks(2).filter(|kv| h.insert(kv[0], kv[1])).count()),
+            _ => Err(WRONGTYPE),
+        },
+    )
+}
+
+/// Removes fields from the hash at `key` (the key goes when it is empty); the number
+/// removed, or WRONGTYPE.
+pub(crate) fn hdel_on(
+    store: &mut Store,
+    key: &[u8],
+    fields: &[&[u8]],
+    now: u64,
+) -> Result<usize, &'static str> {
+    store
+        .update(key, now, |v| match v {
+            Value::Hash(h) => Ok(fields.iter().filter(|f| h.remove(f)).count()),
+            _ => Err(WRONGTYPE),
+        })
+        .unwrap_or(Ok(0))
+}
+
+/// Applies a logged HSET or HDEL.
+pub(crate) fn replay_hash(store: &mut Store, name: &str, args: &[&[u8]], now: u64) {
+    let _ = match name {
+        "hset" if args.len() >= 3 && args.len() % 2 == 1 => {
+            hset_on(store, args[0], &args[1..], now)
+        }
+        "hdel" if args.len() >= 2 => hdel_on(store, args[0], &args[1..], now),
+        _ => Ok(0),
+    };
+}
+
+/// Runs `f` on the hash at `key`: `Ok(None)` when absent, WRONGTYPE for another type.
+fn with_hash<R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    f: impl FnOnce(&Hash) -> R,
+) -> Result<Option<R>, &'static str> {
+    match ctx.keys.get(key, ctx.now).map(|e| &e.value) {
+        None => Ok(None),
+        Some(Value::Hash(h)) => Ok(Some(f(h))),
+        Some(_) => Err(WRONGTYPE),
+    }
+}
+
+/// The value of `field` in the hash at `key` (a copy).
+fn field_of(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Vec<u8>>, &'static str> {
+    with_hash(ctx, key, |h| h.get(field).map(<[u8]>::to_vec)).map(Option::flatten)
+}
+
+/// Sets one field of the hash at `key` (checked to be a hash or absent) and logs it.
+fn set_field(ctx: &mut Ctx, key: &[u8], field: &[u8], value: &[u8]) {
+    let now = ctx.now;
+    let _ = hset_on(ctx.keys.store(key), key, &[field, value], now);
+    ctx.log_cmd(&[b"HSET", key, field, value]);
+}
+
+/// HSET key field value [field value ...] (and HMSET, which replies OK).
+pub fn hset(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() % 2 == 1 {
+        return super::arity(w, args[0]);
+    }
+    let now = ctx.now;
+    match hset_on(ctx.keys.store(args[1]), args[1], &args[2..], now) {
+        Ok(n) => {
+            let mut logged = vec![&b"HSET"[..]];
+            logged.extend_from_slice(&args[1..]);
+            ctx.log_cmd(&logged);
+            if super::eq(args[0], "hmset") {
+                w.simple("OK");
+            } else {
+                w.int(n as i64);
+            }
+        }
+        Err(e) => w.error(e),
+    }
+}
+
+/// HSETNX key field value.
+pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match with_hash(ctx, args[1], |h| h.get(args[2]).is_some()) {
+        Err(e) => w.error(e),
+        Ok(Some(true)) => w.int(0),
+        Ok(_) => {
+            set_field(ctx, args[1], args[2], args[3]);
+            w.int(1);
+        }
+    }
+}
+
+/// HGET key field.
+pub fn hget(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match field_of(ctx, args[1], args[2]) {
+        Err(e) => w.error(e),
+        Ok(Some(v)) => w.bulk(&v),
+        Ok(None) => w.null(),
+    }
+}
+
+/// HMGET key field [field ...].
+pub fn hmget(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let fields = &args[2..];
+    let got = with_hash(ctx, args[1], |h| {
+        fields
+            .iter()
+            .map(|f| h.get(f).map(<[u8]>::to_vec))
+            .collect::<Vec<_>>()
+    });
+    match got {
+        Err(e) => w.error(e),
+        Ok(vals) => {
+            w.array(fields.len());
+            for i in 0..fields.len() {
+                match vals.as_ref().and_then(|v| v[i].as_ref()) {
+                    Some(v) => w.bulk(v),
+                    None => w.null(),
+                }
+            }
+        }
+    }
+}
+
+/// HDEL key field [field ...].
+pub fn hdel(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let now = ctx.now;
+    match hdel_on(ctx.keys.store(args[1]), args[1], &args[2..], now) {
+        Ok(n) => {
+            if n > 0 {
+                ctx.log_cmd(args);
+            }
+            w.int(n as i64);
+        }
+        Err(e) => w.error(e),
+    }
+}
+
+/// HLEN key.
+pub fn hlen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match with_hash(ctx, args[1], Hash::len) {
+        Ok(n) => w.int(n.unwrap_or(0) as i64),
+        Err(e) => w.error(e),
+    }
+}
+
+/// HSTRLEN key field.
+pub fn hstrlen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match with_hash(ctx, args[1], |h| h.get(args[2]).map_or(0, <[u8]>::len)) {
+        Ok(n) => w.int(n.unwrap_or(0) as i64),
+        Err(e) => w.error(e),
+    }
+}
+
+/// HEXISTS key field.
+pub fn hexists(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match with_hash(ctx, args[1], |h| h.get(args[2]).is_some()) {
+        Ok(b) => w.int(b.unwrap_or(false) as i64),
+        Err(e) => w.error(e),
+    }
+}
+
+/// HKEYS, HVALS, HGETALL key.
+pub fn hgetall(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let what = super::lower(args[0]);
+    let pairs = with_hash(ctx, args[1], |h| {
+        h.iter()
+            .map(|(f, v)| (f.to_vec(), v.to_vec()))
+            .collect::<Vec<_>>()
+    });
+    let pairs = match pairs {
+        Ok(p) => p.unwrap_or_default(),
+        Err(e) => return w.error(e),
+    };
+    match what.as_str() {
+        "hkeys" => {
+            w.array(pairs.len());
+            pairs.iter().for_each(|(f, _)| w.bulk(f));
+        }
+        "hvals" => {
+            w.array(pairs.len());
+            pairs.iter().for_each(|(_, v)| w.bulk(v));
+        }
+        _ => {
+            w.map(pairs.len());
+            for (f, v) in &pairs {
+                w.bulk(f);
+                w.bulk(v);
+            }
+        }
+    }
+}
+
+/// HINCRBY key field increment.
+pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let Some(d) = parse_i64(args[3]) else {
+        return w.error(NOT_INT);
+    };
+    let cur = match field_of(ctx, args[1], args[2]) {
+        Err(e) => return w.error(e),
+        Ok(None) => 0,
+        Ok(Some(v)) => match parse_i64(&v) {
+            Some(n) => n,
+            None => return w.error("ERR hash value is not an integer"),
+        },
+    };
+    let Some(v) = cur.checked_add(d) else {
+        return w.error("ERR increment or decrement would overflow");
+    };
+    let text = v.to_string();
+    set_field(ctx, args[1], args[2], text.as_bytes());
+    w.int(v);
+}
+
+/// HINCRBYFLOAT key field increment.
+pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let Some(d) = parse_float(args[3]) else {
+        return w.error("ERR value is not a valid float");
+    };
+    let cur = match field_of(ctx, args[1], args[2]) {
+        Err(e) => return w.error(e),
+        Ok(None) => 0.0,
+        Ok(Some(v)) => match parse_float(&v) {
+            Some(n) => n,
+            None => return w.error("ERR hash value is not a float"),
+        },
+    };
+    let v = cur + d;
+    if !v.is_finite() {
+        return w.error("ERR increment would produce NaN or Infinity");
+    }
+    let text = format_float(v);
+    set_field(ctx, args[1], args[2], text.as_bytes());
+    w.bulk(text.as_bytes());
+}
+
+/// HRANDFIELD key [count [WITHVALUES]].
+pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let count = match args.get(2) {
+        None => None,
+        Some(c) => match parse_i64(c) {
+            Some(n) => Some(n),
+            None => return w.error(NOT_INT),
+        },
+    };
+    let with_values = match args.get(3) {
+        None => false,
+        Some(a) if super::eq(a, "withvalues") && args.len() == 4 => true,
+        Some(_) => return w.error(SYNTAX),
+    };
+    // As Redis: a count whose reply length would overflow is refused.
+    if count.is_some_and(|c| c == i64::MIN || (with_values && c < -(i64::MAX / 2))) {
+        return w.error("ERR value is out of range");
+    }
+    let pairs = match with_hash(ctx, args[1], |h| {
+        h.iter()
+            .map(|(f, v)| (f.to_vec(), v.to_vec()))
+            .collect::<Vec<_>>()
+    }) {
+        Ok(p) => p.unwrap_or_default(),
+        Err(e) => return w.error(e),
+    };
+    let picks = super::sets::pick(pairs.len(), count, ctx.now ^ ctx.stats.commands);
+    match (count, picks) {
+        (None, p) => match p.first() {
+            Some(&i) => w.bulk(&pairs[i].0),
+            None => w.null(),
+        },
+        (Some(_), p) => {
+            if with_values {
+                // RESP3: an array of [field, value] pairs; RESP2: flat.
+                if w.proto() == crate::resp::Proto::Resp3 {
+                    w.array(p.len());
+                    for i in p {
+                        w.array(2);
+                        w.bulk(&pairs[i].0);
+                        w.bulk(&pairs[i].1);
+                    }
+                } else {
+                    w.array(2 * p.len());
+                    for i in p {
+                        w.bulk(&pairs[i].0);
+                        w.bulk(&pairs[i].1);
+                    }
+                }
+            } else {
+                w.array(p.len());
+                for i in p {
+                    w.bulk(&pairs[i].0);
+                }
+            }
+        }
+    }
+}
+
+/// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]: the whole hash in one
+/// reply (cursor 0), as Redis does for small hashes; the pattern filters fields.
+pub fn hscan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let opts = match super::sets::scan_options(&args[3..], true) {
+        Ok(o) => o,
+        Err(e) => return w.error(&e),
+    };
+    if std::str::from_utf8(args[2])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .is_none()
+    {
+        return w.error("ERR invalid cursor");
+    }
+    let pairs = match with_hash(ctx, args[1], |h| {
+        h.iter()
+            .filter(|(f, _)| opts.pattern.is_none_or(|p| glob(p, f)))
+            .map(|(f, v)| (f.to_vec(), v.to_vec()))
+            .collect::<Vec<_>>()
+    }) {
+        Ok(p) => p.unwrap_or_default(),
+        Err(e) => return w.error(e),
+    };
+    w.array(2);
+    w.bulk(b"0");
+    if opts.novalues {
+        w.array(pairs.len());
+        pairs.iter().for_each(|(f, _)| w.bulk(f));
+    } else {
+        w.array(2 * pairs.len());
+        for (f, v) in &pairs {
+            w.bulk(f);
+            w.bulk(v);
+        }
+    }
+}

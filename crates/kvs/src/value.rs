@@ -1,0 +1,223 @@
+//! What a key holds: a string, a hash or a set ([`Value`]), with the byte counts that
+//! `maxmemory` reads.
+//!
+//! A string is its bytes (no spare capacity). A hash and a set sit behind one box each,
+//! so a string key's table node stays as small as before (the enum is the size of the
+//! string's vector; a test checks it). Each collection keeps two running totals as
+//! members come and go: the payload (the bytes of its fields, values or members) and
+//! the heap blocks they take ([`block`]); its table's slot array is added from its
+//! capacity when asked. So the store learns a value's memory in O(1) before and after a
+//! command changes it in place.
+//!
+//! Members are `Box<[u8]>` in std's `HashMap`/`HashSet` with their default (keyed,
+//! DoS-resistant) hasher: field names are client data.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::store::block;
+
+/// Bytes of a slot in a collection's table (two boxed slices, or one, plus hash
+/// metadata), for the table part of [`Value::heap`].
+const HASH_SLOT: usize = 2 * 16 + 1;
+const SET_SLOT: usize = 16 + 1;
+
+/// A hash: field to value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hash {
+    map: HashMap<Box<[u8]>, Box<[u8]>>,
+    payload: usize,
+    heap: usize,
+}
+
+impl Hash {
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when there is no field (the key then goes away).
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The value of `field`.
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        self.map.get(field).map(|v| &**v)
+    }
+
+    /// Sets `field`; true when it is new.
+    pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
+        self.payload += value.len();
+        self.heap += block(value.len());
+        match self.map.get_mut(field) {
+            Some(v) => {
+                self.payload -= v.len();
+                self.heap -= block(v.len());
+                *v = value.into();
+                false
+            }
+            None => {
+                self.payload += field.len();
+                self.heap += block(field.len());
+                self.map.insert(field.into(), value.into());
+                true
+            }
+        }
+    }
+
+    /// Removes `field`; true when it was there.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        match self.map.remove(field) {
+            Some(v) => {
+                self.payload -= field.len() + v.len();
+                self.heap -= block(field.len()) + block(v.len());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fields and values, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.map.iter().map(|(f, v)| (&**f, &**v))
+    }
+}
+
+/// A set of members.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Set {
+    set: HashSet<Box<[u8]>>,
+    payload: usize,
+    heap: usize,
+}
+
+impl Set {
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// True when there is no member (the key then goes away).
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// True when `m` is a member.
+    pub fn contains(&self, m: &[u8]) -> bool {
+        self.set.contains(m)
+    }
+
+    /// Adds `m`; true when it is new.
+    pub fn insert(&mut self, m: &[u8]) -> bool {
+        if self.set.contains(m) {
+            return false;
+        }
+        self.payload += m.len();
+        self.heap += block(m.len());
+        self.set.insert(m.into())
+    }
+
+    /// Removes `m`; true when it was there.
+    pub fn remove(&mut self, m: &[u8]) -> bool {
+        let removed = self.set.remove(m);
+        if removed {
+            self.payload -= m.len();
+            self.heap -= block(m.len());
+        }
+        removed
+    }
+
+    /// Members, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.set.iter().map(|m| &**m)
+    }
+}
+
+/// What a key holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// A string.
+    Str(Vec<u8>),
+    /// A hash.
+    Hash(Box<Hash>),
+    /// A set.
+    Set(Box<Set>),
+}
+
+impl Value {
+    /// The string, if the value is one.
+    pub fn as_str(&self) -> Option<&[u8]> {
+        match self {
+            Value::Str(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Redis's name of the type (TYPE, SCAN TYPE).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
+        }
+    }
+
+    /// Bytes of data held (string bytes; fields, values, members).
+    pub fn payload(&self) -> usize {
+        match self {
+            Value::Str(v) => v.len(),
+            Value::Hash(h) => h.payload,
+            Value::Set(s) => s.payload,
+        }
+    }
+
+    /// Heap bytes held, each block rounded to the allocator's size class.
+    pub fn heap(&self) -> usize {
+        match self {
+            Value::Str(v) => block(v.len()),
+            Value::Hash(h) => {
+                block(std::mem::size_of::<Hash>()) + h.heap + block(h.map.capacity() * HASH_SLOT)
+            }
+            Value::Set(s) => {
+                block(std::mem::size_of::<Set>()) + s.heap + block(s.set.capacity() * SET_SLOT)
+            }
+        }
+    }
+
+    /// True for a collection with nothing left (Redis removes such keys).
+    pub fn is_empty_collection(&self) -> bool {
+        match self {
+            Value::Str(_) => false,
+            Value::Hash(h) => h.is_empty(),
+            Value::Set(s) => s.is_empty(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_is_as_small_as_a_string() {
+        assert_eq!(std::mem::size_of::<Value>(), std::mem::size_of::<Vec<u8>>());
+    }
+
+    #[test]
+    fn collections_count_their_bytes() {
+        let mut h = Hash::default();
+        assert!(h.insert(b"field", b"value"));
+        assert!(!h.insert(b"field", b"v2"));
+        assert_eq!(h.payload, 5 + 2);
+        assert_eq!(h.heap, block(5) + block(2));
+        assert!(h.remove(b"field") && !h.remove(b"field"));
+        assert_eq!((h.payload, h.heap), (0, 0));
+        let mut s = Set::default();
+        assert!(s.insert(b"a") && !s.insert(b"a") && s.insert(b"bb"));
+        assert_eq!(s.payload, 3);
+        assert!(s.remove(b"a"));
+        assert_eq!((s.payload, s.heap), (2, block(2)));
+        let v = Value::Set(Box::new(s));
+        assert!(v.heap() > block(2) && v.payload() == 2);
+    }
+}
