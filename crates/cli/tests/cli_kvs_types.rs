@@ -1,4 +1,4 @@
-//! Hashes and sets through the real binary: they survive `kill -9` (the log replays
+//! Hashes, sets and lists through the real binary: they survive `kill -9` (the log replays
 //! their commands) and a log rewrite (the snapshot writes them as commands), their
 //! memory is counted (INFO used_memory grows with them and falls back when they go),
 //! and `maxmemory` refuses writes that would grow them.
@@ -43,6 +43,38 @@ fn fill(c: &mut redis::Connection) {
         .arg("tags")
         .query(c)
         .unwrap();
+    let run = |c: &mut redis::Connection, args: &[&str]| {
+        let mut cmd = redis::cmd(args[0]);
+        args[1..].iter().for_each(|a| {
+            cmd.arg(*a);
+        });
+        let _: redis::Value = cmd.query(c).unwrap();
+    };
+    for i in 0..50 {
+        run(c, &["RPUSH", "queue", &i.to_string()]);
+    }
+    run(c, &["LPOP", "queue", "3"]);
+    run(c, &["LMOVE", "queue", "done", "RIGHT", "LEFT"]);
+    run(c, &["LSET", "queue", "0", "first"]);
+    run(c, &["LINSERT", "queue", "AFTER", "10", "x"]);
+    run(c, &["LREM", "queue", "0", "20"]);
+    run(c, &["LTRIM", "queue", "1", "-2"]);
+}
+
+fn lists(c: &mut redis::Connection) -> (Vec<String>, Vec<String>) {
+    let q: Vec<String> = redis::cmd("LRANGE")
+        .arg("queue")
+        .arg(0)
+        .arg(-1)
+        .query(c)
+        .unwrap();
+    let d: Vec<String> = redis::cmd("LRANGE")
+        .arg("done")
+        .arg(0)
+        .arg(-1)
+        .query(c)
+        .unwrap();
+    (q, d)
 }
 
 fn snapshot(
@@ -72,8 +104,12 @@ fn hashes_and_sets_survive_kill_9_and_a_rewrite() {
         let (_server, addr) = kvs_serve(&args);
         let mut c = connect(&addr);
         fill(&mut c);
-        snapshot(&mut c)
+        (snapshot(&mut c), lists(&mut c))
     };
+    let (before, lists_before) = before;
+    assert_eq!(lists_before.1, ["49"]);
+    assert_eq!(lists_before.0.len(), 44, "{:?}", lists_before.0);
+    assert_eq!(lists_before.0.first().map(String::as_str), Some("4"));
     assert_eq!(before.0.len(), 300, "299 fields left and n");
     assert_eq!(before.0.get("n").map(String::as_str), Some("41"));
     assert_eq!(before.1.len(), 299);
@@ -119,6 +155,7 @@ fn hashes_and_sets_survive_kill_9_and_a_rewrite() {
         (&before.0, &before.1, &before.2, before.4)
     );
     assert!(again.3 > 900);
+    assert_eq!(lists(&mut c), lists_before);
 }
 
 #[test]

@@ -279,6 +279,12 @@ pub fn dump(key: &[u8], e: &Entry) -> Vec<Effect> {
                 push(b"SADD", c.iter().map(|m| m.to_vec()).collect());
             }
         }
+        Value::List(l) => {
+            let items: Vec<&[u8]> = l.iter().collect();
+            for c in items.chunks(CHUNK) {
+                push(b"RPUSH", c.iter().map(|m| m.to_vec()).collect());
+            }
+        }
     }
     if e.expires_at != 0 {
         out.push(Effect::Deadline {

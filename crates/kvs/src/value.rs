@@ -1,5 +1,5 @@
-//! What a key holds: a string, a hash or a set ([`Value`]), with the byte counts that
-//! `maxmemory` reads.
+//! What a key holds: a string, a hash, a set or a list ([`Value`]), with the byte
+//! counts that `maxmemory` reads.
 //!
 //! A string is its bytes (no spare capacity). A hash and a set sit behind one box each,
 //! so a string key's table node stays as small as before (the enum is the size of the
@@ -12,7 +12,7 @@
 //! Members are `Box<[u8]>` in std's `HashMap`/`HashSet` with their default (keyed,
 //! DoS-resistant) hasher: field names are client data.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::store::block;
 
@@ -20,6 +20,7 @@ use crate::store::block;
 /// metadata), for the table part of [`Value::heap`].
 const HASH_SLOT: usize = 2 * 16 + 1;
 const SET_SLOT: usize = 16 + 1;
+const LIST_SLOT: usize = 16;
 
 /// A hash: field to value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -133,6 +134,107 @@ impl Set {
     }
 }
 
+/// A list of elements, both ends open.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct List {
+    items: VecDeque<Box<[u8]>>,
+    payload: usize,
+    heap: usize,
+}
+
+impl List {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when there is no element (the key then goes away).
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn count_in(&mut self, v: &[u8]) {
+        self.payload += v.len();
+        self.heap += block(v.len());
+    }
+
+    fn count_out(&mut self, v: &[u8]) {
+        self.payload -= v.len();
+        self.heap -= block(v.len());
+    }
+
+    /// Adds `v` at the head (`left`) or the tail.
+    pub fn push(&mut self, left: bool, v: &[u8]) {
+        self.count_in(v);
+        if left {
+            self.items.push_front(v.into());
+        } else {
+            self.items.push_back(v.into());
+        }
+    }
+
+    /// Takes the head (`left`) or tail element.
+    pub fn pop(&mut self, left: bool) -> Option<Box<[u8]>> {
+        let v = if left {
+            self.items.pop_front()
+        } else {
+            self.items.pop_back()
+        }?;
+        self.count_out(&v);
+        Some(v)
+    }
+
+    /// The element at `i` (from the head).
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        self.items.get(i).map(|v| &**v)
+    }
+
+    /// Replaces the element at `i`; false when out of range.
+    pub fn set(&mut self, i: usize, v: &[u8]) -> bool {
+        let Some(old) = self.items.get(i).map(|o| o.len()) else {
+            return false;
+        };
+        self.payload = self.payload - old + v.len();
+        self.heap = self.heap - block(old) + block(v.len());
+        self.items[i] = v.into();
+        true
+    }
+
+    /// Inserts `v` before position `i` (`i` = len appends).
+    pub fn insert(&mut self, i: usize, v: &[u8]) {
+        self.count_in(v);
+        self.items.insert(i, v.into());
+    }
+
+    /// Removes the element at `i`.
+    pub fn remove(&mut self, i: usize) -> Option<Box<[u8]>> {
+        let v = self.items.remove(i)?;
+        self.count_out(&v);
+        Some(v)
+    }
+
+    /// Keeps the elements in `start..=end` (an empty list when `start > end`).
+    pub fn retain_range(&mut self, start: usize, end: usize) {
+        let keep: VecDeque<Box<[u8]>> = if start <= end && start < self.items.len() {
+            self.items
+                .drain(start..=end.min(self.items.len() - 1))
+                .collect()
+        } else {
+            VecDeque::new()
+        };
+        for v in &self.items {
+            self.payload -= v.len();
+            self.heap -= block(v.len());
+        }
+        self.items = keep;
+    }
+
+    /// Elements from the head.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &[u8]> + ExactSizeIterator {
+        self.items.iter().map(|v| &**v)
+    }
+}
+
 /// What a key holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -142,6 +244,8 @@ pub enum Value {
     Hash(Box<Hash>),
     /// A set.
     Set(Box<Set>),
+    /// A list.
+    List(Box<List>),
 }
 
 impl Value {
@@ -159,6 +263,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
+            Value::List(_) => "list",
         }
     }
 
@@ -168,6 +273,7 @@ impl Value {
             Value::Str(v) => v.len(),
             Value::Hash(h) => h.payload,
             Value::Set(s) => s.payload,
+            Value::List(l) => l.payload,
         }
     }
 
@@ -181,6 +287,9 @@ impl Value {
             Value::Set(s) => {
                 block(std::mem::size_of::<Set>()) + s.heap + block(s.set.capacity() * SET_SLOT)
             }
+            Value::List(l) => {
+                block(std::mem::size_of::<List>()) + l.heap + block(l.items.capacity() * LIST_SLOT)
+            }
         }
     }
 
@@ -190,6 +299,7 @@ impl Value {
             Value::Str(_) => false,
             Value::Hash(h) => h.is_empty(),
             Value::Set(s) => s.is_empty(),
+            Value::List(l) => l.is_empty(),
         }
     }
 }

@@ -336,6 +336,8 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
             Value::Set(s) if s.len() <= 512 && s.iter().all(|m| parse_i64(m).is_some()) => "intset",
             Value::Set(s) if s.len() <= 128 && s.iter().all(|m| m.len() <= 64) => "listpack",
+            Value::List(l) if l.len() <= 128 && l.iter().all(|m| m.len() <= 64) => "listpack",
+            Value::List(_) => "quicklist",
             _ => "hashtable",
         };
         w.bulk(enc.as_bytes());

@@ -8,7 +8,7 @@
 //! in Redis's order and then runs the handler; COMMAND, transactions and the
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
-//! [`keys`], [`hashes`], [`sets`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
+//! [`keys`], [`hashes`], [`sets`], [`lists`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
 //! the settings in [`config`].
 
 pub mod cluster;
@@ -17,6 +17,7 @@ pub mod connection;
 pub mod glob;
 pub mod hashes;
 pub mod keys;
+pub mod lists;
 pub mod multi;
 pub mod server;
 pub mod sets;
@@ -321,6 +322,9 @@ pub fn replay(store: &mut crate::store::Store, argv: &[Vec<u8>], now: u64) {
     match name.as_str() {
         "hset" | "hdel" => hashes::replay_hash(store, &name, &args, now),
         "sadd" | "srem" => sets::replay_set(store, &name, &args, now),
+        "lpush" | "rpush" | "lpop" | "rpop" | "lset" | "lrem" | "ltrim" | "linsert" => {
+            lists::replay_list(store, &name, &args, now)
+        }
         _ => {}
     }
 }

@@ -10,7 +10,7 @@
 //! as in Redis's COMMAND reply; 0 for commands without keys.
 
 use super::{
-    arity, cluster, config, connection, eq, hashes, keys, multi, server, sets, strings, Ctx,
+    arity, cluster, config, connection, eq, hashes, keys, lists, multi, server, sets, strings, Ctx,
 };
 use crate::resp::Writer;
 
@@ -121,6 +121,7 @@ impl Command {
             "connection" => c.push("@connection"),
             "hash" => c.push("@hash"),
             "set" => c.push("@set"),
+            "list" => c.push("@list"),
             "transactions" => c.push("@transaction"),
             "pubsub" => c.push("@pubsub"),
             _ => {}
@@ -212,6 +213,18 @@ pub static COMMANDS: &[Command] = &[
     row!("info", -1, LOADING | STALE, NOKEY, "server", server::info, "Returns information and statistics about the server."),
     row!("keys", 2, READONLY, NOKEY, "generic", keys::keys, "Returns all key names that match a pattern."),
     row!("lcs", -3, READONLY, (1, 2, 1), "string", strings::lcs, "Finds the longest common substring."),
+    row!("lindex", 3, READONLY, KEY1, "list", lists::lindex, "Returns an element from a list by its index."),
+    row!("linsert", 5, WRITE | DENYOOM, KEY1, "list", lists::edit, "Inserts an element before or after another element in a list."),
+    row!("llen", 2, READONLY | FAST, KEY1, "list", lists::llen, "Returns the length of a list."),
+    row!("lmove", 5, WRITE | DENYOOM, (1, 2, 1), "list", lists::lmove, "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
+    row!("lpop", -2, WRITE | FAST, KEY1, "list", lists::pop, "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."),
+    row!("lpos", -3, READONLY, KEY1, "list", lists::lpos, "Returns the index of matching elements in a list."),
+    row!("lpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
+    row!("lpushx", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Prepends one or more elements to a list only when the list exists."),
+    row!("lrange", 4, READONLY, KEY1, "list", lists::lrange, "Returns a range of elements from a list."),
+    row!("lrem", 4, WRITE, KEY1, "list", lists::edit, "Removes elements from a list. Deletes the list if the last element was removed."),
+    row!("lset", 4, WRITE | DENYOOM, KEY1, "list", lists::edit, "Sets the value of an element in a list by its index."),
+    row!("ltrim", 4, WRITE, KEY1, "list", lists::edit, "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
     row!("memory", -2, READONLY, (2, 2, 1), "server", server::memory, "A container for memory diagnostics commands."),
     row!("mget", -2, READONLY | FAST, KEYS, "string", strings::mget, "Atomically returns the string values of one or more keys."),
     row!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::mset, "Atomically creates or modifies the string values of one or more keys."),
@@ -229,6 +242,10 @@ pub static COMMANDS: &[Command] = &[
     row!("randomkey", 1, READONLY, NOKEY, "generic", keys::randomkey, "Returns a random key name from the database."),
     row!("rename", 3, WRITE, (1, 2, 1), "generic", keys::rename, "Renames a key and overwrites the destination."),
     row!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", keys::rename, "Renames a key only when the target key name doesn't exist."),
+    row!("rpop", -2, WRITE | FAST, KEY1, "list", lists::pop, "Returns and removes the last elements of a list. Deletes the list if the last element was popped."),
+    row!("rpoplpush", 3, WRITE | DENYOOM, (1, 2, 1), "list", lists::lmove, "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
+    row!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Appends one or more elements to a list. Creates the key if it doesn't exist."),
+    row!("rpushx", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Appends an element to a list only when the list exists."),
     row!("sadd", -3, WRITE | DENYOOM | FAST, KEY1, "set", sets::sadd, "Adds one or more members to a set. Creates the key if it doesn't exist."),
     row!("scan", -2, READONLY, NOKEY, "generic", keys::scan, "Iterates over the key names in the database."),
     row!("scard", 2, READONLY | FAST, KEY1, "set", sets::scard, "Returns the number of members in a set."),
