@@ -59,6 +59,37 @@ fn fill(c: &mut redis::Connection) {
     run(c, &["LINSERT", "queue", "AFTER", "10", "x"]);
     run(c, &["LREM", "queue", "0", "20"]);
     run(c, &["LTRIM", "queue", "1", "-2"]);
+    for i in 0..40 {
+        run(
+            c,
+            &["ZADD", "board", &format!("{}.1", i * 3), &format!("p{i}")],
+        );
+    }
+    run(c, &["ZINCRBY", "board", "0.30000000000000004", "p1"]);
+    run(c, &["ZPOPMIN", "board", "2"]);
+    run(c, &["ZREMRANGEBYSCORE", "board", "(60", "+inf"]);
+    run(c, &["ZUNIONSTORE", "top", "1", "board", "WEIGHTS", "2"]);
+}
+
+/// Members with their scores as replied.
+type Scored = Vec<(String, String)>;
+
+fn scores(c: &mut redis::Connection) -> (Scored, Scored) {
+    let b: Scored = redis::cmd("ZRANGE")
+        .arg("board")
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(c)
+        .unwrap();
+    let t: Scored = redis::cmd("ZRANGE")
+        .arg("top")
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(c)
+        .unwrap();
+    (b, t)
 }
 
 fn lists(c: &mut redis::Connection) -> (Vec<String>, Vec<String>) {
@@ -107,6 +138,17 @@ fn hashes_and_sets_survive_kill_9_and_a_rewrite() {
         (snapshot(&mut c), lists(&mut c))
     };
     let (before, lists_before) = before;
+    let zsets_before = {
+        let (_server, addr) = kvs_serve(&args);
+        scores(&mut connect(&addr))
+    };
+    // 40 added, 2 popped, those above 60 removed: 18 left (p2..p19).
+    assert_eq!(zsets_before.0.len(), 18, "{:?}", zsets_before.0);
+    assert_eq!(
+        zsets_before.0[0],
+        ("p2".to_string(), "6.0999999999999996".to_string())
+    );
+    assert_eq!(zsets_before.1.len(), 18);
     assert_eq!(lists_before.1, ["49"]);
     assert_eq!(lists_before.0.len(), 44, "{:?}", lists_before.0);
     assert_eq!(lists_before.0.first().map(String::as_str), Some("4"));
@@ -156,6 +198,7 @@ fn hashes_and_sets_survive_kill_9_and_a_rewrite() {
     );
     assert!(again.3 > 900);
     assert_eq!(lists(&mut c), lists_before);
+    assert_eq!(scores(&mut c), zsets_before);
 }
 
 #[test]

@@ -285,6 +285,19 @@ pub fn dump(key: &[u8], e: &Entry) -> Vec<Effect> {
                 push(b"RPUSH", c.iter().map(|m| m.to_vec()).collect());
             }
         }
+        Value::ZSet(z) => {
+            let items: Vec<(&[u8], f64)> = z.iter().collect();
+            for c in items.chunks(CHUNK) {
+                push(
+                    b"ZADD",
+                    c.iter()
+                        .flat_map(|(m, s)| {
+                            [crate::cmd::zsets::score_text(*s).into_bytes(), m.to_vec()]
+                        })
+                        .collect(),
+                );
+            }
+        }
     }
     if e.expires_at != 0 {
         out.push(Effect::Deadline {

@@ -1,5 +1,5 @@
-//! What a key holds: a string, a hash, a set or a list ([`Value`]), with the byte
-//! counts that `maxmemory` reads.
+//! What a key holds: a string, a hash, a set, a list or a sorted set ([`Value`]), with
+//! the byte counts that `maxmemory` reads.
 //!
 //! A string is its bytes (no spare capacity). A hash and a set sit behind one box each,
 //! so a string key's table node stays as small as before (the enum is the size of the
@@ -12,7 +12,7 @@
 //! Members are `Box<[u8]>` in std's `HashMap`/`HashSet` with their default (keyed,
 //! DoS-resistant) hasher: field names are client data.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use crate::store::block;
 
@@ -21,6 +21,8 @@ use crate::store::block;
 const HASH_SLOT: usize = 2 * 16 + 1;
 const SET_SLOT: usize = 16 + 1;
 const LIST_SLOT: usize = 16;
+/// A sorted-set member: its map slot (box, score, metadata) and its ordered node.
+const ZSET_MEMBER: usize = 16 + 8 + 1 + 64;
 
 /// A hash: field to value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -235,6 +237,147 @@ impl List {
     }
 }
 
+/// A score with a total order (scores are never NaN: ZADD and ZINCRBY refuse it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Score(pub f64);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// A sorted set: members ordered by (score, member), each member's score by name.
+/// Rank queries walk the order (O(rank)); lookups by member are O(1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ZSet {
+    scores: HashMap<Box<[u8]>, Score>,
+    order: BTreeSet<(Score, Box<[u8]>)>,
+    payload: usize,
+    heap: usize,
+}
+
+impl ZSet {
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    /// True when there is no member (the key then goes away).
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    /// The score of `m`.
+    pub fn score(&self, m: &[u8]) -> Option<f64> {
+        self.scores.get(m).map(|s| s.0)
+    }
+
+    /// Sets the score of `m`; the previous one if it was a member.
+    pub fn insert(&mut self, m: &[u8], score: f64) -> Option<f64> {
+        let old = self.scores.insert(m.into(), Score(score));
+        match old {
+            Some(o) => {
+                self.order.remove(&(o, m.into()));
+            }
+            None => {
+                self.payload += m.len() + 8;
+                self.heap += 2 * block(m.len()) + ZSET_MEMBER;
+            }
+        }
+        self.order.insert((Score(score), m.into()));
+        old.map(|o| o.0)
+    }
+
+    /// Removes `m`; true when it was a member.
+    pub fn remove(&mut self, m: &[u8]) -> bool {
+        match self.scores.remove(m) {
+            Some(s) => {
+                self.order.remove(&(s, m.into()));
+                self.payload -= m.len() + 8;
+                self.heap -= 2 * block(m.len()) + ZSET_MEMBER;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Members with their scores, lowest first (ties by member bytes).
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> {
+        self.order.iter().map(|(s, m)| (&**m, s.0))
+    }
+
+    /// The 0-based rank of `m`, lowest score first.
+    pub fn rank(&self, m: &[u8]) -> Option<usize> {
+        let s = *self.scores.get(m)?;
+        Some(self.order.range(..(s, Box::<[u8]>::from(m))).count())
+    }
+}
+
+/// A collection type a key can hold, reached inside a [`Value`].
+pub trait Kind {
+    /// The collection, if `v` is one of this type.
+    fn of(v: &Value) -> Option<&Self>;
+    /// The same, mutable.
+    fn of_mut(v: &mut Value) -> Option<&mut Self>;
+}
+
+/// A collection whose members can be removed by name (hash fields, set and sorted-set
+/// members).
+pub trait Members: Kind {
+    /// Removes `m`; true when it was there.
+    fn remove_member(&mut self, m: &[u8]) -> bool;
+}
+
+macro_rules! kind {
+    ($t:ident, $variant:ident) => {
+        impl Kind for $t {
+            fn of(v: &Value) -> Option<&Self> {
+                match v {
+                    Value::$variant(c) => Some(c),
+                    _ => None,
+                }
+            }
+            fn of_mut(v: &mut Value) -> Option<&mut Self> {
+                match v {
+                    Value::$variant(c) => Some(c),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+kind!(Hash, Hash);
+kind!(Set, Set);
+kind!(List, List);
+kind!(ZSet, ZSet);
+
+impl Members for Hash {
+    fn remove_member(&mut self, m: &[u8]) -> bool {
+        self.remove(m)
+    }
+}
+
+impl Members for Set {
+    fn remove_member(&mut self, m: &[u8]) -> bool {
+        self.remove(m)
+    }
+}
+
+impl Members for ZSet {
+    fn remove_member(&mut self, m: &[u8]) -> bool {
+        self.remove(m)
+    }
+}
+
 /// What a key holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -246,6 +389,8 @@ pub enum Value {
     Set(Box<Set>),
     /// A list.
     List(Box<List>),
+    /// A sorted set.
+    ZSet(Box<ZSet>),
 }
 
 impl Value {
@@ -264,6 +409,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::List(_) => "list",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -274,6 +420,7 @@ impl Value {
             Value::Hash(h) => h.payload,
             Value::Set(s) => s.payload,
             Value::List(l) => l.payload,
+            Value::ZSet(z) => z.payload,
         }
     }
 
@@ -290,6 +437,7 @@ impl Value {
             Value::List(l) => {
                 block(std::mem::size_of::<List>()) + l.heap + block(l.items.capacity() * LIST_SLOT)
             }
+            Value::ZSet(z) => block(std::mem::size_of::<ZSet>()) + z.heap,
         }
     }
 
@@ -300,6 +448,7 @@ impl Value {
             Value::Hash(h) => h.is_empty(),
             Value::Set(s) => s.is_empty(),
             Value::List(l) => l.is_empty(),
+            Value::ZSet(z) => z.is_empty(),
         }
     }
 }

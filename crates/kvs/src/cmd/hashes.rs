@@ -3,10 +3,10 @@
 //!
 //! Changes are logged as HSET / HDEL commands (an increment as the HSET of its result),
 //! which [`replay_hash`] applies to a store when the log is read; the same functions
-//! ([`hset_on`], [`hdel_on`]) make the change in both cases.
+//! ([`hset_on`], [`super::remove_members`]) make the change in both cases.
 
 use super::strings::{format_float, parse_float};
-use super::{glob, parse_i64, Ctx, NOT_INT, SYNTAX, WRONGTYPE};
+use super::{glob, parse_i64, Ctx, NOT_INT, WRONGTYPE};
 use crate::resp::Writer;
 use crate::store::Store;
 use crate::value::{Hash, Value};
@@ -31,49 +31,20 @@ pub(crate) fn hset_on(
     )
 }
 
-/// Removes fields from the hash at `key` (the key goes when it is empty); the number
-/// removed, or WRONGTYPE.
-pub(crate) fn hdel_on(
-    store: &mut Store,
-    key: &[u8],
-    fields: &[&[u8]],
-    now: u64,
-) -> Result<usize, &'static str> {
-    store
-        .update(key, now, |v| match v {
-            Value::Hash(h) => Ok(fields.iter().filter(|f| h.remove(f)).count()),
-            _ => Err(WRONGTYPE),
-        })
-        .unwrap_or(Ok(0))
-}
-
 /// Applies a logged HSET or HDEL.
 pub(crate) fn replay_hash(store: &mut Store, name: &str, args: &[&[u8]], now: u64) {
     let _ = match name {
         "hset" if args.len() >= 3 && args.len() % 2 == 1 => {
             hset_on(store, args[0], &args[1..], now)
         }
-        "hdel" if args.len() >= 2 => hdel_on(store, args[0], &args[1..], now),
+        "hdel" if args.len() >= 2 => super::remove_members::<Hash>(store, args[0], &args[1..], now),
         _ => Ok(0),
     };
 }
 
-/// Runs `f` on the hash at `key`: `Ok(None)` when absent, WRONGTYPE for another type.
-fn with_hash<R>(
-    ctx: &mut Ctx,
-    key: &[u8],
-    f: impl FnOnce(&Hash) -> R,
-) -> Result<Option<R>, &'static str> {
-    match ctx.keys.get(key, ctx.now).map(|e| &e.value) {
-        None => Ok(None),
-        Some(Value::Hash(h)) => Ok(Some(f(h))),
-        Some(_) => Err(WRONGTYPE),
-    }
-}
-
 /// The value of `field` in the hash at `key` (a copy).
 fn field_of(ctx: &mut Ctx, key: &[u8], field: &[u8]) -> Result<Option<Vec<u8>>, &'static str> {
-    with_hash(ctx, key, |h| h.get(field).map(<[u8]>::to_vec)).map(Option::flatten)
+    super::read::<Hash, _>(ctx, key, |h| h.get(field).map(<[u8]>::to_vec)).map(Option::flatten)
 }
 
 /// Sets one field of the hash at `key` (checked to be a hash or absent) and logs it.
@@ -106,7 +77,7 @@ pub fn hset(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// HSETNX key field value.
 pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match with_hash(ctx, args[1], |h| h.get(args[2]).is_some()) {
+    match super::read::<Hash, _>(ctx, args[1], |h| h.get(args[2]).is_some()) {
         Err(e) => w.error(e),
         Ok(Some(true)) => w.int(0),
         Ok(_) => {
@@ -128,7 +99,7 @@ pub fn hget(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// HMGET key field [field ...].
 pub fn hmget(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let fields = &args[2..];
-    let got = with_hash(ctx, args[1], |h| {
+    let got = super::read::<Hash, _>(ctx, args[1], |h| {
         fields
             .iter()
             .map(|f| h.get(f).map(<[u8]>::to_vec))
@@ -151,7 +122,7 @@ pub fn hmget(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// HDEL key field [field ...].
 pub fn hdel(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let now = ctx.now;
-    match hdel_on(ctx.keys.store(args[1]), args[1], &args[2..], now) {
+    match super::remove_members::<Hash>(ctx.keys.store(args[1]), args[1], &args[2..], now) {
         Ok(n) => {
             if n > 0 {
                 ctx.log_cmd(args);
@@ -164,7 +135,7 @@ pub fn hdel(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// HLEN key.
 pub fn hlen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match with_hash(ctx, args[1], Hash::len) {
+    match super::read::<Hash, _>(ctx, args[1], Hash::len) {
         Ok(n) => w.int(n.unwrap_or(0) as i64),
         Err(e) => w.error(e),
     }
@@ -172,7 +143,7 @@ pub fn hlen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// HSTRLEN key field.
 pub fn hstrlen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match with_hash(ctx, args[1], |h| h.get(args[2]).map_or(0, <[u8]>::len)) {
+    match super::read::<Hash, _>(ctx, args[1], |h| h.get(args[2]).map_or(0, <[u8]>::len)) {
         Ok(n) => w.int(n.unwrap_or(0) as i64),
         Err(e) => w.error(e),
     }
@@ -180,7 +151,7 @@ pub fn hstrlen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// HEXISTS key field.
 pub fn hexists(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match with_hash(ctx, args[1], |h| h.get(args[2]).is_some()) {
+    match super::read::<Hash, _>(ctx, args[1], |h| h.get(args[2]).is_some()) {
         Ok(b) => w.int(b.unwrap_or(false) as i64),
         Err(e) => w.error(e),
     }
@@ -189,7 +160,7 @@ pub fn hexists(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// HKEYS, HVALS, HGETALL key.
 pub fn hgetall(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let what = super::lower(args[0]);
-    let pairs = with_hash(ctx, args[1], |h| {
+    let pairs = super::read::<Hash, _>(ctx, args[1], |h| {
         h.iter()
             .map(|(f, v)| (f.to_vec(), v.to_vec()))
             .collect::<Vec<_>>()
@@ -262,23 +233,15 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// HRANDFIELD key [count [WITHVALUES]].
 pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let count = match args.get(2) {
-        None => None,
-        Some(c) => match parse_i64(c) {
-            Some(n) => Some(n),
-            None => return w.error(NOT_INT),
-        },
-    };
-    let with_values = match args.get(3) {
-        None => false,
-        Some(a) if super::eq(a, "withvalues") && args.len() == 4 => true,
-        Some(_) => return w.error(SYNTAX),
+    let (count, with_values) = match super::sets::rand_args(args, Some("withvalues")) {
+        Ok(r) => r,
+        Err(e) => return w.error(e),
     };
     // As Redis: a count whose reply length would overflow is refused.
     if count.is_some_and(|c| c == i64::MIN || (with_values && c < -(i64::MAX / 2))) {
         return w.error("ERR value is out of range");
     }
-    let pairs = match with_hash(ctx, args[1], |h| {
+    let pairs = match super::read::<Hash, _>(ctx, args[1], |h| {
         h.iter()
             .map(|(f, v)| (f.to_vec(), v.to_vec()))
             .collect::<Vec<_>>()
@@ -322,18 +285,11 @@ pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]: the whole hash in one
 /// reply (cursor 0), as Redis does for small hashes; the pattern filters fields.
 pub fn hscan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let opts = match super::sets::scan_options(&args[3..], true) {
+    let opts = match super::sets::scan_args(args, true) {
         Ok(o) => o,
         Err(e) => return w.error(&e),
     };
-    if std::str::from_utf8(args[2])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .is_none()
-    {
-        return w.error("ERR invalid cursor");
-    }
-    let pairs = match with_hash(ctx, args[1], |h| {
+    let pairs = match super::read::<Hash, _>(ctx, args[1], |h| {
         h.iter()
             .filter(|(f, _)| opts.pattern.is_none_or(|p| glob(p, f)))
             .map(|(f, v)| (f.to_vec(), v.to_vec()))

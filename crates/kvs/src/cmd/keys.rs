@@ -338,6 +338,8 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             Value::Set(s) if s.len() <= 128 && s.iter().all(|m| m.len() <= 64) => "listpack",
             Value::List(l) if l.len() <= 128 && l.iter().all(|m| m.len() <= 64) => "listpack",
             Value::List(_) => "quicklist",
+            Value::ZSet(z) if z.len() <= 128 && z.iter().all(|(m, _)| m.len() <= 64) => "listpack",
+            Value::ZSet(_) => "skiplist",
             _ => "hashtable",
         };
         w.bulk(enc.as_bytes());

@@ -264,21 +264,9 @@ pub(crate) fn replay_list(store: &mut Store, name: &str, args: &[&[u8]], now: u6
     let _ = write_on(store, name, args, now);
 }
 
-fn with_list<R>(
-    ctx: &mut Ctx,
-    key: &[u8],
-    f: impl FnOnce(&List) -> R,
-) -> Result<Option<R>, &'static str> {
-    match ctx.keys.get(key, ctx.now).map(|e| &e.value) {
-        None => Ok(None),
-        Some(Value::List(l)) => Ok(Some(f(l))),
-        Some(_) => Err(WRONGTYPE),
-    }
-}
-
 /// LLEN key.
 pub fn llen(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match with_list(ctx, args[1], List::len) {
+    match super::read::<List, _>(ctx, args[1], List::len) {
         Ok(n) => w.int(n.unwrap_or(0) as i64),
         Err(e) => w.error(e),
     }
@@ -289,7 +277,7 @@ pub fn lrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (Some(start), Some(stop)) = (parse_i64(args[2]), parse_i64(args[3])) else {
         return w.error(NOT_INT);
     };
-    let items = with_list(ctx, args[1], |l| match range(start, stop, l.len()) {
+    let items = super::read::<List, _>(ctx, args[1], |l| match range(start, stop, l.len()) {
         Some((s, e)) => l
             .iter()
             .skip(s)
@@ -313,7 +301,7 @@ pub fn lindex(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let Some(i) = parse_i64(args[2]) else {
         return w.error(NOT_INT);
     };
-    let v = with_list(ctx, args[1], |l| {
+    let v = super::read::<List, _>(ctx, args[1], |l| {
         let at = if i < 0 { l.len() as i64 + i } else { i };
         (at >= 0)
             .then(|| l.get(at as usize).map(<[u8]>::to_vec))
@@ -358,7 +346,7 @@ pub fn lpos(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         i += 2;
     }
     let want = args[2];
-    let found = with_list(ctx, args[1], |l| {
+    let found = super::read::<List, _>(ctx, args[1], |l| {
         let len = l.len();
         let limit = if maxlen == 0 { len } else { maxlen.min(len) };
         let wanted = match count {
@@ -424,12 +412,12 @@ pub fn lmove(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (src, dst, now) = (args[1], args[2], ctx.now);
     ctx.keys.lock_keys([src, dst].into_iter());
     // As Redis: the source first (absent: nil), then the destination's type.
-    match with_list(ctx, src, List::len) {
+    match super::read::<List, _>(ctx, src, List::len) {
         Err(e) => return w.error(e),
         Ok(None) => return w.null(),
         Ok(Some(_)) => {}
     }
-    if let Err(e) = with_list(ctx, dst, |_| ()) {
+    if let Err(e) = super::read::<List, _>(ctx, dst, |_| ()) {
         return w.error(e);
     }
     let pop_name = if from_left { "lpop" } else { "rpop" };

@@ -8,7 +8,7 @@
 //! in Redis's order and then runs the handler; COMMAND, transactions and the
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
-//! [`keys`], [`hashes`], [`sets`], [`lists`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
+//! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
 //! the settings in [`config`].
 
 pub mod cluster;
@@ -23,6 +23,7 @@ pub mod server;
 pub mod sets;
 pub mod strings;
 pub mod table;
+pub mod zsets;
 
 use crate::aof::Effect;
 use crate::keyspace::Keys;
@@ -322,6 +323,7 @@ pub fn replay(store: &mut crate::store::Store, argv: &[Vec<u8>], now: u64) {
     match name.as_str() {
         "hset" | "hdel" => hashes::replay_hash(store, &name, &args, now),
         "sadd" | "srem" => sets::replay_set(store, &name, &args, now),
+        "zadd" | "zrem" => zsets::replay_zset(store, &name, &args, now),
         "lpush" | "rpush" | "lpop" | "rpop" | "lset" | "lrem" | "ltrim" | "linsert" => {
             lists::replay_list(store, &name, &args, now)
         }
@@ -347,4 +349,33 @@ pub(crate) fn upsert(
         store.put(key, v, 0, now);
     }
     Ok(r)
+}
+
+/// Runs `f` on the collection of type `K` at `key`: `Ok(None)` when absent, WRONGTYPE
+/// when the key holds another type.
+pub(crate) fn read<K: crate::value::Kind, R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    f: impl FnOnce(&K) -> R,
+) -> Result<Option<R>, &'static str> {
+    match ctx.keys.get(key, ctx.now) {
+        None => Ok(None),
+        Some(e) => K::of(&e.value).map(f).map(Some).ok_or(WRONGTYPE),
+    }
+}
+
+/// Removes `members` from the collection of type `K` at `key` (the key goes when it is
+/// left empty): how many were there, or WRONGTYPE.
+pub(crate) fn remove_members<K: crate::value::Members>(
+    store: &mut crate::store::Store,
+    key: &[u8],
+    members: &[&[u8]],
+    now: u64,
+) -> Result<usize, &'static str> {
+    store
+        .update(key, now, |v| match K::of_mut(v) {
+            Some(c) => Ok(members.iter().filter(|m| c.remove_member(m)).count()),
+            None => Err(WRONGTYPE),
+        })
+        .unwrap_or(Ok(0))
 }

@@ -4,7 +4,7 @@
 //! Changes are logged as SADD / SREM commands (SPOP as the SREM of what it popped, a
 //! STORE as the deletion of the destination and the SADD of its members), which
 //! [`replay_set`] applies to a store when the log is read, through the same functions
-//! ([`sadd_on`], [`srem_on`]).
+//! ([`sadd_on`], [`super::remove_members`]).
 
 use super::{glob, parse_i64, Ctx, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::resp::Writer;
@@ -30,26 +30,11 @@ pub(crate) fn sadd_on(
     )
 }
 
-/// Removes members from the set at `key` (the key goes when it is empty).
-pub(crate) fn srem_on(
-    store: &mut Store,
-    key: &[u8],
-    members: &[&[u8]],
-    now: u64,
-) -> Result<usize, &'static str> {
-    store
-        .update(key, now, |v| match v {
-            Value::Set(s) => Ok(members.iter().filter(|m| s.remove(m)).count()),
-            _ => Err(WRONGTYPE),
-        })
-        .unwrap_or(Ok(0))
-}
-
 /// Applies a logged SADD or SREM.
 pub(crate) fn replay_set(store: &mut Store, name: &str, args: &[&[u8]], now: u64) {
     let _ = match name {
         "sadd" if args.len() >= 2 => sadd_on(store, args[0], &args[1..], now),
-        "srem" if args.len() >= 2 => srem_on(store, args[0], &args[1..], now),
+        "srem" if args.len() >= 2 => super::remove_members::<Set>(store, args[0], &args[1..], now),
         _ => Ok(0),
     };
 }
@@ -59,18 +44,6 @@ fn members(ctx: &mut Ctx, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>, &'static s
     match ctx.keys.get(key, ctx.now).map(|e| &e.value) {
         None => Ok(None),
         Some(Value::Set(s)) => Ok(Some(s.iter().map(<[u8]>::to_vec).collect())),
-        Some(_) => Err(WRONGTYPE),
-    }
-}
-
-fn with_set<R>(
-    ctx: &mut Ctx,
-    key: &[u8],
-    f: impl FnOnce(&Set) -> R,
-) -> Result<Option<R>, &'static str> {
-    match ctx.keys.get(key, ctx.now).map(|e| &e.value) {
-        None => Ok(None),
-        Some(Value::Set(s)) => Ok(Some(f(s))),
         Some(_) => Err(WRONGTYPE),
     }
 }
@@ -92,7 +65,7 @@ pub fn sadd(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// SREM key member [member ...].
 pub fn srem(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let now = ctx.now;
-    match srem_on(ctx.keys.store(args[1]), args[1], &args[2..], now) {
+    match super::remove_members::<Set>(ctx.keys.store(args[1]), args[1], &args[2..], now) {
         Ok(n) => {
             if n > 0 {
                 ctx.log_cmd(&[&[&b"SREM"[..]][..], &args[1..]].concat());
@@ -105,7 +78,7 @@ pub fn srem(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SCARD key.
 pub fn scard(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match with_set(ctx, args[1], Set::len) {
+    match super::read::<Set, _>(ctx, args[1], Set::len) {
         Ok(n) => w.int(n.unwrap_or(0) as i64),
         Err(e) => w.error(e),
     }
@@ -113,7 +86,7 @@ pub fn scard(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SISMEMBER key member.
 pub fn sismember(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match with_set(ctx, args[1], |s| s.contains(args[2])) {
+    match super::read::<Set, _>(ctx, args[1], |s| s.contains(args[2])) {
         Ok(b) => w.int(b.unwrap_or(false) as i64),
         Err(e) => w.error(e),
     }
@@ -122,7 +95,7 @@ pub fn sismember(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// SMISMEMBER key member [member ...].
 pub fn smismember(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let ms = &args[2..];
-    match with_set(ctx, args[1], |s| {
+    match super::read::<Set, _>(ctx, args[1], |s| {
         ms.iter().map(|m| s.contains(m)).collect::<Vec<_>>()
     }) {
         Ok(v) => {
@@ -180,18 +153,30 @@ pub(crate) fn pick(len: usize, count: Option<i64>, seed: u64) -> Vec<usize> {
     }
 }
 
-/// SRANDMEMBER key [count].
-pub fn srandmember(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+/// The `[count [FLAG]]` of SRANDMEMBER (no flag), HRANDFIELD (WITHVALUES) and
+/// ZRANDMEMBER (WITHSCORES): the count, and whether the flag was given.
+pub(crate) fn rand_args(
+    args: &[&[u8]],
+    flag: Option<&str>,
+) -> Result<(Option<i64>, bool), &'static str> {
     let count = match args.get(2) {
         None => None,
-        Some(c) => match parse_i64(c) {
-            Some(n) => Some(n),
-            None => return w.error(NOT_INT),
-        },
+        Some(c) => Some(parse_i64(c).ok_or(NOT_INT)?),
     };
-    if args.len() > 3 {
-        return w.error(SYNTAX);
-    }
+    let with = match (args.get(3), flag) {
+        (None, _) => false,
+        (Some(a), Some(f)) if super::eq(a, f) && args.len() == 4 => true,
+        _ => return Err(SYNTAX),
+    };
+    Ok((count, with))
+}
+
+/// SRANDMEMBER key [count].
+pub fn srandmember(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let count = match rand_args(args, None) {
+        Ok((c, _)) => c,
+        Err(e) => return w.error(e),
+    };
     let m = match members(ctx, args[1]) {
         Ok(m) => m.unwrap_or_default(),
         Err(e) => return w.error(e),
@@ -233,7 +218,7 @@ pub fn spop(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let popped: Vec<&[u8]> = p.iter().map(|&i| &m[i][..]).collect();
     if !popped.is_empty() {
         let now = ctx.now;
-        let _ = srem_on(ctx.keys.store(args[1]), args[1], &popped, now);
+        let _ = super::remove_members::<Set>(ctx.keys.store(args[1]), args[1], &popped, now);
         ctx.log_cmd(&[&[&b"SREM"[..], args[1]][..], &popped].concat());
     }
     match count {
@@ -252,18 +237,18 @@ pub fn spop(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 pub fn smove(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (src, dst, m, now) = (args[1], args[2], args[3], ctx.now);
     ctx.keys.lock_keys([src, dst].into_iter());
-    let has = match with_set(ctx, src, |s| s.contains(m)) {
+    let has = match super::read::<Set, _>(ctx, src, |s| s.contains(m)) {
         Ok(h) => h.unwrap_or(false),
         Err(e) => return w.error(e),
     };
-    if let Err(e) = with_set(ctx, dst, |_| ()) {
+    if let Err(e) = super::read::<Set, _>(ctx, dst, |_| ()) {
         return w.error(e);
     }
     if !has {
         return w.int(0);
     }
     if src != dst {
-        let _ = srem_on(ctx.keys.store(src), src, &[m], now);
+        let _ = super::remove_members::<Set>(ctx.keys.store(src), src, &[m], now);
         let _ = sadd_on(ctx.keys.store(dst), dst, &[m], now);
         ctx.log_cmd(&[b"SREM", src, m]);
         ctx.log_cmd(&[b"SADD", dst, m]);
@@ -405,20 +390,27 @@ pub(crate) fn scan_options<'a>(opts: &[&'a [u8]], hash: bool) -> Result<ScanOpti
     Ok(o)
 }
 
-/// SSCAN key cursor [MATCH pattern] [COUNT count]: the whole set in one reply.
-pub fn sscan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let opts = match scan_options(&args[3..], false) {
-        Ok(o) => o,
-        Err(e) => return w.error(&e),
-    };
+/// The cursor (`args[2]`, checked to be a number; the whole collection comes in one
+/// reply, so it is not otherwise used) and the options after it of HSCAN / SSCAN /
+/// ZSCAN.
+pub(crate) fn scan_args<'a>(args: &[&'a [u8]], hash: bool) -> Result<ScanOptions<'a>, String> {
     if std::str::from_utf8(args[2])
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
         .is_none()
     {
-        return w.error("ERR invalid cursor");
+        return Err("ERR invalid cursor".into());
     }
-    let m = match with_set(ctx, args[1], |s| {
+    scan_options(&args[3..], hash)
+}
+
+/// SSCAN key cursor [MATCH pattern] [COUNT count]: the whole set in one reply.
+pub fn sscan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let opts = match scan_args(args, false) {
+        Ok(o) => o,
+        Err(e) => return w.error(&e),
+    };
+    let m = match super::read::<Set, _>(ctx, args[1], |s| {
         s.iter()
             .filter(|m| opts.pattern.is_none_or(|p| glob(p, m)))
             .map(<[u8]>::to_vec)

@@ -10,7 +10,8 @@
 //! as in Redis's COMMAND reply; 0 for commands without keys.
 
 use super::{
-    arity, cluster, config, connection, eq, hashes, keys, lists, multi, server, sets, strings, Ctx,
+    arity, cluster, config, connection, eq, hashes, keys, lists, multi, server, sets, strings,
+    zsets, Ctx,
 };
 use crate::resp::Writer;
 
@@ -122,6 +123,7 @@ impl Command {
             "hash" => c.push("@hash"),
             "set" => c.push("@set"),
             "list" => c.push("@list"),
+            "sorted-set" => c.push("@sortedset"),
             "transactions" => c.push("@transaction"),
             "pubsub" => c.push("@pubsub"),
             _ => {}
@@ -279,6 +281,31 @@ pub static COMMANDS: &[Command] = &[
     row!("unlink", -2, WRITE | FAST, KEYS, "generic", keys::del, "Asynchronously deletes one or more keys."),
     row!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::unwatch, "Forgets about watched keys of a transaction."),
     row!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, KEYS, "transactions", multi::watch, "Monitors changes to keys to determine the execution of a transaction."),
+    row!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
+    row!("zcard", 2, READONLY | FAST, KEY1, "sorted-set", zsets::zcard, "Returns the number of members in a sorted set."),
+    row!("zcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the count of members in a sorted set that have scores within a range."),
+    row!("zincrby", 4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Increments the score of a member in a sorted set."),
+    row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zstore, "Stores the intersect of multiple sorted sets in a key."),
+    row!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the number of members in a sorted set within a lexicographical range."),
+    row!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zmscore, "Returns the score of one or more members in a sorted set."),
+    row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
+    row!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
+    row!("zrandmember", -2, READONLY, KEY1, "sorted-set", zsets::zrandmember, "Returns one or more random members from a sorted set."),
+    row!("zrange", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of indexes."),
+    row!("zrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range."),
+    row!("zrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores."),
+    row!("zrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by ascending scores."),
+    row!("zrem", -3, WRITE | FAST, KEY1, "sorted-set", zsets::zrem, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
+    row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
+    row!("zremrangebyrank", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."),
+    row!("zremrangebyscore", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."),
+    row!("zrevrange", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of indexes in reverse order."),
+    row!("zrevrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range in reverse order."),
+    row!("zrevrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores in reverse order."),
+    row!("zrevrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
+    row!("zscan", -3, READONLY, KEY1, "sorted-set", zsets::zscan, "Iterates over members and scores of a sorted set."),
+    row!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zscore, "Returns the score of a member in a sorted set."),
+    row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zstore, "Stores the union of multiple sorted sets in a key."),
 ];
 
 /// The row of the command named `name` (any case).
