@@ -91,6 +91,7 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("replica-read-only", "yes"),
     ("replica-serve-stale-data", "yes"),
     ("sanitize-dump-payload", "no"),
+    ("save", ""),
     ("set-max-intset-entries", "512"),
     ("set-max-listpack-entries", "128"),
     ("set-max-listpack-value", "64"),
@@ -169,7 +170,6 @@ impl Config {
             ("appendfsync", self.appendfsync.name().into()),
             ("threads", self.threads.to_string()),
             ("tcp-backlog", self.tcp_backlog.to_string()),
-            ("save", String::new()),
             ("databases", "1".into()),
         ];
         for (name, default) in COMPAT {

@@ -284,8 +284,11 @@ pub static COMMANDS: &[Command] = &[
     row!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
     row!("zcard", 2, READONLY | FAST, KEY1, "sorted-set", zsets::zcard, "Returns the number of members in a sorted set."),
     row!("zcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the count of members in a sorted set that have scores within a range."),
+    row!("zdiff", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the difference between multiple sorted sets."),
+    row!("zdiffstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the difference of multiple sorted sets in a key."),
     row!("zincrby", 4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Increments the score of a member in a sorted set."),
-    row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zstore, "Stores the intersect of multiple sorted sets in a key."),
+    row!("zinter", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the intersect of multiple sorted sets."),
+    row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the intersect of multiple sorted sets in a key."),
     row!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the number of members in a sorted set within a lexicographical range."),
     row!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zmscore, "Returns the score of one or more members in a sorted set."),
     row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
@@ -305,7 +308,8 @@ pub static COMMANDS: &[Command] = &[
     row!("zrevrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
     row!("zscan", -3, READONLY, KEY1, "sorted-set", zsets::zscan, "Iterates over members and scores of a sorted set."),
     row!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zscore, "Returns the score of a member in a sorted set."),
-    row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zstore, "Stores the union of multiple sorted sets in a key."),
+    row!("zunion", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the union of multiple sorted sets."),
+    row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the union of multiple sorted sets in a key."),
 ];
 
 /// The row of the command named `name` (any case).

@@ -1,8 +1,8 @@
 //! The sorted-set family: ZADD (NX XX GT LT CH INCR), ZINCRBY, ZCARD, ZSCORE, ZMSCORE,
 //! ZREM, ZRANK/ZREVRANK, ZRANGE (by rank, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES),
 //! ZRANGEBYSCORE/ZREVRANGEBYSCORE, ZRANGEBYLEX/ZREVRANGEBYLEX, ZREVRANGE, ZCOUNT,
-//! ZLEXCOUNT, ZPOPMIN/ZPOPMAX, ZREMRANGEBYRANK/SCORE/LEX, ZUNIONSTORE/ZINTERSTORE
-//! (WEIGHTS, AGGREGATE), ZRANDMEMBER, ZSCAN.
+//! ZLEXCOUNT, ZPOPMIN/ZPOPMAX, ZREMRANGEBYRANK/SCORE/LEX, ZUNION/ZINTER/ZDIFF and
+//! their STORE forms (WEIGHTS, AGGREGATE), ZRANDMEMBER, ZSCAN.
 //!
 //! Changes are logged as ZADD (scores written so they parse back to the same double)
 //! and ZREM of exactly the members removed (pops and range removals included); a
@@ -489,6 +489,10 @@ pub fn zpop(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         return w.error(SYNTAX);
     }
     let n = count.unwrap_or(1) as i64;
+    if n == 0 {
+        // A count of 0 takes nothing (By::Rank(0, -1) would be everything).
+        return w.array(0);
+    }
     let items =
         match super::read::<ZSet, _>(ctx, args[1], |z| select(z, &By::Rank(0, n - 1), max, None)) {
             Ok(i) => i.unwrap_or_default(),
@@ -542,30 +546,32 @@ pub fn zremrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     w.int(members.len() as i64);
 }
 
-/// ZUNIONSTORE / ZINTERSTORE destination numkeys key [key ...] [WEIGHTS w ...]
-/// [AGGREGATE SUM | MIN | MAX]. Plain sets count as members scored 1.
-pub fn zstore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let inter = eq(args[0], "zinterstore");
-    let dst = args[1];
-    let n = match parse_i64(args[2]) {
+/// ZUNION / ZINTER / ZDIFF numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM | MIN |
+/// MAX] [WITHSCORES], and the STORE forms (destination first, no WITHSCORES). Plain
+/// sets count as members scored 1. ZDIFF takes neither WEIGHTS nor AGGREGATE.
+pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let name = super::lower(args[0]);
+    let store = name.ends_with("store");
+    let op = &name[1..name.len() - if store { 5 } else { 0 }];
+    let (dst, first) = if store { (Some(args[1]), 2) } else { (None, 1) };
+    let n = match parse_i64(args[first]) {
         Some(n) if n > 0 => n as usize,
         Some(_) => {
             return w.error(&format!(
-                "ERR at least 1 input key is needed for '{}' command",
-                super::lower(args[0])
+                "ERR at least 1 input key is needed for '{name}' command"
             ))
         }
         None => return w.error(NOT_INT),
     };
-    if args.len() < 3 + n {
+    if args.len() < first + 1 + n {
         return w.error(SYNTAX);
     }
-    let keys = &args[3..3 + n];
+    let keys = &args[first + 1..first + 1 + n];
     let mut weights = vec![1.0; n];
-    let mut agg = 0u8; // 0 sum, 1 min, 2 max
-    let mut i = 3 + n;
+    let (mut agg, mut scores) = (0u8, false); // 0 sum, 1 min, 2 max
+    let mut i = first + 1 + n;
     while i < args.len() {
-        if eq(args[i], "weights") && i + n < args.len() {
+        if op != "diff" && eq(args[i], "weights") && i + n < args.len() {
             for (j, wt) in weights.iter_mut().enumerate() {
                 match parse_float(args[i + 1 + j]) {
                     Some(v) => *wt = v,
@@ -573,7 +579,7 @@ pub fn zstore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 }
             }
             i += 1 + n;
-        } else if eq(args[i], "aggregate") && i + 1 < args.len() {
+        } else if op != "diff" && eq(args[i], "aggregate") && i + 1 < args.len() {
             agg = match super::lower(args[i + 1]).as_str() {
                 "sum" => 0,
                 "min" => 1,
@@ -581,12 +587,15 @@ pub fn zstore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 _ => return w.error(SYNTAX),
             };
             i += 2;
+        } else if !store && eq(args[i], "withscores") {
+            scores = true;
+            i += 1;
         } else {
             return w.error(SYNTAX);
         }
     }
     let mut all: Vec<&[u8]> = keys.to_vec();
-    all.push(dst);
+    all.extend(dst);
     ctx.keys.lock_keys(all.iter().copied());
     let mut inputs: Vec<Vec<(Vec<u8>, f64)>> = Vec::with_capacity(n);
     for k in keys {
@@ -598,36 +607,11 @@ pub fn zstore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         };
         inputs.push(items);
     }
-    let mut acc: std::collections::HashMap<Vec<u8>, (f64, usize)> =
-        std::collections::HashMap::new();
-    for (items, wt) in inputs.iter().zip(&weights) {
-        for (m, s) in items {
-            let v = s * wt;
-            let v = if v.is_nan() { 0.0 } else { v };
-            acc.entry(m.clone())
-                .and_modify(|(cur, seen)| {
-                    *cur = match agg {
-                        0 => {
-                            let t = *cur + v;
-                            if t.is_nan() {
-                                0.0
-                            } else {
-                                t
-                            }
-                        }
-                        1 => cur.min(v),
-                        _ => cur.max(v),
-                    };
-                    *seen += 1;
-                })
-                .or_insert((v, 1));
-        }
-    }
-    let result: Vec<(Vec<u8>, f64)> = acc
-        .into_iter()
-        .filter(|(_, (_, seen))| !inter || *seen == n)
-        .map(|(m, (s, _))| (m, s))
-        .collect();
+    let mut result = combine(&inputs, &weights, agg, op);
+    result.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    let Some(dst) = dst else {
+        return reply_members(w, &result, scores);
+    };
     let now = ctx.now;
     ctx.keys.remove(dst);
     ctx.log_del(dst);
@@ -637,6 +621,48 @@ pub fn zstore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         log_zadd(ctx, dst, &result);
     }
     w.int(result.len() as i64);
+}
+
+/// Union, intersection or difference of weighted inputs (a NaN from inf * 0 or
+/// inf - inf counts as 0, as in Redis).
+fn combine(
+    inputs: &[Vec<(Vec<u8>, f64)>],
+    weights: &[f64],
+    agg: u8,
+    op: &str,
+) -> Vec<(Vec<u8>, f64)> {
+    let fix = |v: f64| if v.is_nan() { 0.0 } else { v };
+    if op == "diff" {
+        let others: std::collections::HashSet<&[u8]> = inputs[1..]
+            .iter()
+            .flat_map(|i| i.iter().map(|(m, _)| &m[..]))
+            .collect();
+        return inputs[0]
+            .iter()
+            .filter(|(m, _)| !others.contains(&m[..]))
+            .cloned()
+            .collect();
+    }
+    let mut acc: std::collections::HashMap<&[u8], (f64, usize)> = std::collections::HashMap::new();
+    for (items, wt) in inputs.iter().zip(weights) {
+        for (m, s) in items {
+            let v = fix(s * wt);
+            acc.entry(m)
+                .and_modify(|(cur, seen)| {
+                    *cur = match agg {
+                        0 => fix(*cur + v),
+                        1 => cur.min(v),
+                        _ => cur.max(v),
+                    };
+                    *seen += 1;
+                })
+                .or_insert((v, 1));
+        }
+    }
+    acc.into_iter()
+        .filter(|(_, (_, seen))| op != "inter" || *seen == inputs.len())
+        .map(|(m, (s, _))| (m.to_vec(), s))
+        .collect()
 }
 
 /// ZRANDMEMBER key [count [WITHSCORES]].
