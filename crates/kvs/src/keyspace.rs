@@ -178,6 +178,8 @@ pub struct Shared {
     pub rewrite_requested: AtomicBool,
     /// Keys watched by connections (WATCH), with their versions.
     pub watches: std::sync::Arc<crate::cmd::multi::Watches>,
+    /// SHUTDOWN was called: the loops stop (within 100 ms), the log is flushed.
+    pub shutdown: AtomicBool,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -205,6 +207,7 @@ impl Shared {
             log,
             rewrite_requested: AtomicBool::new(false),
             watches: Default::default(),
+            shutdown: AtomicBool::new(false),
         }
     }
 

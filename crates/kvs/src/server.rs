@@ -286,7 +286,8 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Serves until `stop` is set (checked at least every 100 ms), on `threads` loops
+    /// Serves until `stop` is set or a client sends SHUTDOWN (checked at least every
+    /// 100 ms), on `threads` loops
     /// (this thread runs the first); then syncs the log. A fatal error on any loop (its
     /// poll fails) stops them all; a log that cannot be written is not fatal (see the
     /// module note).
@@ -416,7 +417,7 @@ impl Loop {
         let mut last_cron = 0u64;
         // Connections whose replies wait for log records a failed commit did not write.
         let mut held: Vec<Token> = Vec::new();
-        while !stop.load(Ordering::Relaxed) {
+        while !stop.load(Ordering::Relaxed) && !shared.shutdown.load(Ordering::Relaxed) {
             let wait = if again.is_empty() {
                 Duration::from_millis(100)
             } else {

@@ -1,4 +1,4 @@
-//! Server commands: INFO, DBSIZE, FLUSHALL/FLUSHDB, BGREWRITEAOF, MEMORY USAGE.
+//! Server commands: INFO, DBSIZE, FLUSHALL/FLUSHDB, BGREWRITEAOF, MEMORY USAGE, SHUTDOWN.
 
 use super::{eq, Ctx};
 use crate::aof::Effect;
@@ -146,4 +146,24 @@ pub fn memory(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Some(e) => w.int(crate::store::Store::entry_cost(args[2].len(), &e.value) as i64),
         None => w.null(),
     }
+}
+
+/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]: the server stops (every loop within
+/// 100 ms) after flushing the log, as on SIGTERM; the caller's connection closes
+/// without a reply, as Redis's does. SAVE and NOSAVE change nothing here (the log is
+/// the only persistence and is always flushed).
+pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    for a in &args[1..] {
+        if eq(a, "abort") {
+            return w.error("ERR No shutdown in progress.");
+        }
+        if !["nosave", "save", "now", "force"].iter().any(|o| eq(a, o)) {
+            return w.error(super::SYNTAX);
+        }
+    }
+    ctx.keys
+        .shared()
+        .shutdown
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    ctx.session.quit = true;
 }

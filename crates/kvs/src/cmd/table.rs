@@ -259,6 +259,7 @@ pub static COMMANDS: &[Command] = &[
     row!("setex", 4, WRITE | DENYOOM, KEY1, "string", strings::setex, "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."),
     row!("setnx", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::setnx, "Set the string value of a key only when the key doesn't exist."),
     row!("setrange", 4, WRITE | DENYOOM, KEY1, "string", strings::setrange, "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
+    row!("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY, NOKEY, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
     row!("sinter", -2, READONLY, KEYS, "set", sets::sinter, "Returns the intersect of multiple sets."),
     row!("sintercard", -3, READONLY, NOKEY, "set", sets::sintercard, "Returns the number of members of the intersect of multiple sets."),
     row!("sinterstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the intersect of multiple sets in a key."),
