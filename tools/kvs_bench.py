@@ -18,7 +18,8 @@ rounds. Measured:
 - a sweep of offered rates from 10% to 100% of that maximum, drawn as one SVG
   (p99 solid, p50 dashed, a line per server);
 - `appendfsync always` (SETs only, 50 connections) against Redis with the same policy;
-- redis-benchmark -t set,get against wirespeed and Redis, unpipelined and -P 16.
+- redis-benchmark's tests for strings, lists, sets, hashes and sorted sets (BENCH_TESTS)
+  against wirespeed and Redis, unpipelined and -P 16.
 
 Writes every raw result to OUT/results.json, the plot to OUT/latency.svg and prints a
 Markdown summary.
@@ -125,15 +126,19 @@ def median(rows, key):
     return statistics.median(vals) if vals else None
 
 
+# redis-benchmark's tests run against both servers: strings and every collection type.
+BENCH_TESTS = "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset"
+
+
 def redis_benchmark(pin, port, pipeline):
-    cmd = pin + ["redis-benchmark", "-p", str(port), "-t", "set,get", "-n", "300000", "-c", "50",
+    cmd = pin + ["redis-benchmark", "-p", str(port), "-t", BENCH_TESTS, "-n", "200000", "-c", "50",
                  "-P", str(pipeline), "-q"]
     out = sh(cmd, capture_output=True, text=True).stdout
     rates = {}
     for line in out.replace("\r", "\n").splitlines():
-        for t in ("SET", "GET"):
-            if line.startswith(f"{t}: ") and "requests per second" in line:
-                rates[t] = float(line.split()[1])
+        name, _, rest = line.partition(": ")
+        if rest and "requests per second" in rest and "rps=" not in line:
+            rates[name.strip()] = float(rest.split()[0])
     return rates
 
 
@@ -235,9 +240,11 @@ def report(r):
     b = r["redis_benchmark"]
     for mode in ("unpipelined", "pipeline 16"):
         ws, rs = b["wirespeed"][mode], b["redis"][mode]
-        print(f"redis-benchmark {mode}: " + ", ".join(
-            f"{t} wirespeed {ws.get(t, 0):,.0f} Redis {rs.get(t, 0):,.0f} ({ws.get(t, 0) / max(rs.get(t, 1), 1):.2f}x)"
-            for t in ("SET", "GET")))
+        print(f"\nredis-benchmark {mode} (requests/s):\n")
+        print("| test | wirespeed | Redis | ratio |")
+        print("|---|---:|---:|---:|")
+        for t in rs:
+            print(f"| {t} | {ws.get(t, 0):,.0f} | {rs[t]:,.0f} | {ws.get(t, 0) / max(rs[t], 1):.2f} |")
 
 
 if __name__ == "__main__":
