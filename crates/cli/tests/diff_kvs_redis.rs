@@ -241,6 +241,9 @@ const SCRIPT: &[&[&str]] = &[
     &["SRANDMEMBER", "one", "-3"],
     &["SRANDMEMBER", "one", "5"],
     &["SPOP", "one", "-1"],
+    &["SRANDMEMBER", "one", "-9223372036854775808"],
+    &["ZRANDMEMBER", "z1", "-9223372036854770000", "WITHSCORES"],
+    &["HRANDFIELD", "nosuch", "-9223372036854775808"],
     // Lists.
     &["RPUSH", "l", "a", "b", "c", "d", "e"],
     &["LPUSH", "l", "z"],

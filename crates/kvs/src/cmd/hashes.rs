@@ -237,10 +237,6 @@ pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Ok(r) => r,
         Err(e) => return w.error(e),
     };
-    // As Redis: a count whose reply length would overflow is refused.
-    if count.is_some_and(|c| c == i64::MIN || (with_values && c < -(i64::MAX / 2))) {
-        return w.error("ERR value is out of range");
-    }
     let pairs = match super::read::<Hash, _>(ctx, args[1], |h| {
         h.iter()
             .map(|(f, v)| (f.to_vec(), v.to_vec()))

@@ -168,6 +168,13 @@ pub(crate) fn rand_args(
         (Some(a), Some(f)) if super::eq(a, f) && args.len() == 4 => true,
         _ => return Err(SYNTAX),
     };
+    // As Redis: a count whose reply length would overflow is refused.
+    if count == Some(i64::MIN) {
+        return Err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    }
+    if with && count.is_some_and(|c| c < -(i64::MAX / 2)) {
+        return Err("ERR value is out of range");
+    }
     Ok((count, with))
 }
 
