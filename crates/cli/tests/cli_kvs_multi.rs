@@ -274,3 +274,29 @@ fn command_reports_the_table() {
         );
     }
 }
+
+#[test]
+fn exec_refuses_a_transaction_that_would_grow_past_maxmemory() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut a = connect(&addr);
+    let mut b = connect(&addr);
+    ok(&mut a, &["SET", "x", "value"]);
+    // Reads only: EXEC runs although memory is over the limit.
+    ok(&mut a, &["MULTI"]);
+    ok(&mut a, &["GET", "x"]);
+    ok(&mut b, &["CONFIG", "SET", "maxmemory", "1"]);
+    assert_eq!(
+        get_raw_exec(&mut a),
+        vec![Value::BulkString(b"value".to_vec())]
+    );
+    ok(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
+    // A command that may add memory: the whole transaction is discarded.
+    ok(&mut a, &["MULTI"]);
+    ok(&mut a, &["SET", "x", "1"]);
+    ok(&mut a, &["GET", "x"]);
+    ok(&mut b, &["CONFIG", "SET", "maxmemory", "1"]);
+    let e = err(&mut a, &["EXEC"]);
+    assert!(e.contains("OOM"), "{e}");
+    ok(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
+    assert_eq!(get(&mut a, "x").as_deref(), Some("value"));
+}

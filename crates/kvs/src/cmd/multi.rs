@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::table::{Command, WRITE};
+use super::table::{Command, DENYOOM, WRITE};
 use super::Ctx;
 use crate::aof::Effect;
 use crate::resp::Writer;
@@ -251,8 +251,13 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     if expired || !registry.unchanged(&watched) {
         return w.null_array();
     }
-    if queued.iter().any(|q| q.cmd.has(WRITE)) {
-        if let Some(why) = ctx.keys.shared().log.as_ref().and_then(|l| l.write_error()) {
+    // The checks a write passes before it runs, again at EXEC (memory or the log may
+    // have failed since it was queued): one refusal discards the transaction.
+    for q in queued
+        .iter()
+        .filter(|q| q.cmd.has(WRITE) || q.cmd.has(DENYOOM))
+    {
+        if let Err(why) = super::admit(ctx, q.cmd) {
             return w.error(&format!(
                 "EXECABORT Transaction discarded because of: {why}"
             ));
