@@ -7,7 +7,7 @@
 //! logged, so the live change and the replayed one are the same code. Blocking pops
 //! (BLPOP and the like) are not implemented yet.
 
-use super::strings::range;
+use super::strings::rank_range;
 use super::{eq, parse_i64, Ctx, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::resp::Writer;
 use crate::store::Store;
@@ -153,7 +153,7 @@ pub(crate) fn write_on(
                 return Ok(Reply::Ok);
             }
             on_list(store, &mut |l| {
-                match range(start, stop, l.len()) {
+                match rank_range(start, stop, l.len()) {
                     Some((s, e)) => l.retain_range(s, e),
                     None => l.retain_range(1, 0),
                 }
@@ -277,7 +277,7 @@ pub fn lrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (Some(start), Some(stop)) = (parse_i64(args[2]), parse_i64(args[3])) else {
         return w.error(NOT_INT);
     };
-    let items = super::read::<List, _>(ctx, args[1], |l| match range(start, stop, l.len()) {
+    let items = super::read::<List, _>(ctx, args[1], |l| match rank_range(start, stop, l.len()) {
         Some((s, e)) => l
             .iter()
             .skip(s)

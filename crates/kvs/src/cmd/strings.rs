@@ -318,13 +318,27 @@ pub fn msetnx(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     w.int(1);
 }
 
-/// Resolves Redis's inclusive, possibly negative range `[start, end]` over `len` items:
-/// None when empty.
+/// Resolves GETRANGE's inclusive, possibly negative range `[start, end]` over `len`
+/// bytes (a negative end past the start counts as 0, as in Redis): None when empty.
 pub(crate) fn range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let len = len as i64;
     let fix = |i: i64| if i < 0 { (len + i).max(0) } else { i };
     let (s, e) = (fix(start), fix(end).min(len - 1));
     (len > 0 && s <= e && s < len).then_some((s as usize, e as usize))
+}
+
+/// Resolves the inclusive, possibly negative rank range `[start, end]` of LRANGE,
+/// LTRIM and ZRANGE over `len` items: a start before the head counts from the head, an
+/// end before the head selects nothing. None when empty.
+pub(crate) fn rank_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let s = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let e = if end < 0 { len + end } else { end.min(len - 1) };
+    (len > 0 && e >= 0 && s <= e && s < len).then_some((s as usize, e as usize))
 }
 
 /// GETRANGE key start end (and SUBSTR).

@@ -338,7 +338,7 @@ fn select(z: &ZSet, by: &By, rev: bool, limit: Option<(i64, i64)>) -> Vec<(Vec<u
         Box::new(z.iter())
     };
     let picked: Vec<(&[u8], f64)> = match by {
-        By::Rank(s, e) => match super::strings::range(*s, *e, z.len()) {
+        By::Rank(s, e) => match super::strings::rank_range(*s, *e, z.len()) {
             Some((s, e)) => items.skip(s).take(e - s + 1).collect(),
             None => Vec::new(),
         },
