@@ -25,6 +25,7 @@ mod monitor;
 mod msm;
 mod pipeline;
 mod pipeline_sweep;
+mod progress;
 mod rsa;
 mod table;
 mod timelock;

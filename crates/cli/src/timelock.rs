@@ -9,6 +9,7 @@ use wirespeed_vdf::{EvalOptions, U4096};
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text, write_file};
+use crate::progress::Progress;
 
 /// `wirespeed timelock ...`.
 #[derive(Subcommand, Debug)]
@@ -135,9 +136,14 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
     };
     let w = match &a.checkpoint_dir {
         None => {
-            wirespeed_vdf::eval(&modulus, &U4096::from_u64(2), t, &EvalOptions::default())
-                .map_err(CliError::Vdf)?
-                .y
+            let (ev, _) = progress(t, 0).run(|tick| {
+                let opts = EvalOptions {
+                    checkpoint_every: 0,
+                    progress: Some(tick),
+                };
+                wirespeed_vdf::eval(&modulus, &U4096::from_u64(2), t, &opts)
+            });
+            ev.map_err(CliError::Vdf)?.y
         }
         Some(dir) => solve_resumable(&modulus, t, dir, &a.saving)?,
     };
@@ -149,6 +155,17 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
         write_file(out, hex.as_bytes())?;
     }
     writeln!(std::io::stdout().lock(), "{hex}").map_err(CliError::Stdout)
+}
+
+/// Progress of the solver's squarings: a bar on a terminal, and one line with the
+/// measured rate and the ETA once it is known (an LCS35-sized T takes years).
+fn progress(t: u64, start_at: u64) -> Progress<'static> {
+    Progress {
+        label: "timelock",
+        total: t,
+        start_at,
+        eta_line: true,
+    }
 }
 
 /// 2^(2^T) mod N, saving into `dir` and resuming a state found there for the same N, T.
@@ -179,12 +196,15 @@ fn solve_resumable(
         }
         Err(ResumeError::Vdf(e)) => return Err(CliError::Vdf(e)),
     };
-    let opts = RunOptions {
-        save_every: std::time::Duration::from_secs_f64(saving.save_every),
-        verify_every: saving.verify_every,
-        progress: None,
-    };
-    let ev = resume::run(state, dir, &opts).map_err(|e| match e {
+    let (ev, _) = progress(t, state.done).run(|tick| {
+        let opts = RunOptions {
+            save_every: std::time::Duration::from_secs_f64(saving.save_every),
+            verify_every: saving.verify_every,
+            progress: Some(tick),
+        };
+        resume::run(state, dir, &opts)
+    });
+    let ev = ev.map_err(|e| match e {
         ResumeError::Io(path, source) => CliError::Output { path, source },
         ResumeError::Malformed(message) => CliError::MalformedInput {
             path: State::path(dir),

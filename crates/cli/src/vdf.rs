@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use wirespeed_vdf::encode::MAX_JSON_LEN;
 use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
@@ -13,6 +12,7 @@ use wirespeed_vdf::{eval, prove, EvalOptions, Evaluation, Modulus, ProofKind, Vd
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text, write_file};
+use crate::progress::Progress;
 
 /// `wirespeed vdf ...`.
 #[derive(Subcommand, Debug)]
@@ -44,7 +44,7 @@ pub enum ProofChoice {
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Without --out, prints y = x^(2^T) mod N as hex on stdout. The proof file carries the
-VDF output min(y, N - y) (proofs work modulo +-1). Input: 1 < x < N - 1, 1 <= T <= 2^40,
+VDF output min(y, N - y) (proofs work modulo +-1). Input: 1 < x < N - 1, 1 <= T <= 2^63,
 N odd with 1024 to 4096 bits (default: the RSA-2048 challenge number).")]
 pub struct EvalArgs {
     /// Modulus N in hex [default: RSA-2048 challenge number]
@@ -176,20 +176,6 @@ fn modulus_from(hex: &Option<String>, file: &Option<PathBuf>) -> Result<Modulus,
     Modulus::new(&hex_arg("--modulus", &hex)?).map_err(CliError::Vdf)
 }
 
-fn progress_bar(t: u64) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(t);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} squarings  {per_sec}  {msg}  ETA {eta_precise}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    Some(bar)
-}
-
 /// Where an evaluation's result goes.
 struct Finish<'a> {
     kind: Option<ProofKind>,
@@ -216,29 +202,15 @@ fn resume_err(e: ResumeError) -> CliError {
     }
 }
 
-/// Runs `f` with a progress callback (a bar on a terminal, nothing otherwise) and
-/// returns its result and the seconds it took.
+/// Progress of `vdf` squarings from `start_at` of `total` (a bar on a terminal).
 fn with_progress<T>(total: u64, start_at: u64, f: impl FnOnce(&dyn Fn(u64)) -> T) -> (T, f64) {
-    let bar = progress_bar(total);
-    let start = Instant::now();
-    let tick = |done: u64| {
-        if let Some(b) = &bar {
-            b.set_position(done);
-            let secs = start.elapsed().as_secs_f64();
-            if done > start_at {
-                b.set_message(format!(
-                    "{:.1} ns/square",
-                    secs * 1e9 / (done - start_at) as f64
-                ));
-            }
-        }
-    };
-    let r = f(&tick);
-    let secs = start.elapsed().as_secs_f64();
-    if let Some(b) = &bar {
-        b.finish_and_clear();
+    Progress {
+        label: "vdf",
+        total,
+        start_at,
+        eta_line: false,
     }
-    (r, secs)
+    .run(f)
 }
 
 fn run_eval(a: &EvalArgs) -> Result<(), CliError> {

@@ -415,3 +415,45 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
     }
     assert!(!saved.is_empty());
 }
+
+/// Rivest's LCS35 (t = 79,685,186,856,218, above the old 2^40 limit) is accepted as
+/// published: the solver starts and states its measured rate, rounded, and the time
+/// it will take (years on any CPU); it is stopped there.
+#[test]
+fn timelock_solve_starts_on_lcs35_and_states_its_eta() {
+    let puzzle = common::repo_root().join("crates/vdf/tests/data/lcs35-puzzle.txt");
+    let p = puzzle.to_str().expect("path");
+    let line = common::first_stderr_line(
+        &["timelock", "solve", "--lcs35", p],
+        "ETA",
+        std::time::Duration::from_secs(60),
+    )
+    .expect("an ETA line within 60 s");
+    assert!(line.starts_with("timelock: "), "{line}");
+    assert!(
+        line.contains(" of 79,685,186,856,218 squarings left"),
+        "{line}"
+    );
+    assert!(
+        line.contains(" y "),
+        "LCS35 takes years at any rate: {line}"
+    );
+    // The rate is rounded to three significant figures: "1.23 M squarings/s".
+    let rate = line["timelock: ".len()..]
+        .split(" squarings/s")
+        .next()
+        .expect("rate");
+    let number = rate.split(' ').next().expect("number");
+    assert!(number.len() <= 4, "rate not rounded: {line}");
+    assert!(number.parse::<f64>().is_ok(), "{line}");
+}
+
+/// T is accepted up to 2^63; above it `vdf eval` refuses it in one line naming the
+/// range.
+#[test]
+fn delay_above_two_to_the_63_is_refused_with_the_range() {
+    let o = wirespeed(&["vdf", "eval", "--x", "3", "--t", "9223372036854775809"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("T must be in 1..=2^63"), "{err}");
+}
