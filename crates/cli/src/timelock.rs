@@ -143,7 +143,11 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
                 };
                 wirespeed_vdf::eval(&modulus, &U4096::from_u64(2), t, &opts)
             });
-            ev.map_err(CliError::Vdf)?.y
+            let ev = ev.map_err(CliError::Vdf)?;
+            // Recompute the last segment: a fault in the final squarings is caught
+            // before the solution is printed.
+            ev.check_last_segment(&modulus).map_err(CliError::Vdf)?;
+            ev.y
         }
         Some(dir) => solve_resumable(&modulus, t, dir, &a.saving)?,
     };
@@ -175,7 +179,7 @@ fn solve_resumable(
     dir: &Path,
     saving: &crate::vdf::SaveArgs,
 ) -> Result<U4096, CliError> {
-    use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
+    use wirespeed_vdf::resume::{self, ResumeError, State};
     let two = U4096::from_u64(2);
     let state = match State::load(dir) {
         Ok(s) if s.modulus == *modulus && s.x == two && s.t == t => s,
@@ -194,24 +198,12 @@ fn solve_resumable(
                 message,
             })
         }
-        Err(ResumeError::Vdf(e)) => return Err(CliError::Vdf(e)),
+        Err(e) => return Err(crate::vdf::resume_err(dir)(e)),
     };
-    let (ev, _) = progress(t, state.done).run(|tick| {
-        let opts = RunOptions {
-            save_every: std::time::Duration::from_secs_f64(saving.save_every),
-            verify_every: saving.verify_every,
-            progress: Some(tick),
-        };
-        resume::run(state, dir, &opts)
-    });
-    let ev = ev.map_err(|e| match e {
-        ResumeError::Io(path, source) => CliError::Output { path, source },
-        ResumeError::Malformed(message) => CliError::MalformedInput {
-            path: State::path(dir),
-            message,
-        },
-        ResumeError::Vdf(e) => CliError::Vdf(e),
-    })?;
+    let rollback = crate::vdf::report_rollback("timelock", dir);
+    let (ev, _) = progress(t, state.done)
+        .run(|tick| resume::run(state, dir, &saving.options(tick, &rollback)));
+    let ev = ev.map_err(crate::vdf::resume_err(dir))?;
     Ok(ev.y)
 }
 

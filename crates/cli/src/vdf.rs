@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use wirespeed_vdf::encode::MAX_JSON_LEN;
-use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
+use wirespeed_vdf::resume::{self, Audit, ResumeError, RunOptions, State};
 use wirespeed_vdf::{eval, prove, EvalOptions, Evaluation, Modulus, ProofKind, VdfProof, U4096};
 
 use crate::error::CliError;
@@ -191,14 +191,33 @@ fn proof_kind(p: ProofChoice) -> Option<ProofKind> {
     }
 }
 
-fn resume_err(e: ResumeError) -> CliError {
-    match e {
+/// A resumable run's error; a state that does not check out names the directory.
+pub(crate) fn resume_err(dir: &Path) -> impl Fn(ResumeError) -> CliError + '_ {
+    move |e| match e {
         ResumeError::Io(path, source) => CliError::Open { path, source },
         ResumeError::Malformed(message) => CliError::MalformedInput {
-            path: PathBuf::from("state"),
+            path: State::path(dir),
             message,
         },
+        ResumeError::Unsound(message) => CliError::MalformedInput {
+            path: dir.to_path_buf(),
+            message: format!("the saved state does not check out: {message}"),
+        },
         ResumeError::Vdf(e) => CliError::Vdf(e),
+    }
+}
+
+/// Says on stderr that a saved state was rolled back, and why.
+pub(crate) fn report_rollback<'a>(label: &str, dir: &'a Path) -> impl Fn(&Audit) + 'a {
+    let label = label.to_string();
+    move |a| {
+        if let Audit::RolledBack { from, to, what } = a {
+            eprintln!(
+                "{label}: the state in {} does not check out ({what}); going back from {from} \
+                 to the checkpoint at {to} squarings",
+                dir.display()
+            );
+        }
     }
 }
 
@@ -247,15 +266,16 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
                     old
                 }
                 None => {
-                    fresh.save(dir).map_err(resume_err)?;
+                    fresh.save(dir).map_err(resume_err(dir))?;
                     fresh
                 }
             };
             done_before = state.done;
+            let rollback = report_rollback("vdf", dir);
             let (ev, secs) = with_progress(a.t, state.done, |tick| {
-                resume::run(state, dir, &a.saving.options(tick))
+                resume::run(state, dir, &a.saving.options(tick, &rollback))
             });
-            (ev.map_err(resume_err)?, secs)
+            (ev.map_err(resume_err(dir))?, secs)
         }
     };
     finish(
@@ -283,7 +303,7 @@ fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
             path: State::path(dir),
             message,
         },
-        e => resume_err(e),
+        e => resume_err(dir)(e),
     })?;
     let mut differs = Vec::new();
     if old.modulus != asked.modulus {
@@ -317,11 +337,18 @@ fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
 }
 
 impl SaveArgs {
-    fn options<'a>(&self, tick: &'a dyn Fn(u64)) -> RunOptions<'a> {
+    /// The library's run options: saving and checking as asked, progress to `tick`,
+    /// rollbacks to `rollback`.
+    pub(crate) fn options<'a>(
+        &self,
+        tick: &'a dyn Fn(u64),
+        rollback: &'a dyn Fn(&Audit),
+    ) -> RunOptions<'a> {
         RunOptions {
             save_every: Duration::from_secs_f64(self.save_every),
             verify_every: self.verify_every,
             progress: Some(tick),
+            on_rollback: Some(rollback),
         }
     }
 }
@@ -332,14 +359,15 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
             path: State::path(&a.dir),
             message,
         },
-        e => resume_err(e),
+        e => resume_err(&a.dir)(e),
     })?;
     let n = state.modulus.clone();
     let (t, kind, from) = (state.t, state.proof, state.done);
+    let rollback = report_rollback("vdf", &a.dir);
     let (ev, secs) = with_progress(t, from, |tick| {
-        resume::run(state, &a.dir, &a.saving.options(tick))
+        resume::run(state, &a.dir, &a.saving.options(tick, &rollback))
     });
-    let ev = ev.map_err(resume_err)?;
+    let ev = ev.map_err(resume_err(&a.dir))?;
     finish(
         &n,
         &ev,
@@ -353,8 +381,9 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
     )
 }
 
-/// Proves (if asked), writes --out, prints the result. `squarings` is how many this run
-/// performed (for ns per squaring).
+/// Checks the evaluation (the last segment recomputed), proves (if asked) and verifies
+/// the proof against N before anything is written, writes --out, prints the result.
+/// `squarings` is how many this run performed (for ns per squaring).
 fn finish(
     n: &Modulus,
     ev: &Evaluation,
@@ -362,9 +391,17 @@ fn finish(
     secs: f64,
     f: &Finish<'_>,
 ) -> Result<(), CliError> {
+    ev.check_last_segment(n).map_err(CliError::Vdf)?;
     if let Some(kind) = f.kind {
         let p0 = Instant::now();
         let proof = prove(n, ev, kind).map_err(CliError::Vdf)?;
+        // Never write or print a proof the verifier has not accepted.
+        proof.verify(n).map_err(|e| {
+            CliError::Internal(format!(
+                "the {kind:?} proof just built does not verify ({e}): an arithmetic fault; \
+                 nothing was written"
+            ))
+        })?;
         let proof_secs = p0.elapsed().as_secs_f64();
         if !f.json && std::io::stderr().is_terminal() {
             eprintln!(

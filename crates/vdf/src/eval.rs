@@ -149,6 +149,28 @@ fn eval_inner<const L: usize>(
 }
 
 impl Evaluation {
+    /// Recomputes the last segment (from the last checkpoint before T, or the one before
+    /// it when T is a checkpoint) and compares it with y: a silent arithmetic fault in
+    /// the final squarings, or a y that does not follow, is
+    /// [`VdfError::InconsistentEvaluation`]. Costs at most k squarings.
+    pub fn check_last_segment(&self, n: &Modulus) -> Result<(), VdfError> {
+        self.check(n)?;
+        let from = self
+            .checkpoints
+            .iter()
+            .rev()
+            .find(|(pos, _)| *pos < self.t)
+            .ok_or(VdfError::InconsistentEvaluation("no checkpoint below T"))?;
+        let steps = self.t - from.0;
+        let again = dispatch!(n, ctx => widen(&ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&narrow(&from.1)), steps))));
+        if again != self.y {
+            return Err(VdfError::InconsistentEvaluation(
+                "the last segment recomputed differs from y: arithmetic fault",
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks that the parts fit together for N: x a valid input, T in range, the
     /// checkpoints at 0, k, 2k, ... up to T with values below N, the first being x.
     /// Does not recompute the squarings.
