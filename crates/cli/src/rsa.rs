@@ -185,11 +185,17 @@ fn key_error(path: &Path, e: RsaError) -> CliError {
 
 /// A public key from a PEM file (a private key PEM gives its public half).
 pub(crate) fn load_public(path: &Path) -> Result<PublicKey, CliError> {
+    load_public_or_private(path).map(|(k, _)| k)
+}
+
+/// A public key from a PEM file, and whether the file was a private key (whose holder
+/// knows the factors of N).
+pub(crate) fn load_public_or_private(path: &Path) -> Result<(PublicKey, bool), CliError> {
     let pem = read_bounded_text(path, MAX_KEY_BYTES)?;
     match PublicKey::from_pem(&pem) {
-        Ok(k) => Ok(k),
+        Ok(k) => Ok((k, false)),
         Err(public_err) => match PrivateKey::from_pem(&pem) {
-            Ok(k) => Ok(k.public().clone()),
+            Ok(k) => Ok((k.public().clone(), true)),
             // A private key that parsed but cannot be used (its size, its parts): that
             // is what is wrong with the file, not that it is no public key.
             Err(e @ (RsaError::UnsupportedSize(_) | RsaError::BadKey(_))) => {
