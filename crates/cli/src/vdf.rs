@@ -65,7 +65,8 @@ pub struct EvalArgs {
     /// Write the statement and proof as JSON to this file
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Print one JSON object: y (hex), t, bits, secs, ns_per_square
+    /// Print one JSON object: y (hex), t (the whole evaluation), bits, resumed_from
+    /// (squarings of earlier runs), squarings, secs and ns_per_square (this run)
     #[arg(long)]
     pub json: bool,
     /// Save the evaluation's state here (atomically) so `vdf resume DIR` can continue it
@@ -105,7 +106,8 @@ pub struct ResumeArgs {
     /// Write the statement and proof as JSON to this file
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Print one JSON object: y (hex), t, bits, secs, ns_per_square
+    /// Print one JSON object: y (hex), t (the whole evaluation), bits, resumed_from
+    /// (squarings of earlier runs), squarings, secs and ns_per_square (this run)
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -131,9 +133,16 @@ pub struct VerifyProofArgs {
 #[derive(Serialize)]
 struct EvalSummary {
     y: String,
+    /// Squarings of the whole evaluation.
     t: u64,
     bits: usize,
+    /// Squarings earlier runs did (0 unless resumed).
+    resumed_from: u64,
+    /// Squarings this run did (t - resumed_from).
+    squarings: u64,
+    /// Seconds this run took.
     secs: f64,
+    /// This run's seconds per squaring, in ns.
     ns_per_square: f64,
 }
 
@@ -281,7 +290,7 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
     finish(
         &n,
         &ev,
-        (a.t - done_before).max(1),
+        done_before,
         secs,
         &Finish {
             kind,
@@ -371,7 +380,7 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
     finish(
         &n,
         &ev,
-        (t - from).max(1),
+        from,
         secs,
         &Finish {
             kind,
@@ -383,11 +392,11 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
 
 /// Checks the evaluation (the last segment recomputed), proves (if asked) and verifies
 /// the proof against N before anything is written, writes --out, prints the result.
-/// `squarings` is how many this run performed (for ns per squaring).
+/// `resumed_from` is how many squarings earlier runs did (this run did the rest).
 fn finish(
     n: &Modulus,
     ev: &Evaluation,
-    squarings: u64,
+    resumed_from: u64,
     secs: f64,
     f: &Finish<'_>,
 ) -> Result<(), CliError> {
@@ -428,8 +437,10 @@ fn finish(
             y: ev.y.to_hex(),
             t: ev.t,
             bits: n.bits(),
+            resumed_from,
+            squarings: ev.t - resumed_from.min(ev.t),
             secs,
-            ns_per_square: secs * 1e9 / squarings as f64,
+            ns_per_square: secs * 1e9 / (ev.t - resumed_from.min(ev.t)).max(1) as f64,
         };
         let line = serde_json::to_string(&s).map_err(|e| CliError::Internal(e.to_string()))?;
         writeln!(stdout, "{line}").map_err(CliError::Stdout)

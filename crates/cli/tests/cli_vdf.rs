@@ -457,3 +457,48 @@ fn delay_above_two_to_the_63_is_refused_with_the_range() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("T must be in 1..=2^63"), "{err}");
 }
+
+/// After a resume, `--json` counts the whole evaluation in t and resumed_from, and this
+/// run's squarings alone in squarings and the rate; y is the direct answer.
+#[test]
+fn resumed_json_separates_this_runs_squarings_from_the_whole() {
+    use wirespeed_vdf::resume::State;
+    let nh = modulus_hex();
+    let n = wirespeed_vdf::Modulus::new(&wirespeed_vdf::U4096::from_hex(&nh).expect("hex"))
+        .expect("modulus");
+    let x = wirespeed_vdf::U4096::from_u64(6);
+    let (t, done) = (100_000u64, 60_000u64);
+    let mut s = State::new(n.clone(), x, t, 0, None).expect("state");
+    let opts = wirespeed_vdf::EvalOptions {
+        checkpoint_every: s.checkpoint_every,
+        progress: None,
+    };
+    let part = wirespeed_vdf::eval(&n, &x, done, &opts).expect("eval");
+    (s.done, s.value, s.checkpoints) = (done, part.y, part.checkpoints);
+    let dir = temp("json-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    s.save(&dir).expect("save");
+    let args = ["vdf", "eval", "--modulus", &nh, "--x", "6", "--t", "100000"];
+    let direct = wirespeed(&[&args[..], &["--proof", "none", "--json"]].concat());
+    let d = dir.to_str().expect("path");
+    let resumed = wirespeed(
+        &[
+            &args[..],
+            &["--proof", "none", "--json", "--checkpoint-dir", d],
+        ]
+        .concat(),
+    );
+    assert_eq!(resumed.status.code(), Some(0));
+    let json = |o: &Output| -> serde_json::Value {
+        serde_json::from_slice(&o.stdout).expect("one JSON object")
+    };
+    let (a, b) = (json(&direct), json(&resumed));
+    assert_eq!(a["y"], b["y"]);
+    assert_eq!(
+        (a["resumed_from"].as_u64(), a["squarings"].as_u64()),
+        (Some(0), Some(t))
+    );
+    assert_eq!(b["t"].as_u64(), Some(t));
+    assert_eq!(b["resumed_from"].as_u64(), Some(done));
+    assert_eq!(b["squarings"].as_u64(), Some(t - done));
+}
