@@ -122,6 +122,10 @@ pub struct VerifyArgs {
     /// [default: the RSA-2048 challenge number]
     #[arg(long, value_name = "PUB.pem")]
     pub modulus: Option<PathBuf>,
+    /// One JSON object: valid, and the modulus fingerprint and member count when valid
+    /// (reason when not)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The state file.
@@ -480,14 +484,20 @@ fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
     let (w_text, w_file) = arg_text(&a.witness)?;
     let w = parse_number(&w_text, state.acc.group().byte_len())
         .map_err(|e| bad_arg("--witness", &w_file, e))?;
-    match state.acc.verify(&elem, &w) {
-        Ok(()) => writeln!(std::io::stdout().lock(), "valid").map_err(CliError::Stdout),
+    let checked = match state.acc.verify(&elem, &w) {
+        Ok(()) => {
+            let mut m = serde_json::Map::new();
+            m.insert("modulus".into(), fingerprint(state.acc.modulus()).into());
+            m.insert("members".into(), state.elements.len().into());
+            Ok(m)
+        }
         // Not below the modulus: a malformed witness (exit 2), as one too long to parse.
         Err(e @ AccumulatorError::WitnessOutOfRange) => {
             Err(bad_arg("--witness", &w_file, e.to_string()))
         }
         Err(e) => Err(CliError::Invalid(e.to_string())),
-    }
+    };
+    crate::verdict::report(a.json, checked, || "valid".into())
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ mod table;
 mod timelock;
 mod trace;
 mod vdf;
+mod verdict;
 mod verify;
 
 use std::process::ExitCode;

@@ -170,6 +170,9 @@ pub struct VerifyArgs {
     /// Hash: sha256, sha384 or sha512
     #[arg(long, default_value = "sha256", value_parser = parse_hash)]
     pub hash: Hash,
+    /// One JSON object: valid, and bits, padding and hash when valid (reason when not)
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_hash(s: &str) -> Result<Hash, String> {
@@ -255,10 +258,19 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
             } else {
                 pkcs1v15::verify(&key, a.hash, &msg, &sig)
             };
-            match r {
-                Ok(()) => writeln!(std::io::stdout().lock(), "valid").map_err(CliError::Stdout),
-                Err(e) => Err(CliError::Invalid(e.to_string())),
-            }
+            let checked = r
+                .map(|()| {
+                    let mut m = serde_json::Map::new();
+                    m.insert("bits".into(), (key.size() * 8).into());
+                    m.insert(
+                        "padding".into(),
+                        if a.pss { "pss" } else { "pkcs1v15" }.into(),
+                    );
+                    m.insert("hash".into(), format!("{:?}", a.hash).to_lowercase().into());
+                    m
+                })
+                .map_err(|e| CliError::Invalid(e.to_string()));
+            crate::verdict::report(a.json, checked, || "valid".into())
         }
         RsaCommand::BatchSign(a) => {
             let pem = read_bounded_text(&a.key, MAX_KEY_BYTES)?;

@@ -128,6 +128,10 @@ pub struct VerifyProofArgs {
     /// File holding the trusted N in hex (whitespace ignored)
     #[arg(long, value_name = "FILE")]
     pub modulus_file: Option<PathBuf>,
+    /// One JSON object: valid, and kind, modulus (fingerprint), bits and t when valid
+    /// (reason when not)
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Serialize)]
@@ -161,7 +165,7 @@ pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
                     message: e.to_string(),
                 },
             })?;
-            run_verify(&a.file, &trusted)
+            run_verify(&a.file, &trusted, a.json)
         }
     }
 }
@@ -451,7 +455,7 @@ fn finish(
     }
 }
 
-fn run_verify(path: &Path, trusted: &Modulus) -> Result<(), CliError> {
+fn run_verify(path: &Path, trusted: &Modulus, json: bool) -> Result<(), CliError> {
     let bytes = read_bounded_bytes(path, MAX_JSON_LEN)?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let decoded = if first == Some(&b'{') {
@@ -465,14 +469,24 @@ fn run_verify(path: &Path, trusted: &Modulus) -> Result<(), CliError> {
         path: path.to_path_buf(),
         message,
     })?;
-    proof.verify(trusted).map_err(CliError::Vdf)?;
-    writeln!(
-        std::io::stdout().lock(),
-        "valid: {:?} proof, modulus {} ({} bits), T = {}",
-        proof.kind(),
-        trusted.fingerprint(),
-        trusted.bits(),
-        proof.t
-    )
-    .map_err(CliError::Stdout)
+    let checked = proof.verify(trusted).map_err(CliError::Vdf).map(|()| {
+        let mut m = serde_json::Map::new();
+        m.insert(
+            "kind".into(),
+            format!("{:?}", proof.kind()).to_lowercase().into(),
+        );
+        m.insert("modulus".into(), trusted.fingerprint().into());
+        m.insert("bits".into(), trusted.bits().into());
+        m.insert("t".into(), proof.t.into());
+        m
+    });
+    crate::verdict::report(json, checked, || {
+        format!(
+            "valid: {:?} proof, modulus {} ({} bits), T = {}",
+            proof.kind(),
+            trusted.fingerprint(),
+            trusted.bits(),
+            proof.t
+        )
+    })
 }
