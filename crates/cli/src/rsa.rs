@@ -150,6 +150,9 @@ pub struct SignArgs {
     /// Hash: sha256, sha384 or sha512
     #[arg(long, default_value = "sha256", value_parser = parse_hash)]
     pub hash: Hash,
+    /// One JSON object: signature (hex), bits, padding and hash
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `wirespeed rsa verify`.
@@ -247,7 +250,18 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
                 pkcs1v15::sign(&key, a.hash, &msg)
             }
             .map_err(|e| CliError::Internal(e.to_string()))?;
-            writeln!(std::io::stdout().lock(), "{}", hex(&sig)).map_err(CliError::Stdout)
+            let line = if a.json {
+                serde_json::json!({
+                    "signature": hex(&sig),
+                    "bits": key.public().size() * 8,
+                    "padding": if a.pss { "pss" } else { "pkcs1v15" },
+                    "hash": format!("{:?}", a.hash).to_lowercase(),
+                })
+                .to_string()
+            } else {
+                hex(&sig)
+            };
+            writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)
         }
         RsaCommand::Verify(a) => {
             let key = load_public(&a.public)?;

@@ -58,6 +58,10 @@ pub struct SolveArgs {
     /// Also write the solution (hex) to this file
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print one JSON object: solution (hex; the secret with --lcs35), t, resumed_from,
+    /// squarings and secs (this run)
+    #[arg(long)]
+    pub json: bool,
     /// Save progress here (atomically, every --save-every seconds); rerunning the same
     /// command after a crash or kill resumes from the saved state
     #[arg(long, value_name = "DIR")]
@@ -134,9 +138,9 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
             (p.modulus, p.t)
         }
     };
-    let w = match &a.checkpoint_dir {
+    let (w, resumed_from, secs) = match &a.checkpoint_dir {
         None => {
-            let (ev, _) = progress(t, 0).run(|tick| {
+            let (ev, secs) = progress(t, 0).run(|tick| {
                 let opts = EvalOptions {
                     checkpoint_every: 0,
                     progress: Some(tick),
@@ -147,7 +151,7 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
             // Recompute the last segment: a fault in the final squarings is caught
             // before the solution is printed.
             ev.check_last_segment(&modulus).map_err(CliError::Vdf)?;
-            ev.y
+            (ev.y, 0, secs)
         }
         Some(dir) => solve_resumable(&modulus, t, dir, &a.saving)?,
     };
@@ -158,7 +162,19 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
     if let Some(out) = &a.out {
         write_file(out, hex.as_bytes())?;
     }
-    writeln!(std::io::stdout().lock(), "{hex}").map_err(CliError::Stdout)
+    let line = if a.json {
+        serde_json::json!({
+            "solution": hex,
+            "t": t,
+            "resumed_from": resumed_from,
+            "squarings": t - resumed_from.min(t),
+            "secs": secs,
+        })
+        .to_string()
+    } else {
+        hex
+    };
+    writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)
 }
 
 /// Progress of the solver's squarings: a bar on a terminal, and one line with the
@@ -173,12 +189,13 @@ fn progress(t: u64, start_at: u64) -> Progress<'static> {
 }
 
 /// 2^(2^T) mod N, saving into `dir` and resuming a state found there for the same N, T.
+/// Returns w, the squarings earlier runs did, and this run's seconds.
 fn solve_resumable(
     modulus: &wirespeed_vdf::Modulus,
     t: u64,
     dir: &Path,
     saving: &crate::vdf::SaveArgs,
-) -> Result<U4096, CliError> {
+) -> Result<(U4096, u64, f64), CliError> {
     use wirespeed_vdf::resume::{self, ResumeError, State};
     let two = U4096::from_u64(2);
     let state = match State::load(dir) {
@@ -201,10 +218,11 @@ fn solve_resumable(
         Err(e) => return Err(crate::vdf::resume_err(dir)(e)),
     };
     let rollback = crate::vdf::report_rollback("timelock", dir);
-    let (ev, _) = progress(t, state.done)
+    let from = state.done;
+    let (ev, secs) = progress(t, state.done)
         .run(|tick| resume::run(state, dir, &saving.options(tick, &rollback)));
     let ev = ev.map_err(crate::vdf::resume_err(dir))?;
-    Ok(ev.y)
+    Ok((ev.y, from, secs))
 }
 
 fn open(a: &OpenArgs) -> Result<(), CliError> {

@@ -1,7 +1,8 @@
 //! `--json` on the verifying commands (`vdf verify`, `rsa verify`, `accumulator
 //! verify`): one object on stdout for a valid (exit 0) and an invalid (exit 1) verdict,
-//! none for malformed input (exit 2); and `verify -` reading the records from standard
-//! input with the same summary as from the file.
+//! none for malformed input (exit 2); `--json` on `rsa sign` and `timelock solve` (the
+//! same signature and solution as the text output); and `verify -` reading the records
+//! from standard input with the same summary as from the file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,6 +92,13 @@ fn rsa_verify_json() {
     let o = wirespeed(&[&args[..], &["--json"]].concat());
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(verdict(&o)["valid"], false);
+    // sign --json carries the same signature as the text output (PKCS#1 v1.5 is
+    // deterministic).
+    let text = wirespeed(&["rsa", "sign", "--key", s(&key), "--in", s(&msg)]);
+    let js = wirespeed(&["rsa", "sign", "--key", s(&key), "--in", s(&msg), "--json"]);
+    let v = verdict(&js);
+    assert_eq!(v["signature"], String::from_utf8_lossy(&text.stdout).trim());
+    assert_eq!(v["bits"], 2048);
     // Without --json the text line stays "valid" / the error line.
     let o = wirespeed(&args);
     assert_eq!(o.status.code(), Some(1));
@@ -191,4 +199,32 @@ fn verify_dash_reads_standard_input() {
     // A truncated stream is malformed (exit 2), as a truncated file is.
     let o = run(&bytes[..100]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn timelock_solve_json() {
+    let puzzle = temp("tl.json");
+    let o = wirespeed(&[
+        "timelock",
+        "create",
+        "--t",
+        "3000",
+        "--bits",
+        "1024",
+        "--message",
+        "hi",
+        "--out",
+        s(&puzzle),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = wirespeed(&["timelock", "solve", s(&puzzle)]);
+    let js = wirespeed(&["timelock", "solve", s(&puzzle), "--json"]);
+    assert_eq!(js.status.code(), Some(0));
+    let v = verdict(&js);
+    assert_eq!(v["solution"], String::from_utf8_lossy(&text.stdout).trim());
+    assert_eq!(
+        (&v["t"], &v["resumed_from"], &v["squarings"]),
+        (&3000.into(), &0.into(), &3000.into())
+    );
+    assert!(v["secs"].as_f64().is_some());
 }
