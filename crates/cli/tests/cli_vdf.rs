@@ -52,7 +52,21 @@ fn eval_json_matches_num_bigint_for_several_t() {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys.len(), 5, "{keys:?}");
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            [
+                "bits",
+                "ns_per_square",
+                "resumed_from",
+                "secs",
+                "squarings",
+                "t",
+                "y"
+            ],
+            "{keys:?}"
+        );
         let want = BigUint::parse_bytes(x.as_bytes(), 16)
             .expect("x")
             .modpow(&(BigUint::from(1u8) << (t as usize)), &n);
