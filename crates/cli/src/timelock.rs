@@ -217,12 +217,12 @@ fn solve_resumable(
         }
         Err(e) => return Err(crate::vdf::resume_err(dir)(e)),
     };
-    let rollback = crate::vdf::report_rollback("timelock", dir);
-    let from = state.done;
+    let from = std::cell::Cell::new(state.done);
+    let rollback = crate::vdf::report_rollback("timelock", dir, &from);
     let (ev, secs) = progress(t, state.done)
         .run(|tick| resume::run(state, dir, &saving.options(tick, &rollback)));
     let ev = ev.map_err(crate::vdf::resume_err(dir))?;
-    Ok((ev.y, from, secs))
+    Ok((ev.y, from.get(), secs))
 }
 
 fn open(a: &OpenArgs) -> Result<(), CliError> {

@@ -220,11 +220,16 @@ pub(crate) fn resume_err(dir: &Path) -> impl Fn(ResumeError) -> CliError + '_ {
     }
 }
 
-/// Says on stderr that a saved state was rolled back, and why.
-pub(crate) fn report_rollback<'a>(label: &str, dir: &'a Path) -> impl Fn(&Audit) + 'a {
-    let label = label.to_string();
+/// Says on stderr that a saved state was rolled back, and why, and lowers `resumed_from`
+/// to the checkpoint it went back to (so this run's count includes the redone squarings).
+pub(crate) fn report_rollback<'a>(
+    label: &'a str,
+    dir: &'a Path,
+    resumed_from: &'a std::cell::Cell<u64>,
+) -> impl Fn(&Audit) + 'a {
     move |a| {
         if let Audit::RolledBack { from, to, what } = a {
+            resumed_from.set(*to);
             eprintln!(
                 "{label}: the state in {} does not check out ({what}); going back from {from} \
                  to the checkpoint at {to} squarings",
@@ -283,11 +288,12 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
                     fresh
                 }
             };
-            done_before = state.done;
-            let rollback = report_rollback("vdf", dir);
+            let from = std::cell::Cell::new(state.done);
+            let rollback = report_rollback("vdf", dir, &from);
             let (ev, secs) = with_progress(a.t, state.done, |tick| {
                 resume::run(state, dir, &a.saving.options(tick, &rollback))
             });
+            done_before = from.get();
             (ev.map_err(resume_err(dir))?, secs)
         }
     };
@@ -375,16 +381,17 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
         e => resume_err(&a.dir)(e),
     })?;
     let n = state.modulus.clone();
-    let (t, kind, from) = (state.t, state.proof, state.done);
-    let rollback = report_rollback("vdf", &a.dir);
-    let (ev, secs) = with_progress(t, from, |tick| {
+    let (t, kind) = (state.t, state.proof);
+    let from = std::cell::Cell::new(state.done);
+    let rollback = report_rollback("vdf", &a.dir, &from);
+    let (ev, secs) = with_progress(t, from.get(), |tick| {
         resume::run(state, &a.dir, &a.saving.options(tick, &rollback))
     });
     let ev = ev.map_err(resume_err(&a.dir))?;
     finish(
         &n,
         &ev,
-        from,
+        from.get(),
         secs,
         &Finish {
             kind,

@@ -93,6 +93,35 @@ fn a_faulty_saved_state_never_yields_a_wrong_y() {
     }
 }
 
+/// After a rollback, `--json` counts the redone squarings as this run's: resumed_from
+/// is the checkpoint gone back to (T = 100000 with k = 7: the last is at 99995).
+#[test]
+fn a_rollback_is_counted_in_the_json_totals() {
+    let nh = modulus_hex();
+    let dir = temp("json-rollback");
+    edited_state(&nh, &dir, |s| s.value.0[0] ^= 1);
+    let d = dir.to_str().expect("path");
+    let o = wirespeed(&[
+        "vdf",
+        "eval",
+        "--modulus",
+        &nh,
+        "--x",
+        "5",
+        "--t",
+        T,
+        "--proof",
+        "none",
+        "--json",
+        "--checkpoint-dir",
+        d,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["resumed_from"], 99_995);
+    assert_eq!(v["squarings"], 5);
+}
+
 #[test]
 fn a_faulty_saved_state_yields_a_proof_that_verifies() {
     let nh = modulus_hex();
