@@ -62,8 +62,9 @@ pub enum AccumulatorCommand {
 /// Arguments of `wirespeed accumulator add`.
 #[derive(Args, Debug)]
 #[command(after_help = "\
-A new state uses the modulus of --modulus (an RSA public or private key PEM; its factors
-must be unknown to anyone who should not forge witnesses) or, by default, the RSA-2048
+A new state uses the modulus of --modulus (an RSA public or private key PEM of 2048 bits
+or more; its factors must be unknown to anyone who should not forge witnesses, so a
+private key is used for its N with a warning on stderr) or, by default, the RSA-2048
 factoring challenge number; the base is derived by hashing the modulus. Adding an
 element that is already a member, or listing one twice, is an error and changes nothing.")]
 pub struct AddArgs {
@@ -121,6 +122,10 @@ pub struct VerifyArgs {
     /// [default: the RSA-2048 challenge number]
     #[arg(long, value_name = "PUB.pem")]
     pub modulus: Option<PathBuf>,
+    /// One JSON object: valid, and the modulus fingerprint and member count when valid
+    /// (reason when not)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The state file.
@@ -306,10 +311,23 @@ fn fingerprint(n: &BigUint) -> String {
         .unwrap_or_else(|_| format!("{n:x}"))
 }
 
-/// The modulus of a new state: from a key PEM, or the RSA-2048 challenge number.
-fn new_modulus(pem: Option<&Path>) -> Result<BigUint, CliError> {
+/// The modulus of a state: from a key PEM, or the RSA-2048 challenge number. With
+/// `creating`, a private key is used for its N with one line on stderr saying that its
+/// holder knows the factors (and so can forge witnesses); a key below 2048 bits is
+/// refused by the key loader, naming its size.
+fn new_modulus(pem: Option<&Path>, creating: bool) -> Result<BigUint, CliError> {
     match pem {
-        Some(path) => Ok(crate::rsa::load_public(path)?.n().clone()),
+        Some(path) => {
+            let (key, private) = crate::rsa::load_public_or_private(path)?;
+            if private && creating {
+                eprintln!(
+                    "accumulator: warning: '{}' is a private key: only its modulus is used, \
+                     but whoever holds this file knows the factors and can forge witnesses",
+                    path.display()
+                );
+            }
+            Ok(key.n().clone())
+        }
         None => BigUint::parse_bytes(wirespeed_bigint::RSA_2048_HEX.as_bytes(), 16)
             .ok_or_else(|| CliError::Internal("RSA-2048 constant is not hex".into())),
     }
@@ -338,7 +356,7 @@ fn run_add(a: &AddArgs) -> Result<(), CliError> {
         Ok(_) => {
             let s = load_state(&a.state)?;
             if let Some(pem) = &a.modulus {
-                if new_modulus(Some(pem))? != *s.acc.modulus() {
+                if new_modulus(Some(pem), false)? != *s.acc.modulus() {
                     return Err(CliError::Invalid(format!(
                         "--modulus: '{}' already uses another modulus",
                         a.state.display()
@@ -348,7 +366,7 @@ fn run_add(a: &AddArgs) -> Result<(), CliError> {
             s
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let n = new_modulus(a.modulus.as_deref())?;
+            let n = new_modulus(a.modulus.as_deref(), true)?;
             let group =
                 RsaGroup::new(&n).map_err(|e| CliError::Invalid(format!("--modulus: {e}")))?;
             State {
@@ -444,7 +462,7 @@ fn bad_arg(flag: &str, file: &Option<PathBuf>, message: String) -> CliError {
 }
 
 fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
-    let trusted = new_modulus(a.modulus.as_deref())?;
+    let trusted = new_modulus(a.modulus.as_deref(), false)?;
     let state = load_state(&a.state)?;
     if *state.acc.modulus() != trusted {
         return Err(CliError::Invalid(format!(
@@ -466,14 +484,20 @@ fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
     let (w_text, w_file) = arg_text(&a.witness)?;
     let w = parse_number(&w_text, state.acc.group().byte_len())
         .map_err(|e| bad_arg("--witness", &w_file, e))?;
-    match state.acc.verify(&elem, &w) {
-        Ok(()) => writeln!(std::io::stdout().lock(), "valid").map_err(CliError::Stdout),
+    let checked = match state.acc.verify(&elem, &w) {
+        Ok(()) => {
+            let mut m = serde_json::Map::new();
+            m.insert("modulus".into(), fingerprint(state.acc.modulus()).into());
+            m.insert("members".into(), state.elements.len().into());
+            Ok(m)
+        }
         // Not below the modulus: a malformed witness (exit 2), as one too long to parse.
         Err(e @ AccumulatorError::WitnessOutOfRange) => {
             Err(bad_arg("--witness", &w_file, e.to_string()))
         }
         Err(e) => Err(CliError::Invalid(e.to_string())),
-    }
+    };
+    crate::verdict::report(a.json, checked, || "valid".into())
 }
 
 #[cfg(test)]

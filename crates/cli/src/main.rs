@@ -14,6 +14,7 @@
 mod accumulator;
 mod args;
 mod bench;
+mod completions;
 mod demo;
 mod error;
 mod files;
@@ -25,17 +26,19 @@ mod monitor;
 mod msm;
 mod pipeline;
 mod pipeline_sweep;
+mod progress;
 mod rsa;
 mod table;
 mod timelock;
 mod trace;
 mod vdf;
+mod verdict;
 mod verify;
 
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::error::{CliError, EXIT_ERROR};
 
@@ -96,6 +99,10 @@ enum Command {
     /// Traced programs: compile Python reference code, run it in the lane VM, count it
     #[command(subcommand)]
     Trace(trace::TraceCommand),
+    /// Print a shell completion script (bash, zsh or fish) generated from this CLI
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (roff) generated from this CLI: `wirespeed man | man -l -`
+    Man,
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -113,6 +120,8 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Pipeline(cmd) => pipeline::run(cmd),
         Command::Monitor(args) => monitor::run(args),
         Command::Trace(cmd) => trace::run(cmd),
+        Command::Completions(a) => completions::completions(Cli::command(), a),
+        Command::Man => completions::man(Cli::command()),
     }
 }
 
@@ -161,14 +170,17 @@ fn usage_error(e: &clap::Error) -> ExitCode {
 }
 
 /// Joins a multi-line clap message into one line: the text before the usage block, tips
-/// and the closing pointer dropped, followed by a pointer to `--help`.
+/// (except clap's suggestion of a similar subcommand, flag or value) and the closing
+/// pointer dropped, followed by a pointer to `--help`.
 fn one_line(rendered: &str) -> String {
     let parts: Vec<&str> = rendered
         .lines()
         .take_while(|l| !l.starts_with("Usage:"))
         .map(str::trim)
         .filter(|l| {
-            !l.is_empty() && !l.starts_with("tip:") && !l.starts_with("For more information")
+            !l.is_empty()
+                && (!l.starts_with("tip:") || l.contains("similar"))
+                && !l.starts_with("For more information")
         })
         .collect();
     format!("{} (see --help)", parts.join(" "))
@@ -177,7 +189,6 @@ fn one_line(rendered: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {

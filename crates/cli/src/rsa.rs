@@ -150,6 +150,9 @@ pub struct SignArgs {
     /// Hash: sha256, sha384 or sha512
     #[arg(long, default_value = "sha256", value_parser = parse_hash)]
     pub hash: Hash,
+    /// One JSON object: signature (hex), bits, padding and hash
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `wirespeed rsa verify`.
@@ -170,6 +173,9 @@ pub struct VerifyArgs {
     /// Hash: sha256, sha384 or sha512
     #[arg(long, default_value = "sha256", value_parser = parse_hash)]
     pub hash: Hash,
+    /// One JSON object: valid, and bits, padding and hash when valid (reason when not)
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_hash(s: &str) -> Result<Hash, String> {
@@ -185,11 +191,17 @@ fn key_error(path: &Path, e: RsaError) -> CliError {
 
 /// A public key from a PEM file (a private key PEM gives its public half).
 pub(crate) fn load_public(path: &Path) -> Result<PublicKey, CliError> {
+    load_public_or_private(path).map(|(k, _)| k)
+}
+
+/// A public key from a PEM file, and whether the file was a private key (whose holder
+/// knows the factors of N).
+pub(crate) fn load_public_or_private(path: &Path) -> Result<(PublicKey, bool), CliError> {
     let pem = read_bounded_text(path, MAX_KEY_BYTES)?;
     match PublicKey::from_pem(&pem) {
-        Ok(k) => Ok(k),
+        Ok(k) => Ok((k, false)),
         Err(public_err) => match PrivateKey::from_pem(&pem) {
-            Ok(k) => Ok(k.public().clone()),
+            Ok(k) => Ok((k.public().clone(), true)),
             // A private key that parsed but cannot be used (its size, its parts): that
             // is what is wrong with the file, not that it is no public key.
             Err(e @ (RsaError::UnsupportedSize(_) | RsaError::BadKey(_))) => {
@@ -238,7 +250,18 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
                 pkcs1v15::sign(&key, a.hash, &msg)
             }
             .map_err(|e| CliError::Internal(e.to_string()))?;
-            writeln!(std::io::stdout().lock(), "{}", hex(&sig)).map_err(CliError::Stdout)
+            let line = if a.json {
+                serde_json::json!({
+                    "signature": hex(&sig),
+                    "bits": key.public().size() * 8,
+                    "padding": if a.pss { "pss" } else { "pkcs1v15" },
+                    "hash": format!("{:?}", a.hash).to_lowercase(),
+                })
+                .to_string()
+            } else {
+                hex(&sig)
+            };
+            writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)
         }
         RsaCommand::Verify(a) => {
             let key = load_public(&a.public)?;
@@ -249,10 +272,19 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
             } else {
                 pkcs1v15::verify(&key, a.hash, &msg, &sig)
             };
-            match r {
-                Ok(()) => writeln!(std::io::stdout().lock(), "valid").map_err(CliError::Stdout),
-                Err(e) => Err(CliError::Invalid(e.to_string())),
-            }
+            let checked = r
+                .map(|()| {
+                    let mut m = serde_json::Map::new();
+                    m.insert("bits".into(), (key.size() * 8).into());
+                    m.insert(
+                        "padding".into(),
+                        if a.pss { "pss" } else { "pkcs1v15" }.into(),
+                    );
+                    m.insert("hash".into(), format!("{:?}", a.hash).to_lowercase().into());
+                    m
+                })
+                .map_err(|e| CliError::Invalid(e.to_string()));
+            crate::verdict::report(a.json, checked, || "valid".into())
         }
         RsaCommand::BatchSign(a) => {
             let pem = read_bounded_text(&a.key, MAX_KEY_BYTES)?;

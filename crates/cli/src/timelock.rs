@@ -9,6 +9,7 @@ use wirespeed_vdf::{EvalOptions, U4096};
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text, write_file};
+use crate::progress::Progress;
 
 /// `wirespeed timelock ...`.
 #[derive(Subcommand, Debug)]
@@ -57,6 +58,10 @@ pub struct SolveArgs {
     /// Also write the solution (hex) to this file
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print one JSON object: solution (hex; the secret with --lcs35), t, resumed_from,
+    /// squarings and secs (this run)
+    #[arg(long)]
+    pub json: bool,
     /// Save progress here (atomically, every --save-every seconds); rerunning the same
     /// command after a crash or kill resumes from the saved state
     #[arg(long, value_name = "DIR")]
@@ -133,11 +138,20 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
             (p.modulus, p.t)
         }
     };
-    let w = match &a.checkpoint_dir {
+    let (w, resumed_from, secs) = match &a.checkpoint_dir {
         None => {
-            wirespeed_vdf::eval(&modulus, &U4096::from_u64(2), t, &EvalOptions::default())
-                .map_err(CliError::Vdf)?
-                .y
+            let (ev, secs) = progress(t, 0).run(|tick| {
+                let opts = EvalOptions {
+                    checkpoint_every: 0,
+                    progress: Some(tick),
+                };
+                wirespeed_vdf::eval(&modulus, &U4096::from_u64(2), t, &opts)
+            });
+            let ev = ev.map_err(CliError::Vdf)?;
+            // Recompute the last segment: a fault in the final squarings is caught
+            // before the solution is printed.
+            ev.check_last_segment(&modulus).map_err(CliError::Vdf)?;
+            (ev.y, 0, secs)
         }
         Some(dir) => solve_resumable(&modulus, t, dir, &a.saving)?,
     };
@@ -148,17 +162,41 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
     if let Some(out) = &a.out {
         write_file(out, hex.as_bytes())?;
     }
-    writeln!(std::io::stdout().lock(), "{hex}").map_err(CliError::Stdout)
+    let line = if a.json {
+        serde_json::json!({
+            "solution": hex,
+            "t": t,
+            "resumed_from": resumed_from,
+            "squarings": t - resumed_from.min(t),
+            "secs": secs,
+        })
+        .to_string()
+    } else {
+        hex
+    };
+    writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)
+}
+
+/// Progress of the solver's squarings: a bar on a terminal, and one line with the
+/// measured rate and the ETA once it is known (an LCS35-sized T takes years).
+fn progress(t: u64, start_at: u64) -> Progress<'static> {
+    Progress {
+        label: "timelock",
+        total: t,
+        start_at,
+        eta_line: true,
+    }
 }
 
 /// 2^(2^T) mod N, saving into `dir` and resuming a state found there for the same N, T.
+/// Returns w, the squarings earlier runs did, and this run's seconds.
 fn solve_resumable(
     modulus: &wirespeed_vdf::Modulus,
     t: u64,
     dir: &Path,
     saving: &crate::vdf::SaveArgs,
-) -> Result<U4096, CliError> {
-    use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
+) -> Result<(U4096, u64, f64), CliError> {
+    use wirespeed_vdf::resume::{self, ResumeError, State};
     let two = U4096::from_u64(2);
     let state = match State::load(dir) {
         Ok(s) if s.modulus == *modulus && s.x == two && s.t == t => s,
@@ -177,22 +215,14 @@ fn solve_resumable(
                 message,
             })
         }
-        Err(ResumeError::Vdf(e)) => return Err(CliError::Vdf(e)),
+        Err(e) => return Err(crate::vdf::resume_err(dir)(e)),
     };
-    let opts = RunOptions {
-        save_every: std::time::Duration::from_secs_f64(saving.save_every),
-        verify_every: saving.verify_every,
-        progress: None,
-    };
-    let ev = resume::run(state, dir, &opts).map_err(|e| match e {
-        ResumeError::Io(path, source) => CliError::Output { path, source },
-        ResumeError::Malformed(message) => CliError::MalformedInput {
-            path: State::path(dir),
-            message,
-        },
-        ResumeError::Vdf(e) => CliError::Vdf(e),
-    })?;
-    Ok(ev.y)
+    let from = std::cell::Cell::new(state.done);
+    let rollback = crate::vdf::report_rollback("timelock", dir, &from);
+    let (ev, secs) = progress(t, state.done)
+        .run(|tick| resume::run(state, dir, &saving.options(tick, &rollback)));
+    let ev = ev.map_err(crate::vdf::resume_err(dir))?;
+    Ok((ev.y, from.get(), secs))
 }
 
 fn open(a: &OpenArgs) -> Result<(), CliError> {

@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use wirespeed_vdf::encode::MAX_JSON_LEN;
-use wirespeed_vdf::resume::{self, ResumeError, RunOptions, State};
+use wirespeed_vdf::resume::{self, Audit, ResumeError, RunOptions, State};
 use wirespeed_vdf::{eval, prove, EvalOptions, Evaluation, Modulus, ProofKind, VdfProof, U4096};
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text, write_file};
+use crate::progress::Progress;
 
 /// `wirespeed vdf ...`.
 #[derive(Subcommand, Debug)]
@@ -44,7 +44,7 @@ pub enum ProofChoice {
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Without --out, prints y = x^(2^T) mod N as hex on stdout. The proof file carries the
-VDF output min(y, N - y) (proofs work modulo +-1). Input: 1 < x < N - 1, 1 <= T <= 2^40,
+VDF output min(y, N - y) (proofs work modulo +-1). Input: 1 < x < N - 1, 1 <= T <= 2^63,
 N odd with 1024 to 4096 bits (default: the RSA-2048 challenge number).")]
 pub struct EvalArgs {
     /// Modulus N in hex [default: RSA-2048 challenge number]
@@ -65,7 +65,8 @@ pub struct EvalArgs {
     /// Write the statement and proof as JSON to this file
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Print one JSON object: y (hex), t, bits, secs, ns_per_square
+    /// Print one JSON object: y (hex), t (the whole evaluation), bits, resumed_from
+    /// (squarings of earlier runs), squarings, secs and ns_per_square (this run)
     #[arg(long)]
     pub json: bool,
     /// Save the evaluation's state here (atomically) so `vdf resume DIR` can continue it
@@ -105,7 +106,8 @@ pub struct ResumeArgs {
     /// Write the statement and proof as JSON to this file
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Print one JSON object: y (hex), t, bits, secs, ns_per_square
+    /// Print one JSON object: y (hex), t (the whole evaluation), bits, resumed_from
+    /// (squarings of earlier runs), squarings, secs and ns_per_square (this run)
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -126,14 +128,25 @@ pub struct VerifyProofArgs {
     /// File holding the trusted N in hex (whitespace ignored)
     #[arg(long, value_name = "FILE")]
     pub modulus_file: Option<PathBuf>,
+    /// One JSON object: valid, and kind, modulus (fingerprint), bits and t when valid
+    /// (reason when not)
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Serialize)]
 struct EvalSummary {
     y: String,
+    /// Squarings of the whole evaluation.
     t: u64,
     bits: usize,
+    /// Squarings earlier runs did (0 unless resumed).
+    resumed_from: u64,
+    /// Squarings this run did (t - resumed_from).
+    squarings: u64,
+    /// Seconds this run took.
     secs: f64,
+    /// This run's seconds per squaring, in ns.
     ns_per_square: f64,
 }
 
@@ -152,7 +165,7 @@ pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
                     message: e.to_string(),
                 },
             })?;
-            run_verify(&a.file, &trusted)
+            run_verify(&a.file, &trusted, a.json)
         }
     }
 }
@@ -176,20 +189,6 @@ fn modulus_from(hex: &Option<String>, file: &Option<PathBuf>) -> Result<Modulus,
     Modulus::new(&hex_arg("--modulus", &hex)?).map_err(CliError::Vdf)
 }
 
-fn progress_bar(t: u64) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(t);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} squarings  {per_sec}  {msg}  ETA {eta_precise}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    Some(bar)
-}
-
 /// Where an evaluation's result goes.
 struct Finish<'a> {
     kind: Option<ProofKind>,
@@ -205,40 +204,50 @@ fn proof_kind(p: ProofChoice) -> Option<ProofKind> {
     }
 }
 
-fn resume_err(e: ResumeError) -> CliError {
-    match e {
+/// A resumable run's error; a state that does not check out names the directory.
+pub(crate) fn resume_err(dir: &Path) -> impl Fn(ResumeError) -> CliError + '_ {
+    move |e| match e {
         ResumeError::Io(path, source) => CliError::Open { path, source },
         ResumeError::Malformed(message) => CliError::MalformedInput {
-            path: PathBuf::from("state"),
+            path: State::path(dir),
             message,
+        },
+        ResumeError::Unsound(message) => CliError::MalformedInput {
+            path: dir.to_path_buf(),
+            message: format!("the saved state does not check out: {message}"),
         },
         ResumeError::Vdf(e) => CliError::Vdf(e),
     }
 }
 
-/// Runs `f` with a progress callback (a bar on a terminal, nothing otherwise) and
-/// returns its result and the seconds it took.
-fn with_progress<T>(total: u64, start_at: u64, f: impl FnOnce(&dyn Fn(u64)) -> T) -> (T, f64) {
-    let bar = progress_bar(total);
-    let start = Instant::now();
-    let tick = |done: u64| {
-        if let Some(b) = &bar {
-            b.set_position(done);
-            let secs = start.elapsed().as_secs_f64();
-            if done > start_at {
-                b.set_message(format!(
-                    "{:.1} ns/square",
-                    secs * 1e9 / (done - start_at) as f64
-                ));
-            }
+/// Says on stderr that a saved state was rolled back, and why, and lowers `resumed_from`
+/// to the checkpoint it went back to (so this run's count includes the redone squarings).
+pub(crate) fn report_rollback<'a>(
+    label: &'a str,
+    dir: &'a Path,
+    resumed_from: &'a std::cell::Cell<u64>,
+) -> impl Fn(&Audit) + 'a {
+    move |a| {
+        if let Audit::RolledBack { from, to, what } = a {
+            resumed_from.set(*to);
+            eprintln!(
+                "{label}: the state in {} does not check out ({what}); going back from {from} \
+                 to the checkpoint at {to} squarings",
+                dir.display()
+            );
         }
-    };
-    let r = f(&tick);
-    let secs = start.elapsed().as_secs_f64();
-    if let Some(b) = &bar {
-        b.finish_and_clear();
     }
-    (r, secs)
+}
+
+/// Progress of `vdf` squarings from `start_at` of `total` (a bar on a terminal).
+fn with_progress<T>(total: u64, start_at: u64, f: impl FnOnce(&dyn Fn(u64)) -> T) -> (T, f64) {
+    Progress {
+        label: "vdf",
+        total,
+        start_at,
+        eta_line: false,
+    }
+    .run(f)
 }
 
 fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
@@ -275,21 +284,23 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
                     old
                 }
                 None => {
-                    fresh.save(dir).map_err(resume_err)?;
+                    fresh.save(dir).map_err(resume_err(dir))?;
                     fresh
                 }
             };
-            done_before = state.done;
+            let from = std::cell::Cell::new(state.done);
+            let rollback = report_rollback("vdf", dir, &from);
             let (ev, secs) = with_progress(a.t, state.done, |tick| {
-                resume::run(state, dir, &a.saving.options(tick))
+                resume::run(state, dir, &a.saving.options(tick, &rollback))
             });
-            (ev.map_err(resume_err)?, secs)
+            done_before = from.get();
+            (ev.map_err(resume_err(dir))?, secs)
         }
     };
     finish(
         &n,
         &ev,
-        (a.t - done_before).max(1),
+        done_before,
         secs,
         &Finish {
             kind,
@@ -311,7 +322,7 @@ fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
             path: State::path(dir),
             message,
         },
-        e => resume_err(e),
+        e => resume_err(dir)(e),
     })?;
     let mut differs = Vec::new();
     if old.modulus != asked.modulus {
@@ -345,11 +356,18 @@ fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
 }
 
 impl SaveArgs {
-    fn options<'a>(&self, tick: &'a dyn Fn(u64)) -> RunOptions<'a> {
+    /// The library's run options: saving and checking as asked, progress to `tick`,
+    /// rollbacks to `rollback`.
+    pub(crate) fn options<'a>(
+        &self,
+        tick: &'a dyn Fn(u64),
+        rollback: &'a dyn Fn(&Audit),
+    ) -> RunOptions<'a> {
         RunOptions {
             save_every: Duration::from_secs_f64(self.save_every),
             verify_every: self.verify_every,
             progress: Some(tick),
+            on_rollback: Some(rollback),
         }
     }
 }
@@ -360,18 +378,20 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
             path: State::path(&a.dir),
             message,
         },
-        e => resume_err(e),
+        e => resume_err(&a.dir)(e),
     })?;
     let n = state.modulus.clone();
-    let (t, kind, from) = (state.t, state.proof, state.done);
-    let (ev, secs) = with_progress(t, from, |tick| {
-        resume::run(state, &a.dir, &a.saving.options(tick))
+    let (t, kind) = (state.t, state.proof);
+    let from = std::cell::Cell::new(state.done);
+    let rollback = report_rollback("vdf", &a.dir, &from);
+    let (ev, secs) = with_progress(t, from.get(), |tick| {
+        resume::run(state, &a.dir, &a.saving.options(tick, &rollback))
     });
-    let ev = ev.map_err(resume_err)?;
+    let ev = ev.map_err(resume_err(&a.dir))?;
     finish(
         &n,
         &ev,
-        (t - from).max(1),
+        from.get(),
         secs,
         &Finish {
             kind,
@@ -381,18 +401,27 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
     )
 }
 
-/// Proves (if asked), writes --out, prints the result. `squarings` is how many this run
-/// performed (for ns per squaring).
+/// Checks the evaluation (the last segment recomputed), proves (if asked) and verifies
+/// the proof against N before anything is written, writes --out, prints the result.
+/// `resumed_from` is how many squarings earlier runs did (this run did the rest).
 fn finish(
     n: &Modulus,
     ev: &Evaluation,
-    squarings: u64,
+    resumed_from: u64,
     secs: f64,
     f: &Finish<'_>,
 ) -> Result<(), CliError> {
+    ev.check_last_segment(n).map_err(CliError::Vdf)?;
     if let Some(kind) = f.kind {
         let p0 = Instant::now();
         let proof = prove(n, ev, kind).map_err(CliError::Vdf)?;
+        // Never write or print a proof the verifier has not accepted.
+        proof.verify(n).map_err(|e| {
+            CliError::Internal(format!(
+                "the {kind:?} proof just built does not verify ({e}): an arithmetic fault; \
+                 nothing was written"
+            ))
+        })?;
         let proof_secs = p0.elapsed().as_secs_f64();
         if !f.json && std::io::stderr().is_terminal() {
             eprintln!(
@@ -419,8 +448,10 @@ fn finish(
             y: ev.y.to_hex(),
             t: ev.t,
             bits: n.bits(),
+            resumed_from,
+            squarings: ev.t - resumed_from.min(ev.t),
             secs,
-            ns_per_square: secs * 1e9 / squarings as f64,
+            ns_per_square: secs * 1e9 / (ev.t - resumed_from.min(ev.t)).max(1) as f64,
         };
         let line = serde_json::to_string(&s).map_err(|e| CliError::Internal(e.to_string()))?;
         writeln!(stdout, "{line}").map_err(CliError::Stdout)
@@ -431,7 +462,7 @@ fn finish(
     }
 }
 
-fn run_verify(path: &Path, trusted: &Modulus) -> Result<(), CliError> {
+fn run_verify(path: &Path, trusted: &Modulus, json: bool) -> Result<(), CliError> {
     let bytes = read_bounded_bytes(path, MAX_JSON_LEN)?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let decoded = if first == Some(&b'{') {
@@ -445,14 +476,24 @@ fn run_verify(path: &Path, trusted: &Modulus) -> Result<(), CliError> {
         path: path.to_path_buf(),
         message,
     })?;
-    proof.verify(trusted).map_err(CliError::Vdf)?;
-    writeln!(
-        std::io::stdout().lock(),
-        "valid: {:?} proof, modulus {} ({} bits), T = {}",
-        proof.kind(),
-        trusted.fingerprint(),
-        trusted.bits(),
-        proof.t
-    )
-    .map_err(CliError::Stdout)
+    let checked = proof.verify(trusted).map_err(CliError::Vdf).map(|()| {
+        let mut m = serde_json::Map::new();
+        m.insert(
+            "kind".into(),
+            format!("{:?}", proof.kind()).to_lowercase().into(),
+        );
+        m.insert("modulus".into(), trusted.fingerprint().into());
+        m.insert("bits".into(), trusted.bits().into());
+        m.insert("t".into(), proof.t.into());
+        m
+    });
+    crate::verdict::report(json, checked, || {
+        format!(
+            "valid: {:?} proof, modulus {} ({} bits), T = {}",
+            proof.kind(),
+            trusted.fingerprint(),
+            trusted.bits(),
+            proof.t
+        )
+    })
 }

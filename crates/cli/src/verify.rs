@@ -24,7 +24,7 @@ Exit status: 0 when the file was read to its end (invalid signatures included),
 2 when it is truncated or malformed (the records before the bad one are verified and
 their verdicts written), 1 for any other error.")]
 pub struct VerifyArgs {
-    /// Signature record file (binary or JSON Lines, see below)
+    /// Signature record file (binary or JSON Lines, see below); `-` reads standard input
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -118,10 +118,20 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
         path: args.file.clone(),
         source,
     };
-    let file = File::open(&args.file).map_err(open_err)?;
-    let total = file.metadata().map_err(open_err)?.len();
-    let mut reader =
-        RecordReader::new(BufReader::with_capacity(256 << 10, file), format).with_total_len(total);
+    // `-` reads standard input (its length unknown: a truncated last record is still
+    // reported, by the reader, without the file's total length).
+    let (input, total): (Box<dyn std::io::Read + Send>, Option<u64>) =
+        if args.file.as_os_str() == "-" {
+            (Box::new(std::io::stdin()), None)
+        } else {
+            let file = File::open(&args.file).map_err(open_err)?;
+            let total = file.metadata().map_err(open_err)?.len();
+            (Box::new(file), Some(total))
+        };
+    let mut reader = RecordReader::new(BufReader::with_capacity(256 << 10, input), format);
+    if let Some(total) = total {
+        reader = reader.with_total_len(total);
+    }
     let mut verdict_out = match &args.verdicts {
         Some(path) => Some(VerdictWriter::create(path)?),
         None => None,

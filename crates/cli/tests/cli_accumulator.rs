@@ -315,6 +315,39 @@ fn modulus_from_a_key() {
     assert!(!state.exists());
 }
 
+/// A private key given as --modulus is used for its N with one line saying that its
+/// holder can forge witnesses; a key below 2048 bits (public or private) is refused in
+/// one line naming its size (exit 2), and no state is written.
+#[test]
+fn a_private_or_too_small_modulus_key_says_so() {
+    let (state, elems, key) = (temp("pk.json"), temp("pk.hex"), temp("pk.pem"));
+    write_lines(&elems, &elements("pk", 2));
+    let _ = std::fs::remove_file(&state);
+    let rsa = Rsa::generate(2048).expect("keygen");
+    std::fs::write(&key, rsa.private_key_to_pem().expect("pem")).expect("write");
+    let o = add(&state, &elems, &["--modulus", s(&key)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_one_line(&o);
+    assert!(
+        stderr(&o).contains("is a private key") && stderr(&o).contains("forge witnesses"),
+        "{}",
+        stderr(&o)
+    );
+    let small = Rsa::generate(1024).expect("keygen");
+    for pem in [
+        small.private_key_to_pem().expect("pem"),
+        small.public_key_to_pem().expect("pem"),
+    ] {
+        let _ = std::fs::remove_file(&state);
+        std::fs::write(&key, pem).expect("write");
+        let o = add(&state, &elems, &["--modulus", s(&key)]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_one_line(&o);
+        assert!(stderr(&o).contains("1024-bit modulus"), "{}", stderr(&o));
+        assert!(!state.exists());
+    }
+}
+
 #[test]
 fn malformed_inputs_exit_2_with_one_line() {
     let (state, elems, out) = (temp("bad.json"), temp("bad.hex"), temp("bad-w.hex"));

@@ -176,9 +176,9 @@ fn timelock_open() {
     let w = String::from_utf8_lossy(&o.stdout).trim().to_string();
     let text = std::fs::read_to_string(&puzzle).expect("puzzle");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    // T out of range (above 2^40) in the puzzle: malformed.
+    // T out of range (above 2^63) in the puzzle: malformed.
     let mut big_t = v.clone();
-    big_t["t"] = serde_json::json!(1u64 << 50);
+    big_t["t"] = serde_json::json!((1u64 << 63) + 1);
     let out_of_range = temp("tl-big-t.json");
     std::fs::write(&out_of_range, big_t.to_string()).expect("write");
     let missing = temp("missing-tl.json");

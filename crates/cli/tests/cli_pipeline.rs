@@ -220,6 +220,13 @@ fn monitor_once_shows_every_tile_of_a_finished_run() {
     assert_eq!(tile("dedup")["custom"]["duplicate"], dup);
     assert!(tile("sink0")["latency_us"]["p50"].as_f64().is_some(), "{v}");
     assert!(tile("parse")["latency_us"]["p50"].is_null(), "{v}");
+    // The percentiles say what they are: bucket bounds, not exact values.
+    assert!(
+        tile("sink0")["latency_us"]["percentiles"]
+            .as_str()
+            .is_some_and(|s| s.contains("histogram bucket")),
+        "{v}"
+    );
     assert!(tiles.iter().all(|t| t["state"] == "finished"), "{v}");
     // The metrics file says the same as the JSON.
     let snap = read(&metrics).expect("metrics");

@@ -52,7 +52,21 @@ fn eval_json_matches_num_bigint_for_several_t() {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys.len(), 5, "{keys:?}");
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            [
+                "bits",
+                "ns_per_square",
+                "resumed_from",
+                "secs",
+                "squarings",
+                "t",
+                "y"
+            ],
+            "{keys:?}"
+        );
         let want = BigUint::parse_bytes(x.as_bytes(), 16)
             .expect("x")
             .modpow(&(BigUint::from(1u8) << (t as usize)), &n);
@@ -414,4 +428,91 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
         assert_eq!(after, saved_now, "the directory was changed");
     }
     assert!(!saved.is_empty());
+}
+
+/// Rivest's LCS35 (t = 79,685,186,856,218, above the old 2^40 limit) is accepted as
+/// published: the solver starts and states its measured rate, rounded, and the time
+/// it will take (years on any CPU); it is stopped there.
+#[test]
+fn timelock_solve_starts_on_lcs35_and_states_its_eta() {
+    let puzzle = common::repo_root().join("crates/vdf/tests/data/lcs35-puzzle.txt");
+    let p = puzzle.to_str().expect("path");
+    let line = common::first_stderr_line(
+        &["timelock", "solve", "--lcs35", p],
+        "ETA",
+        std::time::Duration::from_secs(60),
+    )
+    .expect("an ETA line within 60 s");
+    assert!(line.starts_with("timelock: "), "{line}");
+    assert!(
+        line.contains(" of 79,685,186,856,218 squarings left"),
+        "{line}"
+    );
+    assert!(
+        line.contains(" y "),
+        "LCS35 takes years at any rate: {line}"
+    );
+    // The rate is rounded to three significant figures: "1.23 M squarings/s".
+    let rate = line["timelock: ".len()..]
+        .split(" squarings/s")
+        .next()
+        .expect("rate");
+    let number = rate.split(' ').next().expect("number");
+    assert!(number.len() <= 4, "rate not rounded: {line}");
+    assert!(number.parse::<f64>().is_ok(), "{line}");
+}
+
+/// T is accepted up to 2^63; above it `vdf eval` refuses it in one line naming the
+/// range.
+#[test]
+fn delay_above_two_to_the_63_is_refused_with_the_range() {
+    let o = wirespeed(&["vdf", "eval", "--x", "3", "--t", "9223372036854775809"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("T must be in 1..=2^63"), "{err}");
+}
+
+/// After a resume, `--json` counts the whole evaluation in t and resumed_from, and this
+/// run's squarings alone in squarings and the rate; y is the direct answer.
+#[test]
+fn resumed_json_separates_this_runs_squarings_from_the_whole() {
+    use wirespeed_vdf::resume::State;
+    let nh = modulus_hex();
+    let n = wirespeed_vdf::Modulus::new(&wirespeed_vdf::U4096::from_hex(&nh).expect("hex"))
+        .expect("modulus");
+    let x = wirespeed_vdf::U4096::from_u64(6);
+    let (t, done) = (100_000u64, 60_000u64);
+    let mut s = State::new(n.clone(), x, t, 0, None).expect("state");
+    let opts = wirespeed_vdf::EvalOptions {
+        checkpoint_every: s.checkpoint_every,
+        progress: None,
+    };
+    let part = wirespeed_vdf::eval(&n, &x, done, &opts).expect("eval");
+    (s.done, s.value, s.checkpoints) = (done, part.y, part.checkpoints);
+    let dir = temp("json-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    s.save(&dir).expect("save");
+    let args = ["vdf", "eval", "--modulus", &nh, "--x", "6", "--t", "100000"];
+    let direct = wirespeed(&[&args[..], &["--proof", "none", "--json"]].concat());
+    let d = dir.to_str().expect("path");
+    let resumed = wirespeed(
+        &[
+            &args[..],
+            &["--proof", "none", "--json", "--checkpoint-dir", d],
+        ]
+        .concat(),
+    );
+    assert_eq!(resumed.status.code(), Some(0));
+    let json = |o: &Output| -> serde_json::Value {
+        serde_json::from_slice(&o.stdout).expect("one JSON object")
+    };
+    let (a, b) = (json(&direct), json(&resumed));
+    assert_eq!(a["y"], b["y"]);
+    assert_eq!(
+        (a["resumed_from"].as_u64(), a["squarings"].as_u64()),
+        (Some(0), Some(t))
+    );
+    assert_eq!(b["t"].as_u64(), Some(t));
+    assert_eq!(b["resumed_from"].as_u64(), Some(done));
+    assert_eq!(b["squarings"].as_u64(), Some(t - done));
 }

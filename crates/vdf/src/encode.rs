@@ -21,7 +21,7 @@
 //! | m | y |
 //! | m | pi (Wesolowski) — or 1 byte c <= 64, then c values of m bytes (Pietrzak) |
 //!
-//! Both decoders then apply the same checks: N odd of 1024..=4096 bits; T in 1..=2^40;
+//! Both decoders then apply the same checks: N odd of 1024..=4096 bits; T in 1..=2^63;
 //! 1 < x < N - 1; y, pi and every mu in 1..=(N-1)/2 (canonical, see [`crate::modulus`]);
 //! exactly ceil(log2 T) mu values. Decoding does not verify the proof: call
 //! [`VdfProof::verify`].

@@ -18,7 +18,7 @@ pub enum VdfError {
     InputOutOfRange,
     /// x is 0, 1 or N - 1: its powers are trivial.
     TrivialInput,
-    /// T is outside 1..=2^40.
+    /// T is outside 1..=2^63.
     DelayOutOfRange {
         /// The rejected T.
         t: u64,
@@ -66,7 +66,7 @@ impl fmt::Display for VdfError {
             VdfError::InputOutOfRange => f.write_str("x must be less than the modulus"),
             VdfError::TrivialInput => f.write_str("x must not be 0, 1 or N-1"),
             VdfError::DelayOutOfRange { t } => {
-                write!(f, "T = {t} is out of range; T must be in 1..=2^40")
+                write!(f, "T = {t} is out of range; T must be in 1..=2^63")
             }
             VdfError::TooManyCheckpoints { count, max } => write!(
                 f,

@@ -15,8 +15,11 @@ use wirespeed_bigint::{MontCtx, U4096};
 use crate::modulus::{canon, dispatch, narrow, widen};
 use crate::{Modulus, VdfError};
 
-/// Largest accepted T: 2^40 squarings (about two weeks at 1 us per squaring).
-pub const MAX_DELAY: u64 = 1 << 40;
+/// Largest accepted T: 2^63 squarings. A u64 counts every T a run could reach (LCS35's
+/// t = 79,685,186,856,218 is about 2^46; CSAIL2019's is 2^56); the top bit is left free
+/// so that every position the provers compute stays below 2^64: Pietrzak's halving
+/// rounds odd T_i up (T_i + 1) and its tree sums up to T plus one per level.
+pub const MAX_DELAY: u64 = 1 << 63;
 /// Checkpoints kept when the interval is chosen automatically (at most).
 pub const DEFAULT_CHECKPOINTS: u64 = 1 << 14;
 /// Most checkpoints an explicit interval may ask for (32 MiB of `U4096`).
@@ -89,7 +92,7 @@ pub fn checkpoint_interval(t: u64, requested: u64) -> Result<(u64, u64), VdfErro
 /// Computes y = x^(2^T) mod N with checkpoints every k squarings.
 ///
 /// Refuses x outside 1 < x < N - 1 ([`VdfError::InputOutOfRange`],
-/// [`VdfError::TrivialInput`]), T outside 1..=2^40 and intervals that keep more than
+/// [`VdfError::TrivialInput`]), T outside 1..=2^63 and intervals that keep more than
 /// [`MAX_CHECKPOINTS`] checkpoints.
 pub fn eval(
     n: &Modulus,
@@ -128,7 +131,9 @@ fn eval_inner<const L: usize>(
     let mut done = 0u64;
     let mut next_checkpoint = k;
     while done < t {
-        let stop = t.min(next_checkpoint).min(done + PROGRESS_STEP);
+        let stop = t
+            .min(next_checkpoint)
+            .min(done.saturating_add(PROGRESS_STEP));
         v = ctx.sqr_n(&v, stop - done);
         done = stop;
         if done == next_checkpoint {
@@ -144,6 +149,28 @@ fn eval_inner<const L: usize>(
 }
 
 impl Evaluation {
+    /// Recomputes the last segment (from the last checkpoint before T, or the one before
+    /// it when T is a checkpoint) and compares it with y: a silent arithmetic fault in
+    /// the final squarings, or a y that does not follow, is
+    /// [`VdfError::InconsistentEvaluation`]. Costs at most k squarings.
+    pub fn check_last_segment(&self, n: &Modulus) -> Result<(), VdfError> {
+        self.check(n)?;
+        let from = self
+            .checkpoints
+            .iter()
+            .rev()
+            .find(|(pos, _)| *pos < self.t)
+            .ok_or(VdfError::InconsistentEvaluation("no checkpoint below T"))?;
+        let steps = self.t - from.0;
+        let again = dispatch!(n, ctx => widen(&ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&narrow(&from.1)), steps))));
+        if again != self.y {
+            return Err(VdfError::InconsistentEvaluation(
+                "the last segment recomputed differs from y: arithmetic fault",
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks that the parts fit together for N: x a valid input, T in range, the
     /// checkpoints at 0, k, 2k, ... up to T with values below N, the first being x.
     /// Does not recompute the squarings.

@@ -16,7 +16,7 @@
 //! - Input: 1 < x < N - 1. x >= N is refused with [`VdfError::InputOutOfRange`], and 0, 1
 //!   and N - 1, whose powers are 0 or 1 for every T >= 1, with [`VdfError::TrivialInput`].
 //!   (An x sharing a factor with N is not detected; finding one factors N.)
-//! - Delay: 1 <= T <= 2^40.
+//! - Delay: 1 <= T <= 2^63 ([`MAX_DELAY`]).
 //! - Group: proofs work in (Z/NZ)* / {1, -1}; the VDF output is |y| = min(y, N - y) with
 //!   y = x^(2^T) mod N, and every proof value is canonical the same way. Without this, -y
 //!   would also verify (see [`modulus`]). [`Evaluation`] carries both y (the exact power,

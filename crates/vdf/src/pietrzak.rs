@@ -12,7 +12,8 @@
 //! 4. x_(i+1) = |x_i^(r_i) mu_i|, y_(i+1) = |mu_i^(r_i) y_i|, T_(i+1) = h_i.
 //!
 //! At T_i = 1 the verifier checks |x_i^2| = y_i. The proof has ceil(log2 T) mu values (40 at
-//! T = 2^40); the verifier does about 200 group operations per value.
+//! T = 2^40, 63 at the largest T, 2^63); the verifier does about 200 group operations per
+//! value.
 //!
 //! Prover: x_i^(2^s) = (x_(i-1)^(2^s))^(r_(i-1)) x_(i-1)^(2^(s + h_(i-1))), so mu_i is a
 //! tree with 2^i leaves x^(2^p) (p = h_i plus a subset sum of h_0..h_(i-1)) and 2^i - 1
@@ -28,7 +29,7 @@ use crate::eval::check_delay;
 use crate::modulus::{canon, dispatch, narrow, widen};
 use crate::{Evaluation, Modulus, VdfError};
 
-/// Most mu values any proof may carry (T <= 2^40 needs at most 40).
+/// Most mu values any proof may carry (T <= 2^63 needs at most 63).
 pub const MAX_MU: usize = 64;
 
 /// Domain-separation tag of the Fiat-Shamir challenges.

@@ -18,6 +18,15 @@
 //! an independent recomputation of the last segment from the previous checkpoint, at
 //! `verify_every` checkpoints (0: never). A silent arithmetic fault is then reported as
 //! [`VdfError::InconsistentEvaluation`] instead of being carried forward.
+//!
+//! A saved state does not vouch for itself: a fault just before a save leaves a wrong
+//! value under a consistent checksum, and a file can be edited and re-summed. So [`run`]
+//! first [`audit`]s the state it continues: it recomputes the value at `done` from the
+//! last checkpoint and the last checkpoint from the one before. A part that does not
+//! follow rolls the state back to the newest checkpoint that does (walking back over at
+//! most [`MAX_ROLLBACK`] faulty checkpoints, x itself always being sound); more than that
+//! is [`ResumeError::Unsound`]. At the end, the last segment is recomputed from its
+//! checkpoint and compared with y before the evaluation is returned.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -62,6 +71,9 @@ pub enum ResumeError {
     Malformed(String),
     /// The evaluation itself refused or detected a fault.
     Vdf(VdfError),
+    /// The saved state does not follow from its own checkpoints further back than
+    /// [`MAX_ROLLBACK`] checkpoints (what differs, one line).
+    Unsound(String),
 }
 
 impl std::fmt::Display for ResumeError {
@@ -70,6 +82,7 @@ impl std::fmt::Display for ResumeError {
             ResumeError::Io(p, e) => write!(f, "'{}': {e}", p.display()),
             ResumeError::Malformed(m) => write!(f, "invalid state file: {m}"),
             ResumeError::Vdf(e) => write!(f, "{e}"),
+            ResumeError::Unsound(m) => write!(f, "the saved state does not check out: {m}"),
         }
     }
 }
@@ -298,6 +311,8 @@ pub struct RunOptions<'a> {
     pub verify_every: u64,
     /// Called with the squarings done so far.
     pub progress: Option<&'a dyn Fn(u64)>,
+    /// Called when [`audit`] rolled the state back (before any squaring).
+    pub on_rollback: Option<&'a dyn Fn(&Audit)>,
 }
 
 impl std::fmt::Debug for RunOptions<'_> {
@@ -305,6 +320,8 @@ impl std::fmt::Debug for RunOptions<'_> {
         f.debug_struct("RunOptions")
             .field("save_every", &self.save_every)
             .field("verify_every", &self.verify_every)
+            .field("progress", &self.progress.is_some())
+            .field("on_rollback", &self.on_rollback.is_some())
             .finish()
     }
 }
@@ -312,9 +329,89 @@ impl std::fmt::Debug for RunOptions<'_> {
 /// Squarings between looks at the clock.
 const STEP: u64 = 1 << 14;
 
+/// Most faulty checkpoints [`audit`] walks back over before it refuses the state.
+pub const MAX_ROLLBACK: usize = 4;
+
+/// What [`audit`] found in a saved state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Audit {
+    /// The value at `done` and the last checkpoint follow from their predecessors.
+    Sound,
+    /// Some part did not follow; the state now stands at the checkpoint `to`.
+    RolledBack {
+        /// `done` as saved.
+        from: u64,
+        /// `done` after the rollback (a checkpoint position).
+        to: u64,
+        /// What did not follow (one line).
+        what: String,
+    },
+}
+
+/// x^(2^steps) mod N.
+fn square_n(n: &Modulus, v: &U4096, steps: u64) -> U4096 {
+    dispatch!(n, ctx => widen(&ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&narrow(v)), steps))))
+}
+
+/// Recomputes what the state vouches for last (see the module docs): the value at
+/// `done` from the last checkpoint, and the last checkpoint from the one before, then
+/// walks back while a checkpoint does not follow from its predecessor. Rolls `state`
+/// back to the newest checkpoint that follows (or x); more than [`MAX_ROLLBACK`] faulty
+/// checkpoints is [`ResumeError::Unsound`]. Costs at most (MAX_ROLLBACK + 2) k squarings.
+pub fn audit(state: &mut State) -> Result<Audit, ResumeError> {
+    state.check()?;
+    let n = state.modulus.clone();
+    let k = state.checkpoint_every;
+    let last = state.checkpoints.len() - 1;
+    let mut what = Vec::new();
+    let (pos, cp) = state.checkpoints[last];
+    if square_n(&n, &cp, state.done - pos) != state.value {
+        what.push(format!(
+            "the value at done = {} does not follow from the checkpoint at {pos}",
+            state.done
+        ));
+    }
+    let mut j = last;
+    while j > 0 && square_n(&n, &state.checkpoints[j - 1].1, k) != state.checkpoints[j].1 {
+        what.push(format!(
+            "the checkpoint at {} does not follow from the one at {}",
+            state.checkpoints[j].0,
+            state.checkpoints[j - 1].0
+        ));
+        if last - j + 1 > MAX_ROLLBACK {
+            return Err(ResumeError::Unsound(format!(
+                "{}; more than {MAX_ROLLBACK} checkpoints are faulty",
+                what.join("; ")
+            )));
+        }
+        j -= 1;
+    }
+    if what.is_empty() {
+        return Ok(Audit::Sound);
+    }
+    let from = state.done;
+    state.checkpoints.truncate(j + 1);
+    (state.done, state.value) = state.checkpoints[j];
+    Ok(Audit::RolledBack {
+        from,
+        to: state.done,
+        what: what.join("; "),
+    })
+}
+
 /// Continues `state` to T squarings, saving into `dir`; returns the evaluation (as
-/// [`crate::eval()`] would) once done. The final state (done = T) is saved too.
+/// [`crate::eval()`] would) once done. The state is [`audit`]ed first (a rollback is
+/// reported to `opts.on_rollback`), and the last segment is recomputed at the end
+/// ([`Evaluation::check_last_segment`]). The final state (done = T) is saved too.
 pub fn run(mut state: State, dir: &Path, opts: &RunOptions<'_>) -> Result<Evaluation, ResumeError> {
+    if state.done > 0 {
+        let found = audit(&mut state)?;
+        if found != Audit::Sound {
+            if let Some(f) = opts.on_rollback {
+                f(&found);
+            }
+        }
+    }
     state.check()?;
     let k = state.checkpoint_every;
     let mut last_save = Instant::now();
@@ -349,12 +446,14 @@ pub fn run(mut state: State, dir: &Path, opts: &RunOptions<'_>) -> Result<Evalua
     }
     state.save(dir)?;
     let output = dispatch!(n, ctx => widen(&canon(ctx.modulus(), &narrow(&state.value))));
-    Ok(Evaluation {
+    let ev = Evaluation {
         x: state.x,
         t: state.t,
         checkpoint_every: k,
         y: state.value,
         output,
         checkpoints: state.checkpoints,
-    })
+    };
+    ev.check_last_segment(&n)?;
+    Ok(ev)
 }

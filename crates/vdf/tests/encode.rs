@@ -186,8 +186,8 @@ fn json_rejections() {
         invalid("t", VdfError::DelayOutOfRange { t: 0 })
     );
     assert_eq!(
-        json_err(&edit(&wj, "\"t\":200", "\"t\":1099511627777")),
-        invalid("t", VdfError::DelayOutOfRange { t: (1 << 40) + 1 })
+        json_err(&edit(&wj, "\"t\":200", "\"t\":9223372036854775809")),
+        invalid("t", VdfError::DelayOutOfRange { t: (1 << 63) + 1 })
     );
     let even = hex(&n.overflowing_sub(&U4096::ONE).0);
     assert_eq!(

@@ -68,6 +68,28 @@ fn valid_proofs_verify_and_provers_agree() {
     assert_eq!(proof_len(2), 1);
     assert_eq!(proof_len(4097), 13);
     assert_eq!(proof_len(1 << 40), 40);
+    assert_eq!(proof_len(1 << 63), 63);
+    assert_eq!(proof_len((1 << 63) - 1), 63);
+}
+
+/// At the largest T (2^63, and the odd 2^63 - 1 whose halving rounds up) the verifiers
+/// run their arithmetic without overflowing and reject a made-up proof.
+#[test]
+fn verifiers_reject_made_up_proofs_at_the_largest_delay() {
+    let n = Modulus::rsa2048();
+    let x = U4096::from_u64(3);
+    let y = U4096::from_u64(5);
+    for t in [wirespeed_vdf::MAX_DELAY, wirespeed_vdf::MAX_DELAY - 1] {
+        assert_eq!(
+            verify_wesolowski(&n, &x, t, &y, &U4096::from_u64(7)),
+            Err(VdfError::ProofRejected)
+        );
+        let mu = vec![U4096::from_u64(7); proof_len(t)];
+        assert_eq!(
+            verify_pietrzak(&n, &x, t, &y, &mu),
+            Err(VdfError::ProofRejected)
+        );
+    }
 }
 
 #[test]

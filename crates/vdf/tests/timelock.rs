@@ -1,6 +1,7 @@
 //! Time-lock puzzles: the trapdoor (fast) and the sequential (slow) computation of
 //! 2^(2^T) mod N agree for many T up to 10^5 at both sizes; puzzles open with the
-//! solution and refuse a wrong one; the LCS35 text form round trips and solves.
+//! solution and refuse a wrong one; the LCS35 text form round trips and solves, and
+//! Rivest's published LCS35 text (tests/data/lcs35-puzzle.txt) parses to its n, t and z.
 
 use rand::SeedableRng;
 use wirespeed_vdf::timelock::{
@@ -80,4 +81,23 @@ fn puzzle_json_round_trips_and_rejects_damage() {
     ] {
         assert!(Puzzle::from_json(&broken).is_err(), "{broken}");
     }
+}
+
+/// Rivest's LCS35 puzzle as published (n and z spread over 60-digit lines, prose around
+/// them): t = 79,685,186,856,218 is above the old 2^40 limit and must be accepted.
+#[test]
+fn lcs35_published_text_parses() {
+    let text = include_str!("data/lcs35-puzzle.txt");
+    let p = Lcs35::parse(text).expect("parse the published LCS35 text");
+    assert_eq!(p.t, 79_685_186_856_218);
+    assert_eq!(p.modulus.bits(), 2046);
+    let hex = |v: &U4096| v.to_hex();
+    assert!(hex(p.modulus.value()).starts_with("32052c40e056ed2c9141fc76c060fa685f60c450"));
+    assert!(hex(&p.z).starts_with("21da0b1b99d09ebfc60bcf25202a3fbaa4fd2d2b"));
+    assert!(to_decimal(p.modulus.value()).ends_with("7008292431243681"));
+    assert!(to_decimal(&p.z).ends_with("7611143659071382"));
+    assert_eq!(to_decimal(&p.z).len(), 616);
+    // The delay is in range, and the text form round trips.
+    assert!(wirespeed_vdf::eval::check_delay(p.t).is_ok());
+    assert_eq!(Lcs35::parse(&p.to_text()).expect("round trip"), p);
 }

@@ -29,7 +29,8 @@ pub const MAX_INTERVAL_MS: u64 = 60_000;
 #[command(after_help = "\
 Live view (the default): per tile, packets in and out per second, busy and backpressure
 time as a share of the interval, shed, rejected and overrun counts, and p50/p99 latency
-(of the last interval, else since the start); q or Esc quits; it also ends, printing the
+(of the last interval, else since the start; each the upper edge of the power-of-two
+histogram bucket that holds it, not an exact value); q or Esc quits; it also ends, printing the
 final table, once the pipeline has finished or failed. --once prints one snapshot
 (cumulative counters) and exits; --json makes that one JSON object.
 Exit status: 0, 1 when the metrics file is missing or unreadable, 2 when it is not a
@@ -155,9 +156,12 @@ pub fn snapshot_json(path: &Path, snap: &Snapshot) -> Value {
                 "state": tile_state(t),
                 "counters": counters,
                 "custom": custom,
+                // Not exact: each percentile is the upper edge of the power-of-two
+                // histogram bucket that holds it (the metrics keep buckets, not samples).
                 "latency_us": {
                     "p50": us(t.latency_ns(0.5)),
                     "p99": us(t.latency_ns(0.99)),
+                    "percentiles": "upper edge of the power-of-two histogram bucket",
                 },
             })
         })

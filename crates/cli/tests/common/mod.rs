@@ -148,3 +148,38 @@ pub fn ran_on_gpu(o: &Output, what: &str) -> bool {
     skipped(&format!("no GPU here, {what} checked only for its error"));
     false
 }
+
+/// Starts `wirespeed ARGS` and returns the first line of its standard error that
+/// contains `needle` (None if none comes within `timeout`); the process is killed then.
+pub fn first_stderr_line(
+    args: &[&str],
+    needle: &str,
+    timeout: std::time::Duration,
+) -> Option<String> {
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start wirespeed"),
+    );
+    let err = child.0.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return Some(line),
+            Ok(_) => continue,
+            Err(_) => return None,
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Conveniences generated from the CLI definition, through the real binary: shell
+//! completions for bash, zsh and fish that name the commands and flags (the bash one
+//! parses as bash), the man page, and clap's suggestions for a mistyped subcommand,
+//! flag or value kept in the one-line usage error.
+
+mod common;
+
+use common::wirespeed;
+
+fn stdout(args: &[&str]) -> String {
+    let o = wirespeed(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}");
+    String::from_utf8(o.stdout).expect("UTF-8")
+}
+
+#[test]
+fn completions_name_the_commands_and_flags() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout(&["completions", shell]);
+        for word in [
+            "wirespeed",
+            "timelock",
+            "accumulator",
+            "checkpoint-dir",
+            "lcs35",
+        ] {
+            assert!(script.contains(word), "{shell}: no '{word}'");
+        }
+    }
+    let o = wirespeed(&["completions", "powershell-9"]);
+    assert_eq!(o.status.code(), Some(1));
+    // The bash script is valid bash (where bash is installed).
+    let path = common::temp("completions", "wirespeed.bash");
+    std::fs::write(&path, stdout(&["completions", "bash"])).expect("write");
+    if let Ok(o) = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .output()
+    {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+#[test]
+fn man_page_is_roff_listing_the_subcommands() {
+    let page = stdout(&["man"]);
+    assert!(
+        page.contains(".TH wirespeed 1"),
+        "{}",
+        &page[..page.len().min(300)]
+    );
+    for sub in ["vdf", "timelock", "completions", "kvs"] {
+        assert!(page.contains(sub), "no '{sub}'");
+    }
+}
+
+#[test]
+fn mistyped_names_get_a_suggestion_on_one_line() {
+    for (args, want) in [
+        (vec!["verfy", "x"], "'verify'"),
+        (vec!["vdf", "eval", "--x", "3", "--tt", "5"], "'--t'"),
+        (
+            vec![
+                "vdf",
+                "eval",
+                "--x",
+                "3",
+                "--t",
+                "5",
+                "--proof",
+                "wesolowsky",
+            ],
+            "'wesolowski'",
+        ),
+        (vec!["timelock", "solv"], "'solve'"),
+    ] {
+        let o = wirespeed(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("similar") && err.contains(want),
+            "{args:?}: {err}"
+        );
+    }
+}
