@@ -64,6 +64,39 @@ impl Lanes {
     }
 }
 
+impl Lanes {
+    /// Every concrete width (not `Auto`).
+    pub const CONCRETE: [Lanes; 4] = [Lanes::Serial, Lanes::Avx2, Lanes::Ifma, Lanes::Ifma4];
+
+    /// `Auto` resolved to the widest width this CPU runs (8-lane IFMA, else AVX2, else
+    /// serial); a concrete width as it is.
+    pub fn resolve(&self) -> Lanes {
+        self.resolve_on(CpuFeatures::get())
+    }
+
+    /// [`Lanes::resolve`] for a CPU with features `f`.
+    pub fn resolve_on(&self, f: &CpuFeatures) -> Lanes {
+        match self {
+            Lanes::Auto if f.ifma() => Lanes::Ifma,
+            Lanes::Auto if f.avx2() => Lanes::Avx2,
+            Lanes::Auto => Lanes::Serial,
+            l => *l,
+        }
+    }
+}
+
+impl std::str::FromStr for Lanes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Lanes, String> {
+        Lanes::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| {
+                format!("unknown backend '{s}' (expected auto, serial, avx2, ifma or ifma4)")
+            })
+    }
+}
+
 impl fmt::Display for Lanes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -89,6 +122,14 @@ mod tests {
         }
         for l in Lanes::ALL {
             assert_eq!(l.available(), l.available_on(CpuFeatures::get()), "{l}");
+            assert_eq!(l.name().parse::<Lanes>(), Ok(l));
+            let r = l.resolve_on(&none);
+            assert_eq!(r, if l == Lanes::Auto { Lanes::Serial } else { l });
+            assert!(
+                l.resolve().available(),
+                "{l} resolves to a width this CPU runs"
+            );
         }
+        assert!("avx512".parse::<Lanes>().is_err());
     }
 }
