@@ -3,6 +3,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use wirespeed_util::proc;
+
 /// CPU model, core count and the SIMD features wirespeed's backends care about.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Machine {
@@ -17,15 +19,11 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Reads /proc/cpuinfo (Linux); elsewhere falls back to run-time feature detection.
+    /// Reads /proc/cpuinfo (Linux, through `wirespeed_util::proc`); elsewhere falls
+    /// back to run-time feature detection.
     pub fn detect() -> Machine {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let field = |name: &str| {
-            cpuinfo.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == name).then(|| v.trim().to_string())
-            })
-        };
+        let cpuinfo = proc::read_cpuinfo().unwrap_or_default();
+        let field = |name: &str| proc::cpuinfo_field(&cpuinfo, name).map(str::to_string);
         let flags = field("flags").unwrap_or_default();
         let has = |f: &str| flags.split_whitespace().any(|x| x == f);
         let cores = std::thread::available_parallelism()

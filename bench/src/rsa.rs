@@ -304,7 +304,7 @@ fn accumulator_row(members: usize) -> Result<[f64; 3], String> {
     use num_bigint::BigUint;
     use rand::Rng;
     use wirespeed_rsa::accumulator::{Accumulator, RsaGroup};
-    let n = BigUint::parse_bytes(wirespeed_vdf::modulus::RSA_2048_HEX.as_bytes(), 16)
+    let n = BigUint::parse_bytes(wirespeed_bigint::RSA_2048_HEX.as_bytes(), 16)
         .ok_or("RSA-2048 modulus")?;
     let group = RsaGroup::new(&n).map_err(|e| e.to_string())?;
     let mut acc = Accumulator::new(group.clone());

@@ -47,16 +47,9 @@ fn latency_ratio(report: &Report, row: &LatencyRow) -> Option<(f64, f64)> {
 }
 
 /// An integer with thousands separators.
+/// `x` rounded to a whole number, its digits grouped in threes (negative: 0).
 fn grouped(x: f64) -> String {
-    let digits = format!("{:.0}", x.max(0.0));
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    wirespeed_util::digits::group_digits(x.max(0.0).round() as u64)
 }
 
 fn ratio(r: Option<f64>) -> String {

@@ -9,7 +9,8 @@
 //!   burst, so tiles sharing a core never deadlock; end of stream flows down the links;
 //!   a panicking tile is reported and stops the pipeline.
 //! - [`metrics`]: per-tile counters and latency histograms in a shared-memory file that
-//!   another process (the monitor) maps read-only.
+//!   another process (the monitor) maps read-only; a tile's own counters are an enum
+//!   ([`CustomCounter`]), named once and counted by name.
 //! - [`topology`]: tiles, links, depths and cores described in a TOML file.
 
 #![cfg_attr(not(test), warn(missing_docs))]
@@ -19,6 +20,6 @@ pub mod run;
 pub mod tile;
 pub mod topology;
 
-pub use metrics::{Counter, Metrics, Snapshot, TileMetrics};
+pub use metrics::{Counter, CustomCounter, Metrics, Snapshot, TileMetrics};
 pub use run::{Pipeline, RunError, TileSpec};
 pub use tile::{Claim, Ctx, Input, Policy, Tile, CTL_EOS};

@@ -107,6 +107,20 @@ fn get_name(w: &[AtomicU64]) -> String {
     String::from_utf8_lossy(&b).into_owned()
 }
 
+/// A tile's own counters, declared once as an enum: each value names one of the
+/// [`CUSTOM`] slots, so a tile counts `Dedup::Duplicate`, never slot 1, and the monitor
+/// shows the name. A tile calls [`TileMetrics::declare`] in `on_start` and
+/// [`TileMetrics::count`] where the event happens.
+pub trait CustomCounter: Copy + 'static {
+    /// Every counter of the tile, each with its own slot.
+    const ALL: &'static [Self];
+    /// Its slot, below [`CUSTOM`] (a slot past it is ignored, as by
+    /// [`TileMetrics::add_custom`]).
+    fn slot(self) -> usize;
+    /// Its name, as the monitor shows it (cut to 24 bytes).
+    fn name(self) -> &'static str;
+}
+
 /// The writable region, owned by the pipeline.
 #[derive(Debug)]
 pub struct Metrics {
@@ -224,6 +238,24 @@ impl TileMetrics {
             let w = self.w(OFF_CUSTOM + i);
             w.store(w.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
         }
+    }
+
+    /// Names every counter of `C` (the tile's declaration, once in `on_start`).
+    pub fn declare<C: CustomCounter>(&self) {
+        for &c in C::ALL {
+            self.declare_one(c);
+        }
+    }
+
+    /// Names one counter (for a counter that exists only in some configurations).
+    pub fn declare_one<C: CustomCounter>(&self, c: C) {
+        self.name_custom(c.slot(), c.name());
+    }
+
+    /// Adds `n` to the named counter `c`.
+    #[inline]
+    pub fn count<C: CustomCounter>(&self, c: C, n: u64) {
+        self.add_custom(c.slot(), n);
     }
 
     /// Records one latency sample in nanoseconds.
@@ -390,6 +422,48 @@ mod tests {
         drop(m);
         std::fs::write(&path, [0u8; 64]).unwrap_or_else(|e| panic!("{e}"));
         assert!(read(&path).is_err(), "bad magic");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Seen {
+        Kept,
+        Dropped,
+    }
+
+    impl CustomCounter for Seen {
+        const ALL: &'static [Seen] = &[Seen::Kept, Seen::Dropped];
+        fn slot(self) -> usize {
+            self as usize
+        }
+        fn name(self) -> &'static str {
+            match self {
+                Seen::Kept => "kept",
+                Seen::Dropped => "dropped",
+            }
+        }
+    }
+
+    #[test]
+    fn declared_counters_are_counted_by_name() {
+        let dir = std::env::temp_dir().join(format!("ws-disco-custom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.join("m");
+        let m = Metrics::create(&path, &["a", "b"]).unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (m.tile(0), m.tile(1));
+        a.declare::<Seen>();
+        b.declare_one(Seen::Dropped);
+        a.count(Seen::Dropped, 3);
+        a.count(Seen::Kept, 1);
+        a.count(Seen::Dropped, 2);
+        b.count(Seen::Dropped, 4);
+        let s = m.snapshot().unwrap_or_else(|e| panic!("{e}"));
+        let named = |v: &[(&str, u64)]| -> Vec<(String, u64)> {
+            v.iter().map(|&(k, n)| (k.to_string(), n)).collect()
+        };
+        assert_eq!(s.tiles[0].custom, named(&[("kept", 1), ("dropped", 5)]));
+        // Only the declared one is shown (slot 0 stays unnamed).
+        assert_eq!(s.tiles[1].custom, named(&[("dropped", 4)]));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

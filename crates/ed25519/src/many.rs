@@ -1,7 +1,6 @@
 //! Many signatures, one verdict each.
 
 use rayon::prelude::*;
-use wirespeed_field::cpu;
 
 #[cfg(target_arch = "x86_64")]
 use crate::lanes;
@@ -27,91 +26,14 @@ pub struct Item<'a> {
     pub pk: &'a [u8],
 }
 
-/// Which arithmetic backend runs the double-scalar multiplications.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// The fastest backend this CPU supports (detected at run time).
-    #[default]
-    Auto,
-    /// One signature at a time, radix 2^51 (always available).
-    Serial,
-    /// Four signatures per AVX2 register (x86-64 with AVX2 only).
-    Avx2,
-    /// Eight signatures per 512-bit register with the 52-bit AVX-512 IFMA multipliers
-    /// (x86-64 with AVX-512F, AVX-512 IFMA and AVX-512DQ).
-    Ifma,
-    /// Four signatures per 256-bit register with AVX-512 IFMA (also needs AVX-512VL).
-    /// Slower than `Ifma` for batches on the machines measured (BENCHMARKS.md); single
-    /// verification uses this width for its four products.
-    Ifma4,
-}
-
-impl Backend {
-    /// The CLI name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Backend::Auto => "auto",
-            Backend::Serial => "serial",
-            Backend::Avx2 => "avx2",
-            Backend::Ifma => "ifma",
-            Backend::Ifma4 => "ifma4",
-        }
-    }
-
-    /// True if this CPU can run the backend.
-    pub fn available(&self) -> bool {
-        match self {
-            Backend::Auto | Backend::Serial => true,
-            Backend::Avx2 => cpu::has_avx2(),
-            Backend::Ifma => cpu::has_ifma(),
-            Backend::Ifma4 => cpu::has_ifma_vl(),
-        }
-    }
-
-    /// Auto resolved to a concrete backend.
-    pub fn resolve(&self) -> Backend {
-        match self {
-            Backend::Auto => {
-                if cpu::has_ifma() {
-                    Backend::Ifma
-                } else if cpu::has_avx2() {
-                    Backend::Avx2
-                } else {
-                    Backend::Serial
-                }
-            }
-            b => *b,
-        }
-    }
-}
-
-impl Backend {
-    /// Every concrete backend (not `Auto`).
-    pub const CONCRETE: [Backend; 4] = [
-        Backend::Serial,
-        Backend::Avx2,
-        Backend::Ifma,
-        Backend::Ifma4,
-    ];
-}
-
-impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Backend, String> {
-        [
-            Backend::Auto,
-            Backend::Serial,
-            Backend::Avx2,
-            Backend::Ifma,
-            Backend::Ifma4,
-        ]
-        .into_iter()
-        .find(|b| b.name() == s)
-        .ok_or_else(|| {
-            format!("unknown backend '{s}' (expected auto, serial, avx2, ifma or ifma4)")
-        })
-    }
-}
+/// Which arithmetic runs the double-scalar multiplications: the workspace's one lane
+/// description (`wirespeed_util::lanes::Lanes`), under this crate's old name. `Serial`
+/// is radix 2^51 one signature at a time; `Avx2` four per AVX2 register; `Ifma` eight
+/// per 512-bit register with the 52-bit IFMA multipliers; `Ifma4` four per 256-bit
+/// register with IFMA (slower than `Ifma` for batches on the machines measured,
+/// BENCHMARKS.md; single verification uses this width for its four products); `Auto`
+/// the widest this CPU runs ([`Backend::resolve`]).
+pub use wirespeed_field::cpu::Lanes as Backend;
 
 /// Verifies every item; the i-th verdict belongs to the i-th item. Uses the best
 /// backend and rayon's global pool.

@@ -16,65 +16,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use wirespeed_gpu::{Gpu, GpuError};
-use wirespeed_util::cpu::CpuFeatures;
 
-/// The CPU's lane widths, one description for every operation. Each operation maps it
-/// to its own arithmetic (see the operation's module); `Auto` is the widest this CPU
-/// runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Lanes {
-    /// The widest lanes this CPU supports (detected at run time).
-    #[default]
-    Auto,
-    /// One item at a time, 64-bit scalar arithmetic (always available).
-    Serial,
-    /// Four items per AVX2 register.
-    Avx2,
-    /// Eight items per 512-bit register with the AVX-512 IFMA multipliers (AVX-512F,
-    /// IFMA and DQ).
-    Ifma,
-    /// Four items per 256-bit register with AVX-512 IFMA (also AVX-512VL).
-    Ifma4,
-}
-
-impl Lanes {
-    /// Every lane width, `Auto` first.
-    pub const ALL: [Lanes; 5] = [
-        Lanes::Auto,
-        Lanes::Serial,
-        Lanes::Avx2,
-        Lanes::Ifma,
-        Lanes::Ifma4,
-    ];
-
-    /// The command-line name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Lanes::Auto => "auto",
-            Lanes::Serial => "serial",
-            Lanes::Avx2 => "avx2",
-            Lanes::Ifma => "ifma",
-            Lanes::Ifma4 => "ifma4",
-        }
-    }
-
-    /// True if this CPU can run the lanes.
-    pub fn available(&self) -> bool {
-        let f = CpuFeatures::get();
-        match self {
-            Lanes::Auto | Lanes::Serial => true,
-            Lanes::Avx2 => f.avx2(),
-            Lanes::Ifma => f.ifma(),
-            Lanes::Ifma4 => f.ifma_vl(),
-        }
-    }
-}
-
-impl fmt::Display for Lanes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// The CPU's lane widths: the one description in `wirespeed-util`, where the CPU crates
+/// can read it too.
+pub use wirespeed_util::lanes::Lanes;
 
 /// The hardware a caller asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

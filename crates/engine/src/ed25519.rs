@@ -5,7 +5,8 @@
 //! [`wirespeed_ed25519::verify`] for every input in every [`Mode`]; a GPU failure falls
 //! back by the rules of [`crate::fallback`].
 //!
-//! Lanes: [`Lanes`] maps one to one onto [`wirespeed_ed25519::Backend`].
+//! Lanes: [`wirespeed_ed25519::Backend`] is [`Lanes`] itself (the ed25519 crate takes
+//! the one lane description).
 //!
 //! [`Stream`]: signatures arrive one at a time; they are grouped into micro-batches
 //! closed by size or by the age of their oldest signature, and the verdicts come back in
@@ -24,15 +25,10 @@ use wirespeed_gpu::{Gpu, GpuError};
 use crate::backend::{Backend, Chosen, Lanes, Op};
 use crate::fallback::{dispatch, dispatch_on, Policy, Reason};
 
-/// The ed25519 crate's lane backend for `l`.
+/// The ed25519 crate's lane backend for `l`: the same value (its `Backend` is
+/// [`Lanes`]).
 pub fn lanes(l: Lanes) -> wirespeed_ed25519::Backend {
-    match l {
-        Lanes::Auto => wirespeed_ed25519::Backend::Auto,
-        Lanes::Serial => wirespeed_ed25519::Backend::Serial,
-        Lanes::Avx2 => wirespeed_ed25519::Backend::Avx2,
-        Lanes::Ifma => wirespeed_ed25519::Backend::Ifma,
-        Lanes::Ifma4 => wirespeed_ed25519::Backend::Ifma4,
-    }
+    l
 }
 
 /// One signature, on the CPU (the latency path; a launch would cost more than the

@@ -3,6 +3,8 @@
 //! never probe the CPU themselves).
 
 pub use wirespeed_util::cpu::CpuFeatures;
+/// The one description of the CPU's lane widths, for the crates above this one.
+pub use wirespeed_util::lanes::Lanes;
 
 /// AVX2: what [`crate::avx2`] needs.
 pub fn has_avx2() -> bool {

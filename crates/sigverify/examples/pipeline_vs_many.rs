@@ -1,10 +1,12 @@
 //! The pipeline's throughput against `verify_many` alone on the same transactions and
 //! cores: `cargo run --release -p wirespeed-sigverify --example pipeline_vs_many [N]
-//! [ROUNDS]`. Prints signatures per second of both and their ratio, per round.
+//! [ROUNDS]`. Prints signatures per second of both and their ratio, per round, and each
+//! tile's busy time per transaction (where the pipeline's time goes).
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use wirespeed_disco::metrics::Counter;
 use wirespeed_ed25519::{verify_many, Item, Mode};
 use wirespeed_sigverify::gen::generate;
 use wirespeed_sigverify::pipeline::{run, Config};
@@ -52,5 +54,13 @@ fn main() {
             s.latency.value_at_quantile(0.5) as f64 / 1e3,
             s.latency.value_at_quantile(0.99) as f64 / 1e3,
         );
+        let per_tx = |ns: u64| ns as f64 / n as f64 / 1e3;
+        let busy: Vec<String> = s
+            .metrics
+            .tiles
+            .iter()
+            .map(|t| format!("{} {:.2}", t.name, per_tx(t.get(Counter::BusyNs))))
+            .collect();
+        println!("  busy us per transaction: {}", busy.join(", "));
     }
 }

@@ -6,7 +6,10 @@
 //! - [`pcap`]: UDP payloads from pcap and pcapng captures (Ethernet, 802.1Q, Linux
 //!   cooked v1/v2, raw IP, BSD loopback), and a writer that wraps payloads in
 //!   Ethernet/IPv4/UDP.
+//! - [`counters`]: each tile's own counters, an enum per tile, named once.
 //! - [`dedup`]: a bounded set of recently seen transaction ids (keyed 64-bit tags).
+//! - [`desc`]: the descriptor the parse tile sends with each packet (offsets of its
+//!   signatures, keys and message), so the verify tiles do not parse it again.
 //! - [`gen`]: deterministic Solana-format test traffic with known valid, corrupted and
 //!   duplicate transactions.
 //! - [`tiles`]: the pipeline's tiles (source, parse, verify, dedup, reorder, sink); the
@@ -25,7 +28,9 @@
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+pub mod counters;
 pub mod dedup;
+pub mod desc;
 pub mod gen;
 pub mod pcap;
 pub mod pipeline;

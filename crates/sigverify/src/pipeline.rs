@@ -418,7 +418,8 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
         config.links[4],
     );
     let (p_src, mut c_src) = link(l0.0, mtu, 1).map_err(ring)?;
-    let (p_parse, c_parse) = link(l1.0, mtu, n_verify).map_err(ring)?;
+    // Parsed packets carry their descriptor after the payload.
+    let (p_parse, c_parse) = link(l1.0, mtu + crate::desc::DESC_LEN, n_verify).map_err(ring)?;
     let mut to_reorder = Vec::new();
     let mut reorder_in = Vec::new();
     for _ in 0..n_verify {

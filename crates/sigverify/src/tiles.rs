@@ -3,7 +3,10 @@
 //! Fragments between tiles: the payload is the packet (a Solana transaction, or a raw
 //! record `pk(32) || sig(64) || msg`); `meta.sig` carries the packet's *ticket* (its
 //! rank among well-formed packets, from 1, assigned by the parse tile) and `meta.tsorig`
-//! its ingest time; `meta.ctl` carries the kind, the verdict and the destination:
+//! its ingest time; `meta.ctl` carries the kind, the verdict and the destination. The
+//! packet is parsed once: on the parse -> verify link it is followed by a
+//! [`TxnDesc`](crate::desc::TxnDesc) (where its signatures, keys and message lie), which
+//! the verify tiles read instead of parsing again and do not pass on.
 //!
 //! ```text
 //! source -> parse -> verify x N -> reorder -> dedup -> sink x D
@@ -28,7 +31,11 @@ use wirespeed_engine::ed25519::verify_many_here;
 use wirespeed_tango::link::now_ns32;
 use wirespeed_tango::Meta;
 
+pub use crate::counters::{
+    DedupCounter, ParseCounter, ReorderCounter, SourceCounter, VerifyCounter,
+};
 use crate::dedup::Dedup;
+use crate::desc::TxnDesc;
 use crate::pcap::UdpReader;
 use crate::solana::{self, ParseError};
 
@@ -154,7 +161,7 @@ impl Tile for Source {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().name_custom(0, "oversize");
+        ctx.metrics().declare::<SourceCounter>();
     }
 
     fn on_fragment(&mut self, _: &mut Ctx, _: usize, _: &Meta, _: &[u8]) {}
@@ -234,7 +241,7 @@ impl Source {
         };
         let ctl = if raw { KIND_RAW } else { 0 };
         if packet.len() > MAX_PACKET {
-            ctx.metrics().add_custom(0, 1);
+            ctx.metrics().count(SourceCounter::Oversize, 1);
             ctx.metrics().add(Counter::Rejected, 1);
         } else {
             ctx.publish(0, &packet, 0, ctl, now);
@@ -245,12 +252,14 @@ impl Source {
 }
 
 /// Parses packets: malformed ones are counted by reason and dropped; well-formed ones
-/// get a ticket and a destination.
+/// get a ticket and a destination, and go on followed by their [`TxnDesc`].
 #[derive(Debug)]
 pub struct Parse {
     /// Destinations (sinks).
     pub dests: usize,
     pub(crate) ticket: u64,
+    /// The outgoing fragment: packet, then descriptor.
+    frag: Vec<u8>,
 }
 
 impl Parse {
@@ -259,12 +268,10 @@ impl Parse {
         Parse {
             dests: dests.clamp(1, MAX_DEST),
             ticket: 0,
+            frag: Vec::with_capacity(MAX_PACKET + crate::desc::DESC_LEN),
         }
     }
 }
-
-/// Custom counter of raw records that are too short.
-const RAW_TOO_SHORT: usize = ParseError::ALL.len();
 
 impl Tile for Parse {
     fn name(&self) -> String {
@@ -272,35 +279,42 @@ impl Tile for Parse {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        for e in ParseError::ALL {
-            ctx.metrics().name_custom(e.index(), e.reason());
-        }
-        ctx.metrics().name_custom(RAW_TOO_SHORT, "raw_too_short");
+        ctx.metrics().declare::<ParseCounter>();
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
         let raw = meta.ctl & KIND_RAW != 0;
-        let key0 = if raw {
+        let desc = if raw {
             if packet.len() < RAW_HEADER {
-                ctx.metrics().add_custom(RAW_TOO_SHORT, 1);
+                ctx.metrics().count(ParseCounter::RawTooShort, 1);
                 ctx.metrics().add(Counter::Rejected, 1);
                 return;
             }
-            packet[0]
+            TxnDesc::RAW
         } else {
-            match solana::parse(packet) {
-                Ok(t) => t.signers.first().map_or(0, |k| k[0]),
+            // `parse` accepts at most 1232 bytes and returns views into `packet`, so
+            // every transaction it accepts has a descriptor; TooLong stands for the
+            // impossible rest.
+            match solana::parse(packet)
+                .and_then(|t| TxnDesc::of_transaction(packet, &t).ok_or(ParseError::TooLong))
+            {
+                Ok(d) => d,
                 Err(e) => {
-                    ctx.metrics().add_custom(e.index(), 1);
+                    ctx.metrics().count(ParseCounter::Malformed(e), 1);
                     ctx.metrics().add(Counter::Rejected, 1);
                     return;
                 }
             }
         };
+        // The first signer's key picks the destination.
+        let key0 = packet.get(usize::from(desc.key_off)).copied().unwrap_or(0);
         self.ticket += 1;
         let dest = (key0 as usize % self.dests) as u16;
         let ctl = (meta.ctl & KIND_RAW) | dest << DEST_SHIFT;
-        ctx.publish(0, packet, self.ticket, ctl, meta.tsorig);
+        self.frag.clear();
+        self.frag.extend_from_slice(packet);
+        self.frag.extend_from_slice(&desc.encode());
+        ctx.publish(0, &self.frag, self.ticket, ctl, meta.tsorig);
     }
 }
 
@@ -321,10 +335,29 @@ pub struct Verify {
     pub mode: Mode,
     /// Where batches are verified (the CPU lanes unless the topology says otherwise).
     pub backend: wirespeed_engine::Backend,
+    /// The held packets' payloads, back to back.
     arena: Vec<u8>,
-    held: Vec<(usize, usize, u64, u32, u16)>,
+    held: Vec<Held>,
     first: Option<Instant>,
     verdicts: Vec<Result<(), VerifyError>>,
+}
+
+/// A packet waiting in a verify tile's batch.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    /// Where its payload starts in the arena.
+    off: usize,
+    /// Payload length.
+    len: usize,
+    /// Its ticket (`meta.sig`).
+    ticket: u64,
+    /// Its ingest time (`meta.tsorig`).
+    tsorig: u32,
+    /// Its kind and destination bits (`meta.ctl`).
+    ctl: u16,
+    /// Where its signatures lie (None: the fragment carried no consistent descriptor,
+    /// and the packet gets a bad verdict).
+    desc: Option<TxnDesc>,
 }
 
 impl Verify {
@@ -356,49 +389,41 @@ impl Verify {
         if self.held.is_empty() {
             return;
         }
-        // One item per signature; `owner[i]` is the packet of item i.
+        // One item per signature, read where the parse tile's descriptor says (no second
+        // parse); `owner[i]` is the packet of item i.
         let mut items: Vec<Item<'_>> = Vec::with_capacity(self.held.len() * 2);
         let mut owner = Vec::with_capacity(self.held.len() * 2);
         let mut bad = vec![false; self.held.len()];
-        for (p, &(off, len, _, _, ctl)) in self.held.iter().enumerate() {
-            let packet = &self.arena[off..off + len];
-            if ctl & KIND_RAW != 0 {
-                items.push(Item {
-                    pk: &packet[..32],
-                    sig: &packet[32..96],
-                    msg: &packet[96..],
-                });
-                owner.push(p);
-            } else {
-                match solana::parse(packet) {
-                    Ok(t) => {
-                        for it in t.items() {
-                            items.push(it);
-                            owner.push(p);
-                        }
+        for (p, h) in self.held.iter().enumerate() {
+            match h.desc {
+                Some(d) => {
+                    for it in d.items(&self.arena[h.off..h.off + h.len]) {
+                        items.push(it);
+                        owner.push(p);
                     }
-                    Err(_) => bad[p] = true,
                 }
+                None => bad[p] = true,
             }
         }
         // The engine's service rule: a batch the GPU fails on is answered on the CPU.
         if verify_many_here(self.backend, &items, self.mode, &mut self.verdicts).is_some() {
-            ctx.metrics().add_custom(1, 1);
+            ctx.metrics().count(VerifyCounter::GpuFallbacks, 1);
         }
         for (v, &p) in self.verdicts.iter().zip(&owner) {
             bad[p] |= v.is_err();
         }
         drop(items);
-        for (p, &(off, len, ticket, tsorig, ctl)) in self.held.iter().enumerate() {
-            let base = ctl & !VERDICT_MASK;
+        for (p, h) in self.held.iter().enumerate() {
+            let base = h.ctl & !VERDICT_MASK;
             if bad[p] {
                 ctx.metrics().add(Counter::Rejected, 1);
-                ctx.publish(0, &[], ticket, base | BAD_SIG, tsorig);
+                ctx.publish(0, &[], h.ticket, base | BAD_SIG, h.tsorig);
             } else {
-                ctx.publish(0, &self.arena[off..off + len], ticket, base | VALID, tsorig);
+                let payload = &self.arena[h.off..h.off + h.len];
+                ctx.publish(0, payload, h.ticket, base | VALID, h.tsorig);
             }
         }
-        ctx.metrics().add_custom(0, 1);
+        ctx.metrics().count(VerifyCounter::Batches, 1);
         self.held.clear();
         self.arena.clear();
         self.first = None;
@@ -415,17 +440,31 @@ impl Tile for Verify {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().name_custom(0, "batches");
+        ctx.metrics().declare_one(VerifyCounter::Batches);
+        ctx.metrics().declare_one(VerifyCounter::BadDescriptor);
         if !matches!(self.backend, wirespeed_engine::Backend::Cpu(_)) {
-            ctx.metrics().name_custom(1, "gpu_fallbacks");
+            ctx.metrics().declare_one(VerifyCounter::GpuFallbacks);
         }
     }
 
-    fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
+    fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, fragment: &[u8]) {
+        let (payload, desc) = match TxnDesc::split(fragment) {
+            Some((payload, desc)) => (payload, Some(desc)),
+            None => {
+                ctx.metrics().count(VerifyCounter::BadDescriptor, 1);
+                (fragment, None)
+            }
+        };
         let off = self.arena.len();
-        self.arena.extend_from_slice(packet);
-        self.held
-            .push((off, packet.len(), meta.sig, meta.tsorig, meta.ctl));
+        self.arena.extend_from_slice(payload);
+        self.held.push(Held {
+            off,
+            len: payload.len(),
+            ticket: meta.sig,
+            tsorig: meta.tsorig,
+            ctl: meta.ctl,
+            desc,
+        });
         self.first.get_or_insert_with(Instant::now);
         if self.held.len() >= self.batch {
             self.flush(ctx);
@@ -469,19 +508,18 @@ impl Tile for DedupTile {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().name_custom(0, "bad_signature");
-        ctx.metrics().name_custom(1, "duplicate");
+        ctx.metrics().declare::<DedupCounter>();
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
         if meta.ctl & VERDICT_MASK != VALID {
-            ctx.metrics().add_custom(0, 1);
+            ctx.metrics().count(DedupCounter::BadSignature, 1);
             return;
         }
         let id = packet_id(meta.ctl & KIND_RAW != 0, packet);
         if id.is_some_and(|id| !self.set.insert(&id)) {
             ctx.metrics().add(Counter::Rejected, 1);
-            ctx.metrics().add_custom(1, 1);
+            ctx.metrics().count(DedupCounter::Duplicate, 1);
             return;
         }
         let dest = usize::from(meta.ctl >> DEST_SHIFT) & (MAX_DEST - 1);
@@ -503,6 +541,9 @@ pub struct Reorder {
     /// Verdicts waiting for earlier tickets: slot `t - next`.
     window: std::collections::VecDeque<Option<(u16, u32, Vec<u8>)>>,
     max_window: usize,
+    /// Buffers of delivered verdicts, reused for the next ones that must wait (no
+    /// allocation per packet once the window has been as deep as it gets).
+    spare: Vec<Vec<u8>>,
 }
 
 impl Reorder {
@@ -515,6 +556,7 @@ impl Reorder {
             next: 1,
             window: std::collections::VecDeque::new(),
             max_window: max_window.max(1),
+            spare: Vec::new(),
         }
     }
 
@@ -536,8 +578,11 @@ impl Reorder {
             sent += 1;
             if let Some(Some((ctl, ts, p))) = self.window.pop_front() {
                 Reorder::deliver(ctx, self.next, ctl, ts, &p);
+                if self.spare.len() < self.max_window {
+                    self.spare.push(p);
+                }
             } else {
-                ctx.metrics().add_custom(0, 1);
+                ctx.metrics().count(ReorderCounter::GivenUp, 1);
             }
             self.next += 1;
         }
@@ -564,7 +609,7 @@ impl Tile for Reorder {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().name_custom(0, "given_up");
+        ctx.metrics().declare::<ReorderCounter>();
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
@@ -581,7 +626,10 @@ impl Tile for Reorder {
         if at >= self.window.len() {
             self.window.resize(at + 1, None);
         }
-        self.window[at] = Some((meta.ctl, meta.tsorig, packet.to_vec()));
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(packet);
+        self.window[at] = Some((meta.ctl, meta.tsorig, buf));
         self.release(ctx, false);
     }
 }

@@ -6,6 +6,8 @@
 //! - [`hex`]: bytes to and from hex;
 //! - [`digits`]: counts with thousands separators;
 //! - [`io`]: file and stream reads bounded before they allocate;
+//! - [`lanes`]: the CPU's lane widths ([`lanes::Lanes`]), one description for every
+//!   operation, checked against [`cpu::CpuFeatures`];
 //! - [`proc`]: readers of Linux's `/proc` (CPU time, status fields, cpuinfo).
 
 #![cfg_attr(not(test), warn(missing_docs))]
@@ -14,4 +16,5 @@ pub mod cpu;
 pub mod digits;
 pub mod hex;
 pub mod io;
+pub mod lanes;
 pub mod proc;

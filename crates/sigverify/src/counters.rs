@@ -1,0 +1,163 @@
+//! The tiles' own counters, declared once as enums ([`CustomCounter`]): each tile
+//! names its counters in `on_start` and counts them by name, and the monitor shows the
+//! names (`wirespeed monitor`, the pipeline's summary).
+
+use wirespeed_disco::CustomCounter;
+
+use crate::solana::ParseError;
+
+/// The source tile's counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceCounter {
+    /// Packets longer than [`MAX_PACKET`](crate::tiles::MAX_PACKET), dropped.
+    Oversize,
+}
+
+impl CustomCounter for SourceCounter {
+    const ALL: &'static [SourceCounter] = &[SourceCounter::Oversize];
+    fn slot(self) -> usize {
+        self as usize
+    }
+    fn name(self) -> &'static str {
+        "oversize"
+    }
+}
+
+/// The parse tile's counters: malformed packets by reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseCounter {
+    /// A transaction the parser refused, by its reason.
+    Malformed(ParseError),
+    /// A raw record shorter than a key and a signature.
+    RawTooShort,
+}
+
+impl CustomCounter for ParseCounter {
+    const ALL: &'static [ParseCounter] = &{
+        let mut all = [ParseCounter::RawTooShort; ParseError::ALL.len() + 1];
+        let mut i = 0;
+        while i < ParseError::ALL.len() {
+            all[i] = ParseCounter::Malformed(ParseError::ALL[i]);
+            i += 1;
+        }
+        all
+    };
+    fn slot(self) -> usize {
+        match self {
+            ParseCounter::Malformed(e) => e.index(),
+            ParseCounter::RawTooShort => ParseError::ALL.len(),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            ParseCounter::Malformed(e) => e.reason(),
+            ParseCounter::RawTooShort => "raw_too_short",
+        }
+    }
+}
+
+/// The verify tile's counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyCounter {
+    /// Batches verified.
+    Batches,
+    /// Batches the GPU failed on, answered on the CPU (named only when the tile may
+    /// use the GPU).
+    GpuFallbacks,
+    /// Fragments without a consistent descriptor (never, from the parse tile).
+    BadDescriptor,
+}
+
+impl CustomCounter for VerifyCounter {
+    const ALL: &'static [VerifyCounter] = &[
+        VerifyCounter::Batches,
+        VerifyCounter::GpuFallbacks,
+        VerifyCounter::BadDescriptor,
+    ];
+    fn slot(self) -> usize {
+        self as usize
+    }
+    fn name(self) -> &'static str {
+        match self {
+            VerifyCounter::Batches => "batches",
+            VerifyCounter::GpuFallbacks => "gpu_fallbacks",
+            VerifyCounter::BadDescriptor => "bad_descriptor",
+        }
+    }
+}
+
+/// The dedup tile's counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DedupCounter {
+    /// Verdicts of a bad signature (nothing delivered).
+    BadSignature,
+    /// Valid transactions seen within the horizon (not delivered again).
+    Duplicate,
+}
+
+impl CustomCounter for DedupCounter {
+    const ALL: &'static [DedupCounter] = &[DedupCounter::BadSignature, DedupCounter::Duplicate];
+    fn slot(self) -> usize {
+        self as usize
+    }
+    fn name(self) -> &'static str {
+        match self {
+            DedupCounter::BadSignature => "bad_signature",
+            DedupCounter::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// The reorder tile's counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReorderCounter {
+    /// Tickets given up on (the window overflowed before they came).
+    GivenUp,
+}
+
+impl CustomCounter for ReorderCounter {
+    const ALL: &'static [ReorderCounter] = &[ReorderCounter::GivenUp];
+    fn slot(self) -> usize {
+        self as usize
+    }
+    fn name(self) -> &'static str {
+        "given_up"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirespeed_disco::metrics::CUSTOM;
+
+    fn check<C: CustomCounter + std::fmt::Debug>(want: &[&str]) {
+        let slots: Vec<usize> = C::ALL.iter().map(|c| c.slot()).collect();
+        let names: Vec<&str> = C::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names, want);
+        // The region keeps 24 bytes of a name: those must tell the counters apart.
+        let shown: Vec<&str> = names.iter().map(|n| &n[..n.len().min(24)]).collect();
+        for (i, &s) in slots.iter().enumerate() {
+            assert!(s < CUSTOM, "{:?} at slot {s}", C::ALL[i]);
+            assert!(!slots[..i].contains(&s), "{:?} shares slot {s}", C::ALL[i]);
+            assert!(
+                !shown[..i].contains(&shown[i]),
+                "{:?} shown as another",
+                C::ALL[i]
+            );
+        }
+    }
+
+    #[test]
+    fn every_tile_names_distinct_slots_with_the_monitors_names() {
+        check::<SourceCounter>(&["oversize"]);
+        let mut parse: Vec<&str> = ParseError::ALL.iter().map(|e| e.reason()).collect();
+        parse.push("raw_too_short");
+        check::<ParseCounter>(&parse);
+        check::<VerifyCounter>(&["batches", "gpu_fallbacks", "bad_descriptor"]);
+        check::<DedupCounter>(&["bad_signature", "duplicate"]);
+        check::<ReorderCounter>(&["given_up"]);
+        for e in ParseError::ALL {
+            assert_eq!(ParseCounter::Malformed(e).slot(), e.index());
+        }
+    }
+}
