@@ -3,6 +3,7 @@
 use super::check::{check, fix, utc_stamp, Fixed};
 use super::format::{header, header_of, scan_after, HEADER_LEN, SET, VERSION};
 use super::*;
+use crate::store::{Store, Value};
 use std::fs::OpenOptions;
 use std::time::{Duration, UNIX_EPOCH};
 
