@@ -32,6 +32,11 @@ pub struct BenchArgs {
     /// Smoke run: n = 2^10, one repetition
     #[arg(long)]
     pub quick: bool,
+
+    /// Print one JSON object instead of the markdown report: machine, date, reps, rows
+    /// (seconds per contender, us/pt/core, peer / ws ratios) and precomputed
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn pool(threads: usize) -> Result<rayon::ThreadPool, String> {
@@ -120,7 +125,54 @@ fn measure(
     Ok((median(ws), median(ark)))
 }
 
-/// Runs the benchmark and prints a markdown report.
+/// One precomputed-table row: n, K, init seconds, table bytes, plain and precomputed seconds.
+type PreRow = (usize, usize, f64, usize, f64, f64);
+
+/// The report as one JSON object: the same figures as the markdown tables (gnark-crypto's
+/// null where Go is not installed).
+fn report_json(m: &Machine, reps: usize, rows: &[Row], pre_rows: &[PreRow]) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "n": r.n,
+                "scalars": r.kind,
+                "threads": r.threads,
+                "wirespeed_secs": r.ws,
+                "us_per_point_per_core": r.ws * 1e6 * r.threads as f64 / r.n as f64,
+                "arkworks_secs": r.ark,
+                "gnark_secs": r.gnark,
+                "ark_over_ws": r.ark / r.ws,
+                "gnark_over_ws": r.gnark.map(|g| g / r.ws),
+            })
+        })
+        .collect();
+    let pre: Vec<serde_json::Value> = pre_rows
+        .iter()
+        .map(|&(n, k, init, bytes, plain, fixed)| {
+            serde_json::json!({
+                "n": n,
+                "groups": k,
+                "threads": 2,
+                "init_secs": init,
+                "table_bytes": bytes,
+                "plain_secs": plain,
+                "precomputed_secs": fixed,
+                "speedup": plain / fixed,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "bench": "msm",
+        "machine": m.summary(),
+        "date": utc_now(),
+        "reps": reps,
+        "rows": rows,
+        "precomputed": pre,
+    })
+}
+
+/// Runs the benchmark and prints a markdown report (one JSON object with `--json`).
 pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (logs, reps) = if args.quick {
         (vec![10], 1)
@@ -199,6 +251,10 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         }
     }
     let m = Machine::detect();
+    if args.json {
+        println!("{}", report_json(&m, reps, &rows, &pre_rows));
+        return Ok(());
+    }
     println!("## BLS12-377 G1 MSM: wirespeed and peers\n");
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
     println!("- Median of {reps} runs after a warm-up; wirespeed and arkworks on the same inputs (checked equal); gnark-crypto on its own inputs of the same distribution");

@@ -27,6 +27,12 @@ pub struct BenchArgs {
     /// Smoke run: 2048 bits only, few operations, one repetition
     #[arg(long)]
     pub quick: bool,
+
+    /// Print one JSON object instead of the markdown report: machine, date, reps, rows
+    /// (ops/s per contender, ws / OpenSSL ratios), modexp, accumulator, openssl_speed,
+    /// constant_time
+    #[arg(long)]
+    pub json: bool,
 }
 
 struct Row {
@@ -361,7 +367,7 @@ fn openssl_speed() -> Option<(f64, f64)> {
     (f.len() >= 3).then(|| (f[f.len() - 2], f[f.len() - 1]))
 }
 
-/// Runs the benchmark and prints a markdown report.
+/// Runs the benchmark and prints a markdown report (one JSON object with `--json`).
 pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (sizes, reps): (&[u32], usize) = if args.quick {
         (&[2048], 1)
@@ -395,6 +401,68 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (t, samples) = ct_check(if args.quick { 200 } else { 3000 })?;
     let (t_ct, t_var) = ct_check_exponent(if args.quick { 200 } else { 3000 })?;
     let m = Machine::detect();
+    if args.json {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "bits": r.bits,
+                    "threads": r.threads,
+                    "ws_signs_per_s": r.ws_sign,
+                    "openssl_signs_per_s": r.ossl_sign,
+                    "rsa_crate_signs_per_s": r.rc_sign,
+                    "sign_ws_over_openssl": r.ws_sign / r.ossl_sign,
+                    "ws_verifies_per_s": r.ws_verify,
+                    "openssl_verifies_per_s": r.ossl_verify,
+                    "rsa_crate_verifies_per_s": r.rc_verify,
+                    "verify_ws_over_openssl": r.ws_verify / r.ossl_verify,
+                })
+            })
+            .collect();
+        let modexp: Vec<serde_json::Value> = modexp
+            .iter()
+            .map(|&(bits, [a, b, c, d])| {
+                serde_json::json!({
+                    "bits": bits,
+                    "ws_pow_ct_us": a,
+                    "ws_vartime_pow_us": b,
+                    "gmp_powm_sec_us": c,
+                    "gmp_powm_us": d,
+                    "pow_ct_over_powm_sec": a / c,
+                    "vartime_over_powm": b / d,
+                })
+            })
+            .collect();
+        let report = serde_json::json!({
+            "bench": "rsa",
+            "machine": m.summary(),
+            "date": utc_now(),
+            "reps": reps,
+            "rows": rows,
+            "modexp": modexp,
+            "accumulator": {
+                "members": members,
+                "threads": rayon::current_num_threads(),
+                "witnesses_secs": acc_med[0],
+                "singles_secs": acc_med[1],
+                "witnesses_over_singles": acc_med[0] / acc_med[1],
+                "verify_secs": acc_med[2],
+            },
+            "openssl_speed": speed.map(|(sign, verify)| serde_json::json!({
+                "signs_per_s": sign,
+                "verifies_per_s": verify,
+            })),
+            "constant_time": {
+                "samples": samples,
+                "private_op_t": t,
+                "leak_detected": t.abs() >= 4.5,
+                "pow_ct_t": t_ct,
+                "vartime_pow_t": t_var,
+            },
+        });
+        println!("{report}");
+        return Ok(());
+    }
     println!("## RSA sign and verify (PKCS#1 v1.5, SHA-256): wirespeed and peers\n");
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
     println!("- Median of {reps} runs; operations per second in total (per core = total / threads); OpenSSL through the openssl crate (EVP) and the rsa crate, both on rayon like wirespeed\n");

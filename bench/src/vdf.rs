@@ -31,6 +31,10 @@ pub struct BenchArgs {
     /// Smoke run: short chains, 2 passes, T = 4096
     #[arg(long)]
     pub quick: bool,
+    /// Print one JSON object instead of the markdown report: machine, date, reps,
+    /// squaring (ns per squaring per contender, ws / peer ratios) and proofs
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The median of a non-empty sample.
@@ -301,7 +305,55 @@ pub fn proof_rows(t: u64) -> Result<Vec<ProofRow>, String> {
     Ok(rows)
 }
 
-/// Runs the benchmark and prints a markdown report.
+/// The report as one JSON object: the same figures as the markdown tables.
+fn report_json(
+    m: &Machine,
+    reps: usize,
+    ghz: f64,
+    rows: &[SquaringRow],
+    proofs: &[ProofRow],
+) -> serde_json::Value {
+    let squaring: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "bits": r.bits,
+                "wirespeed_ns": r.wirespeed,
+                "wirespeed_cycles": r.wirespeed * ghz,
+                "gmp_ns": r.gmp,
+                "openssl_mont_ns": r.openssl_mont,
+                "openssl_mod_sqr_ns": r.openssl,
+                "num_bigint_ns": r.num_bigint,
+                "ws_over_gmp": r.wirespeed / r.gmp,
+                "ws_over_openssl_mont": r.wirespeed / r.openssl_mont,
+            })
+        })
+        .collect();
+    let proofs: Vec<serde_json::Value> = proofs
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "proof": format!("{:?}", r.kind),
+                "t": r.t,
+                "eval_secs": r.eval_secs,
+                "prove_secs": r.prove_secs,
+                "overhead_pct": 100.0 * r.prove_secs / r.eval_secs,
+                "verify_ms": r.verify_ms,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "bench": "vdf",
+        "machine": m.summary(),
+        "date": utc_now(),
+        "reps": reps,
+        "cycles_ghz": ghz,
+        "squaring": squaring,
+        "proofs": proofs,
+    })
+}
+
+/// Runs the benchmark and prints a markdown report (one JSON object with `--json`).
 pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (chain, reps, proof_t) = if args.quick {
         (500, 2, 4096)
@@ -317,6 +369,16 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     ];
     let ghz = 2.6;
     let m = Machine::detect();
+    if args.json {
+        let proofs = if proof_t > 0 {
+            eprintln!("vdf: evaluation of T = {proof_t} at 2048 bits and proofs");
+            proof_rows(proof_t)?
+        } else {
+            vec![]
+        };
+        println!("{}", report_json(&m, reps, ghz, &rows, &proofs));
+        return Ok(());
+    }
     println!("## Modular squaring and VDF proofs: wirespeed and peers\n");
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
     println!("- Chain x -> x^2 mod N, random odd full-width N; median of {reps} passes after a warm-up; every contender reaches the same value");

@@ -44,6 +44,10 @@ pub struct CreateArgs {
     /// Where to write the puzzle (JSON)
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Print one JSON object: puzzle (the file written), t, bits, modulus (fingerprint),
+    /// message_bytes
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `timelock solve`.
@@ -82,6 +86,10 @@ pub struct OpenArgs {
     /// Write the message here instead of standard output
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print one JSON object instead of the raw message: message (text, null when not
+    /// UTF-8), message_hex, message_bytes, t
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs a `timelock` subcommand.
@@ -116,7 +124,18 @@ fn create(a: &CreateArgs) -> Result<(), CliError> {
     };
     let mut rng = rand::rngs::OsRng;
     let (puzzle, _) = timelock::create(a.bits, a.t, &message, &mut rng).map_err(tl_err(&a.out))?;
-    write_file(&a.out, puzzle.to_json().as_bytes())
+    write_file(&a.out, puzzle.to_json().as_bytes())?;
+    if !a.json {
+        return Ok(());
+    }
+    let line = serde_json::json!({
+        "puzzle": a.out.display().to_string(),
+        "t": puzzle.t,
+        "bits": puzzle.modulus.bits(),
+        "modulus": puzzle.modulus.fingerprint(),
+        "message_bytes": message.len(),
+    });
+    writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)
 }
 
 fn solve(a: &SolveArgs) -> Result<(), CliError> {
@@ -246,8 +265,20 @@ fn open(a: &OpenArgs) -> Result<(), CliError> {
         message: e.to_string(),
     })?;
     let msg = timelock::open(&p, &w).map_err(puzzle_err)?;
+    if let Some(path) = &a.out {
+        write_file(path, &msg)?;
+    }
+    if a.json {
+        let line = serde_json::json!({
+            "message": std::str::from_utf8(&msg).ok(),
+            "message_hex": msg.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+            "message_bytes": msg.len(),
+            "t": p.t,
+        });
+        return writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout);
+    }
     match &a.out {
-        Some(path) => write_file(path, &msg),
+        Some(_) => Ok(()),
         None => std::io::stdout()
             .lock()
             .write_all(&msg)
