@@ -432,7 +432,7 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
 
 /// Rivest's LCS35 (t = 79,685,186,856,218, above the old 2^40 limit) is accepted as
 /// published: the solver starts and states its measured rate, rounded, and the time
-/// it will take (years on any CPU); it is stopped there.
+/// it will take (months to years on any CPU); it is stopped there.
 #[test]
 fn timelock_solve_starts_on_lcs35_and_states_its_eta() {
     let puzzle = common::repo_root().join("crates/vdf/tests/data/lcs35-puzzle.txt");
@@ -448,10 +448,9 @@ fn timelock_solve_starts_on_lcs35_and_states_its_eta() {
         line.contains(" of 79,685,186,856,218 squarings left"),
         "{line}"
     );
-    assert!(
-        line.contains(" y "),
-        "LCS35 takes years at any rate: {line}"
-    );
+    // At a few million squarings a second LCS35 takes months to years: the ETA is
+    // stated in days (and years when it is over one).
+    assert!(line.contains(" d "), "LCS35 takes days at any rate: {line}");
     // The rate is rounded to three significant figures: "1.23 M squarings/s".
     let rate = line["timelock: ".len()..]
         .split(" squarings/s")
