@@ -209,26 +209,25 @@ pub fn set(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         i += 1;
     }
-    let old = ctx.keys.get(key, now).cloned();
-    // SET ... GET on a key of another type is refused before anything changes.
-    let old_str = match old.as_ref().map(|e| &e.value) {
-        Some(Value::Str(v)) => Some(v.clone()),
-        Some(_) if get => return w.error(WRONGTYPE),
-        _ => None,
+    // What SET needs of the old entry, without copying its value unless GET asks for it.
+    let (existed, old_deadline, old_str) = match ctx.keys.get(key, now) {
+        None => (false, 0, None),
+        Some(e) => match &e.value {
+            Value::Str(v) => (true, e.expires_at, get.then(|| v.clone())),
+            // SET ... GET on a key of another type is refused before anything changes.
+            _ if get => return w.error(WRONGTYPE),
+            _ => (true, e.expires_at, None),
+        },
     };
-    if (nx && old.is_some()) || (xx && old.is_none()) {
-        return if get {
-            match old_str {
-                Some(v) => w.bulk(&v),
-                None => w.null(),
-            }
-        } else {
-            w.null()
+    if (nx && existed) || (xx && !existed) {
+        return match old_str {
+            Some(v) => w.bulk(&v),
+            None => w.null(),
         };
     }
-    let at = match (expires, keepttl, &old) {
-        (Some(d), _, _) => d,
-        (None, true, Some(e)) => e.expires_at,
+    let at = match (expires, keepttl) {
+        (Some(d), _) => d,
+        (None, true) => old_deadline,
         _ => 0,
     };
     if at != 0 && at <= now {
