@@ -8,7 +8,8 @@ use std::io::{self, Write};
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 
-use crate::cmd::{exec, Config, Ctx, Session};
+use crate::cmd::{exec, table, Config, Ctx, Session};
+use crate::hub::{Msg, Waiter};
 use crate::input::{Input, Received};
 use crate::limits::OutputWatch;
 use crate::resp::{ProtocolError, Writer};
@@ -47,6 +48,9 @@ pub(crate) struct Conn {
     pub(crate) unread: bool,
     /// The loop's round this connection was last read in.
     pub(crate) read_round: u64,
+    /// Blocked (BLPOP and the like) until this deadline (ms since the epoch; 0: no
+    /// limit): nothing more of its input runs until it is served or times out.
+    pub(crate) blocked: Option<u64>,
 }
 
 /// What the loop's flush left a connection in.
@@ -240,7 +244,7 @@ impl Conn {
         // millisecond granularity; 64 requests take microseconds).
         let mut now = 0;
         let mut served = 0u32;
-        while !closing {
+        while !closing && self.blocked.is_none() {
             let authed = env.config.requirepass.is_none() || self.session.authed;
             match self.input.parse(&env.config.limits, authed) {
                 Ok(None) => break,
@@ -266,6 +270,10 @@ impl Conn {
                             long = args.iter().map(|r| &input[r.clone()]).collect();
                             &long
                         };
+                        // CLIENT REPLY OFF / SKIP: the reply is dropped once made.
+                        let muted = self.session.reply_off;
+                        let skip = std::mem::take(&mut self.session.skip_next);
+                        let mark = self.output.len();
                         let mut w = Writer::new(&mut self.output, self.session.proto);
                         let logging = env.logging || env.keys.shared().watches.any();
                         let mut ctx = Ctx {
@@ -278,12 +286,41 @@ impl Conn {
                             // Changes are also recorded while keys are watched: they
                             // name the keys whose WATCH versions move.
                             logging,
+                            can_block: true,
+                            blocked: None,
+                            ready: Vec::new(),
                         };
                         exec(&mut ctx, argv, &mut w);
+                        let still_off = ctx.session.reply_off;
+                        let (blocked, ready) = (ctx.blocked.take(), std::mem::take(&mut ctx.ready));
+                        if skip || (muted && still_off) {
+                            self.output.truncate(mark);
+                        }
+                        let hub = &env.keys.shared().hub;
+                        if let Some(b) = blocked {
+                            // Registered while the shards of its keys are still locked:
+                            // a write to them comes after and finds it.
+                            let waiter = Waiter {
+                                argv: argv.iter().map(|a| a.to_vec()).collect(),
+                                keys: b.keys,
+                                proto: self.session.proto,
+                            };
+                            hub.block(self.session.id, waiter, false);
+                            self.blocked = Some(b.deadline);
+                        }
                         let seq = env.keys.end_command(&mut env.effects);
                         if seq > 0 {
                             env.seq = seq;
                             self.wait_seq = seq;
+                        }
+                        if hub.any_blocked() {
+                            let mut keys: Vec<&[u8]> = ready.iter().map(Vec::as_slice).collect();
+                            if table::lookup(argv[0]).is_some_and(|c| c.has(table::WRITE)) {
+                                keys.extend_from_slice(&argv[1..]);
+                            }
+                            if !keys.is_empty() {
+                                serve_waiters(env, &keys);
+                            }
                         }
                         env.served = true;
                         if self.session.quit {
@@ -307,4 +344,55 @@ impl Conn {
         self.output_peak = self.output_peak.max(self.output.len());
         self.input.compact();
     }
+}
+
+/// Serves the clients blocked on `keys` (those a write may have changed): each, first
+/// come first served, has its command run again here; its reply goes to its loop. A
+/// command that still finds nothing waits again, first in line, and the key's queue
+/// stops there. What a served command writes (BLMOVE's destination) may serve others.
+pub(crate) fn serve_waiters(env: &mut Env, keys: &[&[u8]]) {
+    let hub = &env.keys.shared().hub;
+    let mut work = hub.waited(keys);
+    let mut msgs = Vec::new();
+    while let Some(key) = work.pop() {
+        while let Some((id, waiter)) = hub.next_waiter(&key) {
+            let mut out = Vec::new();
+            let mut session = Session {
+                id,
+                proto: waiter.proto,
+                authed: true,
+                ..Session::default()
+            };
+            let argv: Vec<&[u8]> = waiter.argv.iter().map(Vec::as_slice).collect();
+            let logging = env.logging || env.keys.shared().watches.any();
+            let mut ctx = Ctx {
+                keys: &mut env.keys,
+                config: &mut env.config,
+                session: &mut session,
+                stats: &mut env.stats,
+                now: now_ms(),
+                effects: &mut env.effects,
+                logging,
+                can_block: true,
+                blocked: None,
+                ready: Vec::new(),
+            };
+            exec(&mut ctx, &argv, &mut Writer::new(&mut out, waiter.proto));
+            if ctx.blocked.is_some() {
+                hub.block(id, waiter, true);
+                break;
+            }
+            let seq = env.keys.end_command(&mut env.effects);
+            if seq > 0 {
+                env.seq = seq;
+            }
+            for k in hub.waited(&argv[1..]) {
+                if !work.contains(&k) {
+                    work.push(k);
+                }
+            }
+            msgs.push((id, Msg::Unblocked { reply: out, seq }));
+        }
+    }
+    hub.deliver(msgs);
 }

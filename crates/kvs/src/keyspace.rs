@@ -180,6 +180,8 @@ pub struct Shared {
     pub watches: std::sync::Arc<crate::cmd::multi::Watches>,
     /// SHUTDOWN was called: the loops stop (within 100 ms), the log is flushed.
     pub shutdown: AtomicBool,
+    /// The loops' inboxes, pub/sub subscribers and blocked clients.
+    pub hub: crate::hub::Hub,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -208,6 +210,7 @@ impl Shared {
             rewrite_requested: AtomicBool::new(false),
             watches: Default::default(),
             shutdown: AtomicBool::new(false),
+            hub: crate::hub::Hub::new(Vec::new()),
         }
     }
 

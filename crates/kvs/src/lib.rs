@@ -3,7 +3,7 @@
 //! - [`resp`]: the RESP2/RESP3 request parser (bounded, on a whole buffer) and reply writer.
 //! - [`input`]: a connection's input buffer and incremental request parser (each read
 //!   costs its new bytes; bounded requests before AUTH).
-//! - [`value`]: what a key holds (string, hash, set) and its byte counts.
+//! - [`value`]: what a key holds (string, hash, set, list, sorted set) and its byte counts.
 //! - [`store`]: a keyspace shard, with lazy and incremental active expiry, on [`table`]:
 //!   our chained hash table with a resize-proof SCAN cursor.
 //! - [`keyspace`]: the striped keyspace the event loops share (shards under their own
@@ -14,6 +14,8 @@
 //! - [`aof`]: the append-only log (a versioned header, checksummed effect records, group
 //!   commit; only a torn tail is cut at start, saved to a side file first; other damage
 //!   and foreign files are refused untouched; the `check-aof` checker and repair).
+//! - [`hub`]: what the loops tell each other: pub/sub messages, blocked clients'
+//!   replies, and the registries of subscribers and blocked clients.
 //! - [`server`]: the mio event loops, pipelined batches with one write per batch.
 //! - `conn` (private): one client connection: read, run, write, its buffer limits.
 //!
@@ -25,6 +27,7 @@ pub mod aof;
 pub mod cmd;
 pub mod conf;
 mod conn;
+pub mod hub;
 pub mod input;
 pub mod keyspace;
 pub mod limits;

@@ -72,6 +72,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use crate::aof::{apply, Effect, Fsync, LoadReport, Log, OpenError};
 use crate::cmd::{Config, Session, Stats};
 use crate::conn::{Conn, Flushed};
+use crate::hub::Msg;
 use crate::input::Input;
 use crate::keyspace::{default_shards, scan_shards, shard_index, Keys, Shared, MAX_SHARDS};
 use crate::limits::OutputWatch;
@@ -123,12 +124,15 @@ struct Loop {
     poll: Poll,
     conns: HashMap<Token, Conn>,
     inbox: Receiver<(TcpStream, u64)>,
+    /// Connections blocked on keys (to check their deadlines).
+    blocked: Vec<Token>,
 }
 
+/// Where the acceptor puts a loop's new connections (the loop is woken through the
+/// hub, which holds its poll's one waker).
 #[derive(Debug)]
 struct Mailbox {
     send: Sender<(TcpStream, u64)>,
-    waker: Waker,
 }
 
 /// What one loop runs commands with: its view of the keyspace, its copy of the
@@ -240,20 +244,24 @@ impl Server {
         };
         let mut loops = Vec::new();
         let mut mailboxes = Vec::new();
+        let mut wakers = Vec::new();
         for _ in 0..config.threads {
             let poll = Poll::new()?;
-            let waker = Waker::new(poll.registry(), WAKER)?;
+            wakers.push(Waker::new(poll.registry(), WAKER)?);
             let (send, inbox) = channel();
             loops.push(Loop {
                 poll,
                 conns: HashMap::new(),
                 inbox,
+                blocked: Vec::new(),
             });
-            mailboxes.push(Mailbox { send, waker });
+            mailboxes.push(Mailbox { send });
         }
+        let mut shared = Shared::new(stores, config.cmd, log, now_ms());
+        shared.hub = crate::hub::Hub::new(wakers);
         Ok(Server {
             listener,
-            shared: Shared::new(stores, config.cmd, log, now_ms()),
+            shared,
             loops,
             mailboxes,
             next_id: AtomicU64::new(1),
@@ -304,8 +312,8 @@ impl Server {
         let mut first = loops.pop().ok_or_else(|| io::Error::other("no loop"))?;
         let stop_all = |mailboxes: &[Mailbox]| {
             stop.store(true, Ordering::Relaxed);
-            for m in mailboxes {
-                let _ = m.waker.wake();
+            for i in 0..mailboxes.len() {
+                self.shared.hub.wake(i);
             }
         };
         let result = std::thread::scope(|scope| {
@@ -417,9 +425,19 @@ impl Loop {
         let mut last_cron = 0u64;
         // Connections whose replies wait for log records a failed commit did not write.
         let mut held: Vec<Token> = Vec::new();
+        let mut mail: Vec<(u64, Msg)> = Vec::new();
         while !stop.load(Ordering::Relaxed) && !shared.shutdown.load(Ordering::Relaxed) {
             let wait = if again.is_empty() {
-                Duration::from_millis(100)
+                // Wake for the nearest deadline of a blocked client.
+                let now = now_ms();
+                let first = self
+                    .blocked
+                    .iter()
+                    .filter_map(|t| self.conns.get(t)?.blocked)
+                    .filter(|&d| d != 0)
+                    .min();
+                let ms = first.map_or(100, |d| (d + 1).saturating_sub(now).min(100));
+                Duration::from_millis(ms)
             } else {
                 Duration::ZERO
             };
@@ -515,10 +533,13 @@ impl Loop {
                         output_peak: 0,
                         unread: false,
                         read_round: 0,
+                        blocked: None,
                     },
                 );
                 ready.push(token);
             }
+            // Messages for this loop's clients, and blocked clients served or timed out.
+            self.deliver_mail(shared, index, &mut mail, &mut ready, &mut touched);
             // Settings changed by CONFIG SET on any loop.
             if shared.config_version() != env.version {
                 (env.config, env.version) = shared.config();
@@ -536,6 +557,9 @@ impl Loop {
                         closed.push(*token);
                     } else {
                         touched.push(*token);
+                    }
+                    if c.blocked.is_some() && !self.blocked.contains(token) {
+                        self.blocked.push(*token);
                     }
                 }
             }
@@ -612,10 +636,80 @@ impl Loop {
         Ok(())
     }
 
+    /// Hands this loop's clients what the hub holds for them (pub/sub messages, the
+    /// replies of blocked clients served elsewhere), and answers the blocked clients
+    /// whose time ran out; a client that can run again joins `ready`.
+    fn deliver_mail(
+        &mut self,
+        shared: &Shared,
+        index: usize,
+        mail: &mut Vec<(u64, Msg)>,
+        ready: &mut Vec<Token>,
+        touched: &mut Vec<Token>,
+    ) {
+        shared.hub.drain(index, mail);
+        for (id, msg) in mail.drain(..) {
+            let token = Token(FIRST_CONN + id as usize);
+            let Some(c) = self.conns.get_mut(&token) else {
+                continue;
+            };
+            match msg {
+                Msg::Unblocked { reply, seq } => {
+                    c.output.extend_from_slice(&reply);
+                    c.wait_seq = c.wait_seq.max(seq);
+                    c.blocked = None;
+                    ready.push(token);
+                    touched.push(token);
+                }
+                m => {
+                    if crate::cmd::pubsub::encode(
+                        &mut c.output,
+                        c.session.proto,
+                        &c.session.subs,
+                        &m,
+                    ) {
+                        touched.push(token);
+                    }
+                }
+            }
+        }
+        if self.blocked.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let conns = &mut self.conns;
+        self.blocked.retain(|token| {
+            let Some(c) = conns.get_mut(token) else {
+                return false;
+            };
+            match c.blocked {
+                None => false,
+                // Past it (strictly: `now` is whole milliseconds, truncated).
+                Some(d) if d != 0 && d < now => {
+                    // Claimed by no one else: its time is up (else its reply is on the way).
+                    if shared.hub.claim(c.session.id).is_some() {
+                        c.output
+                            .extend_from_slice(&crate::cmd::blocking::timed_out(c.session.proto));
+                        c.blocked = None;
+                        ready.push(*token);
+                        touched.push(*token);
+                        return false;
+                    }
+                    true
+                }
+                Some(_) => true,
+            }
+        });
+    }
+
     /// Removes a connection; true when it was there.
     fn close(&mut self, token: Token, shared: &Shared) -> bool {
         match self.conns.remove(&token) {
             Some(mut c) => {
+                if c.blocked.is_some() {
+                    shared.hub.claim(c.session.id);
+                }
+                c.session.subs.forget(&shared.hub, c.session.id);
                 let _ = self.poll.registry().deregister(&mut c.sock);
                 if c.killed {
                     shared.stats.output_limit_kill();
@@ -709,9 +803,9 @@ impl Acceptor<'_> {
                 Ok((sock, _)) => {
                     let _ = sock.set_nodelay(true);
                     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                    let m = &self.mailboxes[id as usize % self.mailboxes.len()];
-                    if m.send.send((sock, id)).is_ok() {
-                        let _ = m.waker.wake();
+                    let i = id as usize % self.mailboxes.len();
+                    if self.mailboxes[i].send.send((sock, id)).is_ok() {
+                        self.shared.hub.wake(i);
                         self.shared.stats.connected(1);
                     }
                 }

@@ -1,10 +1,16 @@
-//! The connection family: PING, ECHO, QUIT, AUTH, HELLO, SELECT, CLIENT.
+//! The connection family: PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT, CLIENT
+//! (SETNAME, GETNAME, ID, SETINFO, REPLY, UNBLOCK).
 
 use super::{authenticate, eq, parse_i64, Ctx, NOT_INT, WRONGPASS};
 use crate::resp::{Proto, Writer};
 
-/// PING [message].
-pub fn ping(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+/// PING [message]. A RESP2 client with subscriptions gets `["pong", message]`.
+pub fn ping(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() <= 2 && ctx.session.subs.active() && ctx.session.proto == Proto::Resp2 {
+        w.array(2);
+        w.bulk(b"pong");
+        return w.bulk(args.get(1).copied().unwrap_or(b""));
+    }
     match args.len() {
         1 => w.simple("PONG"),
         2 => w.bulk(args[1]),
@@ -15,6 +21,20 @@ pub fn ping(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// ECHO message.
 pub fn echo(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     w.bulk(args[1]);
+}
+
+/// RESET: the connection as new: no transaction or watched keys, no subscriptions,
+/// RESP2, no name, and authenticated only if no password is set.
+pub fn reset(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    ctx.session.tx.end();
+    let hub = &ctx.keys.shared().hub;
+    ctx.session.subs.forget(hub, ctx.session.id);
+    ctx.session.proto = Proto::Resp2;
+    ctx.session.name = None;
+    ctx.session.reply_off = false;
+    ctx.session.skip_next = false;
+    ctx.session.authed = ctx.config.requirepass.is_none();
+    w.simple("RESET");
 }
 
 /// QUIT: the reply, then the connection closes.
@@ -104,7 +124,7 @@ pub fn hello(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     w.raw(&out);
 }
 
-/// CLIENT SETNAME / GETNAME / ID / SETINFO.
+/// CLIENT SETNAME / GETNAME / ID / SETINFO / REPLY / UNBLOCK.
 pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let sub = args[1];
     if eq(sub, "setname") && args.len() == 3 {
@@ -121,6 +141,19 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
     } else if eq(sub, "id") && args.len() == 2 {
         w.int(ctx.session.id as i64);
+    } else if eq(sub, "reply") && args.len() == 3 {
+        if eq(args[2], "on") {
+            ctx.session.reply_off = false;
+            w.simple("OK");
+        } else if eq(args[2], "off") {
+            ctx.session.reply_off = true;
+        } else if eq(args[2], "skip") {
+            ctx.session.skip_next = !ctx.session.reply_off;
+        } else {
+            w.error(super::SYNTAX);
+        }
+    } else if eq(sub, "unblock") && (args.len() == 3 || args.len() == 4) {
+        unblock(ctx, args, w);
     } else if eq(sub, "setinfo") && args.len() == 4 {
         w.simple("OK");
     } else {
@@ -129,4 +162,32 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             String::from_utf8_lossy(sub)
         ));
     }
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT | ERROR]: a blocked client answered now, with nil (as
+/// if its time ran out) or the UNBLOCKED error; 1 when it was blocked.
+fn unblock(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let Some(id) = parse_i64(args[2]) else {
+        return w.error(NOT_INT);
+    };
+    let error = match args.get(3) {
+        None => false,
+        Some(a) if eq(a, "timeout") => false,
+        Some(a) if eq(a, "error") => true,
+        Some(_) => return w.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    let hub = &ctx.keys.shared().hub;
+    let Some(waiter) = u64::try_from(id).ok().and_then(|id| hub.claim(id)) else {
+        return w.int(0);
+    };
+    let reply = if error {
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n".to_vec()
+    } else {
+        super::blocking::timed_out(waiter.proto)
+    };
+    hub.deliver(vec![(
+        id as u64,
+        crate::hub::Msg::Unblocked { reply, seq: 0 },
+    )]);
+    w.int(1);
 }

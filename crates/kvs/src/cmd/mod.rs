@@ -8,9 +8,11 @@
 //! in Redis's order and then runs the handler; COMMAND, transactions and the
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
-//! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
+//! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
+//! [`cluster`], [`multi`] (transactions), with
 //! the settings in [`config`].
 
+pub mod blocking;
 pub mod cluster;
 pub mod config;
 pub mod connection;
@@ -19,6 +21,7 @@ pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod multi;
+pub mod pubsub;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -51,6 +54,12 @@ pub struct Session {
     pub quit: bool,
     /// MULTI / WATCH state.
     pub tx: multi::Tx,
+    /// Pub/sub subscriptions.
+    pub subs: pubsub::Subs,
+    /// CLIENT REPLY OFF: replies are dropped.
+    pub reply_off: bool,
+    /// CLIENT REPLY SKIP: the next command's reply is dropped.
+    pub skip_next: bool,
 }
 
 /// Counters for INFO (a loop's own, until added to the shared ones; the totals).
@@ -92,6 +101,14 @@ pub struct Ctx<'a, 's> {
     pub effects: &'a mut Vec<Effect>,
     /// Whether to record effects (false without a log: no copies of values).
     pub logging: bool,
+    /// A blocking command may wait (false inside EXEC and scripts, and when a blocked
+    /// client's command is run again for it: then it answers at once).
+    pub can_block: bool,
+    /// Set by a blocking command that found nothing: the client waits.
+    pub blocked: Option<blocking::Blocked>,
+    /// Keys that a command run for others (EXEC) wrote, beyond its own arguments:
+    /// clients blocked on them are served after it.
+    pub ready: Vec<Vec<u8>>,
 }
 
 impl Ctx<'_, '_> {
@@ -231,6 +248,12 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let needs_auth = ctx.config.requirepass.is_some() && !ctx.session.authed;
     if needs_auth && !cmd.has(NO_AUTH) {
         return w.error("NOAUTH Authentication required.");
+    }
+    if ctx.session.subs.active() && ctx.session.proto == Proto::Resp2 && !pubsub::allowed(cmd) {
+        return w.error(&format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            cmd.name
+        ));
     }
     if let Err(e) = admit(ctx, cmd) {
         multi::flag_error(ctx);

@@ -132,7 +132,8 @@ impl Tx {
         self.watched.clear();
     }
 
-    fn end(&mut self) {
+    /// Ends the transaction (if any) and unwatches every key.
+    pub(crate) fn end(&mut self) {
         self.queued = None;
         self.queued_bytes = 0;
         self.refused = false;
@@ -148,7 +149,10 @@ impl Drop for Tx {
 
 /// True for the commands that run at once inside MULTI instead of being queued.
 pub fn runs_now(cmd: &Command) -> bool {
-    matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit")
+    matches!(
+        cmd.name,
+        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+    )
 }
 
 /// Marks the transaction being queued (if any) as refused: EXEC will discard it.
@@ -265,10 +269,18 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     }
     let start = ctx.effects.len();
     w.array(queued.len());
+    // Blocking commands answer at once inside a transaction.
+    ctx.can_block = false;
     for q in &queued {
         let argv: Vec<&[u8]> = q.args.iter().map(Vec::as_slice).collect();
         ctx.stats.commands += 1;
         (q.cmd.handler)(ctx, &argv, w);
+    }
+    if ctx.keys.shared().hub.any_blocked() {
+        // Clients blocked on what the transaction wrote are served after it.
+        for q in queued.iter().filter(|q| q.cmd.has(WRITE)) {
+            ctx.ready.extend(q.args.iter().skip(1).cloned());
+        }
     }
     touch(ctx, start);
     if ctx.effects.len() - start > 1 {

@@ -58,8 +58,10 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("clients") {
         out.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\n\r\n",
-            st.connected
+            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\npubsub_clients:{}\r\n\r\n",
+            st.connected,
+            ctx.keys.shared().hub.blocked_count(),
+            ctx.keys.shared().hub.subs().clients()
         ));
     }
     if want("memory") {

@@ -10,8 +10,8 @@
 //! as in Redis's COMMAND reply; 0 for commands without keys.
 
 use super::{
-    arity, cluster, config, connection, eq, hashes, keys, lists, multi, server, sets, strings,
-    zsets, Ctx,
+    arity, blocking, cluster, config, connection, eq, hashes, keys, lists, multi, pubsub, server,
+    sets, strings, zsets, Ctx,
 };
 use crate::resp::Writer;
 
@@ -42,6 +42,8 @@ pub const PUBSUB: u32 = 1 << 9;
 pub const ALLOW_BUSY: u32 = 1 << 10;
 /// Not shown in the slow log.
 pub const SKIP_SLOWLOG: u32 = 1 << 11;
+/// May block the client.
+pub const BLOCKING: u32 = 1 << 12;
 
 /// Flag names as COMMAND shows them, in Redis's order.
 const FLAG_NAMES: &[(u32, &str)] = &[
@@ -51,6 +53,7 @@ const FLAG_NAMES: &[(u32, &str)] = &[
     (ADMIN, "admin"),
     (PUBSUB, "pubsub"),
     (NOSCRIPT, "noscript"),
+    (BLOCKING, "blocking"),
     (LOADING, "loading"),
     (STALE, "stale"),
     (SKIP_SLOWLOG, "skip_slowlog"),
@@ -168,6 +171,14 @@ pub static COMMANDS: &[Command] = &[
     row!("append", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::append, "Appends a string to the value of a key. Creates the key if it doesn't exist."),
     row!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::auth, "Authenticates the connection."),
     row!("bgrewriteaof", 1, ADMIN | NOSCRIPT, NOKEY, "server", server::bgrewriteaof, "Asynchronously rewrites the append-only file to disk."),
+    row!("blmove", 6, WRITE | DENYOOM | BLOCKING, (1, 2, 1), "list", blocking::blmove, "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."),
+    row!("blmpop", -5, WRITE | BLOCKING, NOKEY, "list", blocking::lmpop, "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("blpop", -3, WRITE | BLOCKING, (1, -2, 1), "list", blocking::bpop, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("brpop", -3, WRITE | BLOCKING, (1, -2, 1), "list", blocking::bpop, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("brpoplpush", 4, WRITE | DENYOOM | BLOCKING, (1, 2, 1), "list", blocking::blmove, "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("bzmpop", -5, WRITE | BLOCKING, NOKEY, "sorted-set", blocking::zmpop, "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
+    row!("bzpopmax", -3, WRITE | FAST | BLOCKING, (1, -2, 1), "sorted-set", blocking::bzpop, "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."),
+    row!("bzpopmin", -3, WRITE | FAST | BLOCKING, (1, -2, 1), "sorted-set", blocking::bzpop, "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
     row!("client", -2, 0, NOKEY, "connection", connection::client, "A container for client connection commands."),
     row!("cluster", -2, 0, NOKEY, "cluster", cluster::cluster, "A container for Redis Cluster commands."),
     row!("command", -1, LOADING | STALE, NOKEY, "server", command, "Returns detailed information about all commands."),
@@ -219,6 +230,7 @@ pub static COMMANDS: &[Command] = &[
     row!("linsert", 5, WRITE | DENYOOM, KEY1, "list", lists::edit, "Inserts an element before or after another element in a list."),
     row!("llen", 2, READONLY | FAST, KEY1, "list", lists::llen, "Returns the length of a list."),
     row!("lmove", 5, WRITE | DENYOOM, (1, 2, 1), "list", lists::lmove, "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
+    row!("lmpop", -4, WRITE, NOKEY, "list", blocking::lmpop, "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."),
     row!("lpop", -2, WRITE | FAST, KEY1, "list", lists::pop, "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."),
     row!("lpos", -3, READONLY, KEY1, "list", lists::lpos, "Returns the index of matching elements in a list."),
     row!("lpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -239,11 +251,16 @@ pub static COMMANDS: &[Command] = &[
     row!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", keys::expiretime, "Returns the expiration time of a key as a Unix milliseconds timestamp."),
     row!("ping", -1, FAST, NOKEY, "connection", connection::ping, "Returns the server's liveliness response."),
     row!("psetex", 4, WRITE | DENYOOM, KEY1, "string", strings::setex, "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."),
+    row!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::subscribe, "Listens for messages published to channels that match one or more patterns."),
     row!("pttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in milliseconds of a key."),
+    row!("publish", 3, PUBSUB | LOADING | STALE | FAST, NOKEY, "pubsub", pubsub::publish, "Posts a message to a channel."),
+    row!("pubsub", -2, 0, NOKEY, "pubsub", pubsub::pubsub, "A container for Pub/Sub commands."),
+    row!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::unsubscribe, "Stops listening to messages published to channels that match one or more patterns."),
     row!("quit", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::quit, "Closes the connection."),
     row!("randomkey", 1, READONLY, NOKEY, "generic", keys::randomkey, "Returns a random key name from the database."),
     row!("rename", 3, WRITE, (1, 2, 1), "generic", keys::rename, "Renames a key and overwrites the destination."),
     row!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", keys::rename, "Renames a key only when the target key name doesn't exist."),
+    row!("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::reset, "Resets the connection."),
     row!("rpop", -2, WRITE | FAST, KEY1, "list", lists::pop, "Returns and removes the last elements of a list. Deletes the list if the last element was popped."),
     row!("rpoplpush", 3, WRITE | DENYOOM, (1, 2, 1), "list", lists::lmove, "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
     row!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Appends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -268,18 +285,23 @@ pub static COMMANDS: &[Command] = &[
     row!("smismember", -3, READONLY | FAST, KEY1, "set", sets::smismember, "Determines whether multiple members belong to a set."),
     row!("smove", 4, WRITE | FAST, (1, 2, 1), "set", sets::smove, "Moves a member from one set to another."),
     row!("spop", -2, WRITE | FAST, KEY1, "set", sets::spop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
+    row!("spublish", 3, PUBSUB | LOADING | STALE | FAST, KEY1, "pubsub", pubsub::publish, "Post a message to a shard channel"),
     row!("srandmember", -2, READONLY, KEY1, "set", sets::srandmember, "Get one or multiple random members from a set"),
     row!("srem", -3, WRITE | FAST, KEY1, "set", sets::srem, "Removes one or more members from a set. Deletes the set if the last member was removed."),
     row!("sscan", -3, READONLY, KEY1, "set", sets::sscan, "Iterates over members of a set."),
+    row!("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, KEYS, "pubsub", pubsub::subscribe, "Listens for messages published to shard channels."),
     row!("strlen", 2, READONLY | FAST, KEY1, "string", strings::strlen, "Returns the length of a string value."),
+    row!("subscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::subscribe, "Listens for messages published to channels."),
     row!("substr", 4, READONLY, KEY1, "string", strings::getrange, "Returns a substring from a string value."),
     row!("sunion", -2, READONLY, KEYS, "set", sets::sinter, "Returns the union of multiple sets."),
     row!("sunionstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the union of multiple sets in a key."),
+    row!("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, KEYS, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to shard channels."),
     row!("time", 1, LOADING | STALE | FAST, NOKEY, "server", strings::time, "Returns the server time."),
     row!("touch", -2, READONLY | FAST, KEYS, "generic", keys::touch, "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
     row!("ttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in seconds of a key."),
     row!("type", 2, READONLY | FAST, KEY1, "generic", keys::type_, "Determines the type of value stored at a key."),
     row!("unlink", -2, WRITE | FAST, KEYS, "generic", keys::del, "Asynchronously deletes one or more keys."),
+    row!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to channels."),
     row!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::unwatch, "Forgets about watched keys of a transaction."),
     row!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, KEYS, "transactions", multi::watch, "Monitors changes to keys to determine the execution of a transaction."),
     row!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
@@ -291,6 +313,7 @@ pub static COMMANDS: &[Command] = &[
     row!("zinter", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the intersect of multiple sorted sets."),
     row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the intersect of multiple sorted sets in a key."),
     row!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the number of members in a sorted set within a lexicographical range."),
+    row!("zmpop", -4, WRITE, NOKEY, "sorted-set", blocking::zmpop, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."),
     row!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zmscore, "Returns the score of one or more members in a sorted set."),
     row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     row!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),

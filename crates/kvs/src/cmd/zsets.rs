@@ -51,7 +51,7 @@ pub(crate) fn g17(v: f64) -> String {
     }
 }
 
-fn reply_score(w: &mut Writer, v: f64) {
+pub(crate) fn reply_score(w: &mut Writer, v: f64) {
     if w.proto() == Proto::Resp3 {
         w.raw(format!(",{}\r\n", g17(v)).as_bytes());
     } else {
@@ -493,16 +493,10 @@ pub fn zpop(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         // A count of 0 takes nothing (By::Rank(0, -1) would be everything).
         return w.array(0);
     }
-    let items =
-        match super::read::<ZSet, _>(ctx, args[1], |z| select(z, &By::Rank(0, n - 1), max, None)) {
-            Ok(i) => i.unwrap_or_default(),
-            Err(e) => return w.error(e),
-        };
-    let members: Vec<Vec<u8>> = items.iter().map(|(m, _)| m.clone()).collect();
-    let refs: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
-    let now = ctx.now;
-    let _ = super::remove_members::<ZSet>(ctx.keys.store(args[1]), args[1], &refs, now);
-    log_zrem(ctx, args[1], &members);
+    let items = match pop_items(ctx, args[1], max, n as usize) {
+        Ok(i) => i,
+        Err(e) => return w.error(e),
+    };
     if count.is_none() && w.proto() == Proto::Resp3 {
         // Without a count RESP3 gets one flat [member, score] pair, as RESP2 does.
         w.array(2 * items.len());
@@ -513,6 +507,25 @@ pub fn zpop(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else {
         reply_members(w, &items, true);
     }
+}
+
+/// Removes and returns up to `n` (at least 1) members of the sorted set at `key` with
+/// the lowest scores (highest: `max`), logged; empty when the key is absent.
+pub(crate) fn pop_items(
+    ctx: &mut Ctx,
+    key: &[u8],
+    max: bool,
+    n: usize,
+) -> Result<Vec<(Vec<u8>, f64)>, &'static str> {
+    let last = (n as i64).saturating_sub(1);
+    let items = super::read::<ZSet, _>(ctx, key, |z| select(z, &By::Rank(0, last), max, None))?
+        .unwrap_or_default();
+    let members: Vec<Vec<u8>> = items.iter().map(|(m, _)| m.clone()).collect();
+    let refs: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
+    let now = ctx.now;
+    let _ = super::remove_members::<ZSet>(ctx.keys.store(key), key, &refs, now);
+    log_zrem(ctx, key, &members);
+    Ok(items)
 }
 
 /// ZREMRANGEBYRANK / ZREMRANGEBYSCORE / ZREMRANGEBYLEX key min max.

@@ -1,0 +1,250 @@
+//! Blocking list and sorted-set commands through the real binary, with clients on
+//! different event loops: a blocked BLPOP is served by a push from another client,
+//! first come first served; timeouts answer nil; BLMOVE's destination serves the next
+//! waiter; inside MULTI nothing blocks; a blocked client's pipelined commands wait
+//! for it; a client that left is not served (the element stays); what a blocked pop
+//! took is gone after `kill -9` and a restart from the log.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{connect, info_num, kvs_serve, temp};
+use redis::{Connection, Value};
+
+fn cmd(con: &mut Connection, args: &[&str]) -> Value {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn bulk(s: &str) -> Value {
+    Value::BulkString(s.as_bytes().to_vec())
+}
+
+/// Waits until INFO says `n` clients are blocked.
+fn wait_blocked(con: &mut Connection, n: usize) {
+    let start = Instant::now();
+    while info_num(con, "clients", "blocked_clients") != n {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never {n} blocked clients"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs `args` on a new connection in a thread.
+fn spawn_cmd(addr: &str, args: &[&str]) -> thread::JoinHandle<Value> {
+    let addr = addr.to_string();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    thread::spawn(move || {
+        let mut c = connect(&addr);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cmd(&mut c, &refs)
+    })
+}
+
+#[test]
+fn blocked_pops_are_served_first_come_first_served_across_loops() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut c = connect(&addr);
+    // One waiter, served by a push from a client on the other loop.
+    let h = spawn_cmd(&addr, &["BLPOP", "nope", "q", "0"]);
+    wait_blocked(&mut c, 1);
+    assert_eq!(cmd(&mut c, &["RPUSH", "q", "a"]), Value::Int(1));
+    assert_eq!(h.join().unwrap(), Value::Array(vec![bulk("q"), bulk("a")]));
+    assert_eq!(cmd(&mut c, &["EXISTS", "q"]), Value::Int(0), "popped whole");
+
+    // Three waiters in order get the elements in order (some on each loop).
+    let mut hs = Vec::new();
+    for i in 0..3 {
+        hs.push(spawn_cmd(&addr, &["BRPOP", "q", "0"]));
+        wait_blocked(&mut c, i + 1);
+    }
+    assert_eq!(cmd(&mut c, &["LPUSH", "q", "x", "y", "z"]), Value::Int(3));
+    let got: Vec<Value> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(
+        got,
+        vec![
+            Value::Array(vec![bulk("q"), bulk("x")]),
+            Value::Array(vec![bulk("q"), bulk("y")]),
+            Value::Array(vec![bulk("q"), bulk("z")]),
+        ]
+    );
+    assert_eq!(info_num(&mut c, "clients", "blocked_clients"), 0);
+
+    // Sorted sets: BZPOPMIN wakes on ZADD; BZMPOP takes up to its count.
+    let h = spawn_cmd(&addr, &["BZPOPMIN", "z", "0"]);
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["ZADD", "z", "2", "b", "1", "a"]);
+    assert_eq!(
+        h.join().unwrap(),
+        Value::Array(vec![bulk("z"), bulk("a"), bulk("1")])
+    );
+    let h = spawn_cmd(
+        &addr,
+        &["BZMPOP", "0", "2", "none", "z", "MAX", "COUNT", "5"],
+    );
+    let v = h.join().unwrap();
+    assert_eq!(
+        v,
+        Value::Array(vec![
+            bulk("z"),
+            Value::Array(vec![Value::Array(vec![bulk("b"), bulk("2")])])
+        ])
+    );
+}
+
+#[test]
+fn timeouts_multi_and_moves() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut c = connect(&addr);
+    // A timeout answers the null array, no sooner than asked.
+    let t = Instant::now();
+    assert_eq!(cmd(&mut c, &["BLPOP", "empty", "0.2"]), Value::Nil);
+    assert!(
+        t.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(cmd(&mut c, &["BZPOPMAX", "empty", "0.05"]), Value::Nil);
+    assert_eq!(
+        cmd(&mut c, &["BLMOVE", "empty", "d", "LEFT", "LEFT", "0.05"]),
+        Value::Nil
+    );
+
+    // Inside MULTI nothing blocks.
+    cmd(&mut c, &["MULTI"]);
+    cmd(&mut c, &["BLPOP", "empty", "0"]);
+    cmd(&mut c, &["BRPOPLPUSH", "empty", "d", "0"]);
+    assert_eq!(
+        cmd(&mut c, &["EXEC"]),
+        Value::Array(vec![Value::Nil, Value::Nil])
+    );
+
+    // A push to BLMOVE's source moves the element to its destination, where the next
+    // waiter takes it.
+    let mover = spawn_cmd(&addr, &["BLMOVE", "src", "dst", "RIGHT", "LEFT", "0"]);
+    wait_blocked(&mut c, 1);
+    let taker = spawn_cmd(&addr, &["BLPOP", "dst", "0"]);
+    wait_blocked(&mut c, 2);
+    cmd(&mut c, &["RPUSH", "src", "v"]);
+    assert_eq!(mover.join().unwrap(), bulk("v"));
+    assert_eq!(
+        taker.join().unwrap(),
+        Value::Array(vec![bulk("dst"), bulk("v")])
+    );
+    assert_eq!(cmd(&mut c, &["EXISTS", "src", "dst"]), Value::Int(0));
+
+    // A transaction's push serves a waiter after EXEC.
+    let h = spawn_cmd(&addr, &["BLPOP", "tx", "0"]);
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["MULTI"]);
+    cmd(&mut c, &["SET", "other", "1"]);
+    cmd(&mut c, &["RPUSH", "tx", "t"]);
+    cmd(&mut c, &["EXEC"]);
+    assert_eq!(h.join().unwrap(), Value::Array(vec![bulk("tx"), bulk("t")]));
+
+    // A key that gets the wrong type answers the waiter with WRONGTYPE.
+    let h = thread::spawn({
+        let addr = addr.clone();
+        move || {
+            let mut c = connect(&addr);
+            redis::cmd("BLPOP")
+                .arg("wt")
+                .arg("0")
+                .query::<Value>(&mut c)
+                .map_err(|e| e.to_string())
+        }
+    });
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["SET", "wt", "x"]);
+    let e = h.join().unwrap().expect_err("WRONGTYPE");
+    assert!(e.contains("WRONGTYPE"), "{e}");
+}
+
+#[test]
+fn pipelined_commands_wait_and_a_closed_client_is_not_served() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut c = connect(&addr);
+    let mut raw = TcpStream::connect(&addr).unwrap();
+    raw.write_all(b"BLPOP p 0\r\nPING\r\n").unwrap();
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["RPUSH", "p", "one"]);
+    let want = b"*2\r\n$1\r\np\r\n$3\r\none\r\n+PONG\r\n";
+    let mut got = vec![0u8; want.len()];
+    raw.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    raw.read_exact(&mut got).unwrap();
+    assert_eq!(got, want, "{}", String::from_utf8_lossy(&got));
+
+    // A blocked client that leaves is forgotten: the next push stays in the list.
+    let mut gone = TcpStream::connect(&addr).unwrap();
+    gone.write_all(b"BLPOP left 0\r\n").unwrap();
+    wait_blocked(&mut c, 1);
+    drop(gone);
+    wait_blocked(&mut c, 0);
+    cmd(&mut c, &["RPUSH", "left", "kept"]);
+    assert_eq!(cmd(&mut c, &["LLEN", "left"]), Value::Int(1));
+
+    // CLIENT UNBLOCK answers a waiter with nil (TIMEOUT) or an error (ERROR).
+    let mut w = connect(&addr);
+    let id = cmd(&mut w, &["CLIENT", "ID"]);
+    let Value::Int(id) = id else { panic!("{id:?}") };
+    let h = thread::spawn(move || {
+        redis::cmd("BLPOP")
+            .arg("u")
+            .arg("0")
+            .query::<Value>(&mut w)
+            .map_err(|e| e.to_string())
+    });
+    wait_blocked(&mut c, 1);
+    let id = id.to_string();
+    assert_eq!(
+        cmd(&mut c, &["CLIENT", "UNBLOCK", &id, "ERROR"]),
+        Value::Int(1)
+    );
+    let e = h.join().unwrap().expect_err("UNBLOCKED");
+    assert!(e.contains("UNBLOCKED"), "{e}");
+    assert_eq!(cmd(&mut c, &["CLIENT", "UNBLOCK", &id]), Value::Int(0));
+}
+
+#[test]
+fn a_served_pop_is_durable() {
+    let aof = temp("kvs-blocking", "durable.aof");
+    let _ = std::fs::remove_file(&aof);
+    let aof = aof.to_str().unwrap();
+    let args = [
+        "--port",
+        "0",
+        "--threads",
+        "2",
+        "--aof",
+        aof,
+        "--appendfsync",
+        "always",
+    ];
+    {
+        let (_server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        let h = spawn_cmd(&addr, &["BLPOP", "d", "0"]);
+        wait_blocked(&mut c, 1);
+        cmd(&mut c, &["RPUSH", "d", "taken", "left"]);
+        assert_eq!(
+            h.join().unwrap(),
+            Value::Array(vec![bulk("d"), bulk("taken")])
+        );
+        // _server is killed with SIGKILL when dropped.
+    }
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    assert_eq!(
+        cmd(&mut c, &["LRANGE", "d", "0", "-1"]),
+        Value::Array(vec![bulk("left")])
+    );
+}

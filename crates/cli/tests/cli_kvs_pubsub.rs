@@ -1,0 +1,190 @@
+//! Pub/sub through the real binary, with subscribers and publishers on different
+//! event loops: channel, pattern and shard-channel messages in publication order,
+//! PUBLISH's receiver count, PUBSUB's introspection, the RESP2 subscribed context
+//! (only (un)subscribe, PING, QUIT and RESET), RESP3 push frames beside ordinary
+//! replies, and subscriptions dropped when a client unsubscribes, RESETs or leaves.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{connect, kvs_serve};
+use redis::{Connection, Value};
+
+fn cmd(con: &mut Connection, args: &[&str]) -> Value {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// A raw connection that reads RESP frames as text lines.
+struct Raw(BufReader<TcpStream>);
+
+impl Raw {
+    fn new(addr: &str) -> Raw {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        Raw(BufReader::new(s))
+    }
+
+    fn send(&mut self, args: &[&str]) {
+        let mut out = format!("*{}\r\n", args.len());
+        for a in args {
+            out.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        self.0.get_mut().write_all(out.as_bytes()).unwrap();
+    }
+
+    /// One frame, flattened to its lines' contents: `>3 message ch hello`.
+    fn frame(&mut self) -> String {
+        let mut parts = Vec::new();
+        let mut left = 1;
+        while left > 0 {
+            left -= 1;
+            let mut line = String::new();
+            self.0.read_line(&mut line).unwrap();
+            let line = line.trim_end().to_string();
+            let (tag, rest) = line.split_at(1);
+            match tag {
+                "*" | ">" | "%" => {
+                    let n: i64 = rest.parse().unwrap();
+                    if n > 0 {
+                        left += if tag == "%" { 2 * n } else { n } as usize;
+                    }
+                    parts.push(line.clone());
+                }
+                "$" => {
+                    let n: i64 = rest.parse().unwrap();
+                    if n >= 0 {
+                        let mut buf = vec![0u8; n as usize + 2];
+                        self.0.read_exact(&mut buf).unwrap();
+                        parts.push(String::from_utf8_lossy(&buf[..n as usize]).into_owned());
+                    } else {
+                        parts.push("(nil)".into());
+                    }
+                }
+                _ => parts.push(line.clone()),
+            }
+        }
+        parts.join(" ")
+    }
+}
+
+fn numsub(c: &mut Connection, ch: &str) -> i64 {
+    match cmd(c, &["PUBSUB", "NUMSUB", ch]) {
+        Value::Array(v) => match v.get(1) {
+            Some(Value::Int(n)) => *n,
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Waits until `ch` has `n` subscribers.
+fn wait_subs(c: &mut Connection, ch: &str, n: i64) {
+    let start = Instant::now();
+    while numsub(c, ch) != n {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never {n} on {ch}"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn messages_reach_subscribers_on_every_loop_in_order() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&addr);
+    let mut a = Raw::new(&addr);
+    let mut b = Raw::new(&addr);
+    a.send(&["SUBSCRIBE", "news", "sport"]);
+    assert_eq!(a.frame(), "*3 subscribe news :1");
+    assert_eq!(a.frame(), "*3 subscribe sport :2");
+    b.send(&["PSUBSCRIBE", "n*"]);
+    assert_eq!(b.frame(), "*3 psubscribe n* :1");
+    b.send(&["SSUBSCRIBE", "shard"]);
+    assert_eq!(b.frame(), "*3 ssubscribe shard :1");
+
+    assert_eq!(cmd(&mut p, &["PUBLISH", "news", "hello"]), Value::Int(2));
+    assert_eq!(a.frame(), "*3 message news hello");
+    assert_eq!(b.frame(), "*4 pmessage n* news hello");
+    assert_eq!(cmd(&mut p, &["SPUBLISH", "shard", "s1"]), Value::Int(1));
+    assert_eq!(b.frame(), "*3 smessage shard s1");
+    assert_eq!(
+        cmd(&mut p, &["PUBLISH", "nobody", "x"]),
+        Value::Int(1),
+        "n* matches"
+    );
+    assert_eq!(b.frame(), "*4 pmessage n* nobody x");
+
+    // Many messages arrive in publication order.
+    for i in 0..500 {
+        cmd(&mut p, &["PUBLISH", "sport", &i.to_string()]);
+    }
+    for i in 0..500 {
+        assert_eq!(a.frame(), format!("*3 message sport {i}"));
+    }
+
+    // Introspection.
+    assert_eq!(numsub(&mut p, "news"), 1);
+    assert_eq!(cmd(&mut p, &["PUBSUB", "NUMPAT"]), Value::Int(1));
+    let chans = cmd(&mut p, &["PUBSUB", "CHANNELS", "*"]);
+    assert_eq!(
+        chans,
+        Value::Array(vec![
+            Value::BulkString(b"news".to_vec()),
+            Value::BulkString(b"sport".to_vec())
+        ])
+    );
+
+    // The RESP2 subscribed context: only the pub/sub commands, PING, QUIT, RESET.
+    a.send(&["GET", "k"]);
+    let e = a.frame();
+    assert!(e.starts_with("-ERR Can't execute 'get'"), "{e}");
+    a.send(&["PING"]);
+    assert_eq!(a.frame(), "*2 pong ");
+    // Unsubscribing from everything, and messages stop.
+    a.send(&["UNSUBSCRIBE"]);
+    let mut left = vec![a.frame(), a.frame()];
+    left.sort();
+    assert_eq!(left, ["*3 unsubscribe news :1", "*3 unsubscribe sport :0"]);
+    a.send(&["PING"]);
+    assert_eq!(a.frame(), "+PONG", "out of the subscribed context");
+    assert_eq!(cmd(&mut p, &["PUBLISH", "sport", "x"]), Value::Int(0));
+
+    // RESET drops b's subscriptions; a client that leaves drops its own.
+    b.send(&["RESET"]);
+    assert_eq!(b.frame(), "+RESET");
+    assert_eq!(cmd(&mut p, &["PUBSUB", "NUMPAT"]), Value::Int(0));
+    let mut c = Raw::new(&addr);
+    c.send(&["SUBSCRIBE", "gone"]);
+    c.frame();
+    assert_eq!(numsub(&mut p, "gone"), 1);
+    drop(c);
+    wait_subs(&mut p, "gone", 0);
+}
+
+#[test]
+fn resp3_clients_get_push_frames_and_may_run_anything() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&addr);
+    let mut r = Raw::new(&addr);
+    r.send(&["HELLO", "3"]);
+    assert!(r.frame().starts_with("%7"));
+    r.send(&["SUBSCRIBE", "ch"]);
+    assert_eq!(r.frame(), ">3 subscribe ch :1");
+    r.send(&["SET", "k", "v"]);
+    assert_eq!(r.frame(), "+OK");
+    assert_eq!(cmd(&mut p, &["PUBLISH", "ch", "m"]), Value::Int(1));
+    assert_eq!(r.frame(), ">3 message ch m");
+    r.send(&["GET", "k"]);
+    assert_eq!(r.frame(), "v");
+    r.send(&["PING"]);
+    assert_eq!(r.frame(), "+PONG");
+}
