@@ -12,6 +12,7 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 use wirespeed_disco::run::Ended;
+use wirespeed_disco::MetricsError;
 use wirespeed_ed25519::Mode;
 use wirespeed_sigverify::gen::generate;
 use wirespeed_sigverify::pcap::{CaptureError, UdpReader};
@@ -281,10 +282,11 @@ fn run_pipeline(args: &RunArgs) -> Result<(), CliError> {
             },
             message,
         },
-        PipelineError::Metrics(source) => CliError::Output {
+        PipelineError::Metrics(MetricsError::Io(source)) => CliError::Output {
             path: config.metrics_path.clone(),
             source,
         },
+        PipelineError::Metrics(e) => CliError::Pipeline(format!("metrics: {e}")),
         PipelineError::Tile(e) => CliError::Pipeline(e.to_string()),
         PipelineError::Ring(e) => CliError::Pipeline(format!("cannot build a link: {e}")),
     })?;

@@ -218,6 +218,14 @@ fn monitor_once_shows_every_tile_of_a_finished_run() {
     assert_eq!(tile("source")["counters"]["out"], 400);
     assert_eq!(tile("sink0")["counters"]["in"], valid);
     assert_eq!(tile("dedup")["custom"]["duplicate"], dup);
+    // Every declared counter under its full name: this one is 26 bytes (version 1 of
+    // the metrics layout cut it to "account_index_out_of_ran").
+    let parse = tile("parse")["custom"].as_object().expect("parse counters");
+    assert_eq!(
+        parse.get("account_index_out_of_range"),
+        Some(&Value::from(0))
+    );
+    assert!(parse.keys().all(|k| k != "account_index_out_of_ran"), "{v}");
     assert!(tile("sink0")["latency_us"]["p50"].as_f64().is_some(), "{v}");
     assert!(tile("parse")["latency_us"]["p50"].is_null(), "{v}");
     // The percentiles say what they are: bucket bounds, not exact values.

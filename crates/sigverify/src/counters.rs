@@ -1,10 +1,22 @@
 //! The tiles' own counters, declared once as enums ([`CustomCounter`]): each tile
 //! names its counters in `on_start` and counts them by name, and the monitor shows the
-//! names (`wirespeed monitor`, the pipeline's summary).
+//! names (`wirespeed monitor`, the pipeline's summary). Every name fits the metrics
+//! region's name slot whole (checked by this module's tests), so a declaration is never
+//! refused; if one ever were, [`declared`] fails the tile (the runner reports it by name
+//! and stops the pipeline) rather than run with a counter unnamed.
 
-use wirespeed_disco::CustomCounter;
+use wirespeed_disco::{CustomCounter, MetricsError};
 
 use crate::solana::ParseError;
+
+/// Ends a tile's `on_start` declaration: a refused name is a bug in this crate (every
+/// name is checked to fit by the tests below), so it fails the tile, loudly, with the
+/// reason.
+pub(crate) fn declared(r: Result<(), MetricsError>) {
+    if let Err(e) = r {
+        panic!("declaring the tile's counters: {e}");
+    }
+}
 
 /// The source tile's counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,23 +140,23 @@ impl CustomCounter for ReorderCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wirespeed_disco::metrics::CUSTOM;
+    use wirespeed_disco::metrics::{check_name, CUSTOM};
+
+    fn check_all<C: CustomCounter + std::fmt::Debug>(all: &[C], want: &[&str]) {
+        let slots: Vec<usize> = all.iter().map(|c| c.slot()).collect();
+        let names: Vec<&str> = all.iter().map(|c| c.name()).collect();
+        assert_eq!(names, want);
+        for (i, &s) in slots.iter().enumerate() {
+            assert!(s < CUSTOM, "{:?} at slot {s}", all[i]);
+            assert!(!slots[..i].contains(&s), "{:?} shares slot {s}", all[i]);
+            // Whole names: the region refuses one that does not fit.
+            assert!(check_name(names[i]).is_ok(), "{:?} does not fit", all[i]);
+            assert!(!names[..i].contains(&names[i]), "{:?} named twice", all[i]);
+        }
+    }
 
     fn check<C: CustomCounter + std::fmt::Debug>(want: &[&str]) {
-        let slots: Vec<usize> = C::ALL.iter().map(|c| c.slot()).collect();
-        let names: Vec<&str> = C::ALL.iter().map(|c| c.name()).collect();
-        assert_eq!(names, want);
-        // The region keeps 24 bytes of a name: those must tell the counters apart.
-        let shown: Vec<&str> = names.iter().map(|n| &n[..n.len().min(24)]).collect();
-        for (i, &s) in slots.iter().enumerate() {
-            assert!(s < CUSTOM, "{:?} at slot {s}", C::ALL[i]);
-            assert!(!slots[..i].contains(&s), "{:?} shares slot {s}", C::ALL[i]);
-            assert!(
-                !shown[..i].contains(&shown[i]),
-                "{:?} shown as another",
-                C::ALL[i]
-            );
-        }
+        check_all(C::ALL, want);
     }
 
     #[test]

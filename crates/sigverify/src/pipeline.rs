@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use wirespeed_disco::metrics::{Counter, Snapshot};
+use wirespeed_disco::metrics::{Counter, MetricsError, Snapshot};
 use wirespeed_disco::run::Ended;
 use wirespeed_disco::topology::Topology;
 use wirespeed_disco::{
@@ -340,8 +340,8 @@ pub fn threads_for(p: &Placement, n_verify: usize, n_sinks: usize, cores: usize)
 pub enum PipelineError {
     /// A ring could not be built.
     Ring(TangoError),
-    /// The metrics file could not be created.
-    Metrics(std::io::Error),
+    /// The metrics file could not be created or read back.
+    Metrics(MetricsError),
     /// A tile failed.
     Tile(RunError),
     /// The input was malformed part way.
@@ -522,7 +522,9 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
     if let Some(e) = error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(PipelineError::Input(e));
     }
-    let snap = metrics.snapshot().map_err(PipelineError::Metrics)?;
+    let snap = metrics
+        .snapshot()
+        .map_err(|e| PipelineError::Metrics(e.into()))?;
     let tile = |name: &str| snap.tiles.iter().find(|t| t.name == name);
     let custom = |name: &str, key: &str| {
         tile(name)

@@ -31,6 +31,7 @@ use wirespeed_engine::ed25519::verify_many_here;
 use wirespeed_tango::link::now_ns32;
 use wirespeed_tango::Meta;
 
+use crate::counters::declared;
 pub use crate::counters::{
     DedupCounter, ParseCounter, ReorderCounter, SourceCounter, VerifyCounter,
 };
@@ -161,7 +162,7 @@ impl Tile for Source {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<SourceCounter>();
+        declared(ctx.metrics().declare::<SourceCounter>());
     }
 
     fn on_fragment(&mut self, _: &mut Ctx, _: usize, _: &Meta, _: &[u8]) {}
@@ -279,7 +280,7 @@ impl Tile for Parse {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<ParseCounter>();
+        declared(ctx.metrics().declare::<ParseCounter>());
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
@@ -440,10 +441,10 @@ impl Tile for Verify {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare_one(VerifyCounter::Batches);
-        ctx.metrics().declare_one(VerifyCounter::BadDescriptor);
+        declared(ctx.metrics().declare_one(VerifyCounter::Batches));
+        declared(ctx.metrics().declare_one(VerifyCounter::BadDescriptor));
         if !matches!(self.backend, wirespeed_engine::Backend::Cpu(_)) {
-            ctx.metrics().declare_one(VerifyCounter::GpuFallbacks);
+            declared(ctx.metrics().declare_one(VerifyCounter::GpuFallbacks));
         }
     }
 
@@ -508,7 +509,7 @@ impl Tile for DedupTile {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<DedupCounter>();
+        declared(ctx.metrics().declare::<DedupCounter>());
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
@@ -609,7 +610,7 @@ impl Tile for Reorder {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<ReorderCounter>();
+        declared(ctx.metrics().declare::<ReorderCounter>());
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
