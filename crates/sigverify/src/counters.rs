@@ -23,6 +23,12 @@ pub(crate) fn declared(r: Result<(), MetricsError>) {
 pub enum SourceCounter {
     /// Packets longer than [`MAX_PACKET`](crate::tiles::MAX_PACKET), dropped.
     Oversize,
+    /// Datagrams the kernel dropped for the source's UDP socket, nearly always because
+    /// its receive buffer was full (the pipeline did not read fast enough): the
+    /// kernel's own count for the socket ([`crate::udp::KernelDrops`]), read about once
+    /// a second and at the end of the run. Named only for a UDP source whose count can
+    /// be read.
+    UdpKernelDrops,
 }
 
 impl CustomCounter for SourceCounter {
@@ -31,7 +37,10 @@ impl CustomCounter for SourceCounter {
         self as usize
     }
     fn name(self) -> &'static str {
-        "oversize"
+        match self {
+            SourceCounter::Oversize => "oversize",
+            SourceCounter::UdpKernelDrops => "udp_kernel_drops",
+        }
     }
 }
 
@@ -162,6 +171,11 @@ mod tests {
     #[test]
     fn every_tile_names_distinct_slots_with_the_monitors_names() {
         check::<SourceCounter>(&["oversize"]);
+        // Declared alone, for a UDP source.
+        check_all(
+            &[SourceCounter::Oversize, SourceCounter::UdpKernelDrops],
+            &["oversize", "udp_kernel_drops"],
+        );
         let mut parse: Vec<&str> = ParseError::ALL.iter().map(|e| e.reason()).collect();
         parse.push("raw_too_short");
         check::<ParseCounter>(&parse);
