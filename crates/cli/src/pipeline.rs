@@ -145,8 +145,9 @@ UDP losses: datagrams the kernel dropped because the socket's receive buffer was
 own count for the socket, read from /proc/self/net/udp about once a second (the
 source tile's counter in `wirespeed monitor`) and once more at the end (the totals;
 null in --json where /proc cannot be read). ingested + udp_kernel_drops = datagrams
-that reached the socket (less any still queued when the run stopped). --udp-rcvbuf sets the buffer (SO_RCVBUF; Linux doubles it for its
-bookkeeping and caps it at net.core.rmem_max); the size in force is printed on stderr.
+that reached the socket (less any still queued when the run stopped). --udp-rcvbuf
+sets the buffer (SO_RCVBUF; Linux doubles it for its bookkeeping and caps it at
+net.core.rmem_max); the size in force is printed on stderr.
 Topology: a TOML file like the built-in one (`wirespeed_sigverify::pipeline::
 DEFAULT_TOPOLOGY`); --verify-tiles and --mode override it. Watch a run from another
 terminal with `wirespeed monitor --metrics FILE`.

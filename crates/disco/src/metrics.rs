@@ -205,8 +205,8 @@ fn get_name(w: &[AtomicU64]) -> String {
 pub trait CustomCounter: Copy + 'static {
     /// Every counter of the tile, each with its own slot.
     const ALL: &'static [Self];
-    /// Its slot, below [`CUSTOM`] (a slot past it is ignored, as by
-    /// [`TileMetrics::add_custom`]).
+    /// Its slot, below [`CUSTOM`] (a slot past it is refused by
+    /// [`TileMetrics::declare`] and ignored by [`TileMetrics::add_custom`]).
     fn slot(self) -> usize;
     /// Its name, as the monitor shows it: at most [`NAME_MAX`] bytes, or
     /// [`TileMetrics::declare`] refuses it.
