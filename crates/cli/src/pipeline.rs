@@ -1,6 +1,8 @@
 //! `wirespeed pipeline run`: the streaming signature-verification pipeline
 //! (source -> parse -> verify x N -> reorder -> dedup -> sink) over generated traffic, a
 //! file of signature records, a pcap capture or a UDP socket, with its totals at the end.
+//! For a UDP source the totals count what the kernel dropped before the pipeline read
+//! it (`udp_kernel_drops`), and `--udp-rcvbuf` sizes the socket's receive buffer.
 
 use std::fmt;
 use std::io::Write;
@@ -12,6 +14,7 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 use wirespeed_disco::run::Ended;
+use wirespeed_disco::MetricsError;
 use wirespeed_ed25519::Mode;
 use wirespeed_sigverify::gen::generate;
 use wirespeed_sigverify::pcap::{CaptureError, UdpReader};
@@ -37,6 +40,8 @@ pub const MAX_GEN_N: usize = crate::gen::MAX_PCAP_N;
 pub const MAX_TOPOLOGY_BYTES: usize = 1 << 20;
 /// Most verify tiles `--verify-tiles` accepts.
 pub const MAX_VERIFY_TILES: usize = 32;
+/// Largest `--udp-rcvbuf` (the kernel's own limit is net.core.rmem_max).
+pub const MAX_UDP_RCVBUF: usize = 1 << 30;
 
 /// What `wirespeed pipeline` does.
 #[derive(Subcommand, Debug)]
@@ -111,6 +116,16 @@ pub fn parse_verify_tiles(s: &str) -> Result<usize, String> {
     }
 }
 
+fn parse_rcvbuf(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_UDP_RCVBUF).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a receive buffer size (expected 1 to {} bytes)",
+            group_digits(MAX_UDP_RCVBUF as u64)
+        )),
+    }
+}
+
 fn parse_rate(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
@@ -125,6 +140,14 @@ Sources: gen[:N] = N generated Solana transactions, 5% duplicates and 5% bad sig
 (the default: gen:200000); file:PATH = signature records (jsonl for a .jsonl file, else
 bin); pcap:PATH = UDP payloads of a pcap/pcapng capture (Solana transactions);
 udp:ADDR = a UDP socket, until SIGINT or SIGTERM.
+UDP losses: datagrams the kernel dropped because the socket's receive buffer was full
+(the pipeline did not read them in time) are counted as udp_kernel_drops: the kernel's
+own count for the socket, read from /proc/self/net/udp about once a second (the
+source tile's counter in `wirespeed monitor`) and once more at the end (the totals;
+null in --json where /proc cannot be read). ingested + udp_kernel_drops = datagrams
+that reached the socket (less any still queued when the run stopped). --udp-rcvbuf
+sets the buffer (SO_RCVBUF; Linux doubles it for its bookkeeping and caps it at
+net.core.rmem_max); the size in force is printed on stderr.
 Topology: a TOML file like the built-in one (`wirespeed_sigverify::pipeline::
 DEFAULT_TOPOLOGY`); --verify-tiles and --mode override it. Watch a run from another
 terminal with `wirespeed monitor --metrics FILE`.
@@ -154,6 +177,11 @@ pub struct RunArgs {
     /// Stop the source after this many packets
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
+
+    /// Receive buffer of a udp: source's socket in bytes (SO_RCVBUF) [default: the
+    /// system's, net.core.rmem_default]
+    #[arg(long, value_name = "BYTES", value_parser = parse_rcvbuf)]
+    pub udp_rcvbuf: Option<usize>,
 
     /// Shared-memory metrics file [default: /dev/shm/wirespeed-pipeline.metrics]
     #[arg(long, value_name = "FILE")]
@@ -226,8 +254,14 @@ pub fn generated_input(n: usize) -> Input {
     Input::Memory(packets.into_iter())
 }
 
-/// Opens the source; a UDP source is named by the address it was bound to.
-fn open(source: &SourceSpec) -> Result<(Input, SourceSpec), CliError> {
+/// Opens the source; a UDP source is named by the address it was bound to, with its
+/// receive buffer set to `rcvbuf` bytes when given.
+fn open(source: &SourceSpec, rcvbuf: Option<usize>) -> Result<(Input, SourceSpec), CliError> {
+    if rcvbuf.is_some() && !matches!(source, SourceSpec::Udp(_)) {
+        return Err(CliError::Invalid(format!(
+            "--udp-rcvbuf sizes a udp: source's socket; the source is {source}"
+        )));
+    }
     let open_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| CliError::Open { path, source }
@@ -253,7 +287,18 @@ fn open(source: &SourceSpec) -> Result<(Input, SourceSpec), CliError> {
             // The source tile shares its thread with others: it must never block.
             sock.set_nonblocking(true).map_err(bind)?;
             let local = sock.local_addr().map_err(bind)?;
-            eprintln!("pipeline: listening on udp:{local}; SIGINT or SIGTERM stops it");
+            let opt = |e: std::io::Error| {
+                CliError::Invalid(format!("udp:{local}: receive buffer (SO_RCVBUF): {e}"))
+            };
+            let sockref = socket2::SockRef::from(&sock);
+            if let Some(n) = rcvbuf {
+                sockref.set_recv_buffer_size(n).map_err(opt)?;
+            }
+            let size = sockref.recv_buffer_size().map_err(opt)?;
+            eprintln!(
+                "pipeline: listening on udp:{local}; receive buffer {size} bytes; SIGINT or \
+                 SIGTERM stops it"
+            );
             Ok((Input::Udp(sock), SourceSpec::Udp(local.to_string())))
         }
     }
@@ -265,7 +310,7 @@ fn run_pipeline(args: &RunArgs) -> Result<(), CliError> {
         .source
         .clone()
         .unwrap_or(SourceSpec::Gen(DEFAULT_GEN_N));
-    let (input, source) = open(&source)?;
+    let (input, source) = open(&source, args.udp_rcvbuf)?;
     // SIGTERM and SIGINT stop the source; the totals so far are still printed.
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -281,10 +326,11 @@ fn run_pipeline(args: &RunArgs) -> Result<(), CliError> {
             },
             message,
         },
-        PipelineError::Metrics(source) => CliError::Output {
+        PipelineError::Metrics(MetricsError::Io(source)) => CliError::Output {
             path: config.metrics_path.clone(),
             source,
         },
+        PipelineError::Metrics(e) => CliError::Pipeline(format!("metrics: {e}")),
         PipelineError::Tile(e) => CliError::Pipeline(e.to_string()),
         PipelineError::Ring(e) => CliError::Pipeline(format!("cannot build a link: {e}")),
     })?;
@@ -353,6 +399,7 @@ impl Report<'_> {
             "accepted": s.accepted,
             "accepted_total": s.accepted_total(),
             "shed": s.shed,
+            "udp_kernel_drops": s.udp_kernel_drops,
             "secs": s.secs,
             "tx_per_sec": tx_per_sec(s),
             "latency_us": {
@@ -391,6 +438,12 @@ impl Report<'_> {
             }
         }
         row("shed", n(s.shed));
+        if let SourceSpec::Udp(_) = self.source {
+            row(
+                "udp kernel drops",
+                s.udp_kernel_drops.map_or("unavailable".into(), n),
+            );
+        }
         row("elapsed", format!("{:.3} s", s.secs));
         row("rate", format!("{} tx/s", n(tx_per_sec(s).round() as u64)));
         row("latency p50", us(0.5));

@@ -20,6 +20,6 @@ pub mod run;
 pub mod tile;
 pub mod topology;
 
-pub use metrics::{Counter, CustomCounter, Metrics, Snapshot, TileMetrics};
+pub use metrics::{Counter, CustomCounter, Metrics, MetricsError, Snapshot, TileMetrics};
 pub use run::{Pipeline, RunError, TileSpec};
 pub use tile::{Claim, Ctx, Input, Policy, Tile, CTL_EOS};

@@ -3,11 +3,19 @@
 //!
 //! Layout, all little-endian u64 words: a header of [`HEADER_WORDS`] (magic, version,
 //! tile count, words per tile, pid, heartbeat in ns since the epoch, state), then one
-//! block of [`TILE_WORDS`] per tile: name (32 bytes), the [`Counter`]s, 16 named custom
-//! counters (24-byte names), and a latency histogram of [`HIST_BUCKETS`] power-of-two
-//! buckets of nanoseconds (bucket i counts values in [2^i, 2^(i+1))). Each word has one
-//! writer (its tile's thread); readers load words individually (relaxed), so a snapshot
-//! is per-word consistent, which is what rates and percentiles need.
+//! block of [`TILE_WORDS`] per tile: name ([`NAME_MAX`] bytes), the [`Counter`]s, 16
+//! named custom counters ([`NAME_MAX`]-byte names), and a latency histogram of
+//! [`HIST_BUCKETS`] power-of-two buckets of nanoseconds (bucket i counts values in
+//! [2^i, 2^(i+1))). Each word has one writer (its tile's thread); readers load words
+//! individually (relaxed), so a snapshot is per-word consistent, which is what rates
+//! and percentiles need.
+//!
+//! Names are never cut: a tile or counter name longer than [`NAME_MAX`] bytes (or
+//! empty, or holding a NUL byte, which would end it early) is refused with a
+//! [`MetricsError`] when it is registered, so what a reader shows is the whole name.
+//! Version 1 of the layout kept 24-byte counter names and cut longer ones; a reader
+//! refuses a region of another [`VERSION`] (or block size) with an error naming both,
+//! and readers of version 1 refuse this one the same way.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -19,12 +27,13 @@ use memmap2::{Mmap, MmapMut};
 
 /// "wsdisco" and a format number.
 pub const MAGIC: u64 = 0x7773_6469_7363_6f01;
-/// Layout version.
-pub const VERSION: u64 = 1;
+/// Layout version (2: 64-byte names and 256-word tile blocks; 1 had 24-byte counter
+/// names in 128-word blocks).
+pub const VERSION: u64 = 2;
 /// Header words.
 pub const HEADER_WORDS: usize = 8;
 /// Words per tile.
-pub const TILE_WORDS: usize = 128;
+pub const TILE_WORDS: usize = 256;
 /// Latency histogram buckets.
 pub const HIST_BUCKETS: usize = 32;
 /// Custom counters per tile.
@@ -32,9 +41,12 @@ pub const CUSTOM: usize = 16;
 /// Most tiles in one region.
 pub const MAX_TILES: usize = 256;
 
-const NAME_WORDS: usize = 4;
+/// Longest tile or counter name, in bytes (UTF-8).
+pub const NAME_MAX: usize = NAME_WORDS * 8;
+
+const NAME_WORDS: usize = 8;
 const COUNTERS: usize = 10;
-const CUSTOM_NAME_WORDS: usize = 3;
+const CUSTOM_NAME_WORDS: usize = NAME_WORDS;
 const OFF_COUNTERS: usize = NAME_WORDS;
 const OFF_CUSTOM_NAMES: usize = OFF_COUNTERS + COUNTERS;
 const OFF_CUSTOM: usize = OFF_CUSTOM_NAMES + CUSTOM * CUSTOM_NAME_WORDS;
@@ -87,9 +99,88 @@ fn words(bytes: &[u8]) -> &[AtomicU64] {
     unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<AtomicU64>(), bytes.len() / 8) }
 }
 
+/// Why a region could not be created or a name registered.
+#[derive(Debug)]
+pub enum MetricsError {
+    /// The file could not be created, sized or mapped.
+    Io(io::Error),
+    /// A region holds 1 to [`MAX_TILES`] tiles.
+    TileCount(usize),
+    /// A tile or counter name longer than [`NAME_MAX`] bytes (refused, not cut: two
+    /// cut names could read the same).
+    NameTooLong {
+        /// The whole name.
+        name: String,
+    },
+    /// An empty name (a reader takes an empty slot for an unnamed one) or one holding
+    /// a NUL byte (a reader would end it there).
+    BadName {
+        /// The name.
+        name: String,
+    },
+    /// A custom counter slot at or past [`CUSTOM`].
+    NoSuchSlot {
+        /// The slot asked for.
+        slot: usize,
+        /// The counter's name.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for MetricsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetricsError::Io(e) => write!(f, "{e}"),
+            MetricsError::TileCount(n) => {
+                write!(f, "a metrics region holds 1 to {MAX_TILES} tiles, not {n}")
+            }
+            MetricsError::NameTooLong { name } => write!(
+                f,
+                "name '{name}' is {} bytes; the metrics region holds names of up to {NAME_MAX}",
+                name.len()
+            ),
+            MetricsError::BadName { name } => {
+                write!(f, "name {name:?} is empty or holds a NUL byte")
+            }
+            MetricsError::NoSuchSlot { slot, name } => write!(
+                f,
+                "counter '{name}' at slot {slot}; a tile has custom slots 0 to {}",
+                CUSTOM - 1
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MetricsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MetricsError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for MetricsError {
+    fn from(e: io::Error) -> MetricsError {
+        MetricsError::Io(e)
+    }
+}
+
+/// Checks that `name` fits a name slot whole (see [`MetricsError`]).
+pub fn check_name(name: &str) -> Result<(), MetricsError> {
+    if name.len() > NAME_MAX {
+        return Err(MetricsError::NameTooLong { name: name.into() });
+    }
+    if name.is_empty() || name.contains('\0') {
+        return Err(MetricsError::BadName { name: name.into() });
+    }
+    Ok(())
+}
+
+/// Writes `name` into a slot of `w` (checked by [`check_name`] first, so it fits).
 fn put_name(w: &[AtomicU64], name: &str) {
-    let mut b = vec![0u8; w.len() * 8];
-    let n = name.len().min(b.len());
+    let mut b = [0u8; NAME_MAX];
+    let n = name.len().min(NAME_MAX);
     b[..n].copy_from_slice(&name.as_bytes()[..n]);
     for (slot, c) in w.iter().zip(b.chunks_exact(8)) {
         let mut x = [0u8; 8];
@@ -114,10 +205,11 @@ fn get_name(w: &[AtomicU64]) -> String {
 pub trait CustomCounter: Copy + 'static {
     /// Every counter of the tile, each with its own slot.
     const ALL: &'static [Self];
-    /// Its slot, below [`CUSTOM`] (a slot past it is ignored, as by
-    /// [`TileMetrics::add_custom`]).
+    /// Its slot, below [`CUSTOM`] (a slot past it is refused by
+    /// [`TileMetrics::declare`] and ignored by [`TileMetrics::add_custom`]).
     fn slot(self) -> usize;
-    /// Its name, as the monitor shows it (cut to 24 bytes).
+    /// Its name, as the monitor shows it: at most [`NAME_MAX`] bytes, or
+    /// [`TileMetrics::declare`] refuses it.
     fn name(self) -> &'static str;
 }
 
@@ -136,13 +228,14 @@ pub struct TileMetrics {
 }
 
 impl Metrics {
-    /// Creates (or truncates) `path` with a block for each of `names`.
-    pub fn create(path: &Path, names: &[&str]) -> io::Result<Arc<Metrics>> {
+    /// Creates (or truncates) `path` with a block for each of `names` (each at most
+    /// [`NAME_MAX`] bytes; checked before the file is touched).
+    pub fn create(path: &Path, names: &[&str]) -> Result<Arc<Metrics>, MetricsError> {
         if names.is_empty() || names.len() > MAX_TILES {
-            return Err(io::Error::other(format!(
-                "a metrics region holds 1 to {MAX_TILES} tiles, not {}",
-                names.len()
-            )));
+            return Err(MetricsError::TileCount(names.len()));
+        }
+        for name in names {
+            check_name(name)?;
         }
         let len = (HEADER_WORDS + names.len() * TILE_WORDS) * 8;
         let file = OpenOptions::new()
@@ -223,12 +316,19 @@ impl TileMetrics {
         self.w(OFF_COUNTERS + c as usize).load(Ordering::Relaxed)
     }
 
-    /// Names custom counter `i` (0..16; names are cut to 24 bytes).
-    pub fn name_custom(&self, i: usize, name: &str) {
-        if i < CUSTOM {
-            let at = self.base + OFF_CUSTOM_NAMES + i * CUSTOM_NAME_WORDS;
-            put_name(&self.m.words()[at..at + CUSTOM_NAME_WORDS], name);
+    /// Names custom counter `i` (below [`CUSTOM`]; a name of at most [`NAME_MAX`]
+    /// bytes, refused otherwise, never cut).
+    pub fn name_custom(&self, i: usize, name: &str) -> Result<(), MetricsError> {
+        if i >= CUSTOM {
+            return Err(MetricsError::NoSuchSlot {
+                slot: i,
+                name: name.into(),
+            });
         }
+        check_name(name)?;
+        let at = self.base + OFF_CUSTOM_NAMES + i * CUSTOM_NAME_WORDS;
+        put_name(&self.m.words()[at..at + CUSTOM_NAME_WORDS], name);
+        Ok(())
     }
 
     /// Adds `n` to custom counter `i`.
@@ -240,22 +340,38 @@ impl TileMetrics {
         }
     }
 
-    /// Names every counter of `C` (the tile's declaration, once in `on_start`).
-    pub fn declare<C: CustomCounter>(&self) {
-        for &c in C::ALL {
-            self.declare_one(c);
-        }
+    /// Names every counter of `C` (the tile's declaration, once in `on_start`); the
+    /// first name that does not fit its slot is refused.
+    pub fn declare<C: CustomCounter>(&self) -> Result<(), MetricsError> {
+        C::ALL.iter().try_for_each(|&c| self.declare_one(c))
     }
 
     /// Names one counter (for a counter that exists only in some configurations).
-    pub fn declare_one<C: CustomCounter>(&self, c: C) {
-        self.name_custom(c.slot(), c.name());
+    pub fn declare_one<C: CustomCounter>(&self, c: C) -> Result<(), MetricsError> {
+        self.name_custom(c.slot(), c.name())
     }
 
     /// Adds `n` to the named counter `c`.
     #[inline]
     pub fn count<C: CustomCounter>(&self, c: C, n: u64) {
         self.add_custom(c.slot(), n);
+    }
+
+    /// The named counter `c`'s value.
+    pub fn get_count<C: CustomCounter>(&self, c: C) -> u64 {
+        if c.slot() < CUSTOM {
+            self.w(OFF_CUSTOM + c.slot()).load(Ordering::Relaxed)
+        } else {
+            0
+        }
+    }
+
+    /// Sets the named counter `c` to `v` (a count kept elsewhere, such as the
+    /// kernel's, copied in whole).
+    pub fn set_count<C: CustomCounter>(&self, c: C, v: u64) {
+        if c.slot() < CUSTOM {
+            self.w(OFF_CUSTOM + c.slot()).store(v, Ordering::Relaxed);
+        }
     }
 
     /// Records one latency sample in nanoseconds.
@@ -323,9 +439,13 @@ fn parse(w: &[AtomicU64]) -> io::Result<Snapshot> {
     if w.len() < HEADER_WORDS || w[0].load(Ordering::Acquire) != MAGIC {
         return Err(bad("not a wirespeed metrics file (bad magic)"));
     }
-    if w[1].load(Ordering::Relaxed) != VERSION || w[3].load(Ordering::Relaxed) != TILE_WORDS as u64
-    {
-        return Err(bad("metrics file of another layout version"));
+    let (version, tile_words) = (w[1].load(Ordering::Relaxed), w[3].load(Ordering::Relaxed));
+    if version != VERSION || tile_words != TILE_WORDS as u64 {
+        return Err(bad(&format!(
+            "metrics file of layout version {version} ({tile_words} words per tile); this \
+             build reads version {VERSION} ({TILE_WORDS} words per tile): use a monitor of \
+             the pipeline's own build"
+        )));
     }
     let tiles = w[2].load(Ordering::Relaxed) as usize;
     if tiles == 0 || tiles > MAX_TILES || w.len() < HEADER_WORDS + tiles * TILE_WORDS {
@@ -395,12 +515,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ws-disco-metrics-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         let path = dir.join("m");
-        let m = Metrics::create(&path, &["parse", "a very long tile name that is cut"])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let long = "a tile name of sixty-four bytes, every one of them kept: 64 ok!!";
+        assert_eq!(long.len(), NAME_MAX);
+        let m = Metrics::create(&path, &["parse", long]).unwrap_or_else(|e| panic!("{e}"));
         let t = m.tile(1);
         t.add(Counter::In, 5);
         t.add(Counter::In, 2);
-        t.name_custom(3, "bad_sig");
+        t.name_custom(3, "bad_sig")
+            .unwrap_or_else(|e| panic!("{e}"));
         t.add_custom(3, 9);
         for ns in [1, 1000, 1000, 5_000_000] {
             t.record_ns(ns);
@@ -411,7 +533,7 @@ mod tests {
         assert_eq!(s.state, 1);
         assert_eq!(s.tiles.len(), 2);
         assert_eq!(s.tiles[0].name, "parse");
-        assert_eq!(s.tiles[1].name, "a very long tile name that is cu");
+        assert_eq!(s.tiles[1].name, long);
         assert_eq!(s.tiles[1].get(Counter::In), 7);
         assert_eq!(s.tiles[1].custom, vec![("bad_sig".to_string(), 9)]);
         assert_eq!(s.tiles[1].latency_ns(0.5), Some(1023));
@@ -451,8 +573,9 @@ mod tests {
         let path = dir.join("m");
         let m = Metrics::create(&path, &["a", "b"]).unwrap_or_else(|e| panic!("{e}"));
         let (a, b) = (m.tile(0), m.tile(1));
-        a.declare::<Seen>();
-        b.declare_one(Seen::Dropped);
+        a.declare::<Seen>().unwrap_or_else(|e| panic!("{e}"));
+        b.declare_one(Seen::Dropped)
+            .unwrap_or_else(|e| panic!("{e}"));
         a.count(Seen::Dropped, 3);
         a.count(Seen::Kept, 1);
         a.count(Seen::Dropped, 2);
@@ -464,6 +587,80 @@ mod tests {
         assert_eq!(s.tiles[0].custom, named(&[("kept", 1), ("dropped", 5)]));
         // Only the declared one is shown (slot 0 stays unnamed).
         assert_eq!(s.tiles[1].custom, named(&[("dropped", 4)]));
+        // A count kept elsewhere is copied in whole.
+        b.set_count(Seen::Dropped, 11);
+        assert_eq!(b.get_count(Seen::Dropped), 11);
+        let s = m.snapshot().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.tiles[1].custom, named(&[("dropped", 11)]));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn names_are_kept_whole_or_refused() {
+        let dir = std::env::temp_dir().join(format!("ws-disco-names-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.join("m");
+        // Counter names past the 24 bytes version 1 kept come back whole.
+        let m = Metrics::create(&path, &["parse"]).unwrap_or_else(|e| panic!("{e}"));
+        let t = m.tile(0);
+        let long = "account_index_out_of_range";
+        let longest = "x".repeat(NAME_MAX);
+        t.name_custom(0, long).unwrap_or_else(|e| panic!("{e}"));
+        t.name_custom(1, &longest).unwrap_or_else(|e| panic!("{e}"));
+        // Refused, not cut; the slot stays unnamed.
+        let over = "y".repeat(NAME_MAX + 1);
+        let e = t.name_custom(2, &over).err();
+        assert!(
+            matches!(&e, Some(MetricsError::NameTooLong { name }) if *name == over),
+            "{e:?}"
+        );
+        assert!(e.is_some_and(|e| e.to_string().contains(&format!("{}", NAME_MAX + 1))));
+        for bad in ["", "nul\0inside"] {
+            let e = t.name_custom(3, bad).err();
+            assert!(matches!(e, Some(MetricsError::BadName { .. })), "{e:?}");
+        }
+        let e = t.name_custom(CUSTOM, "past").err();
+        assert!(
+            matches!(e, Some(MetricsError::NoSuchSlot { slot, .. }) if slot == CUSTOM),
+            "{e:?}"
+        );
+        let s = read(&path).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = s.tiles[0].custom.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, [long, longest.as_str()]);
+        drop(t);
+        drop(m);
+        // A tile name that does not fit is refused before the file is touched.
+        let e = Metrics::create(&dir.join("other"), &["ok", &over]).err();
+        assert!(matches!(e, Some(MetricsError::NameTooLong { .. })), "{e:?}");
+        assert!(!dir.join("other").exists());
+        assert!(matches!(
+            Metrics::create(&dir.join("none"), &[]).err(),
+            Some(MetricsError::TileCount(0))
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_region_of_another_layout_version_is_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("ws-disco-version-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.join("m");
+        // A version 1 region: its header, one 128-word tile block.
+        let mut old = vec![0u8; (HEADER_WORDS + 128) * 8];
+        for (i, w) in [MAGIC, 1, 1, 128].iter().enumerate() {
+            old[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        std::fs::write(&path, &old).unwrap_or_else(|e| panic!("{e}"));
+        let e = read(&path).err();
+        assert_eq!(
+            e.as_ref().map(|e| e.kind()),
+            Some(io::ErrorKind::InvalidData)
+        );
+        let text = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            text.contains("layout version 1") && text.contains(&format!("version {VERSION}")),
+            "{text}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,16 +1,34 @@
 //! The tiles' own counters, declared once as enums ([`CustomCounter`]): each tile
 //! names its counters in `on_start` and counts them by name, and the monitor shows the
-//! names (`wirespeed monitor`, the pipeline's summary).
+//! names (`wirespeed monitor`, the pipeline's summary). Every name fits the metrics
+//! region's name slot whole (checked by this module's tests), so a declaration is never
+//! refused; if one ever were, [`declared`] fails the tile (the runner reports it by name
+//! and stops the pipeline) rather than run with a counter unnamed.
 
-use wirespeed_disco::CustomCounter;
+use wirespeed_disco::{CustomCounter, MetricsError};
 
 use crate::solana::ParseError;
+
+/// Ends a tile's `on_start` declaration: a refused name is a bug in this crate (every
+/// name is checked to fit by the tests below), so it fails the tile, loudly, with the
+/// reason.
+pub(crate) fn declared(r: Result<(), MetricsError>) {
+    if let Err(e) = r {
+        panic!("declaring the tile's counters: {e}");
+    }
+}
 
 /// The source tile's counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceCounter {
     /// Packets longer than [`MAX_PACKET`](crate::tiles::MAX_PACKET), dropped.
     Oversize,
+    /// Datagrams the kernel dropped for the source's UDP socket, nearly always because
+    /// its receive buffer was full (the pipeline did not read fast enough): the
+    /// kernel's own count for the socket ([`crate::udp::KernelDrops`]), read about once
+    /// a second and at the end of the run. Named only for a UDP source whose count can
+    /// be read.
+    UdpKernelDrops,
 }
 
 impl CustomCounter for SourceCounter {
@@ -19,7 +37,10 @@ impl CustomCounter for SourceCounter {
         self as usize
     }
     fn name(self) -> &'static str {
-        "oversize"
+        match self {
+            SourceCounter::Oversize => "oversize",
+            SourceCounter::UdpKernelDrops => "udp_kernel_drops",
+        }
     }
 }
 
@@ -128,28 +149,33 @@ impl CustomCounter for ReorderCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wirespeed_disco::metrics::CUSTOM;
+    use wirespeed_disco::metrics::{check_name, CUSTOM};
+
+    fn check_all<C: CustomCounter + std::fmt::Debug>(all: &[C], want: &[&str]) {
+        let slots: Vec<usize> = all.iter().map(|c| c.slot()).collect();
+        let names: Vec<&str> = all.iter().map(|c| c.name()).collect();
+        assert_eq!(names, want);
+        for (i, &s) in slots.iter().enumerate() {
+            assert!(s < CUSTOM, "{:?} at slot {s}", all[i]);
+            assert!(!slots[..i].contains(&s), "{:?} shares slot {s}", all[i]);
+            // Whole names: the region refuses one that does not fit.
+            assert!(check_name(names[i]).is_ok(), "{:?} does not fit", all[i]);
+            assert!(!names[..i].contains(&names[i]), "{:?} named twice", all[i]);
+        }
+    }
 
     fn check<C: CustomCounter + std::fmt::Debug>(want: &[&str]) {
-        let slots: Vec<usize> = C::ALL.iter().map(|c| c.slot()).collect();
-        let names: Vec<&str> = C::ALL.iter().map(|c| c.name()).collect();
-        assert_eq!(names, want);
-        // The region keeps 24 bytes of a name: those must tell the counters apart.
-        let shown: Vec<&str> = names.iter().map(|n| &n[..n.len().min(24)]).collect();
-        for (i, &s) in slots.iter().enumerate() {
-            assert!(s < CUSTOM, "{:?} at slot {s}", C::ALL[i]);
-            assert!(!slots[..i].contains(&s), "{:?} shares slot {s}", C::ALL[i]);
-            assert!(
-                !shown[..i].contains(&shown[i]),
-                "{:?} shown as another",
-                C::ALL[i]
-            );
-        }
+        check_all(C::ALL, want);
     }
 
     #[test]
     fn every_tile_names_distinct_slots_with_the_monitors_names() {
         check::<SourceCounter>(&["oversize"]);
+        // Declared alone, for a UDP source.
+        check_all(
+            &[SourceCounter::Oversize, SourceCounter::UdpKernelDrops],
+            &["oversize", "udp_kernel_drops"],
+        );
         let mut parse: Vec<&str> = ParseError::ALL.iter().map(|e| e.reason()).collect();
         parse.push("raw_too_short");
         check::<ParseCounter>(&parse);

@@ -17,6 +17,9 @@
 //!   (`wirespeed_engine::ed25519::verify_many_here`: the CPU lanes on the tile's own
 //!   thread, or the GPU with every failed batch answered on the CPU and counted as
 //!   `gpu_fallbacks`).
+//! - [`udp`]: the kernel's count of datagrams it dropped for the UDP source's socket
+//!   (its receive buffer was full), read from /proc and shown as the source's
+//!   `udp_kernel_drops`.
 //! - [`pipeline`]: the topology (links, tile counts, cores, the verify tiles' backend)
 //!   and the run that wires the tiles together.
 //!
@@ -36,5 +39,6 @@ pub mod pcap;
 pub mod pipeline;
 pub mod solana;
 pub mod tiles;
+pub mod udp;
 
 pub use solana::{parse, txn_id, ParseError, Transaction};

@@ -1,5 +1,7 @@
 //! The verification pipeline: builds the tiles and links of [`crate::tiles`] from a
-//! [`Config`] (or a TOML topology), runs them and sums up what happened.
+//! [`Config`] (or a TOML topology), runs them and sums up what happened, including, for
+//! a UDP source, the datagrams the kernel dropped before the source could read them
+//! ([`Summary::udp_kernel_drops`], read once more after the tiles have stopped).
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -7,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use wirespeed_disco::metrics::{Counter, Snapshot};
+use wirespeed_disco::metrics::{Counter, MetricsError, Snapshot};
 use wirespeed_disco::run::Ended;
 use wirespeed_disco::topology::Topology;
 use wirespeed_disco::{
@@ -16,8 +18,10 @@ use wirespeed_disco::{
 use wirespeed_ed25519::Mode;
 use wirespeed_tango::{link, TangoError};
 
+use crate::counters::SourceCounter;
 use crate::solana::PACKET_DATA_SIZE;
 use crate::tiles::{DedupTile, Input, Parse, Reorder, Sink, Source, Verify, MAX_DEST};
+use crate::udp::KernelDrops;
 
 /// The built-in topology (what `--topology` files follow).
 pub const DEFAULT_TOPOLOGY: &str = r#"# source -> parse -> verify x N -> reorder -> dedup -> sink x D
@@ -340,8 +344,8 @@ pub fn threads_for(p: &Placement, n_verify: usize, n_sinks: usize, cores: usize)
 pub enum PipelineError {
     /// A ring could not be built.
     Ring(TangoError),
-    /// The metrics file could not be created.
-    Metrics(std::io::Error),
+    /// The metrics file could not be created or read back.
+    Metrics(MetricsError),
     /// A tile failed.
     Tile(RunError),
     /// The input was malformed part way.
@@ -379,6 +383,10 @@ pub struct Summary {
     pub accepted: Vec<u64>,
     /// Dropped by shedding links.
     pub shed: u64,
+    /// Datagrams the kernel dropped for a UDP source's socket (its receive buffer was
+    /// full), from the socket's creation to the end of the run; None for other sources
+    /// and where the kernel's count cannot be read (no /proc).
+    pub udp_kernel_drops: Option<u64>,
     /// Accepted ids in delivery order, sink by sink (when collected).
     pub ids: Vec<Vec<[u8; 64]>>,
     /// Ingest-to-verdict latency of accepted transactions, ns.
@@ -443,6 +451,16 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let metrics =
         Metrics::create(&config.metrics_path, &name_refs).map_err(PipelineError::Metrics)?;
+    // Before the socket goes to the source tile: the reader keeps its own handle, for
+    // the last read after the tiles have stopped.
+    let kernel_drops = match &input {
+        Input::Udp(sock) => KernelDrops::of(sock).ok().map(Arc::new),
+        _ => None,
+    };
+    let mut source = Source::new(input, config.rate, config.limit, error.clone());
+    if let Some(d) = &kernel_drops {
+        source = source.with_kernel_drops(d.clone());
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let homes = threads_for(&config.cores, n_verify, n_sinks, cores);
     // With the parse tile on a thread of its own, the verify tiles divide its packets
@@ -469,11 +487,7 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
     };
     let pop = |v: &mut Vec<_>| v.pop().ok_or(PipelineError::Ring(TangoError::Depth(0)));
     let mut tiles = vec![
-        spec(
-            Box::new(Source::new(input, config.rate, config.limit, error.clone())),
-            vec![],
-            vec![(p_src, l0.1)],
-        ),
+        spec(Box::new(source), vec![], vec![(p_src, l0.1)]),
         spec(
             Box::new(Parse::new(n_sinks)),
             vec![LinkInput::all(pop(&mut c_src)?)],
@@ -522,7 +536,18 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
     if let Some(e) = error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(PipelineError::Input(e));
     }
-    let snap = metrics.snapshot().map_err(PipelineError::Metrics)?;
+    // The source's last read may be up to a second old: read the kernel's count once
+    // more (every tile thread has ended, so this thread is the counter's only writer).
+    let udp_kernel_drops = kernel_drops.map(|d| {
+        let source = metrics.tile(0);
+        let last = source.get_count(SourceCounter::UdpKernelDrops);
+        let total = d.total(last).unwrap_or(last);
+        source.set_count(SourceCounter::UdpKernelDrops, total);
+        total
+    });
+    let snap = metrics
+        .snapshot()
+        .map_err(|e| PipelineError::Metrics(e.into()))?;
     let tile = |name: &str| snap.tiles.iter().find(|t| t.name == name);
     let custom = |name: &str, key: &str| {
         tile(name)
@@ -548,6 +573,7 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
             .map(|i| tile(&format!("sink{i}")).map_or(0, |t| t.get(Counter::In)))
             .collect(),
         shed: snap.tiles.iter().map(|t| t.get(Counter::Shed)).sum(),
+        udp_kernel_drops,
         ids,
         latency,
         secs,

@@ -31,6 +31,7 @@ use wirespeed_engine::ed25519::verify_many_here;
 use wirespeed_tango::link::now_ns32;
 use wirespeed_tango::Meta;
 
+use crate::counters::declared;
 pub use crate::counters::{
     DedupCounter, ParseCounter, ReorderCounter, SourceCounter, VerifyCounter,
 };
@@ -38,6 +39,7 @@ use crate::dedup::Dedup;
 use crate::desc::TxnDesc;
 use crate::pcap::UdpReader;
 use crate::solana::{self, ParseError};
+use crate::udp::KernelDrops;
 
 /// Kind bit: a raw record (else a Solana transaction).
 pub const KIND_RAW: u16 = 1;
@@ -124,7 +126,16 @@ pub struct Source {
     pub(crate) buf: Vec<u8>,
     /// Why reading stopped early, if it did.
     pub(crate) error: Arc<Mutex<Option<String>>>,
+    /// The kernel's drop count of a UDP source's socket, when it can be read.
+    kernel_drops: Option<Arc<KernelDrops>>,
+    /// When the drop count was last read.
+    drops_read: Option<Instant>,
+    /// The drop count as last read (widened to 64 bits).
+    drops: u64,
 }
+
+/// How often the source reads the kernel's drop count of its socket.
+pub const KERNEL_DROPS_EVERY: Duration = Duration::from_secs(1);
 
 impl Source {
     /// A source; `error` receives the reason if the input turns out malformed.
@@ -142,6 +153,29 @@ impl Source {
             start: None,
             buf: vec![0; 65_536],
             error,
+            kernel_drops: None,
+            drops_read: None,
+            drops: 0,
+        }
+    }
+
+    /// Counts the kernel's drops of the UDP source's socket as `udp_kernel_drops`,
+    /// read from `drops` at the start and then every [`KERNEL_DROPS_EVERY`].
+    pub fn with_kernel_drops(mut self, drops: Arc<KernelDrops>) -> Source {
+        self.kernel_drops = Some(drops);
+        self
+    }
+
+    /// Reads the kernel's drop count into `udp_kernel_drops` (a failed read keeps the
+    /// last count: the socket lives as long as the reader, so it does not happen).
+    fn read_kernel_drops(&mut self, ctx: &mut Ctx) {
+        if let Some(d) = &self.kernel_drops {
+            self.drops_read = Some(Instant::now());
+            if let Ok(total) = d.total(self.drops) {
+                self.drops = total;
+                ctx.metrics()
+                    .set_count(SourceCounter::UdpKernelDrops, total);
+            }
         }
     }
 
@@ -161,7 +195,21 @@ impl Tile for Source {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<SourceCounter>();
+        declared(ctx.metrics().declare::<SourceCounter>());
+        if self.kernel_drops.is_some() {
+            declared(ctx.metrics().declare_one(SourceCounter::UdpKernelDrops));
+            self.read_kernel_drops(ctx);
+        }
+    }
+
+    fn housekeeping(&mut self, ctx: &mut Ctx) {
+        // Called while the source is held back too: that is when the kernel drops.
+        if self
+            .drops_read
+            .is_some_and(|t| t.elapsed() >= KERNEL_DROPS_EVERY)
+        {
+            self.read_kernel_drops(ctx);
+        }
     }
 
     fn on_fragment(&mut self, _: &mut Ctx, _: usize, _: &Meta, _: &[u8]) {}
@@ -279,7 +327,7 @@ impl Tile for Parse {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<ParseCounter>();
+        declared(ctx.metrics().declare::<ParseCounter>());
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
@@ -440,10 +488,10 @@ impl Tile for Verify {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare_one(VerifyCounter::Batches);
-        ctx.metrics().declare_one(VerifyCounter::BadDescriptor);
+        declared(ctx.metrics().declare_one(VerifyCounter::Batches));
+        declared(ctx.metrics().declare_one(VerifyCounter::BadDescriptor));
         if !matches!(self.backend, wirespeed_engine::Backend::Cpu(_)) {
-            ctx.metrics().declare_one(VerifyCounter::GpuFallbacks);
+            declared(ctx.metrics().declare_one(VerifyCounter::GpuFallbacks));
         }
     }
 
@@ -508,7 +556,7 @@ impl Tile for DedupTile {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<DedupCounter>();
+        declared(ctx.metrics().declare::<DedupCounter>());
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {
@@ -609,7 +657,7 @@ impl Tile for Reorder {
     }
 
     fn on_start(&mut self, ctx: &mut Ctx) {
-        ctx.metrics().declare::<ReorderCounter>();
+        declared(ctx.metrics().declare::<ReorderCounter>());
     }
 
     fn on_fragment(&mut self, ctx: &mut Ctx, _: usize, meta: &Meta, packet: &[u8]) {

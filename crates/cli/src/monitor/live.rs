@@ -312,6 +312,7 @@ mod tests {
             tiles: vec![
                 TileSnapshot {
                     name: "source".into(),
+                    custom: vec![("udp_kernel_drops".into(), 1234)],
                     ..TileSnapshot::default()
                 },
                 t,
@@ -341,6 +342,7 @@ mod tests {
             "source",
             "dedup",
             "duplicate=12",
+            "source: udp_kernel_drops=1,234",
             "p99 us",
         ] {
             assert!(text.contains(needle), "{needle}: {text}");

@@ -31,8 +31,12 @@ Live view (the default): per tile, packets in and out per second, busy and backp
 time as a share of the interval, shed, rejected and overrun counts, and p50/p99 latency
 (of the last interval, else since the start; each the upper edge of the power-of-two
 histogram bucket that holds it, not an exact value); q or Esc quits; it also ends, printing the
-final table, once the pipeline has finished or failed. --once prints one snapshot
-(cumulative counters) and exits; --json makes that one JSON object.
+final table, once the pipeline has finished or failed. Below the table, each tile's
+named counters that are not zero: malformed packets by reason (parse), bad signatures
+and duplicates (dedup), and for a udp: source `udp_kernel_drops`, the datagrams the
+kernel dropped because the socket's receive buffer was full (read about once a second).
+--once prints one snapshot (cumulative counters) and exits; --json makes that one JSON
+object, with every named counter (zero or not) under its full name.
 Exit status: 0, 1 when the metrics file is missing or unreadable, 2 when it is not a
 wirespeed metrics file.")]
 pub struct MonitorArgs {
