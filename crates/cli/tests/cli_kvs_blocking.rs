@@ -45,6 +45,8 @@ fn spawn_cmd(addr: &str, args: &[&str]) -> thread::JoinHandle<Value> {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     thread::spawn(move || {
         let mut c = connect(&addr);
+        // A waiter never served fails the test instead of hanging it.
+        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         cmd(&mut c, &refs)
     })
@@ -141,6 +143,23 @@ fn timeouts_multi_and_moves() {
         Value::Array(vec![bulk("dst"), bulk("v")])
     );
     assert_eq!(cmd(&mut c, &["EXISTS", "src", "dst"]), Value::Int(0));
+
+    // Source and destination in either shard order (locked ascending whatever their
+    // order in the command), with data present and when served after a wait.
+    for i in 0..40 {
+        let (src, dst) = (format!("s{i}"), format!("d{i}"));
+        cmd(&mut c, &["RPUSH", &src, "x"]);
+        assert_eq!(
+            cmd(&mut c, &["BLMOVE", &src, &dst, "LEFT", "LEFT", "0"]),
+            bulk("x")
+        );
+        if i % 5 == 0 {
+            let h = spawn_cmd(&addr, &["BRPOPLPUSH", &src, &dst, "0"]);
+            wait_blocked(&mut c, 1);
+            cmd(&mut c, &["RPUSH", &src, "y"]);
+            assert_eq!(h.join().unwrap(), bulk("y"));
+        }
+    }
 
     // A transaction's push serves a waiter after EXEC.
     let h = spawn_cmd(&addr, &["BLPOP", "tx", "0"]);

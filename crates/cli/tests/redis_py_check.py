@@ -511,6 +511,100 @@ def transactions(r, host, port, proto):
     equal(r.get("acct:b"), "1", "the aborted transaction changed nothing")
 
 
+def pubsub(r, host, port, proto):
+    """PubSub objects: subscribe and pattern confirmations, messages, listen(),
+    unsubscribe; the asyncio client the same."""
+    p = r.pubsub()
+    p.subscribe("py:ch")
+    p.psubscribe("py:*")
+    kinds = []
+    deadline = time.time() + 10
+    while len(kinds) < 2 and time.time() < deadline:
+        m = p.get_message(timeout=1)
+        if m:
+            kinds.append(m["type"])
+    equal(sorted(kinds), ["psubscribe", "subscribe"], "subscribe confirmations")
+    equal(r.publish("py:ch", "hello"), 2, "PUBLISH counts a channel and a pattern receiver")
+    got = []
+    for m in p.listen():
+        if m["type"] in ("message", "pmessage"):
+            got.append((m["type"], m["channel"], m["data"], m.get("pattern")))
+        if len(got) == 2:
+            break
+    equal(
+        sorted(got, key=lambda g: g[0]),
+        [("message", "py:ch", "hello", None), ("pmessage", "py:ch", "hello", "py:*")],
+        "message and pmessage",
+    )
+    equal(r.pubsub_numsub("py:ch"), [("py:ch", 1)], "PUBSUB NUMSUB")
+    equal(r.pubsub_numpat(), 1, "PUBSUB NUMPAT")
+    p.unsubscribe()
+    p.punsubscribe()
+    deadline = time.time() + 10
+    while r.pubsub_numpat() != 0 and time.time() < deadline:
+        p.get_message(timeout=0.1)
+    equal(r.pubsub_numpat(), 0, "PUNSUBSCRIBE")
+    p.close()
+
+    import asyncio
+    import redis.asyncio as aredis
+
+    async def run():
+        a = aredis.Redis(host=host, port=port, protocol=proto, decode_responses=True)
+        try:
+            ps = a.pubsub()
+            await ps.subscribe("py:async")
+            m = await ps.get_message(timeout=5)
+            equal(m and m["type"], "subscribe", "async subscribe confirmation")
+            equal(await a.publish("py:async", "x"), 1, "async PUBLISH")
+            m = None
+            deadline = time.time() + 10
+            while m is None and time.time() < deadline:
+                m = await ps.get_message(ignore_subscribe_messages=True, timeout=1)
+            equal(m and m["data"], "x", "async message")
+            await ps.aclose() if hasattr(ps, "aclose") else await ps.close()
+        finally:
+            await a.aclose() if hasattr(a, "aclose") else await a.close()
+
+    asyncio.run(run())
+
+
+def blocking(r, host, port, proto):
+    """Blocking pops: a timeout gives None; a push from another client serves them."""
+    import threading
+
+    r.delete("py:q", "py:z", "py:src", "py:dst")
+    t = time.time()
+    equal(r.blpop(["py:q"], timeout=0.1), None, "BLPOP timeout")
+    check(time.time() - t >= 0.1, "BLPOP waited its timeout")
+
+    def push_later(cmd, *args):
+        def go():
+            time.sleep(0.2)
+            c = client(host, port, proto, decode_responses=True)
+            try:
+                c.execute_command(cmd, *args)
+            finally:
+                c.close()
+
+        th = threading.Thread(target=go)
+        th.start()
+        return th
+
+    th = push_later("RPUSH", "py:q", "v")
+    equal(tuple(r.blpop(["py:none", "py:q"], timeout=10)), ("py:q", "v"), "BLPOP served")
+    th.join()
+    th = push_later("ZADD", "py:z", 5, "m")
+    got = r.bzpopmin("py:z", timeout=10)
+    equal((got[0], got[1], float(got[2])), ("py:z", "m", 5.0), "BZPOPMIN served")
+    th.join()
+    th = push_later("LPUSH", "py:src", "e")
+    equal(r.blmove("py:src", "py:dst", 10, "LEFT", "RIGHT"), "e", "BLMOVE served")
+    th.join()
+    equal(r.lrange("py:dst", 0, -1), ["e"], "BLMOVE pushed")
+    equal(r.lmpop(2, "py:none", "py:dst", direction="LEFT"), ["py:dst", ["e"]], "LMPOP")
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
@@ -528,6 +622,8 @@ def main():
                 ("pipelines", lambda: pipelines(r)),
                 ("errors", lambda: errors(r)),
                 ("transactions", lambda: transactions(r, host, port, proto)),
+                ("pubsub", lambda: pubsub(r, host, port, proto)),
+                ("blocking", lambda: blocking(r, host, port, proto)),
             ):
                 step()
                 print(f"RESP{proto} {name}: ok")

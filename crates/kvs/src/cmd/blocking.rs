@@ -254,6 +254,8 @@ pub fn blmove(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Err(e) => return w.error(e),
     };
     let src = args[1];
+    // Both shards now, ascending: the move needs the destination's too.
+    ctx.keys.lock_keys([src, args[2]].into_iter());
     match first::<List>(ctx, &[src]) {
         Err(e) => w.error(e),
         Ok(Some(_)) if rpoplpush => lists::lmove(ctx, &[b"rpoplpush", src, args[2]], w),

@@ -185,7 +185,8 @@ pub fn pubsub(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         names.iter().for_each(|n| w.bulk(n));
     } else if eq(sub, "numsub") || eq(sub, "shardnumsub") {
         let reg = hub.subs();
-        w.map(args.len() - 2);
+        // A flat array in RESP3 too, as Redis answers.
+        w.array(2 * (args.len() - 2));
         for c in &args[2..] {
             w.bulk(c);
             w.int(reg.count(shardy, c) as i64);
