@@ -1,7 +1,7 @@
 //! Blocking list and sorted-set commands through the real binary, with clients on
 //! different event loops: a blocked BLPOP is served by a push from another client,
 //! first come first served; timeouts answer nil; BLMOVE's destination serves the next
-//! waiter; inside MULTI nothing blocks; a blocked client's pipelined commands wait
+//! waiter; a value of another type wakes no one; inside MULTI nothing blocks; a blocked client's pipelined commands wait
 //! for it; a client that left is not served (the element stays); what a blocked pop
 //! took is gone after `kill -9` and a restart from the log.
 
@@ -170,22 +170,32 @@ fn timeouts_multi_and_moves() {
     cmd(&mut c, &["EXEC"]);
     assert_eq!(h.join().unwrap(), Value::Array(vec![bulk("tx"), bulk("t")]));
 
-    // A key that gets the wrong type answers the waiter with WRONGTYPE.
-    let h = thread::spawn({
-        let addr = addr.clone();
-        move || {
-            let mut c = connect(&addr);
-            redis::cmd("BLPOP")
-                .arg("wt")
-                .arg("0")
-                .query::<Value>(&mut c)
-                .map_err(|e| e.to_string())
-        }
-    });
+    // A transaction that pushes, deletes and leaves a string wakes no one (the
+    // waiter wants a list); the next push serves it.
+    let h = spawn_cmd(&addr, &["BLPOP", "mixed", "0"]);
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["MULTI"]);
+    cmd(&mut c, &["LPUSH", "mixed", "a"]);
+    cmd(&mut c, &["DEL", "mixed"]);
+    cmd(&mut c, &["SET", "mixed", "foo"]);
+    cmd(&mut c, &["EXEC"]);
+    cmd(&mut c, &["DEL", "mixed"]);
+    cmd(&mut c, &["LPUSH", "mixed", "b"]);
+    assert_eq!(
+        h.join().unwrap(),
+        Value::Array(vec![bulk("mixed"), bulk("b")])
+    );
+
+    // A value of another type leaves the waiter waiting (as in Redis); a list later
+    // serves it.
+    let h = spawn_cmd(&addr, &["BLPOP", "wt", "0"]);
     wait_blocked(&mut c, 1);
     cmd(&mut c, &["SET", "wt", "x"]);
-    let e = h.join().unwrap().expect_err("WRONGTYPE");
-    assert!(e.contains("WRONGTYPE"), "{e}");
+    thread::sleep(Duration::from_millis(50));
+    assert_eq!(info_num(&mut c, "clients", "blocked_clients"), 1);
+    cmd(&mut c, &["DEL", "wt"]);
+    cmd(&mut c, &["RPUSH", "wt", "l"]);
+    assert_eq!(h.join().unwrap(), Value::Array(vec![bulk("wt"), bulk("l")]));
 }
 
 #[test]
@@ -266,4 +276,46 @@ fn a_served_pop_is_durable() {
         cmd(&mut c, &["LRANGE", "d", "0", "-1"]),
         Value::Array(vec![bulk("left")])
     );
+}
+
+/// The `field=value` pairs of `cmdstat_<name>` in INFO commandstats.
+fn cmdstat(c: &mut Connection, name: &str) -> Option<std::collections::HashMap<String, String>> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(c).unwrap();
+    let line = info
+        .lines()
+        .find(|l| l.starts_with(&format!("cmdstat_{name}:")))?;
+    let (_, fields) = line.split_once(':').unwrap();
+    Some(
+        fields
+            .split(',')
+            .filter_map(|f| f.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    )
+}
+
+#[test]
+fn commandstats_count_a_blocked_command_once() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut c = connect(&addr);
+    let h = spawn_cmd(&addr, &["BLPOP", "cs", "0"]);
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["RPUSH", "cs", "v"]);
+    h.join().unwrap();
+    assert_eq!(cmdstat(&mut c, "blpop").unwrap()["calls"], "1", "served");
+    cmd(&mut c, &["BLPOP", "cs", "0.01"]);
+    assert_eq!(cmdstat(&mut c, "blpop").unwrap()["calls"], "2", "timed out");
+    // Refused before running (arity) and run with an error reply (WRONGTYPE).
+    let _ = redis::cmd("GET").query::<Value>(&mut c);
+    cmd(&mut c, &["SET", "s", "x"]);
+    let _ = redis::cmd("LPUSH").arg("s").arg("y").query::<Value>(&mut c);
+    assert_eq!(cmdstat(&mut c, "get").unwrap()["rejected_calls"], "1");
+    assert_eq!(cmdstat(&mut c, "lpush").unwrap()["failed_calls"], "1");
+    assert_eq!(cmdstat(&mut c, "lpush").unwrap()["calls"], "1");
+    assert!(
+        cmdstat(&mut c, "zadd").is_none(),
+        "never called, not listed"
+    );
+    cmd(&mut c, &["CONFIG", "RESETSTAT"]);
+    assert!(cmdstat(&mut c, "blpop").is_none(), "RESETSTAT clears them");
 }

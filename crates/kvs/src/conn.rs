@@ -355,7 +355,20 @@ pub(crate) fn serve_waiters(env: &mut Env, keys: &[&[u8]]) {
     let mut work = hub.waited(keys);
     let mut msgs = Vec::new();
     while let Some(key) = work.pop() {
-        while let Some((id, waiter)) = hub.next_waiter(&key) {
+        // Only a value of the type a client waits for wakes it (a string SET on the
+        // key leaves a BLPOP waiting, as in Redis).
+        let now = now_ms();
+        let kind = env
+            .keys
+            .store(&key)
+            .get(&key, now)
+            .map(|e| e.value.type_name());
+        // The look is not part of a command: its shard may be let go for a lower one.
+        env.keys.end_command(&mut Vec::new());
+        let Some(kind) = kind else {
+            continue;
+        };
+        while let Some((id, waiter)) = hub.next_waiter(&key, |w| w.wants() == kind) {
             let mut out = Vec::new();
             let mut session = Session {
                 id,

@@ -206,16 +206,23 @@ impl Hub {
         out
     }
 
-    /// Claims the first client waiting on `key`.
-    pub fn next_waiter(&self, key: &[u8]) -> Option<(u64, Waiter)> {
-        let id = {
-            let w = lock(&self.waiting);
-            *w.keys.get(key)?.front()?
-        };
-        // Another loop may claim it between the two locks: then try the next one.
-        match self.claim(id) {
-            Some(waiter) => Some((id, waiter)),
-            None => self.next_waiter(key),
+    /// Claims the first client waiting on `key` whose command `wants` (the key's
+    /// type now): a client waiting for a list is not woken by a string put there.
+    pub fn next_waiter(
+        &self,
+        key: &[u8],
+        wants: impl Fn(&Waiter) -> bool,
+    ) -> Option<(u64, Waiter)> {
+        loop {
+            let id = {
+                let w = lock(&self.waiting);
+                let q = w.keys.get(key)?;
+                *q.iter().find(|id| w.clients.get(id).is_some_and(&wants))?
+            };
+            // Another loop may claim it between the two locks: then look again.
+            if let Some(waiter) = self.claim(id) {
+                return Some((id, waiter));
+            }
         }
     }
 
@@ -234,6 +241,22 @@ pub struct Waiter {
     pub keys: Vec<Vec<u8>>,
     /// The client's protocol (the reply's encoding).
     pub proto: Proto,
+}
+
+impl Waiter {
+    /// The type of value it waits for: `zset` for BZPOPMIN, BZPOPMAX and BZMPOP, else
+    /// `list`.
+    pub fn wants(&self) -> &'static str {
+        let zset = self
+            .argv
+            .first()
+            .is_some_and(|n| n.len() > 2 && n[..2].eq_ignore_ascii_case(b"bz"));
+        if zset {
+            "zset"
+        } else {
+            "list"
+        }
+    }
 }
 
 /// Blocked clients by key, first come first served.

@@ -69,6 +69,8 @@ pub struct SharedStats {
     client_buffers: AtomicUsize,
     /// Clients closed for passing `client-output-buffer-limit`.
     output_limit_kills: AtomicU64,
+    /// Per command (INFO commandstats).
+    pub per_command: crate::cmd::cmdstats::Totals,
 }
 
 impl SharedStats {
@@ -85,7 +87,12 @@ impl SharedStats {
                 total.fetch_add(n, Ordering::Relaxed);
             }
         }
-        *local = Stats::default();
+        self.per_command.add(&mut local.per_command);
+        let per_command = std::mem::take(&mut local.per_command);
+        *local = Stats {
+            per_command,
+            ..Stats::default()
+        };
     }
 
     /// The totals, with a loop's counts not yet added (`local`).
@@ -100,6 +107,7 @@ impl SharedStats {
             evicted: get(&self.evicted) + local.evicted,
             connected: get(&self.connected),
             started_ms: self.started_ms,
+            per_command: Default::default(),
         }
     }
 
@@ -115,6 +123,7 @@ impl SharedStats {
         ] {
             a.store(0, Ordering::Relaxed);
         }
+        self.per_command.reset();
     }
 
     /// Adds a change of the clients' buffer capacities (`before` to `after` bytes).

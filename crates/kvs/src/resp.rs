@@ -406,6 +406,11 @@ impl<'a> Writer<'a> {
         self.out.len()
     }
 
+    /// The byte at `pos` of the output, if written (the type of a reply started there).
+    pub fn byte_at(&self, pos: usize) -> Option<u8> {
+        self.out.get(pos).copied()
+    }
+
     /// Drops what was written after `pos` (a reply taken back).
     pub fn truncate(&mut self, pos: usize) {
         self.out.truncate(pos);

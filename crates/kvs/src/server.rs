@@ -687,7 +687,12 @@ impl Loop {
                 // Past it (strictly: `now` is whole milliseconds, truncated).
                 Some(d) if d != 0 && d < now => {
                     // Claimed by no one else: its time is up (else its reply is on the way).
-                    if shared.hub.claim(c.session.id).is_some() {
+                    if let Some(w) = shared.hub.claim(c.session.id) {
+                        // Counted once, now that it is answered.
+                        if let Some(cmd) = w.argv.first().and_then(|n| crate::cmd::table::lookup(n))
+                        {
+                            shared.stats.per_command.ran(cmd);
+                        }
                         c.output
                             .extend_from_slice(&crate::cmd::blocking::timed_out(c.session.proto));
                         c.blocked = None;

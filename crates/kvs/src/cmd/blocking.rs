@@ -36,7 +36,23 @@ fn deadline(a: &[u8], now: u64) -> Result<u64, &'static str> {
     if s.is_empty() || s.starts_with(|c: char| c.is_whitespace()) {
         return Err(NOT_FLOAT);
     }
-    let t: f64 = s.parse().map_err(|_| NOT_FLOAT)?;
+    // As C's strtold: decimal, exponent, inf, and hexadecimal integers (0x...).
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let hex = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X"));
+    let t: f64 = match hex {
+        Some(h) => {
+            let v = u128::from_str_radix(h, 16).map_err(|_| NOT_FLOAT)? as f64;
+            if neg {
+                -v
+            } else {
+                v
+            }
+        }
+        None => s.parse().map_err(|_| NOT_FLOAT)?,
+    };
     if t.is_nan() {
         return Err(NOT_FLOAT);
     }

@@ -180,6 +180,9 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let Some(waiter) = u64::try_from(id).ok().and_then(|id| hub.claim(id)) else {
         return w.int(0);
     };
+    if let Some(cmd) = waiter.argv.first().and_then(|n| super::table::lookup(n)) {
+        ctx.keys.shared().stats.per_command.ran(cmd);
+    }
     let reply = if error {
         b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n".to_vec()
     } else {

@@ -326,7 +326,11 @@ pub fn lpos(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             return w.error(NOT_INT);
         };
         if eq(args[i], "rank") {
-            if v == 0 || v == i64::MIN {
+            if v == i64::MIN {
+                // Its negation would overflow.
+                return w.error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+            }
+            if v == 0 {
                 return w.error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list");
             }
             rank = v;

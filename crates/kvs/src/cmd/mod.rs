@@ -14,6 +14,7 @@
 
 pub mod blocking;
 pub mod cluster;
+pub mod cmdstats;
 pub mod config;
 pub mod connection;
 pub mod glob;
@@ -67,6 +68,8 @@ pub struct Session {
 pub struct Stats {
     /// Commands executed.
     pub commands: u64,
+    /// Per command (INFO commandstats).
+    pub per_command: cmdstats::Local,
     /// Connections accepted.
     pub connections: u64,
     /// Keys removed by expiry.
@@ -243,10 +246,12 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     };
     if !cmd.arity_ok(args.len()) {
         multi::flag_error(ctx);
+        ctx.stats.per_command.rejected(cmd);
         return arity(w, args[0]);
     }
     let needs_auth = ctx.config.requirepass.is_some() && !ctx.session.authed;
     if needs_auth && !cmd.has(NO_AUTH) {
+        ctx.stats.per_command.rejected(cmd);
         return w.error("NOAUTH Authentication required.");
     }
     if ctx.session.subs.active() && ctx.session.proto == Proto::Resp2 && !pubsub::allowed(cmd) {
@@ -257,15 +262,34 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if let Err(e) = admit(ctx, cmd) {
         multi::flag_error(ctx);
+        ctx.stats.per_command.rejected(cmd);
         return w.error(&e);
     }
     if ctx.session.tx.queuing() && !multi::runs_now(cmd) {
         return multi::queue(ctx, cmd, args, w);
     }
-    ctx.stats.commands += 1;
     let start = ctx.effects.len();
-    (cmd.handler)(ctx, args, w);
+    run(ctx, cmd, args, w);
     multi::touch(ctx, start);
+}
+
+/// Runs a command that passed its checks, counting it (a command that blocked is
+/// counted when it is answered).
+pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut Writer) {
+    let at = w.position();
+    let weight = ctx.stats.per_command.timing(cmd);
+    let t = weight.map(|_| std::time::Instant::now());
+    (cmd.handler)(ctx, args, w);
+    if ctx.blocked.is_some() {
+        return;
+    }
+    ctx.stats.commands += 1;
+    let usec = match (t, weight) {
+        (Some(t), Some(k)) => t.elapsed().as_micros() as u64 * k,
+        _ => 0,
+    };
+    let failed = w.byte_at(at) == Some(b'-');
+    ctx.stats.per_command.ran(cmd, usec, failed);
 }
 
 /// The checks a command passes before it runs (or is queued): `maxmemory` for a

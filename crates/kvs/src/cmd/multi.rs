@@ -273,8 +273,7 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     ctx.can_block = false;
     for q in &queued {
         let argv: Vec<&[u8]> = q.args.iter().map(Vec::as_slice).collect();
-        ctx.stats.commands += 1;
-        (q.cmd.handler)(ctx, &argv, w);
+        super::run(ctx, q.cmd, &argv, w);
     }
     if ctx.keys.shared().hub.any_blocked() {
         // Clients blocked on what the transaction wrote are served after it.

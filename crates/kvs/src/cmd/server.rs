@@ -92,6 +92,15 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             ctx.keys.shared().stats.output_limit_kills()
         ));
     }
+    let explicit = |s: &str| {
+        args[1..]
+            .iter()
+            .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything"))
+    };
+    if explicit("commandstats") {
+        let shared = &ctx.keys.shared().stats.per_command;
+        out.push_str(&super::cmdstats::section(shared, &ctx.stats.per_command));
+    }
     if want("keyspace") {
         out.push_str("# Keyspace\r\n");
         if !ctx.keys.is_empty() {
