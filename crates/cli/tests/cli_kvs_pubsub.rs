@@ -2,7 +2,8 @@
 //! event loops: channel, pattern and shard-channel messages in publication order,
 //! PUBLISH's receiver count, PUBSUB's introspection, the RESP2 subscribed context
 //! (only (un)subscribe, PING, QUIT and RESET), RESP3 push frames beside ordinary
-//! replies, and subscriptions dropped when a client unsubscribes, RESETs or leaves.
+//! replies, subscriptions dropped when a client unsubscribes, RESETs or leaves, and a
+//! subscriber that does not read closed at the `pubsub` output limit.
 
 mod common;
 
@@ -187,4 +188,38 @@ fn resp3_clients_get_push_frames_and_may_run_anything() {
     assert_eq!(r.frame(), "v");
     r.send(&["PING"]);
     assert_eq!(r.frame(), "+PONG");
+}
+
+#[test]
+fn a_subscriber_that_does_not_read_is_closed_at_the_pubsub_limit() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&addr);
+    cmd(
+        &mut p,
+        &[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "pubsub 256kb 0 0",
+        ],
+    );
+    let mut slow = Raw::new(&addr);
+    slow.0.get_ref().set_read_timeout(None).unwrap();
+    slow.send(&["SUBSCRIBE", "flood"]);
+    assert_eq!(slow.frame(), "*3 subscribe flood :1");
+    let payload = "x".repeat(4096);
+    let start = Instant::now();
+    // It never reads: the kernel buffers fill, then its pending replies pass 256 KiB.
+    while numsub(&mut p, "flood") == 1 {
+        assert!(start.elapsed() < Duration::from_secs(30), "never closed");
+        for _ in 0..64 {
+            cmd(&mut p, &["PUBLISH", "flood", &payload]);
+        }
+    }
+    let info: String = redis::cmd("INFO").arg("stats").query(&mut p).unwrap();
+    assert!(
+        info.contains("client_output_buffer_limit_disconnections:1"),
+        "{info}"
+    );
+    assert_eq!(cmd(&mut p, &["PING"]), Value::SimpleString("PONG".into()));
 }

@@ -207,7 +207,7 @@ impl Conn {
         let unauthed = config.requirepass.is_some() && !self.session.authed;
         let why = if unauthed && pending > UNAUTH_MAX_OUTPUT {
             "before AUTH"
-        } else if self.watch.over(&config.output_limits.normal, pending, now) {
+        } else if self.watch.over(self.limit_class(config), pending, now) {
             "over client-output-buffer-limit"
         } else {
             return false;
@@ -220,6 +220,17 @@ impl Conn {
         self.output = Vec::new();
         self.input = Input::default();
         true
+    }
+
+    /// The output limit of this client's class: `pubsub` while it has subscriptions
+    /// (a subscriber that does not read its messages is closed at that limit), else
+    /// `normal`.
+    fn limit_class<'c>(&self, config: &'c Config) -> &'c crate::limits::ClassLimit {
+        if self.session.subs.active() {
+            &config.output_limits.pubsub
+        } else {
+            &config.output_limits.normal
+        }
     }
 
     /// Answers a request that breaks the protocol; the connection closes once the

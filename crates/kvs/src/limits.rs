@@ -6,8 +6,10 @@
 //! units (`0` for none). A client is closed as soon as its pending replies reach HARD,
 //! or when they have stayed at or above SOFT for SECONDS (at once when SECONDS is 0).
 //! Defaults as Redis's: `normal 0 0 0` (no limit), `replica 256mb 64mb 60`, `pubsub 32mb
-//! 8mb 60`. Only the `normal` class has clients here today; the others are kept, shown
-//! and changed as Redis does so configuration files and CONFIG SET carry over.
+//! 8mb 60`. A client with subscriptions is in the `pubsub` class (a subscriber that
+//! does not read is closed at its limit, as in Redis), every other in `normal`; the
+//! `replica` class is kept, shown and changed as Redis does so configuration files and
+//! CONFIG SET carry over.
 //!
 //! The bytes measured are the reply bytes not yet written to the socket; the server
 //! checks after each command it runs for the client and after each write, so a client
