@@ -384,10 +384,13 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     let mut config = ServerConfig::default();
     if let Some(path) = &a.config {
         let text = crate::files::read_bounded_text(path, conf::MAX_FILE)?;
-        conf::apply(&mut config, &text).map_err(|e| CliError::MalformedInput {
+        let warnings = conf::apply(&mut config, &text).map_err(|e| CliError::MalformedInput {
             path: path.clone(),
             message: e.to_string(),
         })?;
+        for w in warnings {
+            eprintln!("kvs: {}: {w}", path.display());
+        }
     }
     if let Some(p) = &a.requirepass {
         config.cmd.requirepass = (!p.is_empty()).then(|| p.as_bytes().to_vec());

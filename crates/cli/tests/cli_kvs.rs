@@ -332,6 +332,39 @@ fn a_config_file_sets_what_flags_do_and_flags_win() {
 }
 
 #[test]
+fn a_redis_7_configuration_file_loads_with_warnings() {
+    // The file the Debian redis-server package installs (Redis 7): every directive
+    // this server lacks is a warning naming its line, never a refusal.
+    let path = std::path::Path::new("/etc/redis/redis.conf");
+    if !path.exists() {
+        return common::missing_client("/etc/redis/redis.conf (redis-server)");
+    }
+    let (_child, addr, before) = common::kvs_serve_start(&[
+        "--config",
+        path.to_str().unwrap(),
+        "--port",
+        "0",
+        "--bind",
+        "127.0.0.1",
+    ]);
+    let warned: Vec<&String> = before.iter().filter(|l| l.contains("ignored")).collect();
+    assert!(!warned.is_empty(), "{before:?}");
+    assert!(
+        warned
+            .iter()
+            .all(|l| l.contains("/etc/redis/redis.conf: line ")),
+        "{warned:?}"
+    );
+    assert!(
+        warned.iter().any(|l| l.contains("'daemonize'")),
+        "{warned:?}"
+    );
+    let mut c = connect(&addr);
+    let pong: String = redis::cmd("PING").query(&mut c).expect("ping");
+    assert_eq!(pong, "PONG");
+}
+
+#[test]
 fn the_load_generator_checks_every_reply() {
     let aof = temp("kvs", "bench.aof");
     let _ = std::fs::remove_file(&aof);

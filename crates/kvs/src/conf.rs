@@ -4,8 +4,10 @@
 //! Every setting of CONFIG GET can be given: the ones CONFIG SET changes at run time
 //! (through the same [`Config::set`], so the checks and messages are the same) and
 //! the ones fixed at start: `port`, `bind` (the first address), `threads` (also
-//! `io-threads`), `tcp-backlog`, `appendonly yes|no`, `appendfilename`. An unknown name, a bad value
-//! or a malformed line is an error naming its line; nothing is applied then.
+//! `io-threads`), `tcp-backlog`, `appendonly yes|no`, `appendfilename`. A bad value or
+//! a malformed line is an error naming its line; nothing is applied then. A directive
+//! this server does not have (`save`, `daemonize`, `include`, ...) is accepted with one
+//! warning naming its line, so a Redis 7 `redis.conf` loads.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -13,6 +15,19 @@ use std::path::PathBuf;
 use crate::cmd::Config;
 use crate::resp::split_args;
 use crate::server::ServerConfig;
+
+/// The settings fixed at start, read here rather than by CONFIG SET.
+const FIXED: &[&str] = &[
+    "port",
+    "bind",
+    "threads",
+    "io-threads",
+    "tcp-backlog",
+    "appendonly",
+    "appendfilename",
+    "client-output-buffer-limit",
+    "databases",
+];
 
 /// Longest configuration file read (bytes).
 pub const MAX_FILE: usize = 1 << 20;
@@ -34,8 +49,11 @@ impl fmt::Display for ConfError {
 
 impl std::error::Error for ConfError {}
 
-/// Applies the settings of `text` to `config` (all or nothing).
-pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
+/// Applies the settings of `text` to `config` (all or nothing). Returns one warning a
+/// directive this server does not implement (`save`, `daemonize`, `include`, ...):
+/// those are accepted and ignored, so a Redis 7 `redis.conf` loads.
+pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, ConfError> {
+    let mut warnings = Vec::new();
     let mut next = config.clone();
     let mut appendonly = next.aof.is_some();
     let mut filename = next.aof.as_ref().map(|(p, _)| p.clone());
@@ -44,6 +62,11 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
             line: n + 1,
             message,
         };
+        // A comment is skipped whole (its quotes need not balance), as Redis does.
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
         let mut line = raw.as_bytes().to_vec();
         let mut ranges = Vec::new();
         split_args(&mut line, &mut ranges).map_err(|e| err(e.to_string()))?;
@@ -56,6 +79,11 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
         }
         let name = String::from_utf8_lossy(first).to_ascii_lowercase();
         if words.len() < 2 {
+            let known = Config::default().params().iter().any(|(n, _)| *n == name);
+            if !known && !FIXED.contains(&name.as_str()) {
+                warnings.push(err(format!("'{name}' is not supported here; ignored")));
+                continue;
+            }
             return Err(err(format!("'{name}' needs a value")));
         }
         let value = words[1];
@@ -106,6 +134,16 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
                 single("path")?;
                 filename = Some(PathBuf::from(text));
             }
+            // One database is served (SELECT 0); the count a Redis file sets is noted.
+            "databases" => {
+                single("count")?;
+                match text.parse::<u32>() {
+                    Ok(n) if n >= 1 => warnings.push(err(format!(
+                        "databases {n}: this server has one database (0); the setting is ignored"
+                    ))),
+                    _ => return Err(err(format!("databases must be at least 1, not '{text}'"))),
+                }
+            }
             // `CLASS HARD SOFT SECONDS` in one line (a line per class, as in redis.conf).
             "client-output-buffer-limit" => {
                 let value: Vec<String> = words[1..]
@@ -117,7 +155,22 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
                     .set(&value.join(" "))
                     .map_err(|why| err(format!("{name}: {why}")))?;
             }
+            // Several values in one setting, as CONFIG SET takes them in one argument.
+            "save" => {
+                let joined: Vec<u8> = words[1..].join(&b' ');
+                let mut cmd: Config = next.cmd.clone();
+                cmd.set(&name, &joined).map_err(|why| err(format!("{name}: {why}")))?;
+                next.cmd = cmd;
+            }
             _ => {
+                // A name no setting has: a warning, not a refusal.
+                let mut probe: Config = next.cmd.clone();
+                if let Err(why) = probe.set(&name, value) {
+                    if why.starts_with("unknown setting") {
+                        warnings.push(err(format!("'{name}' is not supported here; ignored")));
+                        continue;
+                    }
+                }
                 single("value")?;
                 let mut cmd: Config = next.cmd.clone();
                 cmd.set(&name, value).map_err(|why| {
@@ -138,7 +191,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<(), ConfError> {
         )
     });
     *config = next;
-    Ok(())
+    Ok(warnings)
 }
 
 #[cfg(test)]
@@ -178,9 +231,25 @@ mod tests {
     }
 
     #[test]
+    fn directives_not_implemented_are_warnings_naming_their_line() {
+        let mut c = ServerConfig::default();
+        let text = "port 1\nrename-command FLUSHALL x\ndaemonize yes\nnosuch\nsave 3600 1 300 100\nmaxmemory 1mb\n";
+        let w = apply(&mut c, text).expect("accepted");
+        let lines: Vec<usize> = w.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [2, 3, 4]);
+        assert!(w[0].message.contains("'rename-command' is not supported"), "{}", w[0]);
+        assert_eq!(
+            (c.cmd.port, c.cmd.maxmemory),
+            (1, 1 << 20),
+            "the rest applied"
+        );
+        // A known setting with a bad value is still an error.
+        assert!(apply(&mut c, "daemonize no\nmaxmemory lots\n").is_err());
+    }
+
+    #[test]
     fn bad_lines_name_their_line_and_change_nothing() {
         for (text, line, says) in [
-            ("port 1\nnosuch 3\n", 2, "unknown setting 'nosuch'"),
             ("maxmemory lots\n", 1, "memory value"),
             ("appendfsync sometimes\n", 1, "always, everysec or no"),
             ("port\n", 1, "needs a value"),
