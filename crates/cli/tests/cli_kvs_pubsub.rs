@@ -223,3 +223,80 @@ fn a_subscriber_that_does_not_read_is_closed_at_the_pubsub_limit() {
     );
     assert_eq!(cmd(&mut p, &["PING"]), Value::SimpleString("PONG".into()));
 }
+
+#[test]
+fn keyspace_notifications_follow_redis_event_names() {
+    // The events and their order as redis-server 7 sends them for the same commands.
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&addr);
+    cmd(&mut p, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    assert_eq!(
+        cmd(&mut p, &["CONFIG", "GET", "notify-keyspace-events"]),
+        Value::Array(vec![
+            Value::BulkString(b"notify-keyspace-events".to_vec()),
+            Value::BulkString(b"AKE".to_vec())
+        ])
+    );
+    let mut s = Raw::new(&addr);
+    s.send(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    s.frame();
+    for c in [
+        &["SET", "a", "1"][..],
+        &["INCR", "a"],
+        &["DEL", "nope"], // changes nothing: no event
+        &["RPUSH", "l", "x"],
+        &["LMOVE", "l", "m", "LEFT", "RIGHT"],
+        &["SET", "t", "v", "EX", "100"],
+        &["RENAME", "t", "u"],
+        &["HSET", "h", "f", "v"],
+        &["ZADD", "z", "1", "m"],
+        &["ZPOPMIN", "z"],
+    ] {
+        cmd(&mut p, c);
+    }
+    let want = [
+        "set a",
+        "incrby a",
+        "rpush l",
+        "rpush m",
+        "lpop l",
+        "del l",
+        "set t",
+        "expire t",
+        "rename_from t",
+        "rename_to u",
+        "hset h",
+        "zadd z",
+        "zpopmin z",
+        "del z",
+    ];
+    for w in want {
+        let (ev, key) = w.split_once(' ').unwrap();
+        assert_eq!(
+            s.frame(),
+            format!("*4 pmessage __keyevent@0__:* __keyevent@0__:{ev} {key}"),
+            "{w}"
+        );
+    }
+    // Only the classes asked for: lists alone, keyspace channel.
+    cmd(&mut p, &["CONFIG", "SET", "notify-keyspace-events", "Kl"]);
+    let mut k = Raw::new(&addr);
+    k.send(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    k.frame();
+    cmd(&mut p, &["SET", "s", "1"]);
+    cmd(&mut p, &["LPUSH", "l2", "v"]);
+    assert_eq!(
+        k.frame(),
+        "*4 pmessage __keyspace@0__:* __keyspace@0__:l2 lpush"
+    );
+    let e = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("Kq")
+        .query::<Value>(&mut p)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("Invalid event class character"),
+        "{e}"
+    );
+}

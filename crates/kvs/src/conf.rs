@@ -159,7 +159,8 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             "save" => {
                 let joined: Vec<u8> = words[1..].join(&b' ');
                 let mut cmd: Config = next.cmd.clone();
-                cmd.set(&name, &joined).map_err(|why| err(format!("{name}: {why}")))?;
+                cmd.set(&name, &joined)
+                    .map_err(|why| err(format!("{name}: {why}")))?;
                 next.cmd = cmd;
             }
             _ => {
@@ -237,7 +238,11 @@ mod tests {
         let w = apply(&mut c, text).expect("accepted");
         let lines: Vec<usize> = w.iter().map(|e| e.line).collect();
         assert_eq!(lines, [2, 3, 4]);
-        assert!(w[0].message.contains("'rename-command' is not supported"), "{}", w[0]);
+        assert!(
+            w[0].message.contains("'rename-command' is not supported"),
+            "{}",
+            w[0]
+        );
         assert_eq!(
             (c.cmd.port, c.cmd.maxmemory),
             (1, 1 << 20),

@@ -286,7 +286,9 @@ impl Conn {
                         let skip = std::mem::take(&mut self.session.skip_next);
                         let mark = self.output.len();
                         let mut w = Writer::new(&mut self.output, self.session.proto);
-                        let logging = env.logging || env.keys.shared().watches.any();
+                        let logging = env.logging
+                            || env.keys.shared().watches.any()
+                            || env.config.notify != 0;
                         let mut ctx = Ctx {
                             keys: &mut env.keys,
                             config: &mut env.config,
@@ -388,7 +390,7 @@ pub(crate) fn serve_waiters(env: &mut Env, keys: &[&[u8]]) {
                 ..Session::default()
             };
             let argv: Vec<&[u8]> = waiter.argv.iter().map(Vec::as_slice).collect();
-            let logging = env.logging || env.keys.shared().watches.any();
+            let logging = env.logging || env.keys.shared().watches.any() || env.config.notify != 0;
             let mut ctx = Ctx {
                 keys: &mut env.keys,
                 config: &mut env.config,

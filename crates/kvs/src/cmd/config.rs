@@ -35,6 +35,9 @@ pub struct Config {
     /// `tcp-backlog`: the listening socket's queue of connections not yet accepted
     /// (set at start only; the kernel caps it at `net.core.somaxconn`).
     pub tcp_backlog: u32,
+    /// `notify-keyspace-events`: the classes of keyspace notifications sent
+    /// ([`super::notify`] flags; 0: none).
+    pub notify: u32,
     /// Values given to the Redis settings in [`COMPAT`] (accepted, shown, no effect).
     pub compat: std::collections::BTreeMap<&'static str, String>,
 }
@@ -82,7 +85,6 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("maxmemory-samples", "5"),
     ("min-replicas-max-lag", "10"),
     ("min-replicas-to-write", "0"),
-    ("notify-keyspace-events", ""),
     ("protected-mode", "no"),
     ("rdbchecksum", "yes"),
     ("rdbcompression", "yes"),
@@ -127,6 +129,7 @@ const RUNTIME: &[&str] = &[
     "client-query-buffer-limit",
     "client-output-buffer-limit",
     "appendfsync",
+    "notify-keyspace-events",
 ];
 
 /// Settings fixed once the server runs (CONFIG GET shows them; CONFIG SET refuses).
@@ -171,6 +174,7 @@ impl Config {
             ("threads", self.threads.to_string()),
             ("tcp-backlog", self.tcp_backlog.to_string()),
             ("databases", "1".into()),
+            ("notify-keyspace-events", super::notify::show(self.notify)),
         ];
         for (name, default) in COMPAT {
             let v = self.compat.get(name).cloned();
@@ -209,6 +213,10 @@ impl Config {
             }
             "client-output-buffer-limit" => self.output_limits.set(&text())?,
             "appendfsync" => self.appendfsync = text().parse()?,
+            "notify-keyspace-events" => {
+                self.notify = super::notify::parse(&text())
+                    .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?
+            }
             n if compat(n).is_some() => {
                 if let Some(key) = compat(n) {
                     self.compat.insert(key, text());
@@ -292,6 +300,7 @@ impl Default for Config {
             threads: 1,
             output_limits: OutputLimits::default(),
             tcp_backlog: 511,
+            notify: 0,
             compat: Default::default(),
         }
     }

@@ -22,6 +22,7 @@ pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod multi;
+pub mod notify;
 pub mod pubsub;
 pub mod server;
 pub mod sets;
@@ -279,9 +280,13 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     let at = w.position();
     let weight = ctx.stats.per_command.timing(cmd);
     let t = weight.map(|_| std::time::Instant::now());
+    let start = ctx.effects.len();
     (cmd.handler)(ctx, args, w);
     if ctx.blocked.is_some() {
         return;
+    }
+    if ctx.config.notify != 0 && cmd.has(WRITE) {
+        notify::after(ctx, cmd.name, args, start);
     }
     ctx.stats.commands += 1;
     let usec = match (t, weight) {
@@ -334,6 +339,7 @@ fn within_memory(ctx: &mut Ctx, cmd: &Command) -> bool {
                 match ctx.keys.evict_lru(5) {
                     Some(k) => {
                         ctx.log_del(&k);
+                        notify::evicted(ctx, &k);
                         ctx.stats.evicted += 1;
                     }
                     None => break,

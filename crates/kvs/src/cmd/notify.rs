@@ -1,0 +1,253 @@
+//! Keyspace notifications (`notify-keyspace-events`): after a command changes keys,
+//! a message on `__keyspace@0__:<key>` (the event as payload, class `K`) and on
+//! `__keyevent@0__:<event>` (the key as payload, class `E`), for the event classes
+//! the setting enables, with Redis's event names.
+//!
+//! The keys a command changed are the ones its log effects name (the effects are
+//! recorded while notifications are on), so nothing is sent for a command that changed
+//! nothing; the event is the command's (`lpush`, `hset`, `incrby`, ...), with the
+//! source and destination of moves told apart, in Redis's order (`rename_from` then
+//! `rename_to`, `rpush` to the destination then `lpop` from the source, `srem` then
+//! `sadd`), `expire` after a SET with a time to live, and `del`
+//! when a pop or removal leaves a collection empty. Keys removed by `maxmemory` send
+//! `evicted`. Not sent yet: `expired` (keys removed by their deadline), `new` and
+//! key-miss events.
+
+use super::{eq, Ctx};
+use crate::aof::Effect;
+
+/// Generic commands (DEL, EXPIRE, RENAME, ...): `g`.
+pub const GENERIC: u32 = 1 << 0;
+/// String commands: `$`.
+pub const STRING: u32 = 1 << 1;
+/// List commands: `l`.
+pub const LIST: u32 = 1 << 2;
+/// Set commands: `s`.
+pub const SET: u32 = 1 << 3;
+/// Hash commands: `h`.
+pub const HASH: u32 = 1 << 4;
+/// Sorted-set commands: `z`.
+pub const ZSET: u32 = 1 << 5;
+/// Keys removed by their deadline: `x`.
+pub const EXPIRED: u32 = 1 << 6;
+/// Keys removed by maxmemory: `e`.
+pub const EVICTED: u32 = 1 << 7;
+/// Stream commands: `t`.
+pub const STREAM: u32 = 1 << 8;
+/// Module events: `d`.
+pub const MODULE: u32 = 1 << 9;
+/// Keyspace channel: `K`.
+pub const KEYSPACE: u32 = 1 << 10;
+/// Keyevent channel: `E`.
+pub const KEYEVENT: u32 = 1 << 11;
+/// Key misses: `m`.
+pub const KEY_MISS: u32 = 1 << 12;
+/// New keys: `n`.
+pub const NEW: u32 = 1 << 13;
+/// `A`: every class but key misses and new keys.
+pub const ALL: u32 =
+    GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+
+const CLASSES: &[(char, u32)] = &[
+    ('g', GENERIC),
+    ('$', STRING),
+    ('l', LIST),
+    ('s', SET),
+    ('h', HASH),
+    ('z', ZSET),
+    ('x', EXPIRED),
+    ('e', EVICTED),
+    ('t', STREAM),
+    ('d', MODULE),
+    ('K', KEYSPACE),
+    ('E', KEYEVENT),
+    ('m', KEY_MISS),
+    ('n', NEW),
+];
+
+/// The flags of a `notify-keyspace-events` value, or None for an unknown character.
+pub fn parse(s: &str) -> Option<u32> {
+    let mut f = 0;
+    for c in s.chars() {
+        f |= match c {
+            'A' => ALL,
+            c => CLASSES.iter().find(|(k, _)| *k == c)?.1,
+        };
+    }
+    Some(f)
+}
+
+/// The value as CONFIG GET shows it (Redis's order; `A` for every class).
+pub fn show(f: u32) -> String {
+    let mut s = String::new();
+    if f & ALL == ALL {
+        s.push('A');
+    }
+    for &(c, bit) in CLASSES {
+        let in_all = ALL & bit != 0;
+        if f & bit != 0 && !(in_all && f & ALL == ALL) {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// The event class and name a command's change to a key sends; `first`: the key is the
+/// command's first key (the source of a move).
+fn event(name: &str, args: &[&[u8]], first: bool) -> Option<(u32, &'static str)> {
+    let side = |a: Option<&&[u8]>, left: &'static str, right: &'static str| {
+        if a.is_some_and(|a| eq(a, "left")) {
+            left
+        } else {
+            right
+        }
+    };
+    Some(match name {
+        "set" | "setnx" | "setex" | "psetex" | "getset" | "mset" | "msetnx" => (STRING, "set"),
+        "append" => (STRING, "append"),
+        "incr" | "decr" | "incrby" | "decrby" => (STRING, "incrby"),
+        "incrbyfloat" => (STRING, "incrbyfloat"),
+        "setrange" => (STRING, "setrange"),
+        "del" | "unlink" | "getdel" => (GENERIC, "del"),
+        "expire" | "pexpire" | "expireat" | "pexpireat" | "getex" => (GENERIC, "expire"),
+        "persist" => (GENERIC, "persist"),
+        "rename" | "renamenx" if first => (GENERIC, "rename_from"),
+        "rename" | "renamenx" => (GENERIC, "rename_to"),
+        "copy" if !first => (GENERIC, "copy_to"),
+        "lpush" | "lpushx" => (LIST, "lpush"),
+        "rpush" | "rpushx" => (LIST, "rpush"),
+        "lpop" | "rpop" | "lset" | "lrem" | "ltrim" | "linsert" => (LIST, row_name(name)),
+        "rpoplpush" | "brpoplpush" if first => (LIST, "rpop"),
+        "rpoplpush" | "brpoplpush" => (LIST, "lpush"),
+        "lmove" if first => (LIST, side(args.get(3), "lpop", "rpop")),
+        "lmove" => (LIST, side(args.get(4), "lpush", "rpush")),
+        "blmove" if first => (LIST, side(args.get(3), "lpop", "rpop")),
+        "blmove" => (LIST, side(args.get(4), "lpush", "rpush")),
+        "blpop" => (LIST, "lpop"),
+        "brpop" => (LIST, "rpop"),
+        "lmpop" | "blmpop" => {
+            let left = args.iter().any(|a| eq(a, "left"));
+            (LIST, if left { "lpop" } else { "rpop" })
+        }
+        "hset" | "hmset" | "hsetnx" => (HASH, "hset"),
+        "hdel" => (HASH, "hdel"),
+        "hincrby" => (HASH, "hincrby"),
+        "hincrbyfloat" => (HASH, "hincrbyfloat"),
+        "sadd" => (SET, "sadd"),
+        "srem" => (SET, "srem"),
+        "spop" => (SET, "spop"),
+        "smove" if first => (SET, "srem"),
+        "smove" => (SET, "sadd"),
+        "sinterstore" | "sunionstore" | "sdiffstore" => (SET, row_name(name)),
+        "zadd" => (ZSET, "zadd"),
+        "zincrby" => (ZSET, "zincr"),
+        "zrem" => (ZSET, "zrem"),
+        "zpopmin" | "bzpopmin" => (ZSET, "zpopmin"),
+        "zpopmax" | "bzpopmax" => (ZSET, "zpopmax"),
+        "zmpop" | "bzmpop" => {
+            let min = args.iter().any(|a| eq(a, "min"));
+            (ZSET, if min { "zpopmin" } else { "zpopmax" })
+        }
+        "zremrangebyscore" | "zremrangebyrank" | "zremrangebylex" | "zunionstore"
+        | "zinterstore" | "zdiffstore" | "zrangestore" => (ZSET, row_name(name)),
+        _ => return None,
+    })
+}
+
+/// The command table's (`'static`) copy of the name `name`.
+fn row_name(name: &str) -> &'static str {
+    super::table::lookup(name.as_bytes()).map_or("", |c| c.name)
+}
+
+/// Sends the notifications of a command that ran with `args` and recorded
+/// `ctx.effects[start..]`.
+pub(crate) fn after(ctx: &mut Ctx, name: &str, args: &[&[u8]], start: usize) {
+    let flags = ctx.config.notify;
+    if flags & (KEYSPACE | KEYEVENT) == 0 || ctx.effects.len() <= start {
+        return;
+    }
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut ttl = false;
+    for e in &ctx.effects[start..] {
+        ttl |= matches!(e, Effect::Set { expires_at, .. } if *expires_at != 0);
+        if let Some(k) = e.key() {
+            if !keys.iter().any(|x| x == k) {
+                keys.push(k.to_vec());
+            }
+        }
+    }
+    if matches!(name, "lmove" | "blmove" | "rpoplpush" | "brpoplpush") {
+        // Redis tells of the push to the destination before the pop from the source.
+        keys.reverse();
+    }
+    let mut events: Vec<(u32, &'static str, Vec<u8>)> = Vec::new();
+    for key in keys {
+        let first = args.get(1).is_some_and(|a| *a == key.as_slice());
+        let Some((class, ev)) = event(name, args, first) else {
+            continue;
+        };
+        let exists = ctx.keys.contains(&key, ctx.now);
+        if class == GENERIC && ev == "expire" && !exists {
+            // A deadline already past removes the key.
+            events.push((GENERIC, "del", key));
+            continue;
+        }
+        events.push((class, ev, key.clone()));
+        if class == STRING && ev == "set" && ttl {
+            events.push((GENERIC, "expire", key.clone()));
+        }
+        if !exists && class != GENERIC && class != STRING {
+            // The last element went: the key is deleted too.
+            events.push((GENERIC, "del", key));
+        }
+    }
+    publish(ctx, flags, events);
+}
+
+/// Sends `evicted` for a key maxmemory removed.
+pub(crate) fn evicted(ctx: &mut Ctx, key: &[u8]) {
+    let flags = ctx.config.notify;
+    if flags & EVICTED != 0 {
+        publish(ctx, flags, vec![(EVICTED, "evicted", key.to_vec())]);
+    }
+}
+
+fn publish(ctx: &mut Ctx, flags: u32, events: Vec<(u32, &'static str, Vec<u8>)>) {
+    let hub = &ctx.keys.shared().hub;
+    let mut msgs = Vec::new();
+    for (class, ev, key) in events {
+        if flags & class == 0 {
+            continue;
+        }
+        let subs = hub.subs();
+        if flags & KEYSPACE != 0 {
+            let mut ch = b"__keyspace@0__:".to_vec();
+            ch.extend_from_slice(&key);
+            msgs.extend(subs.publish(false, &ch, ev.as_bytes()));
+        }
+        if flags & KEYEVENT != 0 {
+            let mut ch = b"__keyevent@0__:".to_vec();
+            ch.extend_from_slice(ev.as_bytes());
+            msgs.extend(subs.publish(false, &ch, &key));
+        }
+    }
+    if !msgs.is_empty() {
+        hub.deliver(msgs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_parse_and_show_as_redis() {
+        assert_eq!(parse("KEA"), Some(KEYSPACE | KEYEVENT | ALL));
+        assert_eq!(show(parse("KEA").unwrap()), "AKE");
+        assert_eq!(show(parse("Kl$").unwrap()), "$lK");
+        assert_eq!(parse(""), Some(0));
+        assert_eq!(show(0), "");
+        assert_eq!(parse("Kq"), None);
+        assert_eq!(show(parse("Egx").unwrap()), "gxE");
+    }
+}
