@@ -306,7 +306,11 @@ impl Conn {
                         exec(&mut ctx, argv, &mut w);
                         let still_off = ctx.session.reply_off;
                         let (blocked, ready) = (ctx.blocked.take(), std::mem::take(&mut ctx.ready));
-                        if skip || (muted && still_off) {
+                        // RESP3 push frames ((un)subscribe confirmations) go out
+                        // whatever CLIENT REPLY says, as in Redis.
+                        let pushes = self.session.proto == crate::resp::Proto::Resp3
+                            && self.output.get(mark) == Some(&b'>');
+                        if (skip || (muted && still_off)) && !pushes {
                             self.output.truncate(mark);
                         }
                         let hub = &env.keys.shared().hub;

@@ -97,6 +97,20 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             .iter()
             .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything"))
     };
+    if want("replication") {
+        // One node, a primary without replicas (replication is not served yet).
+        out.push_str(&format!(
+            "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{:040x}\r\nmaster_replid2:{}\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n\r\n",
+            st.started_ms as u128 * 0x9e37_79b9_7f4a_7c15 + std::process::id() as u128,
+            "0".repeat(40)
+        ));
+    }
+    if want("cpu") {
+        let [user, sys, cuser, csys] = cpu_seconds();
+        out.push_str(&format!(
+            "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:{csys:.6}\r\nused_cpu_user_children:{cuser:.6}\r\n\r\n"
+        ));
+    }
     if explicit("commandstats") {
         let shared = &ctx.keys.shared().stats.per_command;
         out.push_str(&super::cmdstats::section(shared, &ctx.stats.per_command));
@@ -112,6 +126,23 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
     }
     w.verbatim(out.as_bytes());
+}
+
+/// CPU seconds of this process: user, system, and those of its waited-for children
+/// (Linux `/proc/self/stat`, in clock ticks of 1/100 s; zeros where unavailable).
+fn cpu_seconds() -> [f64; 4] {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name (which may hold spaces, in parentheses).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|t| t.parse::<f64>().unwrap_or(0.0) / 100.0)
+        .collect();
+    let mut out = [0.0; 4];
+    out.iter_mut().zip(f).for_each(|(o, v)| *o = v);
+    out
 }
 
 /// Resident set size of this process in bytes (Linux `/proc/self/status`; 0 where
