@@ -2,8 +2,9 @@
 //! event loops: channel, pattern and shard-channel messages in publication order,
 //! PUBLISH's receiver count, PUBSUB's introspection, the RESP2 subscribed context
 //! (only (un)subscribe, PING, QUIT and RESET), RESP3 push frames beside ordinary
-//! replies, subscriptions dropped when a client unsubscribes, RESETs or leaves, and a
-//! subscriber that does not read closed at the `pubsub` output limit.
+//! replies, subscriptions dropped when a client unsubscribes, RESETs or leaves, a
+//! subscriber that does not read closed at the `pubsub` output limit, keyspace
+//! notifications, and CLIENT LIST/INFO/KILL across the event loops.
 
 mod common;
 
@@ -299,4 +300,76 @@ fn keyspace_notifications_follow_redis_event_names() {
         e.to_string().contains("Invalid event class character"),
         "{e}"
     );
+}
+
+/// A bulk or verbatim reply as text.
+fn text_of(v: Value) -> String {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b).unwrap(),
+        Value::VerbatimString { text, .. } => text,
+        v => panic!("{v:?}"),
+    }
+}
+
+#[test]
+fn client_list_and_kill_see_every_loop() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut a = connect(&addr);
+    cmd(&mut a, &["CLIENT", "SETNAME", "alpha"]);
+    let mut sub = Raw::new(&addr);
+    sub.send(&["SUBSCRIBE", "c1", "c2"]);
+    sub.frame();
+    sub.frame();
+    let mut b = connect(&addr);
+    let text = text_of(cmd(&mut b, &["CLIENT", "LIST"]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("name=alpha") && l.contains("cmd=client")),
+        "{text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("sub=2") && l.contains("flags=P")),
+        "{text}"
+    );
+    let info = text_of(cmd(&mut a, &["CLIENT", "INFO"]));
+    assert!(
+        info.contains("name=alpha") && info.lines().count() == 1,
+        "{info}"
+    );
+    // Kill the subscriber by type (on whichever loop it is): it is closed.
+    assert_eq!(
+        cmd(&mut b, &["CLIENT", "KILL", "TYPE", "pubsub"]),
+        Value::Int(1)
+    );
+    wait_subs(&mut b, "c1", 0);
+    // By id; the old form by address; a client does not kill itself unless asked.
+    let Value::Int(a_id) = cmd(&mut a, &["CLIENT", "ID"]) else {
+        panic!()
+    };
+    assert_eq!(
+        cmd(&mut b, &["CLIENT", "KILL", "ID", &a_id.to_string()]),
+        Value::Int(1)
+    );
+    assert!(
+        redis::cmd("PING").query::<Value>(&mut a).is_err(),
+        "a was closed"
+    );
+    let Value::Int(b_id) = cmd(&mut b, &["CLIENT", "ID"]) else {
+        panic!()
+    };
+    assert_eq!(
+        cmd(&mut b, &["CLIENT", "KILL", "ID", &b_id.to_string()]),
+        Value::Int(0)
+    );
+    let e = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("10.0.0.1:1")
+        .query::<Value>(&mut b)
+        .unwrap_err();
+    assert!(e.to_string().contains("No such client"), "{e}");
 }

@@ -91,6 +91,10 @@ impl Conn {
 
     /// Adds the change of this connection's buffer capacities to the shared count.
     pub(crate) fn account(&mut self, stats: &crate::keyspace::SharedStats) {
+        if let Some(m) = &self.session.meta {
+            m.omem
+                .store(self.output.len(), std::sync::atomic::Ordering::Relaxed);
+        }
         let now = self.input.capacity() + self.output.capacity();
         if now != self.accounted {
             stats.client_buffers_changed(self.accounted, now);
@@ -304,6 +308,9 @@ impl Conn {
                             ready: Vec::new(),
                         };
                         exec(&mut ctx, argv, &mut w);
+                        if let Some(m) = &ctx.session.meta {
+                            crate::cmd::clients::touched(m, ctx.session.proto, now);
+                        }
                         let still_off = ctx.session.reply_off;
                         let (blocked, ready) = (ctx.blocked.take(), std::mem::take(&mut ctx.ready));
                         // RESP3 push frames ((un)subscribe confirmations) go out

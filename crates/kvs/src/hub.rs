@@ -59,6 +59,8 @@ pub enum Msg {
         /// The message.
         msg: Arc<Published>,
     },
+    /// CLIENT KILL: close the connection now.
+    Kill,
     /// The client was blocked: here is its reply, which waits for log record `seq`.
     Unblocked {
         /// The encoded reply.
@@ -86,6 +88,8 @@ pub struct Hub {
     waiting: Mutex<Waiting>,
     /// Number of blocked clients (a write checks for waiters only when non-zero).
     blocked: AtomicUsize,
+    /// Every connection's listed facts (CLIENT LIST), by id.
+    clients: Mutex<std::collections::BTreeMap<u64, Arc<crate::cmd::clients::ClientMeta>>>,
 }
 
 impl Hub {
@@ -103,7 +107,23 @@ impl Hub {
             subs: Mutex::new(Subscriptions::default()),
             waiting: Mutex::new(Waiting::default()),
             blocked: AtomicUsize::new(0),
+            clients: Mutex::new(Default::default()),
         }
+    }
+
+    /// A new connection.
+    pub fn register(&self, meta: Arc<crate::cmd::clients::ClientMeta>) {
+        lock(&self.clients).insert(meta.id, meta);
+    }
+
+    /// A connection gone.
+    pub fn unregister(&self, id: u64) {
+        lock(&self.clients).remove(&id);
+    }
+
+    /// Every connection, by id.
+    pub fn clients(&self) -> Vec<Arc<crate::cmd::clients::ClientMeta>> {
+        lock(&self.clients).values().cloned().collect()
     }
 
     /// Wakes loop `i` (a new connection in its mailbox).

@@ -511,6 +511,14 @@ impl Loop {
                     shared.stats.disconnected(1);
                     continue;
                 }
+                let addr = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+                let meta = std::sync::Arc::new(crate::cmd::clients::ClientMeta::new(
+                    id,
+                    addr(sock.peer_addr()),
+                    addr(sock.local_addr()),
+                    now_ms(),
+                ));
+                shared.hub.register(meta.clone());
                 self.conns.insert(
                     token,
                     Conn {
@@ -519,6 +527,7 @@ impl Loop {
                         output: Vec::new(),
                         session: Session {
                             id,
+                            meta: Some(meta),
                             ..Session::default()
                         },
                         closing: false,
@@ -539,7 +548,14 @@ impl Loop {
                 ready.push(token);
             }
             // Messages for this loop's clients, and blocked clients served or timed out.
-            self.deliver_mail(shared, index, &mut mail, &mut ready, &mut touched);
+            self.deliver_mail(
+                shared,
+                index,
+                &mut mail,
+                &mut ready,
+                &mut touched,
+                &mut closed,
+            );
             // Settings changed by CONFIG SET on any loop.
             if shared.config_version() != env.version {
                 (env.config, env.version) = shared.config();
@@ -646,6 +662,7 @@ impl Loop {
         mail: &mut Vec<(u64, Msg)>,
         ready: &mut Vec<Token>,
         touched: &mut Vec<Token>,
+        closed: &mut Vec<Token>,
     ) {
         shared.hub.drain(index, mail);
         for (id, msg) in mail.drain(..) {
@@ -654,6 +671,7 @@ impl Loop {
                 continue;
             };
             match msg {
+                Msg::Kill => closed.push(token),
                 Msg::Unblocked { reply, seq } => {
                     c.output.extend_from_slice(&reply);
                     c.wait_seq = c.wait_seq.max(seq);
@@ -715,6 +733,7 @@ impl Loop {
                     shared.hub.claim(c.session.id);
                 }
                 c.session.subs.forget(&shared.hub, c.session.id);
+                shared.hub.unregister(c.session.id);
                 let _ = self.poll.registry().deregister(&mut c.sock);
                 if c.killed {
                     shared.stats.output_limit_kill();

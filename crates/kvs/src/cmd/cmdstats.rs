@@ -35,11 +35,7 @@ pub struct Local {
     tick: u32,
 }
 
-/// The row of `cmd` in the table.
-pub fn index(cmd: &Command) -> usize {
-    let base = COMMANDS.as_ptr() as usize;
-    (cmd as *const Command as usize - base) / std::mem::size_of::<Command>()
-}
+use super::table::row as index;
 
 impl Local {
     fn slot(&mut self, i: usize) -> &mut Counts {

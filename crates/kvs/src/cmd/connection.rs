@@ -29,8 +29,13 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     ctx.session.tx.end();
     let hub = &ctx.keys.shared().hub;
     ctx.session.subs.forget(hub, ctx.session.id);
+    if let Some(m) = &ctx.session.meta {
+        m.subs
+            .iter()
+            .for_each(|s| s.store(0, std::sync::atomic::Ordering::Relaxed));
+    }
     ctx.session.proto = Proto::Resp2;
-    ctx.session.name = None;
+    set_name(ctx, b"");
     ctx.session.reply_off = false;
     ctx.session.skip_next = false;
     ctx.session.authed = ctx.config.requirepass.is_none();
@@ -90,7 +95,7 @@ pub fn hello(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             ctx.session.authed = true;
             i += 3;
         } else if eq(args[i], "setname") && i + 1 < args.len() {
-            ctx.session.name = Some(args[i + 1].to_vec());
+            set_name(ctx, args[i + 1]);
             i += 2;
         } else {
             return w.error(&format!(
@@ -132,7 +137,7 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             return w
                 .error("ERR Client names cannot contain spaces, newlines or special characters.");
         }
-        ctx.session.name = (!args[2].is_empty()).then(|| args[2].to_vec());
+        set_name(ctx, args[2]);
         w.simple("OK");
     } else if eq(sub, "getname") && args.len() == 2 {
         match &ctx.session.name {
@@ -156,12 +161,60 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         unblock(ctx, args, w);
     } else if eq(sub, "setinfo") && args.len() == 4 {
         w.simple("OK");
+    } else if eq(sub, "list") {
+        super::clients::list(ctx, args, w);
+    } else if eq(sub, "info") && args.len() == 2 {
+        super::clients::info(ctx, args, w);
+    } else if eq(sub, "kill") && args.len() >= 3 {
+        super::clients::kill(ctx, args, w);
+    } else if eq(sub, "no-evict") && args.len() == 3 {
+        super::clients::no_evict(ctx, args, w);
+    } else if eq(sub, "getredir") && args.len() == 2 {
+        w.int(-1);
+    } else if eq(sub, "help") && args.len() == 2 {
+        super::help(
+            w,
+            &[
+                "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "GETNAME",
+                "    Return the name of the current connection.",
+                "ID",
+                "    Return the ID of the current connection.",
+                "INFO",
+                "    Return information about the current client connection.",
+                "KILL <ip:port>",
+                "    Kill connection made from <ip:port>.",
+                "KILL <option> <value> [<option> <value> [...]]",
+                "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
+                "LIST [options ...]",
+                "    Return information about client connections. Options: TYPE, ID.",
+                "NO-EVICT (ON|OFF)",
+                "    Protect current client connection from eviction.",
+                "REPLY (ON|OFF|SKIP)",
+                "    Control the replies sent to the current connection.",
+                "SETNAME <name>",
+                "    Assign the name <name> to the current connection.",
+                "GETREDIR",
+                "    Return the client ID we are redirecting to when tracking is enabled.",
+                "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+                "    Unblock the specified blocked client.",
+            ],
+        );
     } else {
         w.error(&format!(
             "ERR unknown subcommand '{}'. Try CLIENT HELP.",
             String::from_utf8_lossy(sub)
         ));
     }
+}
+
+/// Sets the connection's name (empty: none), also where CLIENT LIST reads it.
+fn set_name(ctx: &mut Ctx, name: &[u8]) {
+    let name = (!name.is_empty()).then(|| name.to_vec());
+    if let Some(m) = &ctx.session.meta {
+        *m.name.lock().unwrap_or_else(|p| p.into_inner()) = name.clone();
+    }
+    ctx.session.name = name;
 }
 
 /// CLIENT UNBLOCK id [TIMEOUT | ERROR]: a blocked client answered now, with nil (as

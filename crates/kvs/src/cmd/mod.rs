@@ -13,6 +13,7 @@
 //! the settings in [`config`].
 
 pub mod blocking;
+pub mod clients;
 pub mod cluster;
 pub mod cmdstats;
 pub mod config;
@@ -62,6 +63,8 @@ pub struct Session {
     pub reply_off: bool,
     /// CLIENT REPLY SKIP: the next command's reply is dropped.
     pub skip_next: bool,
+    /// What CLIENT LIST shows of this connection (None for a session without one).
+    pub meta: Option<std::sync::Arc<clients::ClientMeta>>,
 }
 
 /// Counters for INFO (a loop's own, until added to the shared ones; the totals).
@@ -245,6 +248,16 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         multi::flag_error(ctx);
         return unknown(args, w);
     };
+    checked(ctx, cmd, args, w);
+}
+
+/// [`exec`] once the command is known.
+fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut Writer) {
+    if let Some(m) = &ctx.session.meta {
+        // CLIENT LIST shows the command a client runs, or ran last.
+        m.last_cmd
+            .store(table::row(cmd) + 1, std::sync::atomic::Ordering::Relaxed);
+    }
     if !cmd.arity_ok(args.len()) {
         multi::flag_error(ctx);
         ctx.stats.per_command.rejected(cmd);

@@ -58,6 +58,16 @@ impl Subs {
         }
     }
 
+    /// Mirrors the counts into what CLIENT LIST shows.
+    fn show(&self, meta: Option<&std::sync::Arc<super::clients::ClientMeta>>) {
+        if let Some(m) = meta {
+            use std::sync::atomic::Ordering::Relaxed;
+            m.subs[0].store(self.channels.len(), Relaxed);
+            m.subs[1].store(self.patterns.len(), Relaxed);
+            m.subs[2].store(self.shard.len(), Relaxed);
+        }
+    }
+
     /// Drops every subscription of client `id` from the registry (the connection
     /// closed, or RESET).
     pub fn forget(&mut self, hub: &Hub, id: u64) {
@@ -130,6 +140,7 @@ pub fn subscribe(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         w.bulk(name);
         w.int(ctx.session.subs.count(kind) as i64);
     }
+    ctx.session.subs.show(ctx.session.meta.as_ref());
 }
 
 /// UNSUBSCRIBE / PUNSUBSCRIBE / SUNSUBSCRIBE [name ...]: none named, all of that kind.
@@ -160,6 +171,7 @@ pub fn unsubscribe(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         w.bulk(name);
         w.int(ctx.session.subs.count(kind) as i64);
     }
+    ctx.session.subs.show(ctx.session.meta.as_ref());
 }
 
 /// PUBLISH / SPUBLISH channel message: the number of clients that receive it.

@@ -337,6 +337,13 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 /// The row of the command named `name` (any case).
+/// The row of `cmd` in [`COMMANDS`].
+pub fn row(cmd: &Command) -> usize {
+    let base = COMMANDS.as_ptr() as usize;
+    (cmd as *const Command as usize - base) / std::mem::size_of::<Command>()
+}
+
+/// The row of the command `name` (any case), without allocating.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     // The name in lower case on the stack (longer names are unknown anyway).
     let mut buf = [0u8; 24];
