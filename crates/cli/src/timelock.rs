@@ -19,6 +19,12 @@ pub enum TimelockCommand {
     /// Solve a puzzle by T sequential squarings; prints the solution w (hex)
     Solve(SolveArgs),
     /// Open a puzzle with its solution; writes the message
+    #[command(
+        after_help = "The solution is checked against the puzzle's own modulus before the \
+                      message is written.\nExit status: 0 opened, 1 a wrong solution (the \
+                      reason is printed), 2 malformed or unreadable input (the puzzle file, \
+                      --solution)."
+    )]
     Open(OpenArgs),
 }
 

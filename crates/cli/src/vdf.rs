@@ -158,10 +158,21 @@ pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
         VdfCommand::Verify(a) => {
             // A verifying command: a trusted modulus that is not a valid N is a
             // malformed value (exit 2).
+            // A file that cannot be read or is too long is named as such; a value that is
+            // not a valid N names the flag it came from.
+            let flag = if a.modulus.is_some() {
+                "--modulus"
+            } else {
+                "--modulus-file"
+            };
             let trusted = modulus_from(&a.modulus, &a.modulus_file).map_err(|e| match e {
-                e @ CliError::Open { .. } => e,
+                e @ (CliError::Open { .. } | CliError::MalformedInput { .. }) => e,
+                CliError::Invalid(message) => CliError::MalformedArg {
+                    arg: flag.into(),
+                    message,
+                },
                 e => CliError::MalformedArg {
-                    arg: "--modulus".into(),
+                    arg: flag.into(),
                     message: e.to_string(),
                 },
             })?;
@@ -170,13 +181,26 @@ pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
     }
 }
 
-fn hex_arg(what: &str, s: &str) -> Result<U4096, CliError> {
+/// A hex value (whitespace ignored); the error is the reason alone, without the flag.
+fn hex_value(s: &str) -> Result<U4096, CliError> {
     let clean: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    U4096::from_hex(&clean).map_err(|e| CliError::Invalid(format!("{what}: {e}")))
+    U4096::from_hex(&clean).map_err(|e| CliError::Invalid(e.to_string()))
+}
+
+fn hex_arg(what: &str, s: &str) -> Result<U4096, CliError> {
+    hex_value(s).map_err(|e| CliError::Invalid(format!("{what}: {e}")))
 }
 
 fn modulus(a: &EvalArgs) -> Result<Modulus, CliError> {
-    modulus_from(&a.modulus, &a.modulus_file)
+    let flag = if a.modulus.is_some() {
+        "--modulus"
+    } else {
+        "--modulus-file"
+    };
+    modulus_from(&a.modulus, &a.modulus_file).map_err(|e| match e {
+        CliError::Invalid(m) => CliError::Invalid(format!("{flag}: {m}")),
+        e => e,
+    })
 }
 
 /// N from `--modulus HEX` or `--modulus-file F`, or the RSA-2048 challenge number.
@@ -186,7 +210,7 @@ fn modulus_from(hex: &Option<String>, file: &Option<PathBuf>) -> Result<Modulus,
         (None, Some(path)) => read_bounded_text(path, MAX_JSON_LEN)?,
         (None, None) => return Ok(Modulus::rsa2048()),
     };
-    Modulus::new(&hex_arg("--modulus", &hex)?).map_err(CliError::Vdf)
+    Modulus::new(&hex_value(&hex)?).map_err(CliError::Vdf)
 }
 
 /// Where an evaluation's result goes.
