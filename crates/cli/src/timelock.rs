@@ -222,6 +222,7 @@ fn solve_resumable(
     saving: &crate::vdf::SaveArgs,
 ) -> Result<(U4096, u64, f64), CliError> {
     use wirespeed_vdf::resume::{self, ResumeError, State};
+    crate::vdf::checkpoint_dir_usable(dir)?;
     let two = U4096::from_u64(2);
     let state = match State::load(dir) {
         Ok(s) if s.modulus == *modulus && s.x == two && s.t == t => s,

@@ -229,6 +229,18 @@ fn proof_kind(p: ProofChoice) -> Option<ProofKind> {
 }
 
 /// A resumable run's error; a state that does not check out names the directory.
+/// A `--checkpoint-dir` that exists but is not a directory is refused (exit 2) in those
+/// words, before anything is computed.
+pub(crate) fn checkpoint_dir_usable(dir: &Path) -> Result<(), CliError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(CliError::MalformedInput {
+            path: dir.to_path_buf(),
+            message: "--checkpoint-dir names a file, not a directory".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn resume_err(dir: &Path) -> impl Fn(ResumeError) -> CliError + '_ {
     move |e| match e {
         ResumeError::Io(path, source) => CliError::Open { path, source },
@@ -296,6 +308,7 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
             (ev.map_err(CliError::Vdf)?, secs)
         }
         Some(dir) => {
+            checkpoint_dir_usable(dir)?;
             let fresh = State::new(n.clone(), x, a.t, 0, kind).map_err(CliError::Vdf)?;
             let state = match saved_state(dir, &fresh)? {
                 Some(old) => {
@@ -363,7 +376,17 @@ fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
         differs.push(format!("T {} (asked {})", old.t, asked.t));
     }
     if old.proof != asked.proof {
-        differs.push(format!("proof {:?} (asked {:?})", old.proof, asked.proof));
+        // As --proof names them.
+        let name = |p: Option<ProofKind>| match p {
+            None => "none",
+            Some(ProofKind::Wesolowski) => "wesolowski",
+            Some(ProofKind::Pietrzak) => "pietrzak",
+        };
+        differs.push(format!(
+            "proof {} (asked {})",
+            name(old.proof),
+            name(asked.proof)
+        ));
     }
     if differs.is_empty() {
         return Ok(Some(old));

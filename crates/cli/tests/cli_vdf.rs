@@ -369,7 +369,7 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     let d = dir.to_str().expect("path");
-    let run = |x: &str, t: &str| {
+    let run_with = |x: &str, t: &str, proof: &str| {
         wirespeed(&[
             "vdf",
             "eval",
@@ -378,11 +378,12 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
             "--t",
             t,
             "--proof",
-            "none",
+            proof,
             "--checkpoint-dir",
             d,
         ])
     };
+    let run = |x: &str, t: &str| run_with(x, t, "none");
     let first = run("05", "3000");
     assert!(
         first.status.success(),
@@ -409,11 +410,13 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
         .iter()
         .map(|p| std::fs::read(p).expect("read"))
         .collect();
-    for (x, t, says) in [
-        ("07", "3000", "x 5 (asked 7)"),
-        ("05", "4000", "T 3000 (asked 4000)"),
+    for (x, t, proof, says) in [
+        ("07", "3000", "none", "x 5 (asked 7)"),
+        ("05", "4000", "none", "T 3000 (asked 4000)"),
+        // The proof named as --proof names it.
+        ("05", "3000", "pietrzak", "proof none (asked pietrzak)"),
     ] {
-        let o = run(x, t);
+        let o = run_with(x, t, proof);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -428,6 +431,56 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
         assert_eq!(after, saved_now, "the directory was changed");
     }
     assert!(!saved.is_empty());
+    // A --checkpoint-dir that is a file: refused in those words, the file untouched.
+    let file = temp("ckpt-is-a-file");
+    std::fs::write(&file, b"keep me").expect("write");
+    let f = file.to_str().expect("path");
+    for args in [
+        vec![
+            "vdf",
+            "eval",
+            "--x",
+            "05",
+            "--t",
+            "100",
+            "--checkpoint-dir",
+            f,
+        ],
+        vec!["timelock", "solve", "PUZZLE", "--checkpoint-dir", f],
+    ] {
+        let puzzle = temp("ckpt-file-puzzle.json");
+        if args[0] == "timelock" {
+            let p = puzzle.to_str().expect("path");
+            let o = wirespeed(&[
+                "timelock",
+                "create",
+                "--t",
+                "10",
+                "--bits",
+                "1024",
+                "--message",
+                "m",
+                "--out",
+                p,
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| {
+                if *a == "PUZZLE" {
+                    puzzle.to_str().expect("path")
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let o = wirespeed(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("not a directory"), "{args:?}: {err}");
+        assert_eq!(std::fs::read(&file).expect("file"), b"keep me");
+    }
 }
 
 /// Rivest's LCS35 (t = 79,685,186,856,218, above the old 2^40 limit) is accepted as
