@@ -73,7 +73,8 @@ pub struct SolveArgs {
     #[arg(long)]
     pub json: bool,
     /// Save progress here (atomically, every --save-every seconds); rerunning the same
-    /// command after a crash or kill resumes from the saved state
+    /// command after a crash or kill resumes from the saved state; a directory holding
+    /// another puzzle's state is refused (exit 2) and left as it is
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
     #[command(flatten)]
@@ -221,27 +222,23 @@ fn solve_resumable(
     dir: &Path,
     saving: &crate::vdf::SaveArgs,
 ) -> Result<(U4096, u64, f64), CliError> {
-    use wirespeed_vdf::resume::{self, ResumeError, State};
+    use wirespeed_vdf::resume::{self, State};
     crate::vdf::checkpoint_dir_usable(dir)?;
-    let two = U4096::from_u64(2);
-    let state = match State::load(dir) {
-        Ok(s) if s.modulus == *modulus && s.x == two && s.t == t => s,
-        Ok(_) => {
-            return Err(CliError::Invalid(format!(
-                "'{}' holds the state of a different puzzle",
+    // The same puzzle resumes where the directory's state stands; another puzzle's state
+    // is refused (exit 2, naming what differs) and left as it is, as `vdf eval` does.
+    let fresh =
+        State::new(modulus.clone(), U4096::from_u64(2), t, 0, None).map_err(CliError::Vdf)?;
+    let state = match crate::vdf::saved_state(dir, &fresh)? {
+        Some(old) => {
+            eprintln!(
+                "timelock: resuming at {} of {} squarings from {}",
+                old.done,
+                old.t,
                 dir.display()
-            )))
+            );
+            old
         }
-        Err(ResumeError::Io(..)) => {
-            State::new(modulus.clone(), two, t, 0, None).map_err(CliError::Vdf)?
-        }
-        Err(ResumeError::Malformed(message)) => {
-            return Err(CliError::MalformedInput {
-                path: State::path(dir),
-                message,
-            })
-        }
-        Err(e) => return Err(crate::vdf::resume_err(dir)(e)),
+        None => fresh,
     };
     let from = std::cell::Cell::new(state.done);
     let rollback = crate::vdf::report_rollback("timelock", dir, &from);

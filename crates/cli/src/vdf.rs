@@ -350,7 +350,7 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
 /// The state saved in `dir` by an earlier run of the same statement (to resume), None
 /// when there is none; a directory that holds another evaluation (another modulus, x, T
 /// or proof) is refused, naming what differs, and left as it is.
-fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
+pub(crate) fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
     if !State::path(dir).exists() {
         return Ok(None);
     }

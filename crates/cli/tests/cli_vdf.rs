@@ -291,13 +291,24 @@ fn timelock_solve_saves_resumes_and_refuses_another_puzzles_state() {
         String::from_utf8_lossy(&first.stderr)
     );
     assert!(dir.join("state").exists());
-    // Solving again resumes from the saved (complete) state: same solution.
+    // Solving again resumes from the saved (complete) state, saying so: same solution.
     let again = solve(&a);
     assert_eq!(again.stdout, first.stdout);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("resuming at 2500 of 2500"), "{err}");
     let direct = wirespeed(&["timelock", "solve", a.to_str().expect("path")]);
     assert_eq!(direct.stdout, first.stdout);
-    // The state belongs to puzzle a: puzzle b is refused, not answered wrongly.
-    assert_eq!(solve(&b).status.code(), Some(1));
+    // The state belongs to puzzle a: puzzle b is refused, not answered wrongly, as
+    // `vdf eval` refuses another statement: exit 2 naming the directory and what differs.
+    let saved = std::fs::read(dir.join("state")).expect("state");
+    let other = solve(&b);
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("holds another evaluation") && err.contains("modulus") && err.contains(d),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.join("state")).expect("state"), saved);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
