@@ -79,7 +79,7 @@ pub fn read_file_bounded(path: &Path, max: usize) -> Result<Vec<u8>, BoundedRead
         // Opening a directory succeeds on Unix; say what reading it would say.
         return Err(BoundedReadError::Io(io::Error::new(
             io::ErrorKind::IsADirectory,
-            "is a directory",
+            "Is a directory",
         )));
     }
     let len = meta.len();
