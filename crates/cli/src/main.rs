@@ -2,7 +2,8 @@
 //!
 //! Every error ends the process with one line on stderr and a non-zero status: 2 for a
 //! truncated or malformed input file (or a malformed value given to a verifying command),
-//! 1 for everything else.
+//! 1 for everything else. Standard output closed by its reader (a pipe into `head`) ends
+//! the process quietly with status 0.
 //!
 //! The process allocates through jemalloc (not the system's malloc): the key-value
 //! server's dataset is many small blocks freed and made again under eviction, and
@@ -143,6 +144,9 @@ fn main() -> ExitCode {
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`wirespeed man | head`): what it read was written; end
+        // quietly, as other command-line tools do.
+        Err(CliError::Stdout(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())
