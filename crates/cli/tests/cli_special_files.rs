@@ -150,6 +150,35 @@ fn a_device_that_never_ends_is_refused_at_the_limit() {
     ] {
         refused(&args.join(" "), &wirespeed(&args), "at most");
     }
+    // A checkpoint directory whose state is the device: refused, not read whole.
+    let zero_dir = temp("special", "zero-state");
+    let _ = std::fs::remove_dir_all(&zero_dir);
+    std::fs::create_dir_all(&zero_dir).expect("dir");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/dev/zero", zero_dir.join("state")).expect("symlink");
+        let z = zero_dir.to_str().expect("utf-8");
+        for args in [
+            vec!["vdf", "resume", z],
+            vec![
+                "vdf",
+                "eval",
+                "--x",
+                "05",
+                "--t",
+                "100",
+                "--checkpoint-dir",
+                z,
+            ],
+            vec!["timelock", "solve", &puzzle, "--checkpoint-dir", z],
+        ] {
+            refused(
+                &args.join(" "),
+                &wirespeed(&args),
+                "more than any valid state",
+            );
+        }
+    }
     for args in [
         vec!["vdf", "verify", "/dev/zero"],
         vec!["msm", "--points", "/dev/zero", "--scalars", "/dev/zero"],
