@@ -584,3 +584,72 @@ fn resumed_json_separates_this_runs_squarings_from_the_whole() {
     assert_eq!(b["resumed_from"].as_u64(), Some(done));
     assert_eq!(b["squarings"].as_u64(), Some(t - done));
 }
+
+/// `timelock solve --json` after a resume counts as `vdf eval` does: t the whole
+/// puzzle, resumed_from the saved count, squarings this run's; the same solution.
+#[test]
+fn resumed_timelock_json_separates_this_runs_squarings_from_the_whole() {
+    use wirespeed_vdf::resume::State;
+    let puzzle = temp("tl-json-resume.json");
+    let p = puzzle.to_str().expect("path");
+    let (t, done) = (100_000u64, 60_000u64);
+    let o = wirespeed(&[
+        "timelock",
+        "create",
+        "--t",
+        "100000",
+        "--bits",
+        "1024",
+        "--message",
+        "m",
+        "--out",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&puzzle).expect("puzzle")).expect("json");
+    let nh = v["modulus"].as_str().expect("modulus");
+    let n = wirespeed_vdf::Modulus::new(&wirespeed_vdf::U4096::from_hex(nh).expect("hex"))
+        .expect("modulus");
+    let x = wirespeed_vdf::U4096::from_u64(2);
+    let mut s = State::new(n.clone(), x, t, 0, None).expect("state");
+    let opts = wirespeed_vdf::EvalOptions {
+        checkpoint_every: s.checkpoint_every,
+        progress: None,
+    };
+    let part = wirespeed_vdf::eval(&n, &x, done, &opts).expect("eval");
+    (s.done, s.value, s.checkpoints) = (done, part.y, part.checkpoints);
+    let dir = temp("tl-json-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    s.save(&dir).expect("save");
+    let json = |o: &Output| -> serde_json::Value {
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).expect("one JSON object")
+    };
+    let direct = json(&wirespeed(&["timelock", "solve", p, "--json"]));
+    let d = dir.to_str().expect("path");
+    let resumed = json(&wirespeed(&[
+        "timelock",
+        "solve",
+        p,
+        "--json",
+        "--checkpoint-dir",
+        d,
+    ]));
+    assert_eq!(direct["solution"], resumed["solution"]);
+    assert_eq!(
+        (
+            direct["resumed_from"].as_u64(),
+            direct["squarings"].as_u64()
+        ),
+        (Some(0), Some(t))
+    );
+    assert_eq!(resumed["t"].as_u64(), Some(t));
+    assert_eq!(resumed["resumed_from"].as_u64(), Some(done));
+    assert_eq!(resumed["squarings"].as_u64(), Some(t - done));
+}
