@@ -93,8 +93,9 @@ pub struct OpenArgs {
     /// Write the message here instead of standard output
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Print one JSON object instead of the raw message: message (text, null when not
-    /// UTF-8), message_hex, message_bytes, t
+    /// Print one JSON object instead of the raw message: valid, message (text, null when
+    /// not UTF-8), message_hex, message_bytes, t ({"valid":false,"reason"} for a wrong
+    /// solution)
     #[arg(long)]
     pub json: bool,
 }
@@ -268,18 +269,27 @@ fn open(a: &OpenArgs) -> Result<(), CliError> {
         arg: "--solution".into(),
         message: e.to_string(),
     })?;
-    let msg = timelock::open(&p, &w).map_err(puzzle_err)?;
+    // A wrong solution is a verdict: with --json it is an object on stdout too.
+    let msg = match timelock::open(&p, &w).map_err(puzzle_err) {
+        Ok(msg) => msg,
+        Err(e) => return crate::verdict::report(a.json, Err(e), String::new),
+    };
     if let Some(path) = &a.out {
         write_file(path, &msg)?;
     }
     if a.json {
-        let line = serde_json::json!({
-            "message": std::str::from_utf8(&msg).ok(),
-            "message_hex": msg.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-            "message_bytes": msg.len(),
-            "t": p.t,
-        });
-        return writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout);
+        let mut m = serde_json::Map::new();
+        m.insert("message".into(), std::str::from_utf8(&msg).ok().into());
+        m.insert(
+            "message_hex".into(),
+            msg.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+                .into(),
+        );
+        m.insert("message_bytes".into(), msg.len().into());
+        m.insert("t".into(), p.t.into());
+        return crate::verdict::report(true, Ok(m), String::new);
     }
     match &a.out {
         Some(_) => Ok(()),
