@@ -147,6 +147,7 @@ fn create(a: &CreateArgs) -> Result<(), CliError> {
 }
 
 fn solve(a: &SolveArgs) -> Result<(), CliError> {
+    a.saving.need_dir(a.checkpoint_dir.as_deref())?;
     let text = read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?;
     let lcs35 = if a.lcs35 {
         Some(Lcs35::parse(&text).map_err(tl_err(&a.puzzle))?)

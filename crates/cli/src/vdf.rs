@@ -79,13 +79,27 @@ pub struct EvalArgs {
 /// How a resumable evaluation saves and checks itself.
 #[derive(Args, Debug)]
 pub struct SaveArgs {
-    /// With --checkpoint-dir: seconds between saves
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_secs)]
-    pub save_every: f64,
+    /// With --checkpoint-dir: seconds between saves [default: 10]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub save_every: Option<f64>,
     /// With --checkpoint-dir: recompute every n-th checkpoint segment to catch arithmetic
-    /// faults (0: never)
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub verify_every: u64,
+    /// faults (0: never) [default: 64]
+    #[arg(long, value_name = "N")]
+    pub verify_every: Option<u64>,
+}
+
+impl SaveArgs {
+    /// Refuses --save-every or --verify-every without a checkpoint directory (they
+    /// would be ignored), before any work.
+    pub(crate) fn need_dir(&self, dir: Option<&Path>) -> Result<(), CliError> {
+        let given = self.save_every.is_some() || self.verify_every.is_some();
+        if given && dir.is_none() {
+            return Err(CliError::Invalid(
+                "--save-every and --verify-every need --checkpoint-dir DIR".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -287,6 +301,7 @@ fn with_progress<T>(total: u64, start_at: u64, f: impl FnOnce(&dyn Fn(u64)) -> T
 }
 
 fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
+    a.saving.need_dir(a.checkpoint_dir.as_deref())?;
     let n = modulus(a)?;
     let x = hex_arg("--x", &a.x)?;
     let kind = proof_kind(a.proof);
@@ -411,8 +426,8 @@ impl SaveArgs {
         rollback: &'a dyn Fn(&Audit),
     ) -> RunOptions<'a> {
         RunOptions {
-            save_every: Duration::from_secs_f64(self.save_every),
-            verify_every: self.verify_every,
+            save_every: Duration::from_secs_f64(self.save_every.unwrap_or(10.0)),
+            verify_every: self.verify_every.unwrap_or(64),
             progress: Some(tick),
             on_rollback: Some(rollback),
         }

@@ -151,6 +151,43 @@ fn bad_inputs_are_one_line_errors() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+    // Saving options without a directory to save in would be ignored: refused, before
+    // any squaring, and nothing printed.
+    let puzzle = temp("no-dir-puzzle.json");
+    let p = puzzle.to_str().expect("path");
+    let o = wirespeed(&[
+        "timelock",
+        "create",
+        "--t",
+        "10",
+        "--bits",
+        "1024",
+        "--message",
+        "m",
+        "--out",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for args in [
+        vec!["vdf", "eval", "--x", "3", "--t", "10", "--save-every", "5"],
+        vec![
+            "vdf",
+            "eval",
+            "--x",
+            "3",
+            "--t",
+            "10",
+            "--verify-every",
+            "1",
+        ],
+        vec!["timelock", "solve", p, "--save-every", "5"],
+    ] {
+        let o = wirespeed(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("need --checkpoint-dir"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
 }
 
 #[test]
