@@ -102,8 +102,9 @@ enum Command {
     Trace(trace::TraceCommand),
     /// Print a shell completion script (bash, zsh or fish) generated from this CLI
     Completions(completions::CompletionsArgs),
-    /// Print the man page (roff) generated from this CLI: `wirespeed man | man -l -`
-    Man,
+    /// Print the man page (roff) generated from this CLI: `wirespeed man | man -l -`;
+    /// `wirespeed man vdf verify` for a subcommand's
+    Man(completions::ManArgs),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -122,7 +123,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Monitor(args) => monitor::run(args),
         Command::Trace(cmd) => trace::run(cmd),
         Command::Completions(a) => completions::completions(Cli::command(), a),
-        Command::Man => completions::man(Cli::command()),
+        Command::Man(a) => completions::man(Cli::command(), a),
     }
 }
 

@@ -52,6 +52,15 @@ fn man_page_is_roff_listing_the_subcommands() {
     for sub in ["vdf", "timelock", "completions", "kvs"] {
         assert!(page.contains(sub), "no '{sub}'");
     }
+    // The pages it lists exist: `wirespeed man vdf verify` is wirespeed-vdf-verify(1),
+    // with that command's flags.
+    assert!(page.contains("wirespeed\\-vdf(1)"), "{page}");
+    let sub = stdout(&["man", "vdf", "verify"]);
+    assert!(sub.contains(".TH wirespeed-vdf-verify 1"), "{sub}");
+    assert!(sub.contains("modulus\\-file"), "{sub}");
+    let o = wirespeed(&["man", "vdf", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no subcommand 'nope'"));
 }
 
 #[test]
