@@ -56,7 +56,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
     after_help = "Exit status: 0 on success (for a verifying command: valid), 2 for an input \
                   that cannot be read or is truncated or malformed (a missing file, a value out \
                   of range), 1 for any other error (for a verifying command: checked and \
-                  invalid)."
+                  invalid). `verify` and `rsa batch-verify` check batches: 0 when the input \
+                  is read whole, the verdicts in their summary."
 )]
 struct Cli {
     #[command(subcommand)]

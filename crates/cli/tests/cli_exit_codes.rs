@@ -352,4 +352,11 @@ fn ed25519_verify() {
     expect("truncated", &["verify", s(&truncated)], 2);
     expect("missing", &["verify", s(&missing)], 2);
     expect("unreadable", &["verify", s(&unreadable())], 2);
+    // The top-level help states the contract and this exception to it.
+    let help = String::from_utf8_lossy(&ok(&["--help"]).stdout).to_string();
+    assert!(help.contains("checked and invalid"), "{help}");
+    assert!(
+        help.contains("`verify` and `rsa batch-verify` check batches"),
+        "{help}"
+    );
 }
