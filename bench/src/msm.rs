@@ -26,7 +26,11 @@ pub struct BenchArgs {
     pub log_n: Vec<u32>,
 
     /// Timed repetitions per contender after a warm-up; the median is reported
-    #[arg(long, default_value_t = 3)]
+    #[arg(
+        long,
+        default_value_t = 3,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
+    )]
     pub reps: usize,
 
     /// Smoke run: n = 2^10, one repetition

@@ -21,7 +21,11 @@ use crate::vdf::median;
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Timed repetitions per contender; the median is reported
-    #[arg(long, default_value_t = 3)]
+    #[arg(
+        long,
+        default_value_t = 3,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
+    )]
     pub reps: usize,
 
     /// Smoke run: 2048 bits only, few operations, one repetition

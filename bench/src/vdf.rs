@@ -23,7 +23,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10_000)]
     pub chain: u64,
     /// Timed passes per contender after one warm-up; the median is reported
-    #[arg(long, default_value_t = 7)]
+    #[arg(
+        long,
+        default_value_t = 7,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
+    )]
     pub reps: usize,
     /// T for the proof-overhead measurement at 2048 bits (0 skips it)
     #[arg(long, default_value_t = 1 << 20)]

@@ -54,7 +54,8 @@ pub enum AccumulatorCommand {
     /// Check one element's witness against the state's value
     #[command(
         after_help = "Exit status: 0 valid, 1 invalid (the reason is printed), \
-                            2 malformed input (state file, --elem or --witness)."
+                            2 malformed or unreadable input (state file, --elem, --witness, \
+                            --modulus)."
     )]
     Verify(VerifyArgs),
 }
@@ -497,7 +498,15 @@ fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
         }
         Err(e) => Err(CliError::Invalid(e.to_string())),
     };
-    crate::verdict::report(a.json, checked, || "valid".into())
+    crate::verdict::report(a.json, checked, || {
+        let n = state.elements.len();
+        format!(
+            "valid: modulus {} ({} bits), {n} member{}",
+            fingerprint(state.acc.modulus()),
+            state.acc.group().bits(),
+            if n == 1 { "" } else { "s" }
+        )
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! `wirespeed completions bash|zsh|fish` and `wirespeed man`: shell completions and a
-//! man page (roff) generated from the CLI definition itself (clap_complete,
+//! `wirespeed completions bash|zsh|fish` and `wirespeed man [SUBCOMMAND...]`: shell
+//! completions and man pages (roff), one per command, generated from the CLI definition
+//! itself (clap_complete,
 //! clap_mangen), so they list exactly the commands and flags the binary parses.
 
 use std::io::Write;
@@ -42,10 +43,28 @@ pub fn completions(mut cmd: clap::Command, a: &CompletionsArgs) -> Result<(), Cl
         .map_err(CliError::Stdout)
 }
 
-/// Writes the man page (roff) on stdout.
-pub fn man(cmd: clap::Command) -> Result<(), CliError> {
+/// Arguments of `wirespeed man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// A subcommand's page instead of the top one, e.g. `vdf verify` (the page the top
+    /// one lists as wirespeed-vdf-verify(1))
+    #[arg(value_name = "SUBCOMMAND")]
+    pub path: Vec<String>,
+}
+
+/// Writes the man page (roff) of the command at `a.path` on stdout.
+pub fn man(mut cmd: clap::Command, a: &ManArgs) -> Result<(), CliError> {
+    // Built, each subcommand carries its page name (wirespeed-vdf-verify).
+    cmd.build();
+    for name in &a.path {
+        cmd = cmd
+            .find_subcommand(name)
+            .cloned()
+            .ok_or_else(|| CliError::Invalid(format!("man: no subcommand '{name}'")))?;
+    }
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd)
+        .source(format!("wirespeed {}", env!("CARGO_PKG_VERSION")))
         .render(&mut buf)
         .map_err(|e| CliError::Internal(format!("man page: {e}")))?;
     std::io::stdout()

@@ -289,15 +289,23 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
             "--get-ratio must be between 0 and 1".into(),
         ));
     }
-    if a.connections == 0 || a.pipeline == 0 || a.keys == 0 || a.threads == 0 {
+    if a.connections == 0 || a.pipeline == 0 || a.keys == 0 || a.threads == 0 || a.requests == 0 {
         return Err(CliError::Invalid(
-            "--connections, --pipeline, --keys and --threads must be at least 1".into(),
+            "--connections, --pipeline, --keys, --threads and --requests must be at least 1".into(),
         ));
     }
-    if a.value_size.max() > 1 << 20 || a.connections > 10_000 || a.pipeline > 10_000 {
-        return Err(CliError::Invalid(
-            "--value-size at most 1 MiB, --connections and --pipeline at most 10,000".into(),
-        ));
+    for (flag, value) in [("--connections", a.connections), ("--pipeline", a.pipeline)] {
+        if value > 10_000 {
+            return Err(CliError::Invalid(format!(
+                "{flag} must be at most 10,000, not {value}"
+            )));
+        }
+    }
+    if a.value_size.max() > 1 << 20 {
+        return Err(CliError::Invalid(format!(
+            "--value-size must be at most 1 MiB (1,048,576 bytes), not {}",
+            a.value_size.max()
+        )));
     }
     if !(1..=1024).contains(&a.threads) {
         return Err(CliError::Invalid(

@@ -246,15 +246,16 @@ fn write(path: &Path, text: String) -> Result<(), CliError> {
     })
 }
 
+/// The largest sweep document `--svg-merge` reads (one holds a few hundred bytes per
+/// rate).
+const MAX_SWEEP_JSON_BYTES: usize = 16 << 20;
+
 /// Draws sweep documents (one server each) on one chart: p99 solid, p50 dashed, a color
 /// per server.
 pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(), CliError> {
     let mut series = Vec::new();
     for (i, path) in inputs.iter().enumerate() {
-        let text = std::fs::read_to_string(path).map_err(|source| CliError::Open {
-            path: path.clone(),
-            source,
-        })?;
+        let text = crate::files::read_bounded_text(path, MAX_SWEEP_JSON_BYTES)?;
         let malformed = |message: String| CliError::MalformedInput {
             path: path.clone(),
             message,

@@ -2,7 +2,8 @@
 //!
 //! Every error ends the process with one line on stderr and a non-zero status: 2 for a
 //! truncated or malformed input file (or a malformed value given to a verifying command),
-//! 1 for everything else.
+//! 1 for everything else. Standard output closed by its reader (a pipe into `head`) ends
+//! the process quietly with status 0.
 //!
 //! The process allocates through jemalloc (not the system's malloc): the key-value
 //! server's dataset is many small blocks freed and made again under eviction, and
@@ -55,7 +56,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
     after_help = "Exit status: 0 on success (for a verifying command: valid), 2 for an input \
                   that cannot be read or is truncated or malformed (a missing file, a value out \
                   of range), 1 for any other error (for a verifying command: checked and \
-                  invalid)."
+                  invalid). `verify` and `rsa batch-verify` check batches: 0 when the input \
+                  is read whole, the verdicts in their summary."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -101,8 +103,9 @@ enum Command {
     Trace(trace::TraceCommand),
     /// Print a shell completion script (bash, zsh or fish) generated from this CLI
     Completions(completions::CompletionsArgs),
-    /// Print the man page (roff) generated from this CLI: `wirespeed man | man -l -`
-    Man,
+    /// Print the man page (roff) generated from this CLI: `wirespeed man | man -l -`;
+    /// `wirespeed man vdf verify` for a subcommand's
+    Man(completions::ManArgs),
 }
 
 fn run(cli: &Cli) -> Result<(), CliError> {
@@ -121,7 +124,7 @@ fn run(cli: &Cli) -> Result<(), CliError> {
         Command::Monitor(args) => monitor::run(args),
         Command::Trace(cmd) => trace::run(cmd),
         Command::Completions(a) => completions::completions(Cli::command(), a),
-        Command::Man => completions::man(Cli::command()),
+        Command::Man(a) => completions::man(Cli::command(), a),
     }
 }
 
@@ -143,6 +146,9 @@ fn main() -> ExitCode {
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`wirespeed man | head`): what it read was written; end
+        // quietly, as other command-line tools do.
+        Err(CliError::Stdout(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())

@@ -22,7 +22,7 @@ const MAX_MESSAGE_BYTES: usize = 1 << 30;
 pub enum RsaCommand {
     /// Sign a file; prints the signature as hex
     Sign(SignArgs),
-    /// Verify a signature on a file; exit 0 valid, 1 invalid, 2 malformed input
+    /// Verify a signature on a file; exit 0 valid, 1 invalid, 2 malformed or unreadable input
     Verify(VerifyArgs),
     /// Sign every line (hex) of a file; signatures one per line (hex), in input order
     BatchSign(BatchSignArgs),

@@ -19,6 +19,12 @@ pub enum TimelockCommand {
     /// Solve a puzzle by T sequential squarings; prints the solution w (hex)
     Solve(SolveArgs),
     /// Open a puzzle with its solution; writes the message
+    #[command(
+        after_help = "The solution is checked against the puzzle's own modulus before the \
+                      message is written.\nExit status: 0 opened, 1 a wrong solution (the \
+                      reason is printed), 2 malformed or unreadable input (the puzzle file, \
+                      --solution)."
+    )]
     Open(OpenArgs),
 }
 
@@ -67,7 +73,8 @@ pub struct SolveArgs {
     #[arg(long)]
     pub json: bool,
     /// Save progress here (atomically, every --save-every seconds); rerunning the same
-    /// command after a crash or kill resumes from the saved state
+    /// command after a crash or kill resumes from the saved state; a directory holding
+    /// another puzzle's state is refused (exit 2) and left as it is
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
     #[command(flatten)]
@@ -86,8 +93,9 @@ pub struct OpenArgs {
     /// Write the message here instead of standard output
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Print one JSON object instead of the raw message: message (text, null when not
-    /// UTF-8), message_hex, message_bytes, t
+    /// Print one JSON object instead of the raw message: valid, message (text, null when
+    /// not UTF-8), message_hex, message_bytes, t ({"valid":false,"reason"} for a wrong
+    /// solution)
     #[arg(long)]
     pub json: bool,
 }
@@ -139,6 +147,7 @@ fn create(a: &CreateArgs) -> Result<(), CliError> {
 }
 
 fn solve(a: &SolveArgs) -> Result<(), CliError> {
+    a.saving.need_dir(a.checkpoint_dir.as_deref())?;
     let text = read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?;
     let lcs35 = if a.lcs35 {
         Some(Lcs35::parse(&text).map_err(tl_err(&a.puzzle))?)
@@ -215,26 +224,23 @@ fn solve_resumable(
     dir: &Path,
     saving: &crate::vdf::SaveArgs,
 ) -> Result<(U4096, u64, f64), CliError> {
-    use wirespeed_vdf::resume::{self, ResumeError, State};
-    let two = U4096::from_u64(2);
-    let state = match State::load(dir) {
-        Ok(s) if s.modulus == *modulus && s.x == two && s.t == t => s,
-        Ok(_) => {
-            return Err(CliError::Invalid(format!(
-                "'{}' holds the state of a different puzzle",
+    use wirespeed_vdf::resume::{self, State};
+    crate::vdf::checkpoint_dir_usable(dir)?;
+    // The same puzzle resumes where the directory's state stands; another puzzle's state
+    // is refused (exit 2, naming what differs) and left as it is, as `vdf eval` does.
+    let fresh =
+        State::new(modulus.clone(), U4096::from_u64(2), t, 0, None).map_err(CliError::Vdf)?;
+    let state = match crate::vdf::saved_state(dir, &fresh)? {
+        Some(old) => {
+            eprintln!(
+                "timelock: resuming at {} of {} squarings from {}",
+                old.done,
+                old.t,
                 dir.display()
-            )))
+            );
+            old
         }
-        Err(ResumeError::Io(..)) => {
-            State::new(modulus.clone(), two, t, 0, None).map_err(CliError::Vdf)?
-        }
-        Err(ResumeError::Malformed(message)) => {
-            return Err(CliError::MalformedInput {
-                path: State::path(dir),
-                message,
-            })
-        }
-        Err(e) => return Err(crate::vdf::resume_err(dir)(e)),
+        None => fresh,
     };
     let from = std::cell::Cell::new(state.done);
     let rollback = crate::vdf::report_rollback("timelock", dir, &from);
@@ -264,18 +270,27 @@ fn open(a: &OpenArgs) -> Result<(), CliError> {
         arg: "--solution".into(),
         message: e.to_string(),
     })?;
-    let msg = timelock::open(&p, &w).map_err(puzzle_err)?;
+    // A wrong solution is a verdict: with --json it is an object on stdout too.
+    let msg = match timelock::open(&p, &w).map_err(puzzle_err) {
+        Ok(msg) => msg,
+        Err(e) => return crate::verdict::report(a.json, Err(e), String::new),
+    };
     if let Some(path) = &a.out {
         write_file(path, &msg)?;
     }
     if a.json {
-        let line = serde_json::json!({
-            "message": std::str::from_utf8(&msg).ok(),
-            "message_hex": msg.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-            "message_bytes": msg.len(),
-            "t": p.t,
-        });
-        return writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout);
+        let mut m = serde_json::Map::new();
+        m.insert("message".into(), std::str::from_utf8(&msg).ok().into());
+        m.insert(
+            "message_hex".into(),
+            msg.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+                .into(),
+        );
+        m.insert("message_bytes".into(), msg.len().into());
+        m.insert("t".into(), p.t.into());
+        return crate::verdict::report(true, Ok(m), String::new);
     }
     match &a.out {
         Some(_) => Ok(()),

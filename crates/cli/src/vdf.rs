@@ -79,13 +79,27 @@ pub struct EvalArgs {
 /// How a resumable evaluation saves and checks itself.
 #[derive(Args, Debug)]
 pub struct SaveArgs {
-    /// With --checkpoint-dir: seconds between saves
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_secs)]
-    pub save_every: f64,
+    /// With --checkpoint-dir: seconds between saves [default: 10]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub save_every: Option<f64>,
     /// With --checkpoint-dir: recompute every n-th checkpoint segment to catch arithmetic
-    /// faults (0: never)
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub verify_every: u64,
+    /// faults (0: never) [default: 64]
+    #[arg(long, value_name = "N")]
+    pub verify_every: Option<u64>,
+}
+
+impl SaveArgs {
+    /// Refuses --save-every or --verify-every without a checkpoint directory (they
+    /// would be ignored), before any work.
+    pub(crate) fn need_dir(&self, dir: Option<&Path>) -> Result<(), CliError> {
+        let given = self.save_every.is_some() || self.verify_every.is_some();
+        if given && dir.is_none() {
+            return Err(CliError::Invalid(
+                "--save-every and --verify-every need --checkpoint-dir DIR".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -158,10 +172,21 @@ pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
         VdfCommand::Verify(a) => {
             // A verifying command: a trusted modulus that is not a valid N is a
             // malformed value (exit 2).
+            // A file that cannot be read or is too long is named as such; a value that is
+            // not a valid N names the flag it came from.
+            let flag = if a.modulus.is_some() {
+                "--modulus"
+            } else {
+                "--modulus-file"
+            };
             let trusted = modulus_from(&a.modulus, &a.modulus_file).map_err(|e| match e {
-                e @ CliError::Open { .. } => e,
+                e @ (CliError::Open { .. } | CliError::MalformedInput { .. }) => e,
+                CliError::Invalid(message) => CliError::MalformedArg {
+                    arg: flag.into(),
+                    message,
+                },
                 e => CliError::MalformedArg {
-                    arg: "--modulus".into(),
+                    arg: flag.into(),
                     message: e.to_string(),
                 },
             })?;
@@ -170,13 +195,26 @@ pub fn run(cmd: &VdfCommand) -> Result<(), CliError> {
     }
 }
 
-fn hex_arg(what: &str, s: &str) -> Result<U4096, CliError> {
+/// A hex value (whitespace ignored); the error is the reason alone, without the flag.
+fn hex_value(s: &str) -> Result<U4096, CliError> {
     let clean: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    U4096::from_hex(&clean).map_err(|e| CliError::Invalid(format!("{what}: {e}")))
+    U4096::from_hex(&clean).map_err(|e| CliError::Invalid(e.to_string()))
+}
+
+fn hex_arg(what: &str, s: &str) -> Result<U4096, CliError> {
+    hex_value(s).map_err(|e| CliError::Invalid(format!("{what}: {e}")))
 }
 
 fn modulus(a: &EvalArgs) -> Result<Modulus, CliError> {
-    modulus_from(&a.modulus, &a.modulus_file)
+    let flag = if a.modulus.is_some() {
+        "--modulus"
+    } else {
+        "--modulus-file"
+    };
+    modulus_from(&a.modulus, &a.modulus_file).map_err(|e| match e {
+        CliError::Invalid(m) => CliError::Invalid(format!("{flag}: {m}")),
+        e => e,
+    })
 }
 
 /// N from `--modulus HEX` or `--modulus-file F`, or the RSA-2048 challenge number.
@@ -186,7 +224,7 @@ fn modulus_from(hex: &Option<String>, file: &Option<PathBuf>) -> Result<Modulus,
         (None, Some(path)) => read_bounded_text(path, MAX_JSON_LEN)?,
         (None, None) => return Ok(Modulus::rsa2048()),
     };
-    Modulus::new(&hex_arg("--modulus", &hex)?).map_err(CliError::Vdf)
+    Modulus::new(&hex_value(&hex)?).map_err(CliError::Vdf)
 }
 
 /// Where an evaluation's result goes.
@@ -205,6 +243,18 @@ fn proof_kind(p: ProofChoice) -> Option<ProofKind> {
 }
 
 /// A resumable run's error; a state that does not check out names the directory.
+/// A `--checkpoint-dir` that exists but is not a directory is refused (exit 2) in those
+/// words, before anything is computed.
+pub(crate) fn checkpoint_dir_usable(dir: &Path) -> Result<(), CliError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(CliError::MalformedInput {
+            path: dir.to_path_buf(),
+            message: "--checkpoint-dir names a file, not a directory".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn resume_err(dir: &Path) -> impl Fn(ResumeError) -> CliError + '_ {
     move |e| match e {
         ResumeError::Io(path, source) => CliError::Open { path, source },
@@ -251,6 +301,7 @@ fn with_progress<T>(total: u64, start_at: u64, f: impl FnOnce(&dyn Fn(u64)) -> T
 }
 
 fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
+    a.saving.need_dir(a.checkpoint_dir.as_deref())?;
     let n = modulus(a)?;
     let x = hex_arg("--x", &a.x)?;
     let kind = proof_kind(a.proof);
@@ -272,6 +323,7 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
             (ev.map_err(CliError::Vdf)?, secs)
         }
         Some(dir) => {
+            checkpoint_dir_usable(dir)?;
             let fresh = State::new(n.clone(), x, a.t, 0, kind).map_err(CliError::Vdf)?;
             let state = match saved_state(dir, &fresh)? {
                 Some(old) => {
@@ -313,7 +365,7 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
 /// The state saved in `dir` by an earlier run of the same statement (to resume), None
 /// when there is none; a directory that holds another evaluation (another modulus, x, T
 /// or proof) is refused, naming what differs, and left as it is.
-fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
+pub(crate) fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
     if !State::path(dir).exists() {
         return Ok(None);
     }
@@ -339,7 +391,17 @@ fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, CliError> {
         differs.push(format!("T {} (asked {})", old.t, asked.t));
     }
     if old.proof != asked.proof {
-        differs.push(format!("proof {:?} (asked {:?})", old.proof, asked.proof));
+        // As --proof names them.
+        let name = |p: Option<ProofKind>| match p {
+            None => "none",
+            Some(ProofKind::Wesolowski) => "wesolowski",
+            Some(ProofKind::Pietrzak) => "pietrzak",
+        };
+        differs.push(format!(
+            "proof {} (asked {})",
+            name(old.proof),
+            name(asked.proof)
+        ));
     }
     if differs.is_empty() {
         return Ok(Some(old));
@@ -364,8 +426,8 @@ impl SaveArgs {
         rollback: &'a dyn Fn(&Audit),
     ) -> RunOptions<'a> {
         RunOptions {
-            save_every: Duration::from_secs_f64(self.save_every),
-            verify_every: self.verify_every,
+            save_every: Duration::from_secs_f64(self.save_every.unwrap_or(10.0)),
+            verify_every: self.verify_every.unwrap_or(64),
             progress: Some(tick),
             on_rollback: Some(rollback),
         }

@@ -1,5 +1,5 @@
 //! The verdict of a verifying command (`vdf verify`, `rsa verify`, `accumulator
-//! verify`) on stdout: a text line, or with `--json` one object `{"valid": true, ...}`.
+//! verify`, `timelock open`) on stdout: a text line, or with `--json` one object `{"valid": true, ...}`.
 //! A checked and invalid input (exit 1) with `--json` prints `{"valid": false,
 //! "reason": ...}` on stdout as well as the error line on stderr, so a script that reads
 //! stdout gets one object for every verdict; an input that cannot be read or is

@@ -25,6 +25,7 @@ Exit status: 0 when the file was read to its end (invalid signatures included),
 their verdicts written), 1 for any other error.")]
 pub struct VerifyArgs {
     /// Signature record file (binary or JSON Lines, see below); `-` reads standard input
+    /// (bin unless --format jsonl)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -113,7 +114,6 @@ const BATCH: usize = 1 << 16;
 /// Runs `wirespeed verify`: streams the file in batches, verifies each batch on the
 /// pool, and appends its verdicts before reading the next.
 pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
-    let format = args.format.unwrap_or_else(|| Format::from_path(&args.file));
     let open_err = |source| CliError::Open {
         path: args.file.clone(),
         source,
@@ -128,7 +128,17 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
             let total = file.metadata().map_err(open_err)?.len();
             (Box::new(file), Some(total))
         };
-    let mut reader = RecordReader::new(BufReader::with_capacity(256 << 10, input), format);
+    let mut input = BufReader::with_capacity(256 << 10, input);
+    let format = args.format.unwrap_or_else(|| Format::from_path(&args.file));
+    // Standard input has no extension to tell JSON Lines by: read as bin unless --format
+    // says, and when it fails at once on text that opens as a JSON object does, say so.
+    let looks_jsonl = args.format.is_none() && args.file.as_os_str() == "-" && {
+        use std::io::BufRead;
+        let head = input.fill_buf().map_err(open_err)?;
+        let mut rest = head.iter().skip_while(|b| b.is_ascii_whitespace());
+        rest.next() == Some(&b'{') && rest.find(|b| !b.is_ascii_whitespace()) == Some(&b'"')
+    };
+    let mut reader = RecordReader::new(input, format);
     if let Some(total) = total {
         reader = reader.with_total_len(total);
     }
@@ -187,6 +197,13 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
     writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)?;
 
     match error {
+        Some(error) if looks_jsonl && summary.count == 0 => Err(CliError::MalformedInput {
+            path: args.file.clone(),
+            message: format!(
+                "{error} (it looks like JSON Lines: give --format jsonl to read standard \
+                 input as such)"
+            ),
+        }),
         Some(error) => Err(CliError::Malformed {
             path: args.file.clone(),
             error,

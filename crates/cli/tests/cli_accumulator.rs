@@ -158,7 +158,12 @@ fn add_witness_verify_round_trip() {
         assert_eq!(big(w).modpow(&xb, &n), a, "w^x = A");
         let o = verify(&state, e, w);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        assert_eq!(o.stdout, b"valid\n");
+        // The valid line names the modulus (the RSA-2048 challenge number's fingerprint,
+        // as `vdf verify` names it) and the member count.
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "valid: modulus 6ae9d033c1d76c4f (2048 bits), 8 members\n"
+        );
     }
     // @FILE forms.
     let (ef, wf) = (temp("rt-e.hex"), temp("rt-w1.hex"));
@@ -396,6 +401,18 @@ fn malformed_inputs_exit_2_with_one_line() {
     let mut v = st.clone();
     v["value"] = v["modulus"].clone();
     let value_is_n = v.to_string();
+    // Values 1 and N - 1 (witness 1 or N - 1 would pass for any element), as 0 and N.
+    let n = big(st["modulus"].as_str().expect("n"));
+    let width = st["modulus"].as_str().expect("n").len();
+    let mut v = st.clone();
+    v["value"] = format!("{:0width$x}", BigUint::from(1u8)).into();
+    let value_is_one = v.to_string();
+    let mut v = st.clone();
+    v["value"] = format!("{:0width$x}", &n - 1u8).into();
+    let value_is_n_minus_one = v.to_string();
+    let mut v = st.clone();
+    v["value"] = "00".repeat(width / 2).into();
+    let value_is_zero = v.to_string();
     let mut v = st.clone();
     v["modulus"] = "1234".into();
     let small_modulus = v.to_string();
@@ -422,6 +439,9 @@ fn malformed_inputs_exit_2_with_one_line() {
         wrong_version,
         wrong_format,
         value_is_n,
+        value_is_one.clone(),
+        value_is_n_minus_one.clone(),
+        value_is_zero,
         small_modulus,
         base_one,
         unknown_field,
@@ -438,6 +458,18 @@ fn malformed_inputs_exit_2_with_one_line() {
             assert_eq!(o.status.code(), Some(2), "{text:.80}: {}", stderr(&o));
             assert_one_line(&o);
         }
+    }
+
+    // With value 1 or N - 1 the witness 1 or N - 1 would be "valid" for any element:
+    // refused as a state, before any witness is looked at, naming why.
+    for (text, w) in [
+        (value_is_one, "01".to_string()),
+        (value_is_n_minus_one, format!("{:x}", &n - 1u8)),
+    ] {
+        std::fs::write(&bad_state, &text).expect("write");
+        let o = verify(&bad_state, "abcdef", &w);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("0, 1, n - 1"), "{}", stderr(&o));
     }
 
     // A well-formed state whose value does not match its members: witness refuses.

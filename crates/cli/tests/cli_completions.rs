@@ -52,6 +52,15 @@ fn man_page_is_roff_listing_the_subcommands() {
     for sub in ["vdf", "timelock", "completions", "kvs"] {
         assert!(page.contains(sub), "no '{sub}'");
     }
+    // The pages it lists exist: `wirespeed man vdf verify` is wirespeed-vdf-verify(1),
+    // with that command's flags.
+    assert!(page.contains("wirespeed\\-vdf(1)"), "{page}");
+    let sub = stdout(&["man", "vdf", "verify"]);
+    assert!(sub.contains(".TH wirespeed-vdf-verify 1"), "{sub}");
+    assert!(sub.contains("modulus\\-file"), "{sub}");
+    let o = wirespeed(&["man", "vdf", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no subcommand 'nope'"));
 }
 
 #[test]
@@ -83,4 +92,27 @@ fn mistyped_names_get_a_suggestion_on_one_line() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// A reader that stops early (`wirespeed completions bash | head`) ends the command
+/// quietly: status 0, nothing on stderr. The script is larger than a pipe holds, so the
+/// write meets the closed pipe.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["completions", "bash"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut head = [0u8; 16];
+    out.read_exact(&mut head).expect("the start of the script");
+    drop(out);
+    let o = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
 }

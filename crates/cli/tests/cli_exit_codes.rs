@@ -1,8 +1,10 @@
 //! One exit-code contract for every verifying command, as the top-level help states:
 //! 0 valid, 1 checked and invalid, 2 malformed or unreadable input (a missing file, a
 //! value out of range). A table: each command on a valid input, an invalid one, a
-//! malformed one and a missing file, each answered with its code and one stderr line
-//! on failure.
+//! malformed one, a missing file and one that cannot be read (a directory), for every
+//! file it reads, each answered with its code and one stderr line on failure. `verify`
+//! checks a batch: its status is about the file (0 when read whole, invalid signatures
+//! included and counted in its summary), as its help says.
 
 mod common;
 
@@ -34,6 +36,13 @@ fn ok(args: &[&str]) -> Output {
     expect("set-up", args, 0)
 }
 
+/// A path that exists but cannot be read as a file: a directory.
+fn unreadable() -> PathBuf {
+    let dir = temp("a-directory");
+    std::fs::create_dir_all(&dir).expect("directory");
+    dir
+}
+
 #[test]
 fn vdf_verify() {
     let proof = temp("p.json");
@@ -56,6 +65,32 @@ fn vdf_verify() {
     expect("invalid", &["vdf", "verify", s(&wrong)], 1);
     expect("malformed", &["vdf", "verify", s(&garbage)], 2);
     expect("missing", &["vdf", "verify", s(&missing)], 2);
+    let dir = unreadable();
+    expect("unreadable", &["vdf", "verify", s(&dir)], 2);
+    // The trusted modulus is an input too.
+    for (what, file) in [("missing", &missing), ("unreadable", &dir)] {
+        let args = ["vdf", "verify", "--modulus-file", s(file), s(&proof)];
+        expect(what, &args, 2);
+    }
+    let o = expect(
+        "malformed modulus",
+        &["vdf", "verify", "--modulus", "xyz", s(&proof)],
+        2,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("error: --modulus: not a hex digit"),
+        "{err}"
+    );
+    let bad_hex = temp("bad-modulus.hex");
+    std::fs::write(&bad_hex, "xyz\n").expect("write");
+    let o = expect(
+        "malformed modulus file",
+        &["vdf", "verify", "--modulus-file", s(&bad_hex), s(&proof)],
+        2,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: --modulus-file: not a hex"), "{err}");
 }
 
 #[test]
@@ -93,6 +128,21 @@ fn rsa_verify() {
     run("invalid", verify(&other, &sig), 1);
     run("malformed", verify(&msg, &bad_sig), 2);
     run("missing", verify(&msg, &missing), 2);
+    let dir = unreadable();
+    run("unreadable signature", verify(&msg, &dir), 2);
+    run("unreadable message", verify(&dir, &sig), 2);
+    run("missing message", verify(&missing, &sig), 2);
+    let not_a_key = temp("not-a-key.pem");
+    std::fs::write(&not_a_key, "hello\n").expect("write");
+    for (what, key) in [
+        ("missing key", &missing),
+        ("unreadable key", &dir),
+        ("malformed key", &not_a_key),
+    ] {
+        let mut args = verify(&msg, &sig);
+        args[3] = s(key).into();
+        run(what, args, 2);
+    }
 }
 
 #[test]
@@ -155,6 +205,31 @@ fn accumulator_verify() {
     );
     verify(&state, "aa", "xyz", 2, "a witness that is not hex");
     verify(&missing, "aa", ws[0], 2, "a missing state");
+    let dir = unreadable();
+    verify(&dir, "aa", ws[0], 2, "an unreadable state");
+    let garbage = temp("garbage-acc.json");
+    std::fs::write(&garbage, "{not json").expect("write");
+    verify(&garbage, "aa", ws[0], 2, "a malformed state");
+    let at = |p: &Path| format!("@{}", s(p));
+    verify(&state, "aa", &at(&missing), 2, "a missing @FILE witness");
+    verify(&state, "aa", &at(&dir), 2, "an unreadable @FILE witness");
+    verify(&state, &at(&missing), ws[0], 2, "a missing @FILE element");
+    // The trusted modulus (a key file) is an input too.
+    for (what, key) in [("missing", &missing), ("unreadable", &dir)] {
+        let args = [
+            "accumulator",
+            "verify",
+            "--state",
+            s(&state),
+            "--elem",
+            "aa",
+            "--witness",
+            ws[0],
+            "--modulus",
+            s(key),
+        ];
+        expect(what, &args, 2);
+    }
 }
 
 #[test]
@@ -217,6 +292,24 @@ fn timelock_open() {
         &["timelock", "open", s(&missing), "--solution", &w],
         2,
     );
+    let dir = unreadable();
+    expect(
+        "unreadable",
+        &["timelock", "open", s(&dir), "--solution", &w],
+        2,
+    );
+    let garbage = temp("garbage-tl.json");
+    std::fs::write(&garbage, "{not json").expect("write");
+    expect(
+        "malformed",
+        &["timelock", "open", s(&garbage), "--solution", &w],
+        2,
+    );
+    for (what, file) in [("missing", &missing), ("unreadable", &dir)] {
+        let solution = format!("@{}", s(file));
+        let args = ["timelock", "open", s(&puzzle), "--solution", &solution];
+        expect(what, &args, 2);
+    }
 }
 
 #[test]
@@ -239,7 +332,31 @@ fn ed25519_verify() {
     std::fs::write(&truncated, &bytes[..bytes.len() - 3]).expect("write");
     let missing = temp("missing.bin");
     // A file read whole is answered 0 whatever its verdicts (one per record).
-    expect("valid", &["verify", s(&sigs)], 0);
+    let o = expect("valid", &["verify", s(&sigs)], 0);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("valid=20 invalid=0"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A record with a flipped signature bit: still 0, the invalid one counted.
+    let mut flipped = bytes.clone();
+    flipped[4 + 16] ^= 1;
+    let bad = temp("flipped.bin");
+    std::fs::write(&bad, &flipped).expect("write");
+    let o = expect("an invalid record", &["verify", s(&bad)], 0);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("valid=19 invalid=1"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     expect("truncated", &["verify", s(&truncated)], 2);
     expect("missing", &["verify", s(&missing)], 2);
+    expect("unreadable", &["verify", s(&unreadable())], 2);
+    // The top-level help states the contract and this exception to it.
+    let help = String::from_utf8_lossy(&ok(&["--help"]).stdout).to_string();
+    assert!(help.contains("checked and invalid"), "{help}");
+    assert!(
+        help.contains("`verify` and `rsa batch-verify` check batches"),
+        "{help}"
+    );
 }

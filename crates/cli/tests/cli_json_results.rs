@@ -234,6 +234,19 @@ fn timelock_create_and_open_json() {
     assert_eq!(opened["message_hex"], hex::encode(message));
     assert_eq!(opened["message_bytes"], message.len());
     assert_eq!(opened["t"], 64);
+    assert_eq!(opened["valid"], true);
+    // A wrong solution is a verdict too: one object on stdout, exit 1, the error line.
+    let o = wirespeed(&["timelock", "open", p, "--solution", "02", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["valid"], false);
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("does not open")),
+        "{v}"
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
 
     // With --out the message goes to the file and the JSON still comes on stdout.
     let out = temp("json-results", "message.txt");

@@ -199,6 +199,26 @@ fn verify_dash_reads_standard_input() {
     // A truncated stream is malformed (exit 2), as a truncated file is.
     let o = run(&bytes[..100]);
     assert_eq!(o.status.code(), Some(2));
+    // JSON Lines on standard input without --format: read as bin and refused, with the
+    // error saying what to give.
+    let jsonl = temp("sigs.jsonl");
+    let o = wirespeed(&[
+        "gen",
+        "sigs",
+        "--n",
+        "4",
+        "--msg-len",
+        "8",
+        "--seed",
+        "3",
+        "--out",
+        s(&jsonl),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = run(&std::fs::read(&jsonl).expect("read"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("give --format jsonl"), "{err}");
 }
 
 #[test]

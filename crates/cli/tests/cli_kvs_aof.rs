@@ -312,3 +312,28 @@ fn a_leftover_rewrite_file_is_removed_at_start_and_the_data_kept() {
     let v: usize = redis::cmd("GET").arg(key(999)).query(&mut c).expect("GET");
     assert_eq!(v, 999);
 }
+
+/// A log is a regular file: a device (which reports 0 bytes) is not called an empty log,
+/// and a directory is not checked by its reported size; both exit 2 in one line.
+#[test]
+fn check_aof_refuses_what_is_not_a_regular_file() {
+    let dir = temp("kvs-aof", "a-directory");
+    std::fs::create_dir_all(&dir).expect("directory");
+    let mut paths = vec![dir.to_string_lossy().to_string()];
+    if Path::new("/dev/zero").exists() {
+        paths.push("/dev/zero".into());
+    }
+    for path in &paths {
+        for fix in [false, true] {
+            let mut args = vec!["kvs", "check-aof", path.as_str()];
+            if fix {
+                args.push("--fix");
+            }
+            let out = wirespeed(&args);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+            assert!(!text(&out.stdout).contains("empty"), "{args:?}");
+        }
+    }
+}

@@ -384,11 +384,22 @@ fn zero_counts_are_refused_and_names_passwords_work() {
         ("--pipeline", "0"),
         ("--keys", "0"),
         ("--threads", "0"),
+        ("--requests", "0"),
     ] {
         let out = wirespeed(&["kvs", "bench", "--addr", "127.0.0.1:1", flag, value]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{flag} {value}: {err}");
         assert!(err.contains("at least 1"), "{flag} {value}: {err}");
+    }
+    // Above the bounds: refused before connecting, naming the flag and the value.
+    for flag in ["--connections", "--pipeline"] {
+        let out = wirespeed(&["kvs", "bench", "--addr", "127.0.0.1:1", flag, "10001"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{flag}: {err}");
+        assert!(
+            err.contains(&format!("{flag} must be at most 10,000, not 10001")),
+            "{flag}: {err}"
+        );
     }
     // A server found by name, listening on a name.
     let (_open, addr) = kvs_serve(&["--port", "0", "--bind", "localhost"]);

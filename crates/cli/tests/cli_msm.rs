@@ -160,3 +160,21 @@ fn bench_msm_sizes_are_capped_as_gen_msm_is() {
         assert!(err.contains("--log-n"), "--log-n {bad}: {err}");
     }
 }
+
+/// `--reps 0` is refused before any work by every benchmark (it was taken as 1 by
+/// bench vdf, msm and rsa, as ed25519 refused it).
+#[test]
+fn bench_reps_zero_is_refused_before_any_work() {
+    for bench in ["ed25519", "vdf", "msm", "rsa"] {
+        let start = std::time::Instant::now();
+        let out = wirespeed(&["bench", bench, "--reps", "0"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "bench {bench}: {err}");
+        assert!(err.contains("--reps"), "bench {bench}: {err}");
+        assert!(out.stdout.is_empty(), "bench {bench} printed a report");
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "bench {bench} did work first"
+        );
+    }
+}

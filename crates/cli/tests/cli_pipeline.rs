@@ -247,6 +247,8 @@ fn monitor_once_shows_every_tile_of_a_finished_run() {
         "--once",
     ]));
     assert!(table.contains("state finished"), "{table}");
+    // The text says what its percentiles are, as the JSON does.
+    assert!(table.contains("histogram bucket"), "{table}");
     for name in names {
         assert!(
             table.lines().any(|l| l.starts_with(name)),

@@ -236,6 +236,9 @@ fn batch_sign_then_batch_verify_with_one_tampered_signature() {
 fn keys_that_are_not_usable_rsa_keys_say_why_in_plain_words() {
     let text = |b: Vec<u8>| String::from_utf8(b).expect("pem");
     let ed = PKey::generate_ed25519().expect("ed25519");
+    let p256 =
+        openssl::ec::EcGroup::from_curve_name(openssl::nid::Nid::X9_62_PRIME256V1).expect("P-256");
+    let ec = PKey::from_ec_key(openssl::ec::EcKey::generate(&p256).expect("ec")).expect("pkey");
     let rsa = PKey::from_rsa(Rsa::generate(2048).expect("keygen")).expect("pkey");
     let msg = temp("plain.txt");
     std::fs::write(&msg, b"hello").expect("write");
@@ -256,7 +259,22 @@ fn keys_that_are_not_usable_rsa_keys_say_why_in_plain_words() {
             ),
             "encrypted keys are not supported",
         ),
+        (
+            "ec.pem",
+            text(ec.private_key_to_pem_pkcs8().expect("pem")),
+            "not an RSA key (found an EC key)",
+        ),
+        (
+            "ec-public.pem",
+            text(ec.public_key_to_pem().expect("pem")),
+            "not an RSA key (found an EC key)",
+        ),
         ("empty.pem", String::new(), "the key file is empty"),
+        (
+            "not-pem.pem",
+            "hello\n".to_string(),
+            "not a PEM key file (no -----BEGIN line)",
+        ),
     ] {
         let key = temp(name);
         std::fs::write(&key, pem).expect("write");

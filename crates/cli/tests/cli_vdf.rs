@@ -151,6 +151,43 @@ fn bad_inputs_are_one_line_errors() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+    // Saving options without a directory to save in would be ignored: refused, before
+    // any squaring, and nothing printed.
+    let puzzle = temp("no-dir-puzzle.json");
+    let p = puzzle.to_str().expect("path");
+    let o = wirespeed(&[
+        "timelock",
+        "create",
+        "--t",
+        "10",
+        "--bits",
+        "1024",
+        "--message",
+        "m",
+        "--out",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for args in [
+        vec!["vdf", "eval", "--x", "3", "--t", "10", "--save-every", "5"],
+        vec![
+            "vdf",
+            "eval",
+            "--x",
+            "3",
+            "--t",
+            "10",
+            "--verify-every",
+            "1",
+        ],
+        vec!["timelock", "solve", p, "--save-every", "5"],
+    ] {
+        let o = wirespeed(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("need --checkpoint-dir"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
 }
 
 #[test]
@@ -291,13 +328,24 @@ fn timelock_solve_saves_resumes_and_refuses_another_puzzles_state() {
         String::from_utf8_lossy(&first.stderr)
     );
     assert!(dir.join("state").exists());
-    // Solving again resumes from the saved (complete) state: same solution.
+    // Solving again resumes from the saved (complete) state, saying so: same solution.
     let again = solve(&a);
     assert_eq!(again.stdout, first.stdout);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("resuming at 2500 of 2500"), "{err}");
     let direct = wirespeed(&["timelock", "solve", a.to_str().expect("path")]);
     assert_eq!(direct.stdout, first.stdout);
-    // The state belongs to puzzle a: puzzle b is refused, not answered wrongly.
-    assert_eq!(solve(&b).status.code(), Some(1));
+    // The state belongs to puzzle a: puzzle b is refused, not answered wrongly, as
+    // `vdf eval` refuses another statement: exit 2 naming the directory and what differs.
+    let saved = std::fs::read(dir.join("state")).expect("state");
+    let other = solve(&b);
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("holds another evaluation") && err.contains("modulus") && err.contains(d),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.join("state")).expect("state"), saved);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -369,7 +417,7 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     let d = dir.to_str().expect("path");
-    let run = |x: &str, t: &str| {
+    let run_with = |x: &str, t: &str, proof: &str| {
         wirespeed(&[
             "vdf",
             "eval",
@@ -378,11 +426,12 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
             "--t",
             t,
             "--proof",
-            "none",
+            proof,
             "--checkpoint-dir",
             d,
         ])
     };
+    let run = |x: &str, t: &str| run_with(x, t, "none");
     let first = run("05", "3000");
     assert!(
         first.status.success(),
@@ -409,11 +458,13 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
         .iter()
         .map(|p| std::fs::read(p).expect("read"))
         .collect();
-    for (x, t, says) in [
-        ("07", "3000", "x 5 (asked 7)"),
-        ("05", "4000", "T 3000 (asked 4000)"),
+    for (x, t, proof, says) in [
+        ("07", "3000", "none", "x 5 (asked 7)"),
+        ("05", "4000", "none", "T 3000 (asked 4000)"),
+        // The proof named as --proof names it.
+        ("05", "3000", "pietrzak", "proof none (asked pietrzak)"),
     ] {
-        let o = run(x, t);
+        let o = run_with(x, t, proof);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -428,6 +479,56 @@ fn a_checkpoint_dir_resumes_its_own_statement_and_refuses_another() {
         assert_eq!(after, saved_now, "the directory was changed");
     }
     assert!(!saved.is_empty());
+    // A --checkpoint-dir that is a file: refused in those words, the file untouched.
+    let file = temp("ckpt-is-a-file");
+    std::fs::write(&file, b"keep me").expect("write");
+    let f = file.to_str().expect("path");
+    for args in [
+        vec![
+            "vdf",
+            "eval",
+            "--x",
+            "05",
+            "--t",
+            "100",
+            "--checkpoint-dir",
+            f,
+        ],
+        vec!["timelock", "solve", "PUZZLE", "--checkpoint-dir", f],
+    ] {
+        let puzzle = temp("ckpt-file-puzzle.json");
+        if args[0] == "timelock" {
+            let p = puzzle.to_str().expect("path");
+            let o = wirespeed(&[
+                "timelock",
+                "create",
+                "--t",
+                "10",
+                "--bits",
+                "1024",
+                "--message",
+                "m",
+                "--out",
+                p,
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| {
+                if *a == "PUZZLE" {
+                    puzzle.to_str().expect("path")
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let o = wirespeed(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("not a directory"), "{args:?}: {err}");
+        assert_eq!(std::fs::read(&file).expect("file"), b"keep me");
+    }
 }
 
 /// Rivest's LCS35 (t = 79,685,186,856,218, above the old 2^40 limit) is accepted as
@@ -450,7 +551,12 @@ fn timelock_solve_starts_on_lcs35_and_states_its_eta() {
     );
     // At a few million squarings a second LCS35 takes months to years: the ETA is
     // stated in days (and years when it is over one).
-    assert!(line.contains(" d "), "LCS35 takes days at any rate: {line}");
+    // ("313 d 23 h", or "1 y 97 d" at the end of the line on a loaded machine.)
+    let eta = line.split("ETA ").nth(1).expect("ETA");
+    assert!(
+        eta.split_whitespace().any(|w| w == "d"),
+        "LCS35 takes days at any rate: {line}"
+    );
     // The rate is rounded to three significant figures: "1.23 M squarings/s".
     let rate = line["timelock: ".len()..]
         .split(" squarings/s")
@@ -514,4 +620,73 @@ fn resumed_json_separates_this_runs_squarings_from_the_whole() {
     assert_eq!(b["t"].as_u64(), Some(t));
     assert_eq!(b["resumed_from"].as_u64(), Some(done));
     assert_eq!(b["squarings"].as_u64(), Some(t - done));
+}
+
+/// `timelock solve --json` after a resume counts as `vdf eval` does: t the whole
+/// puzzle, resumed_from the saved count, squarings this run's; the same solution.
+#[test]
+fn resumed_timelock_json_separates_this_runs_squarings_from_the_whole() {
+    use wirespeed_vdf::resume::State;
+    let puzzle = temp("tl-json-resume.json");
+    let p = puzzle.to_str().expect("path");
+    let (t, done) = (100_000u64, 60_000u64);
+    let o = wirespeed(&[
+        "timelock",
+        "create",
+        "--t",
+        "100000",
+        "--bits",
+        "1024",
+        "--message",
+        "m",
+        "--out",
+        p,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&puzzle).expect("puzzle")).expect("json");
+    let nh = v["modulus"].as_str().expect("modulus");
+    let n = wirespeed_vdf::Modulus::new(&wirespeed_vdf::U4096::from_hex(nh).expect("hex"))
+        .expect("modulus");
+    let x = wirespeed_vdf::U4096::from_u64(2);
+    let mut s = State::new(n.clone(), x, t, 0, None).expect("state");
+    let opts = wirespeed_vdf::EvalOptions {
+        checkpoint_every: s.checkpoint_every,
+        progress: None,
+    };
+    let part = wirespeed_vdf::eval(&n, &x, done, &opts).expect("eval");
+    (s.done, s.value, s.checkpoints) = (done, part.y, part.checkpoints);
+    let dir = temp("tl-json-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    s.save(&dir).expect("save");
+    let json = |o: &Output| -> serde_json::Value {
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).expect("one JSON object")
+    };
+    let direct = json(&wirespeed(&["timelock", "solve", p, "--json"]));
+    let d = dir.to_str().expect("path");
+    let resumed = json(&wirespeed(&[
+        "timelock",
+        "solve",
+        p,
+        "--json",
+        "--checkpoint-dir",
+        d,
+    ]));
+    assert_eq!(direct["solution"], resumed["solution"]);
+    assert_eq!(
+        (
+            direct["resumed_from"].as_u64(),
+            direct["squarings"].as_u64()
+        ),
+        (Some(0), Some(t))
+    );
+    assert_eq!(resumed["t"].as_u64(), Some(t));
+    assert_eq!(resumed["resumed_from"].as_u64(), Some(done));
+    assert_eq!(resumed["squarings"].as_u64(), Some(t - done));
 }

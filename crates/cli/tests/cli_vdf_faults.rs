@@ -4,6 +4,7 @@
 //! would leave it) is caught on resume, rolled back to a checkpoint that checks out,
 //! and the run prints the right y (with `--proof none` too) or a proof that verifies;
 //! more faulty checkpoints than can be rolled back exit 2 naming the directory.
+//! `timelock solve --checkpoint-dir` is held to the same.
 
 use std::path::{Path, PathBuf};
 
@@ -186,5 +187,52 @@ fn too_many_faulty_checkpoints_exit_2_naming_the_directory() {
         assert!(o.stdout.is_empty(), "no y is printed");
         assert!(err.contains(d), "{err}");
         assert!(err.contains("does not follow from"), "{err}");
+    }
+}
+
+/// `timelock solve --checkpoint-dir` audits its saved state as `vdf eval` does: an
+/// edited value, count or checkpoint is rolled back and the solution is the right one.
+#[test]
+fn a_faulty_saved_timelock_state_never_yields_a_wrong_solution() {
+    let puzzle = temp("tl-puzzle.json");
+    let _ = std::fs::remove_file(&puzzle);
+    let p = puzzle.to_str().expect("path");
+    let o = wirespeed(&[
+        "timelock",
+        "create",
+        "--t",
+        T,
+        "--bits",
+        "1024",
+        "--message",
+        "m",
+        "--out",
+        p,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = wirespeed(&["timelock", "solve", p]);
+    assert_eq!(o.status.code(), Some(0));
+    let want = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    for (what, edit) in edits() {
+        let dir = temp(&format!("tl-state-{what}"));
+        let d = dir.to_str().expect("path");
+        let o = wirespeed(&["timelock", "solve", p, "--checkpoint-dir", d]);
+        assert_eq!(o.status.code(), Some(0), "{what}");
+        let mut s = State::load(&dir).expect("load");
+        edit(&mut s);
+        s.save(&dir).expect("save with a consistent checksum");
+        let o = wirespeed(&["timelock", "solve", p, "--checkpoint-dir", d]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{what}: {err}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), want, "{what}");
+        assert!(
+            err.contains("does not check out") && err.contains(d),
+            "{what}: the rollback is reported naming the directory: {err}"
+        );
     }
 }

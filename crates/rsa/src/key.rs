@@ -376,7 +376,7 @@ impl PrivateKey {
 }
 
 /// Why a PEM text that is not an RSA key is not one, in plain words, where it can be
-/// told: an empty file, an encrypted key, or a key of another algorithm (by its PEM
+/// told: an empty file, text that is not PEM, an encrypted key, or a key of another algorithm (by its PEM
 /// label or its PKCS#8 / SubjectPublicKeyInfo algorithm). None: the parser's own error
 /// says it best.
 fn explain_pem(pem: &str) -> Option<String> {
@@ -386,6 +386,9 @@ fn explain_pem(pem: &str) -> Option<String> {
     let text = pem.trim();
     if text.is_empty() {
         return Some("the key file is empty".into());
+    }
+    if !text.contains("-----BEGIN ") {
+        return Some("not a PEM key file (no -----BEGIN line)".into());
     }
     if text.contains("Proc-Type: 4,ENCRYPTED") {
         return Some(ENCRYPTED.into());
@@ -462,9 +465,13 @@ mod explain_tests {
             let got = explain_pem(pem).unwrap_or_default();
             assert!(got.contains(says), "{says}: {got}");
         }
-        // An RSA key and text that is not PEM are left to the parser's own words.
+        // An RSA key is left to the parser's own words; text that is not PEM at all is
+        // named as such (the parser speaks of a NUL byte in the preamble).
         let rsa_pem = text(rsa.private_key_to_pem_pkcs8().expect("pem"));
         assert_eq!(explain_pem(&rsa_pem), None);
-        assert_eq!(explain_pem("hello"), None);
+        assert_eq!(
+            explain_pem("hello").as_deref(),
+            Some("not a PEM key file (no -----BEGIN line)")
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! such as `/dev/zero`, a pipe, or a file that grows while it is read costs at most
 //! `max + 1` bytes of memory). A regular file whose reported size is over `max` is
 //! refused before any read; the reported size only sizes the buffer, never above `max`.
+//! A directory is refused as unreadable (an I/O error), not by its reported size.
 
 use std::fmt;
 use std::io::{self, Read};
@@ -36,7 +37,8 @@ impl fmt::Display for BoundedReadError {
             }
             BoundedReadError::TooLarge { max } => write!(
                 f,
-                "more than that could be read; at most {max} bytes are accepted"
+                "more than {max} bytes could be read (a device or pipe that does not end?); \
+                 at most {max} bytes are accepted"
             ),
         }
     }
@@ -72,7 +74,15 @@ pub fn read_bounded(
 /// Reads the file at `path`, at most `max` bytes (see the module note).
 pub fn read_file_bounded(path: &Path, max: usize) -> Result<Vec<u8>, BoundedReadError> {
     let file = std::fs::File::open(path).map_err(BoundedReadError::Io)?;
-    let len = file.metadata().map_err(BoundedReadError::Io)?.len();
+    let meta = file.metadata().map_err(BoundedReadError::Io)?;
+    if meta.is_dir() {
+        // Opening a directory succeeds on Unix; say what reading it would say.
+        return Err(BoundedReadError::Io(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "Is a directory",
+        )));
+    }
+    let len = meta.len();
     if len > max as u64 {
         return Err(BoundedReadError::ReportedTooLarge { len, max });
     }
@@ -117,6 +127,11 @@ mod tests {
         assert!(matches!(
             read_file_bounded(&dir.join("absent"), 9),
             Err(BoundedReadError::Io(_))
+        ));
+        // A directory is unreadable, whatever size it reports (4096 on ext4).
+        assert!(matches!(
+            read_file_bounded(&dir, 1),
+            Err(BoundedReadError::Io(e)) if e.kind() == io::ErrorKind::IsADirectory
         ));
         #[cfg(target_os = "linux")]
         assert!(matches!(

@@ -262,15 +262,19 @@ impl State {
     pub fn load(dir: &Path) -> Result<State, ResumeError> {
         let p = State::path(dir);
         let max = 64 + (MAX_CHECKPOINTS as usize + 4) * (512 + 8);
-        let len = fs::metadata(&p)
-            .map_err(|e| ResumeError::Io(p.clone(), e))?
-            .len();
-        if len > max as u64 {
-            return Err(ResumeError::Malformed(format!(
+        // Bounded by the bytes read, not the size reported: a device or pipe put in
+        // the state's place is refused at `max + 1` bytes.
+        use wirespeed_util::io::{read_file_bounded, BoundedReadError};
+        let bytes = read_file_bounded(&p, max).map_err(|e| match e {
+            BoundedReadError::Io(e) => ResumeError::Io(p.clone(), e),
+            BoundedReadError::ReportedTooLarge { len, .. } => ResumeError::Malformed(format!(
                 "state file has {len} bytes, more than any valid state"
-            )));
-        }
-        State::from_bytes(&fs::read(&p).map_err(|e| ResumeError::Io(p.clone(), e))?)
+            )),
+            BoundedReadError::TooLarge { .. } => ResumeError::Malformed(format!(
+                "state file holds more than {max} bytes, more than any valid state"
+            )),
+        })?;
+        State::from_bytes(&bytes)
     }
 }
 

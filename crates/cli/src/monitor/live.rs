@@ -277,7 +277,7 @@ pub(super) fn draw(f: &mut Frame<'_>, v: &View<'_>) {
                 .style(Style::default().add_modifier(Modifier::BOLD)),
         )
         .column_spacing(2)
-        .block(Block::bordered().title(" tiles "));
+        .block(Block::bordered().title(" tiles (p50/p99: upper edges of histogram buckets) "));
     f.render_widget(table, middle);
 
     let custom: Vec<Line<'_>> = v
@@ -344,6 +344,7 @@ mod tests {
             "duplicate=12",
             "source: udp_kernel_drops=1,234",
             "p99 us",
+            "upper edges of histogram buckets",
         ] {
             assert!(text.contains(needle), "{needle}: {text}");
         }

@@ -235,6 +235,7 @@ pub fn snapshot_table(path: &Path, snap: &Snapshot) -> String {
         ]);
     }
     out.push_str(&t.render());
+    out.push_str(LATENCY_NOTE);
     for tile in &snap.tiles {
         if let Some(line) = custom_line(tile) {
             out.push_str(&format!("{}: {line}\n", tile.name));
@@ -242,6 +243,10 @@ pub fn snapshot_table(path: &Path, snap: &Snapshot) -> String {
     }
     out
 }
+
+/// Under a table of latencies: what its p50 and p99 are (the metrics keep buckets).
+pub const LATENCY_NOTE: &str =
+    "(p50/p99: the upper edge of the power-of-two histogram bucket that holds each, not exact)\n";
 
 /// What the live view shows of one tile over one interval.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -260,7 +260,16 @@ pub fn check(path: &Path) -> io::Result<CheckReport> {
 }
 
 fn check_file(file: &File) -> io::Result<CheckReport> {
-    let total = file.metadata()?.len();
+    let meta = file.metadata()?;
+    // A log is a regular file: a device reports 0 bytes (and would be called empty),
+    // a directory its block size.
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (an append-only log is one)",
+        ));
+    }
+    let total = meta.len();
     let kind = classify(file, total)?;
     let start = match kind {
         Kind::Current => HEADER_LEN,
