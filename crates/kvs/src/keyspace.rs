@@ -180,6 +180,8 @@ pub struct Shared {
     pub watches: std::sync::Arc<crate::cmd::multi::Watches>,
     /// SHUTDOWN was called: the loops stop (within 100 ms), the log is flushed.
     pub shutdown: AtomicBool,
+    /// The script cache, the function libraries and the running script.
+    pub scripts: crate::cmd::scripting::Scripts,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -208,6 +210,7 @@ impl Shared {
             rewrite_requested: AtomicBool::new(false),
             watches: Default::default(),
             shutdown: AtomicBool::new(false),
+            scripts: Default::default(),
         }
     }
 

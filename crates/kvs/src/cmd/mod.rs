@@ -8,7 +8,7 @@
 //! in Redis's order and then runs the handler; COMMAND, transactions and the
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
-//! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), with
+//! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`connection`], [`server`], [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), with
 //! the settings in [`config`].
 
 pub mod cluster;
@@ -19,6 +19,7 @@ pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod multi;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -234,6 +235,9 @@ pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if let Err(e) = admit(ctx, cmd) {
         multi::flag_error(ctx);
+        return w.error(&e);
+    }
+    if let Err(e) = scripting::wait_busy(ctx, cmd, args) {
         return w.error(&e);
     }
     if ctx.session.tx.queuing() && !multi::runs_now(cmd) {
