@@ -511,6 +511,28 @@ def transactions(r, host, port, proto):
     equal(r.get("acct:b"), "1", "the aborted transaction changed nothing")
 
 
+def scripting(r):
+    """EVAL/EVALSHA through redis-py's own users of them: Script objects and Lock."""
+    r.delete("lk", "sc")
+    incr_by = r.register_script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    equal(incr_by(keys=["sc"], args=[5]), 5, "register_script first call (EVALSHA, NOSCRIPT, EVAL)")
+    equal(incr_by(keys=["sc"], args=[2]), 7, "register_script second call (EVALSHA)")
+    r.script_flush()
+    equal(incr_by(keys=["sc"], args=[1]), 8, "register_script after SCRIPT FLUSH")
+    equal(r.script_exists(incr_by.sha), [True], "SCRIPT EXISTS")
+    lock = r.lock("lk", timeout=10)
+    check(lock.acquire(blocking=False), "Lock.acquire")
+    check(not r.lock("lk").acquire(blocking=False), "a held lock is not acquired twice")
+    check(lock.owned(), "Lock.owned")
+    check(lock.extend(20), "Lock.extend")
+    within(r.pttl("lk"), 25_000, 30_000, "Lock.extend adds to the TTL")
+    check(lock.reacquire(), "Lock.reacquire")
+    within(r.pttl("lk"), 5_000, 10_000, "Lock.reacquire resets the TTL")
+    lock.release()
+    equal(r.exists("lk"), 0, "Lock.release deletes the key")
+    raises(lock.release, "", "releasing a released lock", kinds=(Exception,))
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
@@ -528,6 +550,7 @@ def main():
                 ("pipelines", lambda: pipelines(r)),
                 ("errors", lambda: errors(r)),
                 ("transactions", lambda: transactions(r, host, port, proto)),
+                ("scripting", lambda: scripting(r)),
             ):
                 step()
                 print(f"RESP{proto} {name}: ok")
