@@ -307,7 +307,8 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
     }
     // The containers whose subcommands all have the flag in Redis (the table has one
     // row per container).
-    if cmd.has(NOSCRIPT) || matches!(cmd.name, "script" | "function" | "client") {
+    let reset = cmd.name == "cluster" && args.get(1).is_some_and(|a| eq(a, "reset"));
+    if cmd.has(NOSCRIPT) || matches!(cmd.name, "script" | "function" | "client") || reset {
         return w.error("ERR This Redis command is not allowed from script");
     }
     if cmd.has(WRITE) && readonly {

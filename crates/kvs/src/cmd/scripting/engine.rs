@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::libs;
 use super::reply::{self, Reply};
@@ -233,10 +233,10 @@ impl Engine {
         let globals = self.globals.clone();
         lua.scope(|scope| {
             let resp_of = bridge.clone();
-            let bridged = scope.create_function_mut(move |lua, args: MultiValue| {
+            let bridged = scope.create_function_mut(move |lua, args: Table| {
                 let resp3 = matches!(resp_of.raw_get::<Value>("resp"), Ok(Value::Integer(3)))
                     || matches!(resp_of.raw_get::<Value>("resp"), Ok(Value::Number(n)) if n == 3.0);
-                let argv = match arguments(lua, args) {
+                let argv = match arguments(args) {
                     Ok(a) => a,
                     Err(msg) => return error_value(lua, msg),
                 };
@@ -284,20 +284,24 @@ impl Engine {
     }
 }
 
-/// The arguments of a `redis.call`: strings, and numbers as Lua writes them; an error
-/// text for anything else or for none.
-fn arguments(lua: &Lua, args: MultiValue) -> Result<Vec<Vec<u8>>, &'static str> {
-    if args.is_empty() {
+/// The arguments of a `redis.call` (the table `{n=count, ...}` the Lua side packs):
+/// strings, and numbers written as Redis writes them (`%.17g`, so integers up to 2^53
+/// keep every digit); an error text for anything else or for none.
+fn arguments(args: Table) -> Result<Vec<Vec<u8>>, &'static str> {
+    let n: usize = args
+        .raw_get::<Option<usize>>("n")
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    if n == 0 {
         return Err("ERR Please specify at least one argument for this redis lib call");
     }
-    let mut out = Vec::with_capacity(args.len());
-    for a in args {
-        match a {
-            Value::String(s) => out.push(s.as_bytes().to_vec()),
-            Value::Integer(_) | Value::Number(_) => match lua.coerce_string(a) {
-                Ok(Some(s)) => out.push(s.as_bytes().to_vec()),
-                _ => return Err(BAD_ARG),
-            },
+    let mut out = Vec::with_capacity(n);
+    for i in 1..=n {
+        match args.raw_get::<Value>(i) {
+            Ok(Value::String(s)) => out.push(s.as_bytes().to_vec()),
+            Ok(Value::Integer(v)) => out.push(v.to_string().into_bytes()),
+            Ok(Value::Number(v)) => out.push(libs::fmt_g(v, 17).into_bytes()),
             _ => return Err(BAD_ARG),
         }
     }

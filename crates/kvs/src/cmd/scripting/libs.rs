@@ -206,23 +206,55 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.raw_set("null", null())?;
+    // lua-cjson's settings: accepted, the defaults kept (what they return is the
+    // default of each).
+    for (name, default) in [
+        ("encode_keep_buffer", Value::Boolean(true)),
+        ("encode_max_depth", Value::Integer(MAX_NESTING as i64)),
+        ("decode_max_depth", Value::Integer(MAX_NESTING as i64)),
+        ("encode_number_precision", Value::Integer(14)),
+        ("encode_invalid_numbers", Value::Boolean(false)),
+        ("decode_invalid_numbers", Value::Boolean(true)),
+    ] {
+        t.raw_set(
+            name,
+            lua.create_function(move |_, _: MultiValue| Ok(default.clone()))?,
+        )?;
+    }
+    t.raw_set(
+        "encode_sparse_array",
+        lua.create_function(|_, _: MultiValue| Ok((false, 2, 10)))?,
+    )?;
     Ok(t)
 }
 
 /// A number as lua-cjson writes it (`%.14g`).
 pub(crate) fn fmt_number(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        return format!("{}", v as i64);
+    fmt_g(v, 14)
+}
+
+/// A number as C's `%.<digits>g` writes it.
+pub(crate) fn fmt_g(v: f64, digits: i32) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "nan"
+        } else if v > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        }
+        .into();
     }
-    let sci = format!("{v:.13e}");
+    let p = (digits - 1) as usize;
+    let sci = format!("{v:.p$e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..14).contains(&exp) {
+    if !(-4..digits).contains(&exp) {
         let mant = mant.trim_end_matches('0').trim_end_matches('.');
         let sign = if exp < 0 { '-' } else { '+' };
         return format!("{mant}e{sign}{:02}", exp.abs());
     }
-    let decimals = (13 - exp).max(0) as usize;
+    let decimals = (digits - 1 - exp).max(0) as usize;
     let fixed = format!("{v:.decimals$}");
     if fixed.contains('.') {
         fixed
@@ -514,6 +546,10 @@ mod tests {
         assert_eq!(fmt_number(0.1), "0.1");
         assert_eq!(fmt_number(1.0 / 3.0), "0.33333333333333");
         assert_eq!(fmt_number(1.25e-7), "1.25e-07");
+        assert_eq!(fmt_number(9007199254740991.0), "9.007199254741e+15");
+        assert_eq!(fmt_g(9007199254740991.0, 17), "9007199254740991");
+        assert_eq!(fmt_g(0.1, 17), "0.10000000000000001");
+        assert_eq!(fmt_g(3.5, 17), "3.5");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 local G, bridge, helpers = ...
 local error, type, tostring, rawget, rawset = error, type, tostring, rawget, rawset
 local setmetatable, getmetatable, pcall, xpcall = setmetatable, getmetatable, pcall, xpcall
-local loadstring, setfenv = loadstring, setfenv
+local loadstring, setfenv, select = loadstring, setfenv, select
 local where = helpers.where
 
 local readonly = setmetatable({}, { __mode = 'k' })
@@ -77,13 +77,15 @@ rawset(G, 'pcall', function(...) return caught(pcall(...)) end)
 
 local redis = {}
 for k, v in pairs(helpers.redis) do redis[k] = v end
+-- The arguments go to the bridge as one table (a Rust function takes fewer
+-- arguments than a script may pass: `redis.call('LPUSH', k, unpack(t))`).
 redis.call = function(...)
-  local v, failed = bridge.call(...)
+  local v, failed = bridge.call({ n = select('#', ...), ... })
   if failed then error(v, 0) end
   return v
 end
 redis.pcall = function(...)
-  return (bridge.call(...))
+  return (bridge.call({ n = select('#', ...), ... }))
 end
 redis.error_reply = function(msg)
   if type(msg) ~= 'string' then
