@@ -22,9 +22,8 @@
 //!   `allow_busy`) are served meanwhile. SCRIPT KILL stops a script that has not
 //!   written (the interpreter's instruction hook checks the flag); one that wrote
 //!   cannot be killed (`-UNKILLABLE`), as in Redis, since half its writes would stay.
-//!   Limit: with one event loop (the default), the clients of the script's own loop
-//!   are not served until it ends, so they see neither `-BUSY` nor can send SCRIPT
-//!   KILL; run with several loops (`--threads`) to keep that control. A command that
+//!   The other clients of the script's own loop are answered from the script's
+//!   instruction hook ([`crate::busy`]). Limit: a command from another loop that
 //!   passed the check an instant before a script locked the keyspace waits for the
 //!   script to end.
 
@@ -59,6 +58,8 @@ pub struct Busy {
     wrote: AtomicBool,
     /// It is a function (FCALL): FUNCTION KILL stops it, and BUSY names it.
     function: AtomicBool,
+    /// The busy threshold as of its start, ms.
+    threshold: AtomicU64,
 }
 
 impl Busy {
@@ -66,6 +67,26 @@ impl Busy {
     pub fn killed(&self) -> bool {
         self.kill.load(Ordering::Relaxed)
     }
+
+    /// True when a script runs and has run for the busy threshold.
+    pub fn past_threshold(&self) -> bool {
+        let since = self.since.load(Ordering::Acquire);
+        since != 0
+            && crate::server::now_ms().saturating_sub(since)
+                >= self.threshold.load(Ordering::Relaxed)
+    }
+}
+
+/// The `-BUSY` error while `busy` runs.
+pub(crate) fn busy_error(busy: &Busy) -> String {
+    let what = if busy.function.load(Ordering::Relaxed) {
+        "FUNCTION"
+    } else {
+        "SCRIPT"
+    };
+    format!(
+        "BUSY Redis is busy running a script. You can only call {what} KILL or SHUTDOWN NOSAVE."
+    )
 }
 
 /// Identities of [`Scripts`] caches, so an interpreter knows which one it follows.
@@ -83,6 +104,9 @@ pub struct Scripts {
     pub busy: Arc<Busy>,
     /// The function libraries (FUNCTION LOAD).
     pub libraries: functions::Libraries,
+    /// A script has run (the event loops then lend their connections to the busy
+    /// pump while they serve one).
+    used: AtomicBool,
 }
 
 impl Default for Scripts {
@@ -93,6 +117,7 @@ impl Default for Scripts {
             generation: AtomicU64::new(0),
             busy: Arc::new(Busy::default()),
             libraries: functions::Libraries::default(),
+            used: AtomicBool::new(false),
         }
     }
 }
@@ -104,6 +129,11 @@ impl Scripts {
 
     fn owner(&self) -> (u64, u64) {
         (self.id, self.generation.load(Ordering::Acquire))
+    }
+
+    /// True once a script or function has run on this server.
+    pub fn used(&self) -> bool {
+        self.used.load(Ordering::Relaxed)
     }
 
     /// Number of cached scripts (INFO `number_of_cached_scripts`).
@@ -138,14 +168,7 @@ pub(crate) fn wait_busy(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> Result<
             return Ok(());
         }
         if crate::server::now_ms().saturating_sub(since) >= threshold {
-            let what = if busy.function.load(Ordering::Relaxed) {
-                "FUNCTION"
-            } else {
-                "SCRIPT"
-            };
-            return Err(format!(
-                "BUSY Redis is busy running a script. You can only call {what} KILL or SHUTDOWN NOSAVE."
-            ));
+            return Err(busy_error(&busy));
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
@@ -256,9 +279,15 @@ pub(crate) fn run(
     w: &mut Writer,
 ) {
     let busy = ctx.keys.shared().scripts.busy.clone();
+    ctx.keys
+        .shared()
+        .scripts
+        .used
+        .store(true, Ordering::Relaxed);
     busy.kill.store(false, Ordering::Relaxed);
     busy.wrote.store(false, Ordering::Relaxed);
     busy.function.store(origin.function, Ordering::Relaxed);
+    busy.threshold.store(busy_threshold(ctx), Ordering::Relaxed);
     busy.since
         .store(crate::server::now_ms().max(1), Ordering::Release);
     // From here to the end no other command touches the keyspace.
@@ -401,22 +430,30 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SCRIPT KILL / FUNCTION KILL: asks the running script to stop.
 pub(crate) fn kill(ctx: &mut Ctx, function: bool, w: &mut Writer) {
-    let busy = &ctx.keys.shared().scripts.busy;
+    match kill_now(&ctx.keys.shared().scripts.busy, function) {
+        Ok(()) => w.simple("OK"),
+        Err(e) => w.error(e),
+    }
+}
+
+/// Sets the kill flag of the running script (of the kind `function` names), or the
+/// error saying why not.
+pub(crate) fn kill_now(busy: &Busy, function: bool) -> Result<(), &'static str> {
     if busy.since.load(Ordering::Acquire) == 0 {
-        return w.error("NOTBUSY No scripts in execution right now.");
+        return Err("NOTBUSY No scripts in execution right now.");
     }
     if busy.function.load(Ordering::Relaxed) != function {
-        return w.error(if function {
+        return Err(if function {
             "NOTBUSY No scripts in execution right now."
         } else {
             "NOTBUSY No scripts in execution right now. Use FUNCTION KILL for functions."
         });
     }
     if busy.wrote.load(Ordering::Relaxed) {
-        return w.error(
+        return Err(
             "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
         );
     }
     busy.kill.store(true, Ordering::Relaxed);
-    w.simple("OK");
+    Ok(())
 }

@@ -131,6 +131,13 @@ impl Engine {
                     if b.killed() {
                         return Err(mlua::Error::runtime("Script killed by user"));
                     }
+                    if b.past_threshold() {
+                        // The loop's other clients get BUSY (or may kill this).
+                        crate::busy::pump();
+                        if b.killed() {
+                            return Err(mlua::Error::runtime("Script killed by user"));
+                        }
+                    }
                 }
                 Ok(mlua::VmState::Continue)
             },
