@@ -94,11 +94,7 @@ fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) {
     if !c.input.ready() {
         let _ = c.input.read_from(&mut c.sock, c.max_query_buffer);
     }
-    loop {
-        match c.input.parse(limits, c.session.authed) {
-            Ok(Some(_)) => {}
-            _ => break,
-        }
+    while let Ok(Some(_)) = c.input.parse(limits, c.session.authed) {
         let (input, ranges) = c.input.request();
         let args: Vec<&[u8]> = ranges.iter().map(|r| &input[r.clone()]).collect();
         let mut w = Writer::new(&mut c.output, c.session.proto);
