@@ -117,12 +117,19 @@ impl Engine {
             lua.create_function(|lua, ()| Ok(script_line(lua)))?,
         )?;
         helpers.raw_set("redis", libs::redis_helpers(&lua)?)?;
+        let busy: Rc<RefCell<Option<Arc<Busy>>>> = Rc::new(RefCell::new(None));
+        let killed = busy.clone();
+        helpers.raw_set(
+            "killed",
+            lua.create_function(move |_, ()| {
+                Ok(killed.borrow().as_ref().is_some_and(|b| b.killed()))
+            })?,
+        )?;
         let env: Table = lua
             .load(include_str!("prelude.lua"))
             .set_name("=prelude")
             .call((globals.clone(), bridge.clone(), helpers))?;
         let run: Function = bridge.raw_get("run")?;
-        let busy: Rc<RefCell<Option<Arc<Busy>>>> = Rc::new(RefCell::new(None));
         let hook_busy = busy.clone();
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),

@@ -12,7 +12,7 @@ local G, bridge, helpers = ...
 local error, type, tostring, rawget, rawset = error, type, tostring, rawget, rawset
 local setmetatable, getmetatable, pcall, xpcall = setmetatable, getmetatable, pcall, xpcall
 local loadstring, setfenv, select = loadstring, setfenv, select
-local where = helpers.where
+local where, killed = helpers.where, helpers.killed
 
 local readonly = setmetatable({}, { __mode = 'k' })
 
@@ -64,9 +64,11 @@ rawset(G, 'loadstring', function(s, name)
 end)
 
 -- pcall as Redis 7 has it: an error table raised by redis.call is caught as its text.
+-- A killed script's error is not caught: it ends the script.
 local function caught(ok, ...)
   if not ok then
     local e = ...
+    if killed() then error(e, 0) end
     if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then
       return false, rawget(e, 'err')
     end
