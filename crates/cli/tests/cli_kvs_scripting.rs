@@ -428,3 +428,39 @@ fn a_long_script_gets_busy_replies_and_script_kill_from_another_loop() {
     assert_eq!(&reply[..n], b"$4\r\ndone\r\n");
     assert_eq!(ok(&mut admin, &["GET", "w"]), bulk("1"));
 }
+
+#[test]
+fn one_loop_answers_busy_and_kills_a_script_that_catches_errors() {
+    // One event loop: the script's own loop answers its other clients from the
+    // script's instruction hook.
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "1"]);
+    let mut admin = connect(&addr);
+    ok(&mut admin, &["CONFIG", "SET", "lua-time-limit", "50"]);
+    // The loop lends its connections to the hook once a script has run.
+    assert_eq!(eval(&mut admin, "return 1", &[], &[]), Value::Int(1));
+    let mut runner = send(
+        &addr,
+        b"EVAL \"local f = function() while 1 do redis.call('PING') end end while 1 do pcall(f) end\" 0\r\n",
+    );
+    let start = Instant::now();
+    loop {
+        match cmd(&mut admin, &["PING"]) {
+            Err(e) if e.to_string().contains("busy running a script") => break,
+            _ if start.elapsed() > Duration::from_secs(10) => panic!("never BUSY"),
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    // The kill is not caught by the script's pcall.
+    assert_eq!(ok(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
+    let mut reply = [0u8; 256];
+    runner
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let n = runner.read(&mut reply).expect("the script's reply");
+    let reply = String::from_utf8_lossy(&reply[..n]);
+    assert!(reply.starts_with("-ERR Script killed by user"), "{reply}");
+    assert_eq!(
+        ok(&mut admin, &["PING"]),
+        Value::SimpleString("PONG".into())
+    );
+}
