@@ -233,10 +233,15 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
         let sha = sha1_hex(&body);
         (sha, body)
     };
+    let (code, flags) = match shebang(&body) {
+        Ok(v) => v,
+        Err(e) => return w.error(&e),
+    };
+    let readonly = readonly || flags.iter().any(|f| f == "no-writes");
     let owner = scripts.owner();
     let compiled = with_engine(|e| {
         e.follow(owner);
-        e.script(&sha, &body)
+        e.script(&sha, code.as_deref().unwrap_or(&body))
     });
     let f = match compiled {
         Err(e) | Ok(Err(e)) => {
@@ -254,6 +259,36 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
         function: false,
     };
     run(ctx, &f, false, keys, argv, readonly, &origin, w);
+}
+
+/// The flags a script's first line declares (`#!lua flags=no-writes,allow-oom`), as
+/// Redis 7 reads them, and the code to compile (that line blanked, so line numbers
+/// stay; None without such a line). Only `no-writes` changes what the script may do
+/// here; the others are accepted.
+fn shebang(body: &[u8]) -> Result<(Option<Vec<u8>>, Vec<String>), String> {
+    if !body.starts_with(b"#!") {
+        return Ok((None, Vec::new()));
+    }
+    let nl = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[2..nl]);
+    let mut words = line.split_whitespace();
+    let engine = words.next().unwrap_or("");
+    if engine != "lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
+    }
+    let mut flags = Vec::new();
+    for w in words {
+        let Some(list) = w.strip_prefix("flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {w}"));
+        };
+        for f in list.split(',').filter(|f| !f.is_empty()) {
+            if !functions::FLAGS.contains(&f) {
+                return Err(format!("ERR Unexpected flag in script shebang: {f}"));
+            }
+            flags.push(f.to_string());
+        }
+    }
+    Ok((Some(body[nl..].to_vec()), flags))
 }
 
 /// Where a script came from, for its error messages.

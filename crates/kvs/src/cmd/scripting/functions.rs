@@ -22,7 +22,7 @@ use crate::cmd::{eq, glob, Ctx};
 use crate::resp::Writer;
 
 /// Flags a function may be registered with.
-const FLAGS: &[&str] = &[
+pub(crate) const FLAGS: &[&str] = &[
     "no-writes",
     "allow-oom",
     "allow-stale",
