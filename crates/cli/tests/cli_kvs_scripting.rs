@@ -140,6 +140,28 @@ fn eval_sees_keys_and_args_and_converts_both_ways() {
         eval(&mut c, "return bit.band(0xff, 0x0f)", &[], &[]),
         Value::Int(15)
     );
+    // cmsgpack: lua-cmsgpack's encodings (a double that a float cannot hold, the
+    // smallest integer form) and a round trip.
+    assert_eq!(
+        eval(
+            &mut c,
+            "local e = cmsgpack.pack(0.1, -1099511627776) local h = ''
+             for i = 1, #e do h = h .. string.format('%02x', string.byte(e, i)) end
+             return h",
+            &[],
+            &[]
+        ),
+        bulk("cb3fb999999999999ad3ffffff0000000000")
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "local t = cmsgpack.unpack(cmsgpack.pack({a={1, 'x'}, b=true})) return {t.a[2], tostring(t.b)}",
+            &[],
+            &[]
+        ),
+        Value::Array(vec![bulk("x"), bulk("true")])
+    );
     assert_eq!(
         eval(&mut c, "return redis.sha1hex('')", &[], &[]),
         bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")

@@ -30,6 +30,7 @@
 pub mod engine;
 pub mod functions;
 pub mod libs;
+pub mod msgpack;
 pub mod reply;
 
 use std::collections::HashMap;

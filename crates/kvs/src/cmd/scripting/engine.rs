@@ -8,8 +8,8 @@
 //! SCRIPT FLUSH (the shared cache's generation moves, and every interpreter drops its
 //! compiled scripts at its next run).
 //!
-//! The sandbox (`prelude.lua`): the base, table, string and math libraries, `cjson` and
-//! `bit`; no `os`, `io`, `loadfile`, `dofile`, `print`, `require`; scripts run in an
+//! The sandbox (`prelude.lua`): the base, table, string and math libraries, `cjson`,
+//! `cmsgpack` and `bit`; no `os`, `io`, `loadfile`, `dofile`, `print`, `require`; scripts run in an
 //! environment that refuses every global write ("Attempt to modify a readonly table")
 //! and every read of an undefined global ("Script attempted to access nonexistent
 //! global variable"), as Redis 7 does. `math.random` is a generator of this

@@ -1,6 +1,7 @@
 //! The libraries a script sees besides Lua's own: the `redis` helpers that need no
 //! command context (`sha1hex`, `log`, the version), `bit` (LuaBitOp's functions on
-//! 32-bit integers), `cjson` (JSON encode/decode as lua-cjson does by default), and
+//! 32-bit integers), `cjson` (JSON encode/decode as lua-cjson does by default),
+//! `cmsgpack` ([`super::msgpack`]), and
 //! the replacement of `math.random`/`math.randomseed` by a generator of this
 //! interpreter's own.
 //!
@@ -21,6 +22,7 @@ pub const MAX_NESTING: usize = 1000;
 pub(crate) fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.raw_set("bit", bit(lua)?)?;
     globals.raw_set("cjson", cjson(lua)?)?;
+    globals.raw_set("cmsgpack", super::msgpack::cmsgpack(lua)?)?;
     let math: Table = globals.raw_get("math")?;
     let seed = Rc::new(Cell::new(clock_seed()));
     let s = seed.clone();
