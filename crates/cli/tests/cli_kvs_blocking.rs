@@ -1,7 +1,8 @@
 //! Blocking list and sorted-set commands through the real binary, with clients on
 //! different event loops: a blocked BLPOP is served by a push from another client,
 //! first come first served; timeouts answer nil; BLMOVE's destination serves the next
-//! waiter; a value of another type wakes no one; inside MULTI nothing blocks; a blocked client's pipelined commands wait
+//! waiter; a value of another type wakes no one; inside MULTI and scripts nothing
+//! blocks; a blocked client's pipelined commands wait
 //! for it; a client that left is not served (the element stays); what a blocked pop
 //! took is gone after `kill -9` and a restart from the log.
 
@@ -120,6 +121,21 @@ fn timeouts_multi_and_moves() {
         cmd(&mut c, &["BLMOVE", "empty", "d", "LEFT", "LEFT", "0.05"]),
         Value::Nil
     );
+
+    // Nor inside a script.
+    assert_eq!(
+        cmd(
+            &mut c,
+            &[
+                "EVAL",
+                "return redis.call('BLPOP', KEYS[1], 0)",
+                "1",
+                "empty"
+            ]
+        ),
+        Value::Nil
+    );
+    assert_eq!(info_num(&mut c, "clients", "blocked_clients"), 0);
 
     // Inside MULTI nothing blocks.
     cmd(&mut c, &["MULTI"]);

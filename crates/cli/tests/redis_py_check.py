@@ -603,6 +603,26 @@ def blocking(r, host, port, proto):
     th.join()
     equal(r.lrange("py:dst", 0, -1), ["e"], "BLMOVE pushed")
     equal(r.lmpop(2, "py:none", "py:dst", direction="LEFT"), ["py:dst", ["e"]], "LMPOP")
+def scripting(r):
+    """EVAL/EVALSHA through redis-py's own users of them: Script objects and Lock."""
+    r.delete("lk", "sc")
+    incr_by = r.register_script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    equal(incr_by(keys=["sc"], args=[5]), 5, "register_script first call (EVALSHA, NOSCRIPT, EVAL)")
+    equal(incr_by(keys=["sc"], args=[2]), 7, "register_script second call (EVALSHA)")
+    r.script_flush()
+    equal(incr_by(keys=["sc"], args=[1]), 8, "register_script after SCRIPT FLUSH")
+    equal(r.script_exists(incr_by.sha), [True], "SCRIPT EXISTS")
+    lock = r.lock("lk", timeout=10)
+    check(lock.acquire(blocking=False), "Lock.acquire")
+    check(not r.lock("lk").acquire(blocking=False), "a held lock is not acquired twice")
+    check(lock.owned(), "Lock.owned")
+    check(lock.extend(20), "Lock.extend")
+    within(r.pttl("lk"), 25_000, 30_000, "Lock.extend adds to the TTL")
+    check(lock.reacquire(), "Lock.reacquire")
+    within(r.pttl("lk"), 5_000, 10_000, "Lock.reacquire resets the TTL")
+    lock.release()
+    equal(r.exists("lk"), 0, "Lock.release deletes the key")
+    raises(lock.release, "", "releasing a released lock", kinds=(Exception,))
 
 
 def main():
@@ -624,6 +644,7 @@ def main():
                 ("transactions", lambda: transactions(r, host, port, proto)),
                 ("pubsub", lambda: pubsub(r, host, port, proto)),
                 ("blocking", lambda: blocking(r, host, port, proto)),
+                ("scripting", lambda: scripting(r)),
             ):
                 step()
                 print(f"RESP{proto} {name}: ok")

@@ -191,6 +191,8 @@ pub struct Shared {
     pub shutdown: AtomicBool,
     /// The loops' inboxes, pub/sub subscribers and blocked clients.
     pub hub: crate::hub::Hub,
+    /// The script cache, the function libraries and the running script.
+    pub scripts: crate::cmd::scripting::Scripts,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -220,6 +222,7 @@ impl Shared {
             watches: Default::default(),
             shutdown: AtomicBool::new(false),
             hub: crate::hub::Hub::new(Vec::new()),
+            scripts: Default::default(),
         }
     }
 

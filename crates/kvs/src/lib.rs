@@ -18,12 +18,14 @@
 //!   replies, and the registries of subscribers and blocked clients.
 //! - [`server`]: the mio event loops, pipelined batches with one write per batch.
 //! - `conn` (private): one client connection: read, run, write, its buffer limits.
+//! - `busy` (private): a loop's other clients answered while a script runs too long.
 //!
 //! The load generator that measures it (and other servers) is `wirespeed-loadgen`.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
 pub mod aof;
+mod busy;
 pub mod cmd;
 pub mod conf;
 mod conn;

@@ -562,13 +562,25 @@ impl Loop {
             }
             env.seq = 0;
             env.served = false;
+            // Once the server has run a script, a connection is taken out of the table
+            // while it runs and the table is lent to the busy pump (`crate::busy`).
+            let lend = shared.scripts.used();
             for token in &ready {
-                if let Some(c) = self.conns.get_mut(token) {
-                    if std::mem::take(&mut c.fresh) {
-                        // A new connection: authenticated when no password is set.
-                        c.session.authed = env.config.requirepass.is_none();
+                if lend {
+                    let Some(mut c) = self.conns.remove(token) else {
+                        continue;
+                    };
+                    let loan = crate::busy::lend(&mut self.conns, shared, env.config.limits);
+                    serve_one(&mut c, &mut env);
+                    drop(loan);
+                    if c.killed {
+                        closed.push(*token);
+                    } else {
+                        touched.push(*token);
                     }
-                    c.serve(&mut env);
+                    self.conns.insert(*token, c);
+                } else if let Some(c) = self.conns.get_mut(token) {
+                    serve_one(c, &mut env);
                     if c.killed {
                         closed.push(*token);
                     } else {
@@ -768,6 +780,15 @@ impl Loop {
         c.account(&shared.stats);
         result
     }
+}
+
+/// Runs a connection's complete requests (a new connection is authenticated first
+/// when no password is set).
+fn serve_one(c: &mut Conn, env: &mut Env) {
+    if std::mem::take(&mut c.fresh) {
+        c.session.authed = env.config.requirepass.is_none();
+    }
+    c.serve(env);
 }
 
 /// The end of a round, besides the log's commit: a step of the expiry sweep on one

@@ -9,7 +9,7 @@
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
 //! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
-//! [`cluster`], [`multi`] (transactions), with
+//! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), with
 //! the settings in [`config`].
 
 pub mod blocking;
@@ -25,6 +25,7 @@ pub mod lists;
 pub mod multi;
 pub mod notify;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -277,6 +278,9 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
     if let Err(e) = admit(ctx, cmd) {
         multi::flag_error(ctx);
         ctx.stats.per_command.rejected(cmd);
+        return w.error(&e);
+    }
+    if let Err(e) = scripting::wait_busy(ctx, cmd, args) {
         return w.error(&e);
     }
     if ctx.session.tx.queuing() && !multi::runs_now(cmd) {

@@ -283,7 +283,14 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     }
     touch(ctx, start);
     if ctx.effects.len() - start > 1 {
-        let batch = ctx.effects.split_off(start);
+        // A script's record inside the transaction joins it (one level of batch).
+        let mut batch = Vec::with_capacity(ctx.effects.len() - start);
+        for e in ctx.effects.drain(start..) {
+            match e {
+                Effect::Batch(inner) => batch.extend(inner),
+                e => batch.push(e),
+            }
+        }
         ctx.effects.push(Effect::Batch(batch));
     }
 }

@@ -67,12 +67,13 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if want("memory") {
         let clients = ctx.keys.shared().stats.client_buffers();
         out.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\n\r\n",
+            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nnumber_of_cached_scripts:{}\r\n\r\n",
             ctx.keys.memory() + clients,
             rss_bytes(),
             ctx.keys.payload_bytes(),
             ctx.config.maxmemory,
-            ctx.config.policy.name()
+            ctx.config.policy.name(),
+            ctx.keys.shared().scripts.cached()
         ));
     }
     if want("persistence") {

@@ -9,6 +9,7 @@
 //! least `n`. Key positions are `first`, `last` (negative: from the end) and `step`,
 //! as in Redis's COMMAND reply; 0 for commands without keys.
 
+use super::scripting::{self, functions};
 use super::{
     arity, blocking, cluster, config, connection, eq, hashes, keys, lists, multi, pubsub, server,
     sets, strings, zsets, Ctx,
@@ -43,7 +44,13 @@ pub const ALLOW_BUSY: u32 = 1 << 10;
 /// Not shown in the slow log.
 pub const SKIP_SLOWLOG: u32 = 1 << 11;
 /// May block the client.
-pub const BLOCKING: u32 = 1 << 12;
+pub const BLOCKING: u32 = 1 << 15;
+/// Not shown to MONITOR.
+pub const SKIP_MONITOR: u32 = 1 << 12;
+/// May be called with no key (EVAL with 0 keys).
+pub const NO_MANDATORY_KEYS: u32 = 1 << 13;
+/// Key positions come from the arguments (EVAL's numkeys), not from first/last/step.
+pub const MOVABLEKEYS: u32 = 1 << 14;
 
 /// Flag names as COMMAND shows them, in Redis's order.
 const FLAG_NAMES: &[(u32, &str)] = &[
@@ -56,10 +63,13 @@ const FLAG_NAMES: &[(u32, &str)] = &[
     (BLOCKING, "blocking"),
     (LOADING, "loading"),
     (STALE, "stale"),
+    (SKIP_MONITOR, "skip_monitor"),
     (SKIP_SLOWLOG, "skip_slowlog"),
     (FAST, "fast"),
     (NO_AUTH, "no_auth"),
+    (NO_MANDATORY_KEYS, "no_mandatory_keys"),
     (ALLOW_BUSY, "allow_busy"),
+    (MOVABLEKEYS, "movablekeys"),
 ];
 
 /// One command.
@@ -114,8 +124,26 @@ impl Command {
         (first..=last).step_by(step).filter(move |_| any)
     }
 
+    /// The key indexes of a full command line `args` (name at 0): the row's positions,
+    /// or for a `movablekeys` command (EVAL, FCALL and their kin) the `numkeys`
+    /// arguments after its count; None when the count is not valid.
+    pub fn keys_of(&self, args: &[&[u8]]) -> Option<Vec<usize>> {
+        if !self.has(MOVABLEKEYS) {
+            return Some(self.key_indexes(args.len()).collect());
+        }
+        let n = super::parse_i64(args.get(2)?)?;
+        let n = usize::try_from(n).ok()?;
+        if n > args.len().saturating_sub(3) {
+            return None;
+        }
+        Some((3..3 + n).collect())
+    }
+
     /// Redis's ACL categories for this command (COMMAND's seventh field).
     fn categories(&self) -> Vec<&'static str> {
+        if self.group == "scripting" && self.has(MOVABLEKEYS) {
+            return vec!["@slow", "@scripting"];
+        }
         let mut c = Vec::new();
         if self.first > 0 {
             c.push("@keyspace");
@@ -190,13 +218,20 @@ pub static COMMANDS: &[Command] = &[
     row!("del", -2, WRITE, KEYS, "generic", keys::del, "Deletes one or more keys."),
     row!("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::discard, "Discards a transaction."),
     row!("echo", 2, FAST, NOKEY, "connection", connection::echo, "Returns the given string."),
+    row!("eval", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", scripting::eval, "Executes a server-side Lua script."),
+    row!("eval_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", scripting::eval_ro, "Executes a read-only server-side Lua script."),
+    row!("evalsha", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", scripting::evalsha, "Executes a server-side Lua script by SHA1 digest."),
+    row!("evalsha_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", scripting::evalsha_ro, "Executes a read-only server-side Lua script by SHA1 digest."),
     row!("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, NOKEY, "transactions", multi::exec, "Executes all commands in a transaction."),
     row!("exists", -2, READONLY | FAST, KEYS, "generic", keys::exists, "Determines whether one or more keys exist."),
     row!("expire", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key in seconds."),
     row!("expireat", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key to a Unix timestamp."),
     row!("expiretime", 2, READONLY | FAST, KEY1, "generic", keys::expiretime, "Returns the expiration time of a key as a Unix timestamp."),
+    row!("fcall", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", functions::fcall, "Invokes a function."),
+    row!("fcall_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", functions::fcall_ro, "Invokes a read-only function."),
     row!("flushall", -1, WRITE, NOKEY, "server", server::flushall, "Removes all keys from all databases."),
     row!("flushdb", -1, WRITE, NOKEY, "server", server::flushall, "Remove all keys from the current database."),
+    row!("function", -2, 0, NOKEY, "scripting", functions::function, "A container for function commands."),
     row!("get", 2, READONLY | FAST, KEY1, "string", strings::get, "Returns the string value of a key."),
     row!("getbit", 3, READONLY | FAST, KEY1, "bitmap", strings::getbit, "Returns a bit value by offset."),
     row!("getdel", 2, WRITE | FAST, KEY1, "string", strings::getdel, "Returns the string value of a key after deleting the key."),
@@ -268,6 +303,7 @@ pub static COMMANDS: &[Command] = &[
     row!("sadd", -3, WRITE | DENYOOM | FAST, KEY1, "set", sets::sadd, "Adds one or more members to a set. Creates the key if it doesn't exist."),
     row!("scan", -2, READONLY, NOKEY, "generic", keys::scan, "Iterates over the key names in the database."),
     row!("scard", 2, READONLY | FAST, KEY1, "set", sets::scard, "Returns the number of members in a set."),
+    row!("script", -2, 0, NOKEY, "scripting", scripting::script, "A container for Lua scripts management commands."),
     row!("sdiff", -2, READONLY, KEYS, "set", sets::sinter, "Returns the difference of multiple sets."),
     row!("sdiffstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the difference of multiple sets in a key."),
     row!("select", 2, LOADING | STALE | FAST, NOKEY, "connection", connection::select, "Changes the selected database."),
@@ -447,8 +483,10 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         if !c.arity_ok(rest.len()) {
             return w.error("ERR Invalid number of arguments specified for command");
         }
-        let idx: Vec<usize> = c.key_indexes(rest.len()).collect();
-        if idx.is_empty() {
+        let Some(idx) = c.keys_of(rest) else {
+            return w.error("ERR Invalid arguments specified for command");
+        };
+        if idx.is_empty() && !c.has(NO_MANDATORY_KEYS) {
             return w.error("ERR The command has no key arguments");
         }
         w.array(idx.len());

@@ -1,0 +1,488 @@
+//! Lua scripting through the real binary with the `redis` crate: EVAL with keys and
+//! arguments, the conversions both ways, the script cache (EVALSHA, NOSCRIPT, SCRIPT
+//! LOAD/EXISTS/FLUSH), redis.call against redis.pcall, the sandbox's refusals, read-only
+//! scripts, functions (FUNCTION LOAD, FCALL), a script's writes surviving `kill -9`
+//! whole, and SCRIPT KILL of a script that runs too long, from another event loop.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use common::{connect, kvs_serve, temp};
+use redis::{Connection, Value};
+
+fn cmd(con: &mut Connection, args: &[&str]) -> redis::RedisResult<Value> {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con)
+}
+
+fn ok(con: &mut Connection, args: &[&str]) -> Value {
+    cmd(con, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn err(con: &mut Connection, args: &[&str]) -> String {
+    match cmd(con, args) {
+        Ok(v) => panic!("{args:?}: expected an error, got {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn eval(con: &mut Connection, script: &str, keys: &[&str], argv: &[&str]) -> Value {
+    let n = keys.len().to_string();
+    let mut args = vec!["EVAL", script, &n];
+    args.extend_from_slice(keys);
+    args.extend_from_slice(argv);
+    ok(con, &args)
+}
+
+fn bulk(s: &str) -> Value {
+    Value::BulkString(s.as_bytes().to_vec())
+}
+
+#[test]
+fn eval_sees_keys_and_args_and_converts_both_ways() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    assert_eq!(
+        eval(
+            &mut c,
+            "return {KEYS[1], KEYS[2], ARGV[1], ARGV[2], #KEYS, #ARGV}",
+            &["k1", "k2"],
+            &["a1", "a2"],
+        ),
+        Value::Array(vec![
+            bulk("k1"),
+            bulk("k2"),
+            bulk("a1"),
+            bulk("a2"),
+            Value::Int(2),
+            Value::Int(2)
+        ])
+    );
+    // Lua to reply: numbers truncate, true is 1, false and nil are null, a table stops
+    // at its first nil, {ok=} is a status and {err=} an error.
+    assert_eq!(eval(&mut c, "return 100.9", &[], &[]), Value::Int(100));
+    assert_eq!(eval(&mut c, "return -2.5", &[], &[]), Value::Int(-2));
+    assert_eq!(eval(&mut c, "return true", &[], &[]), Value::Int(1));
+    assert_eq!(eval(&mut c, "return false", &[], &[]), Value::Nil);
+    assert_eq!(eval(&mut c, "return nil", &[], &[]), Value::Nil);
+    assert_eq!(
+        eval(&mut c, "return {1, 'two', {3}, nil, 5}", &[], &[]),
+        Value::Array(vec![
+            Value::Int(1),
+            bulk("two"),
+            Value::Array(vec![Value::Int(3)])
+        ])
+    );
+    assert_eq!(
+        eval(&mut c, "return {ok='FINE'}", &[], &[]),
+        Value::SimpleString("FINE".into())
+    );
+    let e = err(&mut c, &["EVAL", "return {err='MYERR custom'}", "0"]);
+    assert!(e.contains("MYERR") && e.contains("custom"), "{e}");
+    // Reply to Lua: each type as its Lua value, seen from inside the script.
+    ok(&mut c, &["SET", "s", "text"]);
+    ok(&mut c, &["RPUSH", "l", "a", "b"]);
+    let types = eval(
+        &mut c,
+        "local r = {}
+         r[1] = type(redis.call('INCR', 'n'))
+         r[2] = type(redis.call('GET', 's'))
+         r[3] = tostring(redis.call('GET', 'nosuch'))
+         r[4] = type(redis.call('LRANGE', 'l', 0, -1))
+         r[5] = redis.call('SET', 'x', 1).ok
+         r[6] = redis.pcall('INCR', 's').err
+         r[7] = redis.call('LRANGE', 'l', 0, -1)[2]
+         return r",
+        &[],
+        &[],
+    );
+    assert_eq!(
+        types,
+        Value::Array(vec![
+            bulk("number"),
+            bulk("string"),
+            bulk("false"),
+            bulk("table"),
+            bulk("OK"),
+            bulk("ERR value is not an integer or out of range"),
+            bulk("b"),
+        ])
+    );
+    // Numbers given to redis.call are written as Lua writes them.
+    assert_eq!(
+        eval(
+            &mut c,
+            "redis.call('SET', KEYS[1], 3.5) return redis.call('GET', KEYS[1])",
+            &["f"],
+            &[]
+        ),
+        bulk("3.5")
+    );
+    assert_eq!(
+        eval(&mut c, "return cjson.encode({1, 'a', {b=true}})", &[], &[]),
+        bulk(r#"[1,"a",{"b":true}]"#)
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return cjson.decode(ARGV[1]).k[2]",
+            &[],
+            &[r#"{"k":[10,20]}"#]
+        ),
+        Value::Int(20)
+    );
+    assert_eq!(
+        eval(&mut c, "return bit.band(0xff, 0x0f)", &[], &[]),
+        Value::Int(15)
+    );
+    // cmsgpack: lua-cmsgpack's encodings (a double that a float cannot hold, the
+    // smallest integer form) and a round trip.
+    assert_eq!(
+        eval(
+            &mut c,
+            "local e = cmsgpack.pack(0.1, -1099511627776) local h = ''
+             for i = 1, #e do h = h .. string.format('%02x', string.byte(e, i)) end
+             return h",
+            &[],
+            &[]
+        ),
+        bulk("cb3fb999999999999ad3ffffff0000000000")
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "local t = cmsgpack.unpack(cmsgpack.pack({a={1, 'x'}, b=true})) return {t.a[2], tostring(t.b)}",
+            &[],
+            &[]
+        ),
+        Value::Array(vec![bulk("x"), bulk("true")])
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.sha1hex('')", &[], &[]),
+        bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")
+    );
+    // numkeys is checked.
+    assert!(err(&mut c, &["EVAL", "return 1", "-1"]).contains("can't be negative"));
+    assert!(err(&mut c, &["EVAL", "return 1", "2", "a"]).contains("greater than number of args"));
+    assert!(err(&mut c, &["EVAL", "return 1", "x"]).contains("not an integer"));
+}
+
+#[test]
+fn the_script_cache_serves_evalsha_until_flushed() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let body = "return ARGV[1] .. '!'";
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(body)
+        .query(&mut c)
+        .unwrap();
+    assert!(
+        sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{sha}"
+    );
+    assert_eq!(ok(&mut c, &["EVALSHA", &sha, "0", "hi"]), bulk("hi!"));
+    // Any case of the digest.
+    assert_eq!(
+        ok(&mut c, &["EVALSHA", &sha.to_uppercase(), "0", "yo"]),
+        bulk("yo!")
+    );
+    let exists: Vec<i64> = redis::cmd("SCRIPT")
+        .arg(&["EXISTS", &sha, "0000000000000000000000000000000000000000"])
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(exists, [1, 0]);
+    assert_eq!(ok(&mut c, &["SCRIPT", "FLUSH"]), Value::Okay);
+    let e = err(&mut c, &["EVALSHA", &sha, "0", "hi"]);
+    // (The redis crate names the NOSCRIPT code by its own word.)
+    assert!(e.contains("No matching script. Please use EVAL."), "{e}");
+    // EVAL caches what it runs: EVALSHA of its digest works after it, on another
+    // connection too.
+    eval(&mut c, body, &[], &["x"]);
+    let mut other = connect(&addr);
+    assert_eq!(ok(&mut other, &["EVALSHA", &sha, "0", "z"]), bulk("z!"));
+    assert!(err(&mut c, &["SCRIPT", "FLUSH", "MAYBE"]).contains("SYNC|ASYNC"));
+    assert_eq!(ok(&mut c, &["SCRIPT", "FLUSH", "ASYNC"]), Value::Okay);
+}
+
+#[test]
+fn call_raises_pcall_returns_and_the_sandbox_refuses() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    ok(&mut c, &["SET", "s", "abc"]);
+    // redis.call: the command's error ends the script, with where it was raised.
+    let e = err(&mut c, &["EVAL", "return redis.call('INCR', 's')", "0"]);
+    assert!(e.contains("value is not an integer"), "{e}");
+    assert!(e.contains("@user_script:1"), "{e}");
+    // redis.pcall: the same error is a value the script may return or inspect.
+    let e = err(&mut c, &["EVAL", "return redis.pcall('INCR', 's')", "0"]);
+    assert!(e.contains("value is not an integer"), "{e}");
+    assert!(!e.contains("user_script"), "{e}");
+    assert_eq!(
+        eval(
+            &mut c,
+            "local ok, e = pcall(redis.call, 'INCR', 's') return {tostring(ok), e}",
+            &[],
+            &[]
+        ),
+        Value::Array(vec![
+            bulk("false"),
+            bulk("ERR value is not an integer or out of range")
+        ])
+    );
+    // Unknown commands, arity, commands refused in scripts.
+    assert!(err(&mut c, &["EVAL", "return redis.call('nosuch')", "0"])
+        .contains("Unknown Redis command called from script"));
+    assert!(err(&mut c, &["EVAL", "return redis.call('GET')", "0"])
+        .contains("Wrong number of args calling Redis command from script"));
+    for refused in [
+        "'MULTI'",
+        "'EXEC'",
+        "'WATCH', 'x'",
+        "'EVAL', 'return 1', '0'",
+    ] {
+        let script = format!("return redis.call({refused})");
+        let e = err(&mut c, &["EVAL", &script, "0"]);
+        assert!(e.contains("not allowed from script"), "{refused}: {e}");
+    }
+    // Globals: no new ones, no reads of undefined ones, no way around it.
+    let e = err(&mut c, &["EVAL", "x = 1", "0"]);
+    assert!(e.contains("Attempt to modify a readonly table"), "{e}");
+    let e = err(&mut c, &["EVAL", "return undefined_name", "0"]);
+    assert!(
+        e.contains("Script attempted to access nonexistent global variable 'undefined_name'"),
+        "{e}"
+    );
+    for trick in [
+        "setmetatable(_G, {})",
+        "_G.x = 1",
+        "redis.call = nil",
+        "cjson.encode = nil",
+        "rawset(_G, 'x', 1)",
+    ] {
+        let e = err(&mut c, &["EVAL", trick, "0"]);
+        assert!(
+            e.contains("Attempt to modify a readonly table"),
+            "{trick}: {e}"
+        );
+    }
+    for absent in ["os", "io", "loadfile", "dofile", "require", "print"] {
+        let e = err(&mut c, &["EVAL", &format!("return {absent}"), "0"]);
+        assert!(e.contains("nonexistent global variable"), "{absent}: {e}");
+    }
+    // Locals are fine, and nothing leaks from one script to the next.
+    assert_eq!(
+        eval(&mut c, "local x = 41 return x + 1", &[], &[]),
+        Value::Int(42)
+    );
+    let e = err(&mut c, &["EVAL", "syntax error here", "0"]);
+    assert!(e.contains("Error compiling script"), "{e}");
+    // error() with a string, and with an error table.
+    let e = err(&mut c, &["EVAL", "error('boom')", "0"]);
+    assert!(
+        e.starts_with("ERR") || e.contains("user_script:1: boom"),
+        "{e}"
+    );
+    let e = err(
+        &mut c,
+        &["EVAL", "return redis.error_reply('MY_CODE message')", "0"],
+    );
+    assert!(e.contains("MY_CODE") && e.contains("message"), "{e}");
+}
+
+#[test]
+fn read_only_scripts_cannot_write() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    ok(&mut c, &["SET", "k", "v"]);
+    assert_eq!(
+        ok(
+            &mut c,
+            &["EVAL_RO", "return redis.call('GET', KEYS[1])", "1", "k"]
+        ),
+        bulk("v")
+    );
+    let e = err(
+        &mut c,
+        &[
+            "EVAL_RO",
+            "return redis.call('SET', KEYS[1], 'w')",
+            "1",
+            "k",
+        ],
+    );
+    assert!(
+        e.contains("Write commands are not allowed from read-only scripts"),
+        "{e}"
+    );
+    let sha: String = redis::cmd("SCRIPT")
+        .arg(&["LOAD", "return redis.call('DEL', KEYS[1])"])
+        .query(&mut c)
+        .unwrap();
+    let e = err(&mut c, &["EVALSHA_RO", &sha, "1", "k"]);
+    assert!(e.contains("read-only scripts"), "{e}");
+    assert_eq!(ok(&mut c, &["GET", "k"]), bulk("v"));
+}
+
+#[test]
+fn functions_load_and_run() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let lib = "#!lua name=mylib\n\
+        redis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)\n\
+        redis.register_function{function_name='peek', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
+    assert_eq!(ok(&mut c, &["FUNCTION", "LOAD", lib]), bulk("mylib"));
+    assert!(err(&mut c, &["FUNCTION", "LOAD", lib]).contains("already exists"));
+    assert_eq!(ok(&mut c, &["FCALL", "bump", "1", "n", "5"]), Value::Int(5));
+    assert_eq!(ok(&mut c, &["FCALL_RO", "peek", "1", "n"]), bulk("5"));
+    assert!(err(&mut c, &["FCALL_RO", "bump", "1", "n", "1"]).contains("write flag"));
+    assert!(err(&mut c, &["FCALL", "nosuch", "0"]).contains("Function not found"));
+    // Another connection (another event loop's interpreter) sees the library.
+    let mut other = connect(&addr);
+    assert_eq!(
+        ok(&mut other, &["FCALL", "bump", "1", "n", "1"]),
+        Value::Int(6)
+    );
+    assert_eq!(ok(&mut c, &["FUNCTION", "FLUSH"]), Value::Okay);
+    assert_eq!(ok(&mut c, &["FUNCTION", "LIST"]), Value::Array(vec![]));
+    assert!(err(&mut c, &["FCALL", "bump", "1", "n", "1"]).contains("Function not found"));
+}
+
+#[test]
+fn a_scripts_writes_survive_kill_9_whole() {
+    let path = temp("scripting", "script.aof");
+    let _ = std::fs::remove_file(&path);
+    let path = path.to_string_lossy().into_owned();
+    let args = ["--port", "0", "--aof", &path, "--appendfsync", "always"];
+    let script = "for i = 1, 100 do redis.call('SET', 'k' .. i, i) end
+                  redis.call('RPUSH', 'list', 'a', 'b')
+                  redis.call('DEL', 'k50')
+                  return redis.call('DBSIZE')";
+    {
+        let (_server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        assert_eq!(eval(&mut c, script, &[], &[]), Value::Int(100));
+        // Inside MULTI the script queues and runs at EXEC, in the transaction's record.
+        ok(&mut c, &["MULTI"]);
+        ok(&mut c, &["EVAL", "return redis.call('INCR', 'k1')", "0"]);
+        ok(&mut c, &["SET", "after", "1"]);
+        assert_eq!(
+            ok(&mut c, &["EXEC"]),
+            Value::Array(vec![Value::Int(2), Value::Okay])
+        );
+        // _server is killed (SIGKILL) here.
+    }
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    assert_eq!(ok(&mut c, &["DBSIZE"]), Value::Int(101));
+    assert_eq!(ok(&mut c, &["GET", "k1"]), bulk("2"));
+    assert_eq!(ok(&mut c, &["GET", "k100"]), bulk("100"));
+    assert_eq!(ok(&mut c, &["GET", "k50"]), Value::Nil);
+    assert_eq!(ok(&mut c, &["LLEN", "list"]), Value::Int(2));
+    assert_eq!(ok(&mut c, &["GET", "after"]), bulk("1"));
+}
+
+/// Sends `line` on a raw socket without waiting for the reply.
+fn send(addr: &str, line: &[u8]) -> std::net::TcpStream {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.write_all(line).expect("send");
+    s
+}
+
+#[test]
+fn a_long_script_gets_busy_replies_and_script_kill_from_another_loop() {
+    // Two event loops: consecutive connections are dealt to different loops.
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut admin = connect(&addr);
+    ok(
+        &mut admin,
+        &["CONFIG", "SET", "busy-reply-threshold", "100"],
+    );
+    ok(&mut admin, &["SET", "k", "v"]);
+    let e = err(&mut admin, &["SCRIPT", "KILL"]);
+    assert!(e.contains("No scripts in execution right now"), "{e}");
+    // The script runs on the loop after the admin connection's.
+    let mut runner = send(&addr, b"EVAL \"while true do end\" 0\r\n");
+    let start = Instant::now();
+    let busy = loop {
+        match cmd(&mut admin, &["GET", "k"]) {
+            Err(e) if e.to_string().contains("BUSY") => break e.to_string(),
+            _ if start.elapsed() > Duration::from_secs(10) => panic!("never BUSY"),
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    assert!(busy.contains("SCRIPT KILL"), "{busy}");
+    assert_eq!(ok(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
+    let mut reply = [0u8; 256];
+    runner
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let n = runner.read(&mut reply).expect("the script's reply");
+    let reply = String::from_utf8_lossy(&reply[..n]);
+    assert!(reply.starts_with("-ERR Script killed by user"), "{reply}");
+    assert_eq!(ok(&mut admin, &["GET", "k"]), bulk("v"));
+
+    // A script that wrote cannot be killed: it would leave half its writes. (A
+    // connection in between, so the script's lands on the other loop again.)
+    let _spacer = send(&addr, b"");
+    let mut writer = send(
+        &addr,
+        b"EVAL \"redis.call('SET', 'w', 1) local t = redis.call('TIME')[1] + 1 while tonumber(redis.call('TIME')[1]) <= t do end return 'done'\" 0\r\n",
+    );
+    let start = Instant::now();
+    loop {
+        match cmd(&mut admin, &["SCRIPT", "KILL"]) {
+            Err(e) if e.to_string().contains("already executed write commands") => break,
+            _ if start.elapsed() > Duration::from_secs(10) => panic!("never UNKILLABLE"),
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let mut reply = [0u8; 64];
+    writer
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let n = writer.read(&mut reply).expect("the script's reply");
+    assert_eq!(&reply[..n], b"$4\r\ndone\r\n");
+    assert_eq!(ok(&mut admin, &["GET", "w"]), bulk("1"));
+}
+
+#[test]
+fn one_loop_answers_busy_and_kills_a_script_that_catches_errors() {
+    // One event loop: the script's own loop answers its other clients from the
+    // script's instruction hook.
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "1"]);
+    let mut admin = connect(&addr);
+    ok(&mut admin, &["CONFIG", "SET", "lua-time-limit", "50"]);
+    // The loop lends its connections to the hook once a script has run.
+    assert_eq!(eval(&mut admin, "return 1", &[], &[]), Value::Int(1));
+    let mut runner = send(
+        &addr,
+        b"EVAL \"local f = function() while 1 do redis.call('PING') end end while 1 do pcall(f) end\" 0\r\n",
+    );
+    let start = Instant::now();
+    loop {
+        match cmd(&mut admin, &["PING"]) {
+            Err(e) if e.to_string().contains("busy running a script") => break,
+            _ if start.elapsed() > Duration::from_secs(10) => panic!("never BUSY"),
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    // The kill is not caught by the script's pcall.
+    assert_eq!(ok(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
+    let mut reply = [0u8; 256];
+    runner
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let n = runner.read(&mut reply).expect("the script's reply");
+    let reply = String::from_utf8_lossy(&reply[..n]);
+    assert!(reply.starts_with("-ERR Script killed by user"), "{reply}");
+    assert_eq!(
+        ok(&mut admin, &["PING"]),
+        Value::SimpleString("PONG".into())
+    );
+}

@@ -1,0 +1,501 @@
+//! Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, with Redis 7's
+//! semantics (the functions API, FUNCTION and FCALL, is in [`functions`]).
+//!
+//! - **Atomic.** A script locks every shard of the keyspace before it runs (as EXEC
+//!   does) and holds them until it returns, so no command of another client, on any
+//!   event loop, runs in between. Every change it made is written to the log as one
+//!   record ([`Effect::Batch`]), so a crash never replays half a script.
+//! - **Commands.** `redis.call` runs a command through the command table as a client's
+//!   would (unknown name, arity, `maxmemory`, WRONGTYPE and every handler's check),
+//!   with the caller's session; a command whose row has the `noscript` flag is
+//!   refused, and a read-only script (EVAL_RO, EVALSHA_RO, a function flagged
+//!   `no-writes`) is refused every `write` command. The handler's reply is read back
+//!   and converted to a Lua value ([`reply`]).
+//! - **Cache.** Every script EVAL or SCRIPT LOAD sees is kept under its SHA1 (shared by
+//!   the event loops) until SCRIPT FLUSH; EVALSHA of a SHA1 not there is NOSCRIPT.
+//!   The cache holds the bodies; each loop's interpreter compiles a body once
+//!   ([`engine`]).
+//! - **Time.** While a script runs, its start and kill flag are published ([`Busy`]).
+//!   A command from another event loop waits for it, and once the script has run for
+//!   `busy-reply-threshold` (alias `lua-time-limit`, 5000 ms by default) it is answered
+//!   `-BUSY` instead; SCRIPT KILL and FUNCTION KILL (and the commands flagged
+//!   `allow_busy`) are served meanwhile. SCRIPT KILL stops a script that has not
+//!   written (the interpreter's instruction hook checks the flag); one that wrote
+//!   cannot be killed (`-UNKILLABLE`), as in Redis, since half its writes would stay.
+//!   The other clients of the script's own loop are answered from the script's
+//!   instruction hook ([`crate::busy`]). Limit: a command from another loop that
+//!   passed the check an instant before a script locked the keyspace waits for the
+//!   script to end.
+
+pub mod engine;
+pub mod functions;
+pub mod libs;
+pub mod msgpack;
+pub mod reply;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::table::{self, Command, ALLOW_BUSY, DENYOOM, NOSCRIPT, WRITE};
+use super::{eq, parse_i64, Ctx};
+use crate::aof::Effect;
+use crate::resp::{Proto, Writer};
+use engine::{with_engine, Ended};
+
+/// SHA1 of `data` in lower-case hex.
+pub fn sha1_hex(data: &[u8]) -> String {
+    sha1_smol::Sha1::from(data).digest().to_string()
+}
+
+/// The state of the script running now (at most one at a time: it holds every shard).
+#[derive(Debug, Default)]
+pub struct Busy {
+    /// When it started, ms since the epoch (0: none runs).
+    since: AtomicU64,
+    /// SCRIPT KILL asked it to stop.
+    kill: AtomicBool,
+    /// It has run a write command (it can no longer be killed).
+    wrote: AtomicBool,
+    /// It is a function (FCALL): FUNCTION KILL stops it, and BUSY names it.
+    function: AtomicBool,
+    /// The busy threshold as of its start, ms.
+    threshold: AtomicU64,
+}
+
+impl Busy {
+    /// True once the running script was asked to stop.
+    pub fn killed(&self) -> bool {
+        self.kill.load(Ordering::Relaxed)
+    }
+
+    /// True when a script runs and has run for the busy threshold.
+    pub fn past_threshold(&self) -> bool {
+        let since = self.since.load(Ordering::Acquire);
+        since != 0
+            && crate::server::now_ms().saturating_sub(since)
+                >= self.threshold.load(Ordering::Relaxed)
+    }
+}
+
+/// The `-BUSY` error while `busy` runs.
+pub(crate) fn busy_error(busy: &Busy) -> String {
+    let what = if busy.function.load(Ordering::Relaxed) {
+        "FUNCTION"
+    } else {
+        "SCRIPT"
+    };
+    format!(
+        "BUSY Redis is busy running a script. You can only call {what} KILL or SHUTDOWN NOSAVE."
+    )
+}
+
+/// Identities of [`Scripts`] caches, so an interpreter knows which one it follows.
+static NEXT_CACHE: AtomicU64 = AtomicU64::new(1);
+
+/// What the event loops share for scripting: the script cache, the function
+/// libraries, and the running script's state.
+#[derive(Debug)]
+pub struct Scripts {
+    id: u64,
+    bodies: Mutex<HashMap<String, Arc<[u8]>>>,
+    /// Moves at every SCRIPT FLUSH.
+    generation: AtomicU64,
+    /// The running script.
+    pub busy: Arc<Busy>,
+    /// The function libraries (FUNCTION LOAD).
+    pub libraries: functions::Libraries,
+    /// A script has run (the event loops then lend their connections to the busy
+    /// pump while they serve one).
+    used: AtomicBool,
+}
+
+impl Default for Scripts {
+    fn default() -> Scripts {
+        Scripts {
+            id: NEXT_CACHE.fetch_add(1, Ordering::Relaxed),
+            bodies: Mutex::new(HashMap::new()),
+            generation: AtomicU64::new(0),
+            busy: Arc::new(Busy::default()),
+            libraries: functions::Libraries::default(),
+            used: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Scripts {
+    fn bodies(&self) -> MutexGuard<'_, HashMap<String, Arc<[u8]>>> {
+        self.bodies.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn owner(&self) -> (u64, u64) {
+        (self.id, self.generation.load(Ordering::Acquire))
+    }
+
+    /// True once a script or function has run on this server.
+    pub fn used(&self) -> bool {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Number of cached scripts (INFO `number_of_cached_scripts`).
+    pub fn cached(&self) -> usize {
+        self.bodies().len()
+    }
+}
+
+const NOSCRIPT_ERR: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+/// The checks before a command runs while a script may be running on another event
+/// loop: waits for it to end (the shards this loop kept from earlier commands of its
+/// batch are let go first, so the script can lock them), or, once it has run for the
+/// busy threshold, the `-BUSY` error. Commands flagged `allow_busy`, SCRIPT KILL and
+/// FUNCTION KILL go on at once.
+pub(crate) fn wait_busy(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> Result<(), String> {
+    let busy = ctx.keys.shared().scripts.busy.clone();
+    if busy.since.load(Ordering::Acquire) == 0 || cmd.has(ALLOW_BUSY) {
+        return Ok(());
+    }
+    let kill =
+        matches!(cmd.name, "script" | "function") && args.get(1).is_some_and(|a| eq(a, "kill"));
+    let shutdown_nosave = cmd.name == "shutdown" && args.iter().skip(1).any(|a| eq(a, "nosave"));
+    if kill || shutdown_nosave {
+        return Ok(());
+    }
+    ctx.keys.unlock();
+    let threshold = busy_threshold(ctx);
+    loop {
+        let since = busy.since.load(Ordering::Acquire);
+        if since == 0 {
+            return Ok(());
+        }
+        if crate::server::now_ms().saturating_sub(since) >= threshold {
+            return Err(busy_error(&busy));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// `busy-reply-threshold` (or its old name `lua-time-limit`, whichever is lower), ms.
+fn busy_threshold(ctx: &Ctx) -> u64 {
+    ["busy-reply-threshold", "lua-time-limit"]
+        .iter()
+        .filter_map(|k| ctx.config.compat.get(k).and_then(|v| v.parse::<u64>().ok()))
+        .min()
+        .unwrap_or(5000)
+}
+
+/// The number of keys of an EVAL-like command (`args[2]`) checked against the
+/// arguments after it.
+fn numkeys(args: &[&[u8]]) -> Result<usize, &'static str> {
+    let n = parse_i64(args[2]).ok_or(super::NOT_INT)?;
+    if n < 0 {
+        return Err("ERR Number of keys can't be negative");
+    }
+    if n as usize > args.len() - 3 {
+        return Err("ERR Number of keys can't be greater than number of args");
+    }
+    Ok(n as usize)
+}
+
+/// EVAL script numkeys [key ...] [arg ...].
+pub fn eval(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    eval_generic(ctx, args, w, false, false)
+}
+
+/// EVAL_RO: EVAL whose script may not write.
+pub fn eval_ro(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    eval_generic(ctx, args, w, false, true)
+}
+
+/// EVALSHA sha1 numkeys [key ...] [arg ...].
+pub fn evalsha(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    eval_generic(ctx, args, w, true, false)
+}
+
+/// EVALSHA_RO.
+pub fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    eval_generic(ctx, args, w, true, true)
+}
+
+fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, readonly: bool) {
+    let n = match numkeys(args) {
+        Ok(n) => n,
+        Err(e) => return w.error(e),
+    };
+    let scripts = &ctx.keys.shared().scripts;
+    let (sha, body) = if by_sha {
+        let sha = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
+        match scripts.bodies().get(&sha) {
+            Some(b) => (sha, b.clone()),
+            None => return w.error(NOSCRIPT_ERR),
+        }
+    } else {
+        let body: Arc<[u8]> = args[1].into();
+        let sha = sha1_hex(&body);
+        (sha, body)
+    };
+    let (code, flags) = match shebang(&body) {
+        Ok(v) => v,
+        Err(e) => return w.error(&e),
+    };
+    let readonly = readonly || flags.iter().any(|f| f == "no-writes");
+    let owner = scripts.owner();
+    let compiled = with_engine(|e| {
+        e.follow(owner);
+        e.script(&sha, code.as_deref().unwrap_or(&body))
+    });
+    let f = match compiled {
+        Err(e) | Ok(Err(e)) => {
+            return w.error(&format!("ERR Error compiling script (new function): {e}"))
+        }
+        Ok(Ok(f)) => f,
+    };
+    if !by_sha {
+        scripts.bodies().entry(sha.clone()).or_insert(body);
+    }
+    let (keys, argv) = args[3..].split_at(n);
+    let origin = Origin {
+        name: sha,
+        chunk: "@user_script",
+        function: false,
+    };
+    run(ctx, &f, false, keys, argv, readonly, &origin, w);
+}
+
+/// The flags a script's first line declares (`#!lua flags=no-writes,allow-oom`), as
+/// Redis 7 reads them, and the code to compile (that line blanked, so line numbers
+/// stay; None without such a line). Only `no-writes` changes what the script may do
+/// here; the others are accepted.
+fn shebang(body: &[u8]) -> Result<(Option<Vec<u8>>, Vec<String>), String> {
+    if !body.starts_with(b"#!") {
+        return Ok((None, Vec::new()));
+    }
+    let nl = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[2..nl]);
+    let mut words = line.split_whitespace();
+    let engine = words.next().unwrap_or("");
+    if engine != "lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
+    }
+    let mut flags = Vec::new();
+    for w in words {
+        let Some(list) = w.strip_prefix("flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {w}"));
+        };
+        for f in list.split(',').filter(|f| !f.is_empty()) {
+            if !functions::FLAGS.contains(&f) {
+                return Err(format!("ERR Unexpected flag in script shebang: {f}"));
+            }
+            flags.push(f.to_string());
+        }
+    }
+    Ok((Some(body[nl..].to_vec()), flags))
+}
+
+/// Where a script came from, for its error messages.
+pub(crate) struct Origin {
+    /// The SHA1 of a script, the name of a function.
+    pub(crate) name: String,
+    /// `@user_script` or `@user_function`.
+    pub(crate) chunk: &'static str,
+    /// A function (FCALL).
+    pub(crate) function: bool,
+}
+
+/// Runs a compiled script or function atomically (see the module note) and writes its
+/// reply.
+pub(crate) fn run(
+    ctx: &mut Ctx,
+    f: &mlua::Function,
+    as_function: bool,
+    keys: &[&[u8]],
+    argv: &[&[u8]],
+    readonly: bool,
+    origin: &Origin,
+    w: &mut Writer,
+) {
+    let busy = ctx.keys.shared().scripts.busy.clone();
+    ctx.keys
+        .shared()
+        .scripts
+        .used
+        .store(true, Ordering::Relaxed);
+    busy.kill.store(false, Ordering::Relaxed);
+    busy.wrote.store(false, Ordering::Relaxed);
+    busy.function.store(origin.function, Ordering::Relaxed);
+    busy.threshold.store(busy_threshold(ctx), Ordering::Relaxed);
+    busy.since
+        .store(crate::server::now_ms().max(1), Ordering::Release);
+    // From here to the end no other command touches the keyspace.
+    ctx.keys.lock_all();
+    let start = ctx.effects.len();
+    // Blocking commands answer at once inside a script, as in Redis.
+    let could_block = std::mem::replace(&mut ctx.can_block, false);
+    let resp3 = w.proto() == Proto::Resp3;
+    let mut call = |argv: &[Vec<u8>], resp3_call: bool| -> Vec<u8> {
+        let mut out = Vec::new();
+        let proto = if resp3_call {
+            Proto::Resp3
+        } else {
+            Proto::Resp2
+        };
+        let mut cw = Writer::new(&mut out, proto);
+        let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+        call_command(ctx, &args, readonly, &busy, &mut cw);
+        out
+    };
+    let _ = resp3;
+    let ended = with_engine(|e| e.run(f, as_function, keys, argv, &busy, &mut call, w));
+    busy.since.store(0, Ordering::Release);
+    match ended {
+        Ok(Ended::Done) => {}
+        Ok(Ended::Error(msg, line)) => w.error(&format!(
+            "{msg} script: {}, on {}:{line}.",
+            origin.name, origin.chunk
+        )),
+        Ok(Ended::Killed) => w.error("ERR Script killed by user with SCRIPT KILL..."),
+        Err(e) => w.error(&e),
+    }
+    ctx.can_block = could_block;
+    // The script's changes are one record of the log.
+    if ctx.effects.len() - start > 1 {
+        let batch = ctx.effects.split_off(start);
+        ctx.effects.push(Effect::Batch(batch));
+    }
+}
+
+/// One `redis.call` from a script: the command table's checks in Redis's order and
+/// texts for scripts, then the handler, its reply into `w`.
+fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &mut Writer) {
+    let Some(cmd) = table::lookup(args[0]) else {
+        return w.error("ERR Unknown Redis command called from script");
+    };
+    if !cmd.arity_ok(args.len()) {
+        return w.error("ERR Wrong number of args calling Redis command from script");
+    }
+    // The containers whose subcommands all have the flag in Redis (the table has one
+    // row per container).
+    let reset = cmd.name == "cluster" && args.get(1).is_some_and(|a| eq(a, "reset"));
+    if cmd.has(NOSCRIPT) || matches!(cmd.name, "script" | "function" | "client") || reset {
+        return w.error("ERR This Redis command is not allowed from script");
+    }
+    if cmd.has(WRITE) && readonly {
+        return w.error("ERR Write commands are not allowed from read-only scripts.");
+    }
+    if cmd.has(WRITE) || cmd.has(DENYOOM) {
+        // Only before the script's first write: once it wrote, it must be able to
+        // finish (Redis's rule, so that a script is never stopped half-way by memory).
+        if !busy.wrote.load(Ordering::Relaxed) {
+            if let Err(e) = super::admit(ctx, cmd) {
+                return w.error(&e);
+            }
+        }
+    }
+    if cmd.has(WRITE) {
+        busy.wrote.store(true, Ordering::Relaxed);
+        if ctx.keys.shared().hub.any_blocked() {
+            // Clients blocked on what the script writes are served after it.
+            ctx.ready.extend(args[1..].iter().map(|a| a.to_vec()));
+        }
+    }
+    super::run(ctx, cmd, args, w);
+}
+
+/// SCRIPT LOAD | EXISTS | FLUSH | KILL | HELP.
+pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let sub = args[1];
+    let rest = &args[2..];
+    let scripts = &ctx.keys.shared().scripts;
+    if eq(sub, "load") && rest.len() == 1 {
+        let sha = sha1_hex(rest[0]);
+        if !scripts.bodies().contains_key(&sha) {
+            let owner = scripts.owner();
+            let compiled = with_engine(|e| {
+                e.follow(owner);
+                e.script(&sha, rest[0]).map(|_| ())
+            });
+            if let Err(e) | Ok(Err(e)) = compiled {
+                return w.error(&format!("ERR Error compiling script (new function): {e}"));
+            }
+            scripts.bodies().insert(sha.clone(), rest[0].into());
+        }
+        w.bulk(sha.as_bytes());
+    } else if eq(sub, "exists") && !rest.is_empty() {
+        let bodies = scripts.bodies();
+        w.array(rest.len());
+        for s in rest {
+            let sha = String::from_utf8_lossy(s).to_ascii_lowercase();
+            w.int(bodies.contains_key(&sha) as i64);
+        }
+    } else if eq(sub, "flush") && rest.len() <= 1 {
+        if let Some(m) = rest.first() {
+            if !eq(m, "async") && !eq(m, "sync") {
+                return w.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+            }
+        }
+        scripts.bodies().clear();
+        scripts.generation.fetch_add(1, Ordering::AcqRel);
+        w.simple("OK");
+    } else if eq(sub, "kill") && rest.is_empty() {
+        kill(ctx, false, w);
+    } else if eq(sub, "help") && rest.is_empty() {
+        super::help(
+            w,
+            &[
+                "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "EXISTS <sha1> [<sha1> ...]",
+                "    Return information about the existence of the scripts in the script cache.",
+                "FLUSH [ASYNC|SYNC]",
+                "    Flush the Lua scripts cache. Very dangerous on replicas.",
+                "    When called without the optional mode argument, the behavior is determined by the",
+                "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+                "    * ASYNC: Asynchronously flush the scripts cache.",
+                "    * SYNC: Synchronously flush the scripts cache.",
+                "KILL",
+                "    Kill the currently executing Lua script.",
+                "LOAD <script>",
+                "    Load a script into the scripts cache without executing it.",
+            ],
+        );
+    } else if ["load", "exists", "flush", "kill", "help"]
+        .iter()
+        .any(|s| eq(sub, s))
+    {
+        super::arity(w, format!("script|{}", super::lower(sub)).as_bytes());
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try SCRIPT HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+/// SCRIPT KILL / FUNCTION KILL: asks the running script to stop.
+pub(crate) fn kill(ctx: &mut Ctx, function: bool, w: &mut Writer) {
+    match kill_now(&ctx.keys.shared().scripts.busy, function) {
+        Ok(()) => w.simple("OK"),
+        Err(e) => w.error(e),
+    }
+}
+
+/// Sets the kill flag of the running script (of the kind `function` names), or the
+/// error saying why not.
+pub(crate) fn kill_now(busy: &Busy, function: bool) -> Result<(), &'static str> {
+    if busy.since.load(Ordering::Acquire) == 0 {
+        return Err("NOTBUSY No scripts in execution right now.");
+    }
+    if busy.function.load(Ordering::Relaxed) != function {
+        return Err(if function {
+            "NOTBUSY No scripts in execution right now."
+        } else {
+            "NOTBUSY No scripts in execution right now. Use FUNCTION KILL for functions."
+        });
+    }
+    if busy.wrote.load(Ordering::Relaxed) {
+        return Err(
+            "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
+        );
+    }
+    busy.kill.store(true, Ordering::Relaxed);
+    Ok(())
+}
