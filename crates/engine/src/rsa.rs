@@ -188,7 +188,7 @@ impl CpuCtx {
     fn new(m: &BigUint) -> CpuCtx {
         fn ctx<const L: usize>(m: &BigUint) -> MontCtx<L> {
             let u = Uint::<L>::from_be_bytes(&m.to_bytes_be()).expect("the modulus fits");
-            MontCtx::new(&u).expect("odd modulus above 1")
+            MontCtx::new_with(&u, crate::backend::cpu()).expect("odd modulus above 1")
         }
         match m.bits() {
             0..=1024 => CpuCtx::W1024(Box::new(ctx(m))),

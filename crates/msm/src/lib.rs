@@ -27,4 +27,6 @@ pub mod te;
 pub use fq::Fq;
 pub use fr::Scalar;
 pub use g1::{Affine, Jacobian};
-pub use msm::{msm, MsmError, Precomputed};
+pub use msm::{msm, msm_with, MsmError, Precomputed};
+/// The CPU features the `_with` entry points take (detected once, in `wirespeed-util`).
+pub use wirespeed_util::cpu::CpuFeatures;

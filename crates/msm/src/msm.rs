@@ -19,7 +19,7 @@
 //!    affine addition's arithmetic advantage (6M against 7M) is eaten by its batch
 //!    bookkeeping and conflict handling, and the Edwards reduction (9M additions) is
 //!    cheaper than XYZZ's (12M + 2S). With AVX-512 IFMA the Edwards buckets run eight
-//!    at a time in vector lanes ([`Lanes`], `src/ifma.rs`): 2^20 points in 2.4 s on two
+//!    at a time in vector lanes (`src/ifma.rs`): 2^20 points in 2.4 s on two
 //!    cores against 3.9 s in 64-bit arithmetic.
 //! 3. Bucket reduction: sum_b b B_b by running sums from the top bucket down (two
 //!    additions per bucket), stopping at the highest bucket in use.
@@ -36,6 +36,14 @@
 //! nonzero digit is skipped outright.
 //!
 //! Fixed bases: [`Precomputed`] trades memory for fewer reductions (see its docs).
+//!
+//! CPU features: the `_with` entry points ([`msm_with`], [`msm_edwards_with`],
+//! [`Precomputed::new_with`]) take the `CpuFeatures` they may use and choose the bucket
+//! arithmetic from them once (IFMA lanes, `mulx`/`adx` window sums, or portable); this
+//! module never probes the CPU. The forms without features are convenience wrappers
+//! over the process's one detection (`CpuFeatures::get`); the engine calls the `_with`
+//! forms. (Inside the scalar path, [`Fq::mul`] still picks its `mulx` row per call from
+//! that detection: a per-multiplication twin, not a lane choice.)
 //!
 //! Parallelism: rayon tasks over (window, slice of points); with fewer windows in use
 //! than 2 x threads the points are split too, and the partial window sums (linear in
@@ -54,6 +62,25 @@ use crate::fq::Fq;
 use crate::fr::{Scalar, R_BITS};
 use crate::g1::{Affine, Jacobian, Xyzz};
 use crate::te::{TeExt, TePre};
+use wirespeed_util::cpu::CpuFeatures;
+
+/// The bucket arithmetic a CPU with given features runs, resolved once per entry point:
+/// BMI2 + ADX window sums, and the AVX-512 IFMA Edwards lanes. A value is built only by
+/// [`Arith::on`] from features the CPU has, so its flags make the kernels safe to call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Arith {
+    adx: bool,
+    ifma: bool,
+}
+
+impl Arith {
+    fn on(cpu: &CpuFeatures) -> Arith {
+        Arith {
+            adx: cfg!(target_arch = "x86_64") && cpu.adx(),
+            ifma: cfg!(target_arch = "x86_64") && cpu.ifma_products(),
+        }
+    }
+}
 
 /// Why an MSM cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,7 +152,11 @@ fn windows(c: u32) -> u32 {
 
 /// The window width for these scalars with Edwards buckets (see the module docs).
 pub fn choose_window(scalars: &[Scalar]) -> u32 {
-    window_for(scalars, EdPoints::costs(Lanes::Auto))
+    choose_window_on(scalars, Arith::on(CpuFeatures::get()))
+}
+
+fn choose_window_on(scalars: &[Scalar], a: Arith) -> u32 {
+    window_for(scalars, EdPoints::costs(a))
 }
 
 /// The window width for these scalars and bucket costs.
@@ -188,10 +219,10 @@ fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
 /// sum_b b B_b for one window over a slice of points (None when nothing landed): the
 /// field arithmetic compiled for BMI2 + ADX (`mulx`) when the CPU has them, else
 /// portable; both are the same source and give the same result.
-fn window_sum(points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
+fn window_sum(a: Arith, points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
     #[cfg(target_arch = "x86_64")]
-    if crate::fq::has_adx() {
-        // SAFETY: the CPU has BMI2 and ADX (checked just above).
+    if a.adx {
+        // SAFETY: the CPU has BMI2 and ADX (`Arith::on` read it from its features).
         return unsafe { window_sum_adx(points, digits, c) };
     }
     window_sum_portable(points, digits, c)
@@ -207,14 +238,15 @@ unsafe fn window_sum_adx(points: &[Affine], digits: &[i32], c: u32) -> Option<Ja
 /// met an exceptional pair (possible only for points outside G1), and the result is
 /// then meaningless.
 fn window_sum_te(
+    a: Arith,
     points: &[TePre],
     digits: &[i32],
     c: u32,
     degenerate: &AtomicBool,
 ) -> Option<Jacobian> {
     #[cfg(target_arch = "x86_64")]
-    if crate::fq::has_adx() {
-        // SAFETY: the CPU has BMI2 and ADX (checked just above).
+    if a.adx {
+        // SAFETY: the CPU has BMI2 and ADX (`Arith::on` read it from its features).
         return unsafe { window_sum_te_adx(points, digits, c, degenerate) };
     }
     window_sum_te_portable(points, digits, c, degenerate)
@@ -365,14 +397,32 @@ fn running_sum(top_down: impl Iterator<Item = Xyzz>, highest: usize) -> Option<X
 }
 
 /// sum_i scalars[i] points[i], with the window width from [`choose_window`].
+///
+/// Convenience wrapper: [`msm_with`] this process's detected features.
 pub fn msm(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
+    msm_with(points, scalars, CpuFeatures::get())
+}
+
+/// [`msm`] with the bucket arithmetic the CPU features `cpu` allow
+/// ([`CpuFeatures::none`]: portable 64-bit arithmetic).
+pub fn msm_with(
+    points: &[Affine],
+    scalars: &[Scalar],
+    cpu: &CpuFeatures,
+) -> Result<Jacobian, MsmError> {
     if points.len() != scalars.len() {
         return Err(MsmError::LengthMismatch {
             points: points.len(),
             scalars: scalars.len(),
         });
     }
-    Ok(msm_edwards(points, scalars, choose_window(scalars)))
+    let a = Arith::on(cpu);
+    Ok(edwards_msm(
+        points,
+        scalars,
+        choose_window_on(scalars, a),
+        a,
+    ))
 }
 
 /// [`msm`] with Weierstrass buckets (batched affine, or XYZZ for narrow windows) and
@@ -394,28 +444,46 @@ pub fn msm_weierstrass(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian
 
 /// [`msm_weierstrass`] with a given window width c in 2..=20 (clamped).
 pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
+    weierstrass(points, scalars, c, Arith::on(CpuFeatures::get()))
+}
+
+fn weierstrass(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacobian {
     let n = points.len().min(scalars.len());
     if n == 0 {
         return Jacobian::INFINITY;
     }
     let c = c.clamp(2, MAX_WINDOW);
     let digits = recode(&scalars[..n], c);
-    pippenger(&points[..n], &digits, windows(c) as usize, c, window_sum)
+    pippenger(&points[..n], &digits, windows(c) as usize, c, |p, d, c| {
+        window_sum(a, p, d, c)
+    })
 }
 
 /// [`msm_with_window`] with twisted Edwards buckets (what [`msm`] runs): the points
 /// are mapped once (one shared inversion per chunk), then every bucket addition is
 /// the 7M mixed Edwards addition and the reduction uses 9M additions, in AVX-512 IFMA
-/// lanes when the CPU has them ([`Lanes`]). Exact for every input on the curve: points
+/// lanes when the CPU has them. Exact for every input on the curve: points
 /// that do not map (none is in G1) are multiplied on the Weierstrass side, and should
 /// an addition meet an exceptional pair (only possible outside G1) the whole sum is
 /// redone with Weierstrass buckets.
+///
+/// Convenience wrapper: [`msm_edwards_with`] this process's detected features.
 pub fn msm_edwards(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
-    msm_edwards_on(points, scalars, c, Lanes::Auto)
+    msm_edwards_with(points, scalars, c, CpuFeatures::get())
 }
 
-/// [`msm_edwards`] with a choice of bucket arithmetic.
-pub fn msm_edwards_on(points: &[Affine], scalars: &[Scalar], c: u32, lanes: Lanes) -> Jacobian {
+/// [`msm_edwards`] with the bucket arithmetic the CPU features `cpu` allow (IFMA lanes,
+/// `mulx`/`adx` window sums; [`CpuFeatures::none`]: portable).
+pub fn msm_edwards_with(
+    points: &[Affine],
+    scalars: &[Scalar],
+    c: u32,
+    cpu: &CpuFeatures,
+) -> Jacobian {
+    edwards_msm(points, scalars, c, Arith::on(cpu))
+}
+
+fn edwards_msm(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacobian {
     let n = points.len().min(scalars.len());
     if n == 0 {
         return Jacobian::INFINITY;
@@ -440,23 +508,13 @@ pub fn msm_edwards_on(points: &[Affine], scalars: &[Scalar], c: u32, lanes: Lane
         return Jacobian::INFINITY;
     }
     let (te, rest) = to_edwards(points, scalars);
-    let te = EdPoints::new(te, lanes);
+    let te = EdPoints::new(te, a);
     let c = c.clamp(2, MAX_WINDOW);
     let digits = recode(scalars, c);
-    match edwards(&te, &digits, windows(c) as usize, c) {
+    match edwards(&te, &digits, windows(c) as usize, c, a) {
         Some(sum) => sum.add(&rest),
-        None => msm_with_window(points, scalars, c),
+        None => weierstrass(points, scalars, c, a),
     }
-}
-
-/// Which arithmetic runs the Edwards buckets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lanes {
-    /// Eight buckets at a time in AVX-512 IFMA lanes when the CPU has AVX-512F and
-    /// IFMA (see `src/ifma.rs`), else as [`Lanes::Scalar`].
-    Auto,
-    /// One bucket at a time in 64-bit arithmetic (`mulx`/`adx` when present).
-    Scalar,
 }
 
 /// Edwards points in the form the bucket arithmetic reads.
@@ -468,23 +526,24 @@ enum EdPoints {
 }
 
 impl EdPoints {
-    fn new(te: Vec<TePre>, lanes: Lanes) -> EdPoints {
+    /// Eight buckets at a time in AVX-512 IFMA lanes where `a` has them (see
+    /// `src/ifma.rs`), else one at a time in 64-bit arithmetic.
+    fn new(te: Vec<TePre>, a: Arith) -> EdPoints {
         #[cfg(target_arch = "x86_64")]
-        if lanes == Lanes::Auto && crate::ifma::available() {
+        if a.ifma {
             return EdPoints::Lanes(te.par_iter().map(crate::ifma::Pre52::new).collect());
         }
-        let _ = lanes;
+        let _ = a;
         EdPoints::Scalar(te)
     }
 
     /// The cost model's figures for this arithmetic.
-    fn costs(lanes: Lanes) -> Costs {
-        #[cfg(target_arch = "x86_64")]
-        if lanes == Lanes::Auto && crate::ifma::available() {
-            return EDWARDS_LANES;
+    fn costs(a: Arith) -> Costs {
+        if a.ifma {
+            EDWARDS_LANES
+        } else {
+            EDWARDS
         }
-        let _ = lanes;
-        EDWARDS
     }
 
     fn bytes(&self) -> usize {
@@ -513,16 +572,18 @@ fn to_edwards(points: &[Affine], scalars: &[Scalar]) -> (Vec<TePre>, Jacobian) {
 }
 
 /// Pippenger over Edwards points; None when an addition was exceptional.
-fn edwards(te: &EdPoints, digits: &[i32], w: usize, c: u32) -> Option<Jacobian> {
+fn edwards(te: &EdPoints, digits: &[i32], w: usize, c: u32, a: Arith) -> Option<Jacobian> {
     let degenerate = AtomicBool::new(false);
     let r = match te {
         EdPoints::Scalar(te) => pippenger(te, digits, w, c, |p: &[TePre], d: &[i32], c: u32| {
-            window_sum_te(p, d, c, &degenerate)
+            window_sum_te(a, p, d, c, &degenerate)
         }),
         #[cfg(target_arch = "x86_64")]
         EdPoints::Lanes(te) => pippenger(te, digits, w, c, |p, d: &[i32], c: u32| {
             let mut bad = false;
-            let r = crate::ifma::window_sum(p, d, c, &mut bad);
+            // SAFETY: `EdPoints::Lanes` is built only where `a.ifma`, read by
+            // `Arith::on` from features this CPU has (AVX-512F and IFMA).
+            let r = unsafe { crate::ifma::window_sum(p, d, c, &mut bad) };
             if bad {
                 degenerate.store(true, Ordering::Relaxed);
             }
@@ -606,16 +667,26 @@ pub struct Precomputed {
     unmapped: Vec<usize>,
     k: usize,
     c: u32,
+    arith: Arith,
 }
 
 impl Precomputed {
     /// Prepares `points` with K = `groups` (1 to 64; 1 keeps only the points).
+    ///
+    /// Convenience wrapper: [`Precomputed::new_with`] this process's detected features.
     pub fn new(points: &[Affine], groups: usize) -> Precomputed {
+        Precomputed::new_with(points, groups, CpuFeatures::get())
+    }
+
+    /// [`Precomputed::new`] with the bucket arithmetic the CPU features `cpu` allow
+    /// (kept for every later [`Precomputed::msm`]).
+    pub fn new_with(points: &[Affine], groups: usize, cpu: &CpuFeatures) -> Precomputed {
+        let arith = Arith::on(cpu);
         let n = points.len();
         let k = groups.clamp(1, 64);
         // Window from the cost model for uniform scalars, with g reductions.
         let mut best = (u64::MAX, 2);
-        let costs = EdPoints::costs(Lanes::Auto);
+        let costs = EdPoints::costs(arith);
         for c in 2..=costs.max {
             let w = windows(c) as u64;
             let g = w.div_ceil(k as u64);
@@ -658,11 +729,12 @@ impl Precomputed {
             }
         }
         Precomputed {
-            table: EdPoints::new(table, Lanes::Auto),
+            table: EdPoints::new(table, arith),
             points: points.to_vec(),
             unmapped,
             k,
             c,
+            arith,
         }
     }
 
@@ -708,8 +780,8 @@ impl Precomputed {
                 }
             }
         }
-        let Some(mut sum) = edwards(&self.table, &vd, g, c) else {
-            return Ok(msm_with_window(&self.points, scalars, c));
+        let Some(mut sum) = edwards(&self.table, &vd, g, c, self.arith) else {
+            return Ok(weierstrass(&self.points, scalars, c, self.arith));
         };
         for &i in &self.unmapped {
             sum = sum.add(&Jacobian::from(self.points[i]).mul_limbs(&scalars[i].0));

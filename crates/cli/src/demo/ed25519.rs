@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 use rayon::prelude::*;
-use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode, VerifyError};
+use wirespeed_ed25519::{Backend, Item, Mode, VerifyError};
+use wirespeed_engine::ed25519::verify;
 use wirespeed_sigdata::gen::{generate, KEYS};
 use wirespeed_sigdata::Record;
 
@@ -76,9 +77,11 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let mut failures = Vec::new();
     for mode in Mode::ALL {
         for &backend in &backends {
-            let _ = verify_many_with(&items[..WARMUP.min(n)], mode, backend);
+            let on = wirespeed_engine::Backend::Cpu(backend);
+            let _ = wirespeed_engine::ed25519::verify_many(on, &items[..WARMUP.min(n)], mode);
             let start = Instant::now();
-            let verdicts = verify_many_with(&items, mode, backend);
+            let verdicts = wirespeed_engine::ed25519::verify_many(on, &items, mode)
+                .map_err(|e| CliError::Internal(e.to_string()))?;
             let rate = per_sec(n, start.elapsed().as_secs_f64());
             let check = compare(&verdicts, &expected);
             let row = Row {
@@ -103,7 +106,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
         let row = Row {
             mode,
             call: "verify",
-            backend: wirespeed_ed25519::verify_backend().name(),
+            backend: wirespeed_engine::ed25519::verify_backend().name(),
             threads: 1,
             rate: single.rate,
             latency: Some(single.latency),
