@@ -22,6 +22,7 @@ pub mod gen;
 #[cfg(target_arch = "x86_64")]
 mod ifma;
 pub mod msm;
+mod precomputed;
 pub mod te;
 
 pub use fq::Fq;

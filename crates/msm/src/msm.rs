@@ -64,17 +64,19 @@ use crate::g1::{Affine, Jacobian, Xyzz};
 use crate::te::{TeExt, TePre};
 use wirespeed_util::cpu::CpuFeatures;
 
+pub use crate::precomputed::Precomputed;
+
 /// The bucket arithmetic a CPU with given features runs, resolved once per entry point:
 /// BMI2 + ADX window sums, and the AVX-512 IFMA Edwards lanes. A value is built only by
 /// [`Arith::on`] from features the CPU has, so its flags make the kernels safe to call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Arith {
+pub(crate) struct Arith {
     adx: bool,
     ifma: bool,
 }
 
 impl Arith {
-    fn on(cpu: &CpuFeatures) -> Arith {
+    pub(crate) fn on(cpu: &CpuFeatures) -> Arith {
         Arith {
             adx: cfg!(target_arch = "x86_64") && cpu.adx(),
             ifma: cfg!(target_arch = "x86_64") && cpu.ifma_products(),
@@ -108,13 +110,13 @@ impl std::error::Error for MsmError {}
 
 /// Costs of the cost model, in field multiplications.
 #[derive(Clone, Copy)]
-struct Costs {
+pub(crate) struct Costs {
     /// A bucket addition.
-    add: u64,
+    pub(crate) add: u64,
     /// One bucket's share of the reduction, halved (it makes two additions).
-    reduce: u64,
+    pub(crate) reduce: u64,
     /// The widest window worth trying (bucket memory beyond it costs cache misses).
-    max: u32,
+    pub(crate) max: u32,
 }
 
 /// Weierstrass buckets: batched affine (about 6.5M an addition); XYZZ reduction
@@ -146,7 +148,7 @@ const EDWARDS_LANES: Costs = Costs {
 const MAX_WINDOW: u32 = 20;
 
 /// Number of windows of width c.
-fn windows(c: u32) -> u32 {
+pub(crate) fn windows(c: u32) -> u32 {
     R_BITS / c + 1
 }
 
@@ -191,7 +193,7 @@ fn window_for(scalars: &[Scalar], k: Costs) -> u32 {
 }
 
 /// Signed digits, window-major: digits[j * n + i] is scalar i's digit in window j.
-fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
+pub(crate) fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
     let n = scalars.len();
     let w = windows(c) as usize;
     let mut digits = vec![0i32; n * w];
@@ -447,7 +449,7 @@ pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobia
     weierstrass(points, scalars, c, Arith::on(CpuFeatures::get()))
 }
 
-fn weierstrass(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacobian {
+pub(crate) fn weierstrass(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacobian {
     let n = points.len().min(scalars.len());
     if n == 0 {
         return Jacobian::INFINITY;
@@ -519,7 +521,7 @@ fn edwards_msm(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacob
 
 /// Edwards points in the form the bucket arithmetic reads.
 #[derive(Clone, Debug)]
-enum EdPoints {
+pub(crate) enum EdPoints {
     Scalar(Vec<TePre>),
     #[cfg(target_arch = "x86_64")]
     Lanes(Vec<crate::ifma::Pre52>),
@@ -528,7 +530,7 @@ enum EdPoints {
 impl EdPoints {
     /// Eight buckets at a time in AVX-512 IFMA lanes where `a` has them (see
     /// `src/ifma.rs`), else one at a time in 64-bit arithmetic.
-    fn new(te: Vec<TePre>, a: Arith) -> EdPoints {
+    pub(crate) fn new(te: Vec<TePre>, a: Arith) -> EdPoints {
         #[cfg(target_arch = "x86_64")]
         if a.ifma {
             return EdPoints::Lanes(te.par_iter().map(crate::ifma::Pre52::new).collect());
@@ -538,7 +540,7 @@ impl EdPoints {
     }
 
     /// The cost model's figures for this arithmetic.
-    fn costs(a: Arith) -> Costs {
+    pub(crate) fn costs(a: Arith) -> Costs {
         if a.ifma {
             EDWARDS_LANES
         } else {
@@ -546,7 +548,7 @@ impl EdPoints {
         }
     }
 
-    fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         match self {
             EdPoints::Scalar(v) => v.len() * std::mem::size_of::<TePre>(),
             #[cfg(target_arch = "x86_64")]
@@ -572,7 +574,13 @@ fn to_edwards(points: &[Affine], scalars: &[Scalar]) -> (Vec<TePre>, Jacobian) {
 }
 
 /// Pippenger over Edwards points; None when an addition was exceptional.
-fn edwards(te: &EdPoints, digits: &[i32], w: usize, c: u32, a: Arith) -> Option<Jacobian> {
+pub(crate) fn edwards(
+    te: &EdPoints,
+    digits: &[i32],
+    w: usize,
+    c: u32,
+    a: Arith,
+) -> Option<Jacobian> {
     let degenerate = AtomicBool::new(false);
     let r = match te {
         EdPoints::Scalar(te) => pippenger(te, digits, w, c, |p: &[TePre], d: &[i32], c: u32| {
@@ -594,7 +602,7 @@ fn edwards(te: &EdPoints, digits: &[i32], w: usize, c: u32, a: Arith) -> Option<
 }
 
 /// Points per shared inversion when mapping to Edwards form.
-const MAP_CHUNK: usize = 4096;
+pub(crate) const MAP_CHUNK: usize = 4096;
 
 /// The bucket method over `points` with window-major signed `digits` (w windows of
 /// points.len() digits each, window j weighing 2^(j c)).
@@ -645,149 +653,6 @@ fn pippenger<P: Sync>(
         acc = acc.add(s);
     }
     acc
-}
-
-/// Fixed bases prepared once for many MSMs (the `multi_scalar_mult_init` /
-/// `multi_scalar_mult` shape).
-///
-/// With K groups, the table holds [2^(t g c)] P_i for t in 0..K, where the W windows of
-/// width c are cut into K groups of g = ceil(W / K): the digit of window t g + j' of
-/// scalar i then multiplies table point (t, i) in window j' < g, so an MSM runs g windows
-/// over n K points: the same n W bucket additions, but g instead of W bucket reductions
-/// and Horner steps, which also lets the window widen. The table is stored in twisted
-/// Edwards form (see [`crate::te`]), so no call maps points. Memory: n K stored Edwards
-/// points of 144 bytes plus the n input points of 104 bytes (kept for the exact
-/// fallback; 2^20 points, K = 4: 713 MB), plus the digits of each call (4 n W bytes).
-#[derive(Clone, Debug)]
-pub struct Precomputed {
-    table: EdPoints,
-    points: Vec<Affine>,
-    /// Points with a multiple that does not map to Edwards form (none for G1): their
-    /// table entries are the identity and each call adds them on the Weierstrass side.
-    unmapped: Vec<usize>,
-    k: usize,
-    c: u32,
-    arith: Arith,
-}
-
-impl Precomputed {
-    /// Prepares `points` with K = `groups` (1 to 64; 1 keeps only the points).
-    ///
-    /// Convenience wrapper: [`Precomputed::new_with`] this process's detected features.
-    pub fn new(points: &[Affine], groups: usize) -> Precomputed {
-        Precomputed::new_with(points, groups, CpuFeatures::get())
-    }
-
-    /// [`Precomputed::new`] with the bucket arithmetic the CPU features `cpu` allow
-    /// (kept for every later [`Precomputed::msm`]).
-    pub fn new_with(points: &[Affine], groups: usize, cpu: &CpuFeatures) -> Precomputed {
-        let arith = Arith::on(cpu);
-        let n = points.len();
-        let k = groups.clamp(1, 64);
-        // Window from the cost model for uniform scalars, with g reductions.
-        let mut best = (u64::MAX, 2);
-        let costs = EdPoints::costs(arith);
-        for c in 2..=costs.max {
-            let w = windows(c) as u64;
-            let g = w.div_ceil(k as u64);
-            let k = costs;
-            let cost = w * n as u64 * k.add + g * ((1u64 << (c - 1)) * 2 * k.reduce + 8 * c as u64);
-            if cost < best.0 {
-                best = (cost, c);
-            }
-        }
-        let c = best.1;
-        let g = (windows(c) as usize).div_ceil(k);
-        let mut table = Vec::with_capacity(n * k);
-        let mut unmapped = Vec::new();
-        let mut current: Vec<Jacobian> = points.iter().map(|p| Jacobian::from(*p)).collect();
-        for t in 0..k {
-            if t > 0 {
-                current.par_iter_mut().for_each(|p| {
-                    for _ in 0..g as u32 * c {
-                        *p = p.double();
-                    }
-                });
-            }
-            let affine = if t == 0 {
-                points.to_vec()
-            } else {
-                Jacobian::batch_to_affine(&current)
-            };
-            let mapped: Vec<(Vec<TePre>, Vec<usize>)> =
-                affine.par_chunks(MAP_CHUNK).map(TePre::batch).collect();
-            for (j, (chunk, bad)) in mapped.into_iter().enumerate() {
-                unmapped.extend(bad.into_iter().map(|i| j * MAP_CHUNK + i));
-                table.extend(chunk);
-            }
-        }
-        unmapped.sort_unstable();
-        unmapped.dedup();
-        for &i in &unmapped {
-            for t in 0..k {
-                table[t * n + i] = TePre::IDENTITY;
-            }
-        }
-        Precomputed {
-            table: EdPoints::new(table, arith),
-            points: points.to_vec(),
-            unmapped,
-            k,
-            c,
-            arith,
-        }
-    }
-
-    /// Number of base points.
-    pub fn len(&self) -> usize {
-        self.points.len()
-    }
-
-    /// True when there are no base points.
-    pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
-    }
-
-    /// Bytes held by the table and the kept input points.
-    pub fn table_bytes(&self) -> usize {
-        self.table.bytes() + self.points.len() * std::mem::size_of::<Affine>()
-    }
-
-    /// sum_i scalars[i] P_i over the prepared points.
-    pub fn msm(&self, scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
-        let n = self.points.len();
-        if scalars.len() != n {
-            return Err(MsmError::LengthMismatch {
-                points: n,
-                scalars: scalars.len(),
-            });
-        }
-        let (k, c) = (self.k, self.c);
-        if n == 0 {
-            return Ok(Jacobian::INFINITY);
-        }
-        let digits = recode(scalars, c);
-        let w = windows(c) as usize;
-        let g = w.div_ceil(k);
-        // Window j' of table point (t, i) carries digit (t g + j', i).
-        let mut vd = vec![0i32; g * n * k];
-        for j in 0..g {
-            for t in 0..k {
-                let src = t * g + j;
-                if src < w {
-                    let dst = j * n * k + t * n;
-                    vd[dst..dst + n].copy_from_slice(&digits[src * n..(src + 1) * n]);
-                }
-            }
-        }
-        let Some(mut sum) = edwards(&self.table, &vd, g, c, self.arith) else {
-            return Ok(weierstrass(&self.points, scalars, c, self.arith));
-        };
-        for &i in &self.unmapped {
-            sum = sum.add(&Jacobian::from(self.points[i]).mul_limbs(&scalars[i].0));
-        }
-        Ok(sum)
-    }
 }
 
 #[cfg(test)]
