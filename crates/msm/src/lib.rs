@@ -5,7 +5,7 @@
 //! - [`te`]: the twisted Edwards form (a = -1, extended coordinates) of G1.
 //! - [`msm()`]: Pippenger with signed digits, Edwards buckets and running sums, on rayon.
 //! - [`format`]: arkworks-compatible files for points and scalars.
-//! - [`gen`]: deterministic random and skewed inputs.
+//! - `gen` (feature `gen`): deterministic random and skewed inputs.
 //! - `ark` (feature `arkworks`, on by default): conversions from and to arkworks 0.5
 //!   types and an arkworks-shaped call.
 
@@ -18,6 +18,7 @@ pub mod format;
 pub mod fq;
 pub mod fr;
 pub mod g1;
+#[cfg(feature = "gen")]
 pub mod gen;
 #[cfg(target_arch = "x86_64")]
 mod ifma;
