@@ -18,8 +18,12 @@
 //! - [`vartime_decode_checked`]: one point encoding decoded with one mode's checks for
 //!   the public key or R (the reference for the compiled decoding programs).
 //!
+//! - [`SigningKey`] ([`sign`]): RFC 8032 signing, constant time with respect to the
+//!   secret key and the nonce (fixed-window base multiplication with masked table
+//!   reads, the `ct_` scalar arithmetic): the signer of generated traffic and demos.
+//!
 //! Rules per [`Mode`] are tabulated in docs/ed25519-rules.md. All verification code is
-//! variable time: it only ever handles public data.
+//! variable time: it only ever handles public data; the signing path is [`sign`].
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
@@ -31,6 +35,7 @@ mod mode;
 #[allow(missing_docs)] // coordinates are named as in the formulas
 pub mod point;
 pub mod serial;
+pub mod sign;
 mod verify;
 
 pub use checked::{
@@ -41,6 +46,7 @@ pub use many::{
     verify_many, verify_many_here, verify_many_here_with, verify_many_with, Backend, Item,
 };
 pub use mode::{Mode, UnknownMode, VerifyError};
+pub use sign::SigningKey;
 pub use verify::{verify, verify_backend, verify_backend_on, verify_with};
 /// The CPU features the `_with` entry points take (detected once, in `wirespeed-util`).
 pub use wirespeed_field::cpu::CpuFeatures;
