@@ -218,9 +218,12 @@ impl Contender {
         let items = &data.items;
         match self {
             Contender::WsVerifyMany => count_ok(&verify_many(items, Mode::Strict)),
-            Contender::WsVerifyManySerial => {
-                count_ok(&verify_many_with(items, Mode::Strict, Backend::Serial))
-            }
+            Contender::WsVerifyManySerial => count_ok(&verify_many_with(
+                items,
+                Mode::Strict,
+                Backend::Serial,
+                wirespeed_ed25519::CpuFeatures::get(),
+            )),
             Contender::DalekVerifyPreparsed | Contender::DalekVerifyStrictPreparsed => {
                 let strict = *self == Contender::DalekVerifyStrictPreparsed;
                 items

@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
     let items = [Item { msg, sig, pk }];
     for (mode, single) in Mode::ALL.iter().zip(&verdicts) {
         for backend in std::iter::once(Backend::Auto).chain(Backend::CONCRETE) {
-            assert_eq!(verify_many_with(&items, *mode, backend), vec![*single]);
+            assert_eq!(verify_many_with(&items, *mode, backend, wirespeed_ed25519::CpuFeatures::get()), vec![*single]);
         }
     }
 });

@@ -8,14 +8,17 @@
 //! limb len). The caller guarantees acc and b hold `len` limbs; the sum fits len + 1
 //! limbs because acc < 2^(64 len) and a b < 2^(64 (len + 1)) - 2^(64 len).
 //!
-//! Chosen at run time (`available`) with the portable row in `mont.rs` as its twin;
+//! Chosen when a context is built, from the features it is given ([`available_on`]), with the portable row in `mont.rs` as its twin;
 //! both are tested against each other and against num-bigint.
 
 use core::arch::asm;
 
-/// True when the CPU has BMI2 and ADX.
-pub fn available() -> bool {
-    wirespeed_util::cpu::CpuFeatures::get().adx()
+use wirespeed_util::cpu::CpuFeatures;
+
+/// True when a CPU with features `f` has BMI2 and ADX (`f` never claims more than
+/// this CPU has, so true makes [`row`] safe to call).
+pub fn available_on(f: &CpuFeatures) -> bool {
+    f.adx()
 }
 
 /// acc[0..len] += a * b[0..len]; returns the carry word.

@@ -18,6 +18,8 @@
 
 use num_bigint::BigUint;
 
+use wirespeed_util::cpu::CpuFeatures;
+
 use crate::mont::{Kernel, MontCtx, MontError};
 use crate::uint::Uint;
 use crate::U4096;
@@ -74,8 +76,8 @@ macro_rules! with_width {
 }
 
 /// The context at width L for n (below 2^(64 L)).
-fn boxed<const L: usize>(n: &U4096) -> Result<Box<MontCtx<L>>, MontError> {
-    MontCtx::new(&n.resize::<L>()).map(Box::new)
+fn boxed<const L: usize>(n: &U4096, f: &CpuFeatures) -> Result<Box<MontCtx<L>>, MontError> {
+    MontCtx::new_with(&n.resize::<L>(), f).map(Box::new)
 }
 
 /// v narrowed to L limbs (v below 2^(64 L): the high limbs are zero).
@@ -103,20 +105,33 @@ impl DynMontCtx {
         }
     }
 
-    /// The context for an odd n > 1 of at most 4096 bits.
+    /// Convenience wrapper: [`DynMontCtx::new_with`] this process's detected features.
     pub fn new(n: &U4096) -> Result<Self, MontError> {
+        Self::new_with(n, CpuFeatures::get())
+    }
+
+    /// The context for an odd n > 1 of at most 4096 bits, with the fastest kernel a CPU
+    /// with features `f` runs.
+    pub fn new_with(n: &U4096, f: &CpuFeatures) -> Result<Self, MontError> {
         Ok(match Self::limbs_for(n.bits()) {
-            Some(16) => DynMontCtx::W16(boxed(n)?),
-            Some(32) => DynMontCtx::W32(boxed(n)?),
-            Some(48) => DynMontCtx::W48(boxed(n)?),
-            _ => DynMontCtx::W64(boxed(n)?),
+            Some(16) => DynMontCtx::W16(boxed(n, f)?),
+            Some(32) => DynMontCtx::W32(boxed(n, f)?),
+            Some(48) => DynMontCtx::W48(boxed(n, f)?),
+            _ => DynMontCtx::W64(boxed(n, f)?),
         })
     }
 
-    /// The context for n given as a `BigUint`; [`MontError::TooWide`] above 4096 bits.
+    /// Convenience wrapper: [`DynMontCtx::from_biguint_with`] this process's detected
+    /// features.
     pub fn from_biguint(n: &BigUint) -> Result<Self, MontError> {
+        Self::from_biguint_with(n, CpuFeatures::get())
+    }
+
+    /// The context for n given as a `BigUint`, with the fastest kernel a CPU with
+    /// features `f` runs; [`MontError::TooWide`] above 4096 bits.
+    pub fn from_biguint_with(n: &BigUint, f: &CpuFeatures) -> Result<Self, MontError> {
         let n = U4096::try_from_biguint(n).map_err(|_| MontError::TooWide)?;
-        Self::new(&n)
+        Self::new_with(&n, f)
     }
 
     /// The same context with another kernel (see [`MontCtx::with_kernel`]).

@@ -34,9 +34,10 @@ const MASK: u64 = (1 << 52) - 1;
 /// The most 52-bit digits a chain uses (4096-bit types need 79).
 pub const MAX_DIGITS: usize = 80;
 
-/// True when the CPU has AVX-512 F and IFMA.
-pub fn available() -> bool {
-    wirespeed_util::cpu::CpuFeatures::get().ifma_products()
+/// True when a CPU with features `f` has AVX-512 F and IFMA (`f` never claims more
+/// than this CPU has).
+pub fn available_on(f: &wirespeed_util::cpu::CpuFeatures) -> bool {
+    f.ifma_products()
 }
 
 /// Digits for an `limbs`-limb type: the least K with 2^(52 K) >= 4 * 2^(64 limbs).
@@ -147,7 +148,7 @@ impl Radix52 {
     /// the result, below 2n, goes to `out`; returns the bits above `out`.
     ///
     /// # Safety
-    /// The CPU has AVX-512 F and IFMA ([`available`]); `a`, `b` and `out` have the
+    /// The CPU has AVX-512 F and IFMA ([`available_on`]); `a`, `b` and `out` have the
     /// width this context was built for.
     pub unsafe fn mul(&self, a: &[u64], b: &[u64], out: &mut [u64]) -> u64 {
         // SAFETY: the caller guarantees the CPU features and the widths.
@@ -656,7 +657,7 @@ mod tests {
 
     #[test]
     fn normalize_matches_scalar_ripple_including_long_carry_runs() {
-        if !available() {
+        if !available_on(wirespeed_util::cpu::CpuFeatures::get()) {
             return;
         }
         let mut cases: Vec<[u64; 24]> = Vec::new();
@@ -694,7 +695,7 @@ mod tests {
 
     #[test]
     fn vector_conversions_match_scalar_ones() {
-        if !available() {
+        if !available_on(wirespeed_util::cpu::CpuFeatures::get()) {
             return;
         }
         let mut x = 0x2545_f491_4f6c_dd1du64;

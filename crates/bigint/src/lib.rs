@@ -32,6 +32,8 @@ pub use convert::biguint_to_be_bytes_padded;
 pub use dynmont::DynMontCtx;
 pub use mont::{Kernel, MontCtx, MontError};
 pub use uint::{ParseError, Uint};
+/// The CPU features the `_with` constructors take (detected once, in `wirespeed-util`).
+pub use wirespeed_util::cpu::CpuFeatures;
 
 /// 1024-bit integer.
 pub type U1024 = Uint<16>;

@@ -18,13 +18,18 @@
 //!
 //! Both are written once over a row kernel, acc[0..len] += a * b[0..len]: a portable one
 //! over u128 products, and on x86-64 with BMI2 + ADX the `mulx`/`adcx`/`adox` kernel of
-//! [`crate::adx`], chosen when the context is built ([`Kernel`]).
+//! [`crate::adx`], chosen when the context is built ([`Kernel`]) from the CPU features the
+//! caller passes ([`MontCtx::new_with`]); this crate never probes the CPU (the
+//! feature-free [`MontCtx::new`] is a convenience wrapper over the process's one
+//! detection, `wirespeed_util::cpu::CpuFeatures::get`).
 //!
 //! With [`Kernel::Ifma`] (CPUs with AVX-512 IFMA) the 1024- to 4096-bit widths run every
 //! operation in radix 2^52 instead ([`crate::ifma`]): squaring chains and powers stay in
 //! that form and in registers between steps, with results below 2n between steps and one
 //! subtraction at the end. The Montgomery radix is then R = 2^(52 K); values in
 //! Montgomery form from one kernel must not be mixed with a context using the other.
+
+use wirespeed_util::cpu::CpuFeatures;
 
 use crate::uint::Uint;
 
@@ -164,30 +169,38 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    /// The fastest kernel this CPU supports.
-    pub fn detect() -> Kernel {
-        #[cfg(target_arch = "x86_64")]
-        if Kernel::Ifma.available() {
-            return Kernel::Ifma;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if crate::adx::available() {
-            return Kernel::Adx;
-        }
-        Kernel::Portable
+    /// The fastest kernel a CPU with features `f` runs.
+    pub fn best_on(f: &CpuFeatures) -> Kernel {
+        [Kernel::Ifma, Kernel::Adx]
+            .into_iter()
+            .find(|k| k.available_on(f))
+            .unwrap_or(Kernel::Portable)
     }
 
-    /// True if this CPU can run the kernel.
-    pub fn available(&self) -> bool {
+    /// True if a CPU with features `f` runs the kernel.
+    pub fn available_on(&self, f: &CpuFeatures) -> bool {
         match self {
             Kernel::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            Kernel::Adx => crate::adx::available(),
+            Kernel::Adx => crate::adx::available_on(f),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Ifma => crate::adx::available() && crate::ifma::available(),
+            Kernel::Ifma => crate::adx::available_on(f) && crate::ifma::available_on(f),
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Adx | Kernel::Ifma => false,
+            Kernel::Adx | Kernel::Ifma => {
+                let _ = f;
+                false
+            }
         }
+    }
+
+    /// Convenience wrapper: [`Kernel::best_on`] this process's detected features.
+    pub fn detect() -> Kernel {
+        Kernel::best_on(CpuFeatures::get())
+    }
+
+    /// Convenience wrapper: [`Kernel::available_on`] this process's detected features.
+    pub fn available(&self) -> bool {
+        self.available_on(CpuFeatures::get())
     }
 }
 
@@ -197,7 +210,7 @@ fn row(kernel: Kernel, acc: &mut [u64], b: &[u64], a: u64) -> u64 {
     assert!(acc.len() >= b.len());
     match kernel {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: contexts only hold Kernel::Adx after `available()` confirmed BMI2 and
+        // SAFETY: contexts only hold Kernel::Adx after `available_on` confirmed BMI2 and
         // ADX; both slices hold at least b.len() limbs (asserted above).
         Kernel::Adx | Kernel::Ifma => unsafe {
             crate::adx::row(acc.as_mut_ptr(), b.as_ptr(), a, b.len())
@@ -213,8 +226,16 @@ fn row(kernel: Kernel, acc: &mut [u64], b: &[u64], a: u64) -> u64 {
 }
 
 impl<const L: usize> MontCtx<L> {
-    /// Builds the context; `n` must be odd and greater than 1.
+    /// Convenience wrapper: [`MontCtx::new_with`] this process's detected features
+    /// (`CpuFeatures::get`). The engine and the crates above it pass features instead.
     pub fn new(n: &Uint<L>) -> Result<Self, MontError> {
+        Self::new_with(n, CpuFeatures::get())
+    }
+
+    /// Builds the context with the fastest kernel a CPU with features `f` runs
+    /// ([`Kernel::best_on`]; [`CpuFeatures::none`] gives the portable kernel); `n` must
+    /// be odd and greater than 1.
+    pub fn new_with(n: &Uint<L>, f: &CpuFeatures) -> Result<Self, MontError> {
         if L > MAX_LIMBS {
             return Err(MontError::TooWide);
         }
@@ -261,7 +282,7 @@ impl<const L: usize> MontCtx<L> {
             n0inv: inv.wrapping_neg(),
             one,
             r2: x,
-            kernel: Kernel::detect(),
+            kernel: Kernel::best_on(f),
             #[cfg(target_arch = "x86_64")]
             ifma,
         })
@@ -278,9 +299,16 @@ impl<const L: usize> MontCtx<L> {
         }
     }
 
-    /// The same context with another kernel; an unavailable one falls back to portable.
-    pub fn with_kernel(mut self, kernel: Kernel) -> Self {
-        self.kernel = if kernel.available() {
+    /// Convenience wrapper: [`MontCtx::with_kernel_on`] this process's detected
+    /// features.
+    pub fn with_kernel(self, kernel: Kernel) -> Self {
+        self.with_kernel_on(kernel, CpuFeatures::get())
+    }
+
+    /// The same context with another kernel; one a CPU with features `f` cannot run
+    /// falls back to portable.
+    pub fn with_kernel_on(mut self, kernel: Kernel, f: &CpuFeatures) -> Self {
+        self.kernel = if kernel.available_on(f) {
             kernel
         } else {
             Kernel::Portable
@@ -372,7 +400,7 @@ impl<const L: usize> MontCtx<L> {
         #[cfg(target_arch = "x86_64")]
         if let Some(f) = self.ifma() {
             let mut out = [0u64; L];
-            // SAFETY: Kernel::Ifma is held only after `available()` confirmed the CPU
+            // SAFETY: Kernel::Ifma is held only after `available_on` confirmed the CPU
             // features, and the IFMA context was built for this width.
             let top = unsafe { f.ctx.mul(&a.0, &b.0, &mut out) };
             return self.finish(&Uint(out), top);

@@ -18,6 +18,7 @@ mod bench;
 mod completions;
 mod demo;
 mod error;
+mod fallback;
 mod files;
 mod gen;
 mod gpu;

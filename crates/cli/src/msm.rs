@@ -41,7 +41,8 @@ pub struct MsmArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub precompute: Option<u16>,
 
-    /// One JSON object: result (hex), n, secs (the MSM only, not loading), backend
+    /// One JSON object: result (hex), n, secs (the MSM only, not loading), backend (where
+    /// it ran), fallbacks (GPU runs answered on the CPU, reason -> count)
     #[arg(long)]
     pub json: bool,
 
@@ -97,11 +98,13 @@ pub fn run(args: &MsmArgs) -> Result<(), CliError> {
         .backend
         .select(Op::Msm, points.len())
         .map_err(CliError::Gpu)?;
-    // The engine runs the job where it was chosen: the CPU with its lanes, or the GPU.
+    // The engine runs the job where it was chosen: the CPU with its lanes, or the GPU
+    // as asked (under `auto`, a failed GPU run is answered on the CPU and counted).
     let on = match where_ {
         Chosen::Cpu(l) => Backend::Cpu(l),
-        Chosen::Gpu(_) => Backend::Gpu,
+        Chosen::Gpu(_) => args.backend,
     };
+    let fell_back = wirespeed_engine::fallbacks().total();
     let (result, secs, init) = in_pool(threads, || match (args.precompute, where_) {
         (None, Chosen::Cpu(_)) => {
             let t = Instant::now();
@@ -128,11 +131,19 @@ pub fn run(args: &MsmArgs) -> Result<(), CliError> {
     })
     .map_err(CliError::ThreadPool)?;
     let result = result?;
+    // Where the answer was computed: the chosen device, or the CPU after a fallback.
+    let ran_on = if wirespeed_engine::fallbacks().total() > fell_back {
+        "cpu"
+    } else {
+        where_.name()
+    };
     let hex = point_hex(&result.to_affine());
     let mut out = std::io::stdout().lock();
+    crate::fallback::report();
     if args.json {
         let mut v = serde_json::json!({
-            "result": hex, "n": points.len(), "secs": secs, "backend": where_.name()
+            "result": hex, "n": points.len(), "secs": secs, "backend": ran_on,
+            "fallbacks": crate::fallback::json(),
         });
         if let Some((init_secs, bytes)) = init {
             v["init_secs"] = init_secs.into();

@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use clap::Args;
 use serde_json::{json, Value};
-use wirespeed_ed25519::{verify, Mode};
+use wirespeed_ed25519::Mode;
+use wirespeed_engine::ed25519::verify;
 use wirespeed_loadgen::plot::{self, Chart, Dash, Series};
 use wirespeed_sigverify::gen::generate;
 use wirespeed_sigverify::pipeline::{self, Config, Summary};

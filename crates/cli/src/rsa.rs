@@ -51,7 +51,8 @@ pub struct BatchSignArgs {
     /// Worker threads [default: all cores]
     #[arg(long, value_name = "N", value_parser = crate::args::parse_threads)]
     pub threads: Option<usize>,
-    /// One JSON object: count, secs, per_sec
+    /// One JSON object: count, secs, per_sec, fallbacks (GPU runs answered on the CPU,
+    /// reason -> count)
     #[arg(long)]
     pub json: bool,
     /// Where the private operations run: auto (the GPU from 256 messages when one is
@@ -301,7 +302,17 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
             let secs = t.elapsed().as_secs_f64();
             let text: String = sigs.iter().map(|s| hex(s) + "\n").collect();
             crate::files::write_file(&a.out, text.as_bytes())?;
-            summary(a.json, sigs.len(), secs, &[])
+            crate::fallback::report();
+            if a.json {
+                let per_sec = sigs.len() as f64 / secs.max(1e-9);
+                let v = serde_json::json!({
+                    "count": sigs.len(), "secs": secs, "per_sec": per_sec,
+                    "fallbacks": crate::fallback::json(),
+                });
+                writeln!(std::io::stdout().lock(), "{v}").map_err(CliError::Stdout)
+            } else {
+                summary(false, sigs.len(), secs, &[])
+            }
         }
         RsaCommand::BatchVerify(a) => {
             let key = load_public(&a.public)?;

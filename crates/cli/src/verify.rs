@@ -51,7 +51,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "OUT")]
     pub verdicts: Option<PathBuf>,
 
-    /// Print the summary as one JSON object (count, valid, invalid, secs, per_sec)
+    /// Print the summary as one JSON object (count, valid, invalid, secs, per_sec; and
+    /// fallbacks, reason -> count, when a GPU run was answered on the CPU)
     #[arg(long)]
     pub json: bool,
 
@@ -73,6 +74,10 @@ pub struct Summary {
     pub secs: f64,
     /// Records verified per second.
     pub per_sec: f64,
+    /// GPU runs answered on the CPU, by reason (`crate::fallback`); present only when
+    /// some call fell back, so the summary otherwise keeps its five numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallbacks: Option<serde_json::Value>,
 }
 
 impl Summary {
@@ -84,6 +89,7 @@ impl Summary {
             invalid: count - valid,
             secs,
             per_sec,
+            fallbacks: crate::fallback::any().then(crate::fallback::json),
         }
     }
 
@@ -195,6 +201,7 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
     }
     let line = summary.line(args.json);
     writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)?;
+    crate::fallback::report();
 
     match error {
         Some(error) if looks_jsonl && summary.count == 0 => Err(CliError::MalformedInput {

@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use wirespeed_field::cpu::CpuFeatures;
 use wirespeed_field::Fe51;
 
 use crate::code::Op;
@@ -100,9 +101,23 @@ impl Program {
 
     /// Runs the program on `sets` input sets; `inputs` must hold exactly
     /// `sets * inputs()` values.
+    ///
+    /// Convenience wrapper: [`Program::run_sets_with`] this process's detected features.
     pub fn run_sets(
         &self,
         backend: Backend,
+        sets: usize,
+        inputs: &[[u8; 32]],
+    ) -> Result<Outputs, RunError> {
+        self.run_sets_with(backend, CpuFeatures::get(), sets, inputs)
+    }
+
+    /// [`Program::run_sets`] with the backend checked against (and `Auto` resolved on)
+    /// the CPU features `cpu` instead of this process's detection.
+    pub fn run_sets_with(
+        &self,
+        backend: Backend,
+        cpu: &CpuFeatures,
         sets: usize,
         inputs: &[[u8; 32]],
     ) -> Result<Outputs, RunError> {
@@ -114,7 +129,7 @@ impl Program {
         // takes no inputs, the caller's memory bounds `sets` through `inputs`).
         self.check_inputs(sets, inputs)?;
         let mut values = vec![Value::Bool(false); total];
-        self.run_into(backend, sets, inputs, &mut values)?;
+        self.run_into_with(backend, cpu, sets, inputs, &mut values)?;
         Ok(Outputs { per_set, values })
     }
 
@@ -135,9 +150,25 @@ impl Program {
 
     /// [`Program::run_sets`] into a caller's buffer of exactly `sets * outputs` values
     /// (set-major); no allocation besides the register file.
+    ///
+    /// Convenience wrapper: [`Program::run_into_with`] this process's detected features.
     pub fn run_into(
         &self,
         backend: Backend,
+        sets: usize,
+        inputs: &[[u8; 32]],
+        out: &mut [Value],
+    ) -> Result<(), RunError> {
+        self.run_into_with(backend, CpuFeatures::get(), sets, inputs, out)
+    }
+
+    /// [`Program::run_into`] with the backend checked against (and `Auto` resolved on)
+    /// the CPU features `cpu`: a backend `cpu` lacks is
+    /// [`RunError::BackendUnavailable`], never an unsupported instruction.
+    pub fn run_into_with(
+        &self,
+        backend: Backend,
+        cpu: &CpuFeatures,
         sets: usize,
         inputs: &[[u8; 32]],
         out: &mut [Value],
@@ -153,7 +184,7 @@ impl Program {
                 needed,
             });
         }
-        if !backend.available() {
+        if !backend.available_on(cpu) {
             return Err(RunError::BackendUnavailable(backend));
         }
         let job = Job {
@@ -164,12 +195,14 @@ impl Program {
             inputs,
             sets,
         };
-        match backend.resolve() {
+        match backend.resolve_on(cpu) {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `available()` confirmed AVX2.
+            // SAFETY: `available_on(cpu)` (or `resolve_on(cpu)`) confirmed AVX2, and
+            // `cpu` never claims more than this CPU has.
             Backend::Avx2 => unsafe { run_avx2(&job, out) },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `available()` confirmed AVX-512F, IFMA and DQ.
+            // SAFETY: `available_on(cpu)` (or `resolve_on(cpu)`) confirmed AVX-512F,
+            // IFMA and DQ, and `cpu` never claims more than this CPU has.
             Backend::Ifma => unsafe { run_ifma(&job, out) },
             // SAFETY: the serial backend needs no special instructions.
             _ => unsafe { run_all::<Fe51>(&job, out) },

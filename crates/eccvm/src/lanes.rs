@@ -12,6 +12,7 @@
 //!
 //! Booleans are lane masks in a `u8`: bit j is lane j's value.
 
+use wirespeed_field::cpu::CpuFeatures;
 use wirespeed_field::{Fe51, FieldOps};
 
 #[cfg(target_arch = "x86_64")]
@@ -22,7 +23,7 @@ use wirespeed_field::{avx2::Fe26x4, ifma::Fe51x8};
 /// Which arithmetic runs the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Backend {
-    /// The fastest backend this CPU supports (detected at run time).
+    /// The fastest backend the CPU features passed in support ([`Backend::resolve_on`]).
     #[default]
     Auto,
     /// One input set at a time, radix 2^51 ([`Fe51`], always available).
@@ -48,26 +49,39 @@ impl Backend {
         }
     }
 
-    /// True if this CPU can run the backend.
-    pub fn available(&self) -> bool {
+    /// True if a CPU with features `f` runs the backend (`f` never claims more than
+    /// this CPU has, so true makes the backend's lane functions safe to call).
+    pub fn available_on(&self, f: &CpuFeatures) -> bool {
         match self {
             Backend::Auto | Backend::Serial => true,
-            Backend::Avx2 => wirespeed_field::cpu::has_avx2(),
-            Backend::Ifma => wirespeed_field::cpu::has_ifma(),
+            Backend::Avx2 => f.avx2(),
+            Backend::Ifma => f.ifma(),
         }
     }
 
-    /// `Auto` resolved to a concrete backend: IFMA where present, else AVX2, else serial.
-    pub fn resolve(&self) -> Backend {
+    /// `Auto` resolved to a concrete backend for a CPU with features `f`: IFMA where
+    /// present, else AVX2, else serial.
+    pub fn resolve_on(&self, f: &CpuFeatures) -> Backend {
         match self {
-            Backend::Auto if wirespeed_field::cpu::has_ifma() => Backend::Ifma,
-            Backend::Auto if wirespeed_field::cpu::has_avx2() => Backend::Avx2,
+            Backend::Auto if f.ifma() => Backend::Ifma,
+            Backend::Auto if f.avx2() => Backend::Avx2,
             Backend::Auto => Backend::Serial,
             b => *b,
         }
     }
 
-    /// Input sets per step of the backend.
+    /// Convenience wrapper: [`Backend::available_on`] this process's detected features.
+    pub fn available(&self) -> bool {
+        self.available_on(CpuFeatures::get())
+    }
+
+    /// Convenience wrapper: [`Backend::resolve_on`] this process's detected features.
+    pub fn resolve(&self) -> Backend {
+        self.resolve_on(CpuFeatures::get())
+    }
+
+    /// Input sets per step of the backend (`Auto`: resolved on this process's detected
+    /// features).
     pub fn lanes(&self) -> usize {
         match self.resolve() {
             Backend::Avx2 => 4,

@@ -8,7 +8,9 @@
 //! - [`Backend::Serial`]: one set at a time on `wirespeed_field::Fe51`;
 //! - [`Backend::Avx2`]: four sets per step on `wirespeed_field::avx2::Fe26x4`;
 //! - [`Backend::Ifma`]: eight sets per step on `wirespeed_field::ifma::Fe51x8`;
-//! - [`Backend::Auto`]: the widest the CPU supports, detected at run time.
+//! - [`Backend::Auto`]: the widest the CPU features passed in support
+//!   ([`Program::run_sets_with`]; the `run*` forms without features are convenience
+//!   wrappers over the process's one detection, `wirespeed_util::cpu::CpuFeatures`).
 //!
 //! Every backend returns the same outputs as the reference interpreter
 //! (`python/wirespeed_trace/interp.py`): field slots as canonical 32-byte encodings,

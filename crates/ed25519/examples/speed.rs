@@ -71,7 +71,14 @@ fn main() {
         samples[1].push(t.elapsed().as_secs_f64());
         for (k, b) in backends.iter().enumerate() {
             let t = Instant::now();
-            let v = pool.install(|| verify_many_with(&items, Mode::Strict, *b));
+            let v = pool.install(|| {
+                verify_many_with(
+                    &items,
+                    Mode::Strict,
+                    *b,
+                    wirespeed_ed25519::CpuFeatures::get(),
+                )
+            });
             samples[2 + k].push(t.elapsed().as_secs_f64());
             assert!(v.iter().all(|r| r.is_ok()));
         }

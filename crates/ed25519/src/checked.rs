@@ -6,6 +6,7 @@
 //!
 //! Variable time: public data only.
 
+use wirespeed_field::cpu::CpuFeatures;
 use wirespeed_field::Fe51;
 
 use crate::many::Backend;
@@ -69,6 +70,9 @@ pub fn vartime_decode_checked(enc: &[u8; 32], mode: Mode, role: Role) -> Option<
 /// square-root exponentiations N at a time in the lanes of `backend` (as many-signature
 /// verification does); the rest per encoding. An unavailable backend runs serially.
 /// Same results as the single version.
+///
+/// Convenience wrapper: [`vartime_decode_checked_many_with`] this process's detected
+/// features.
 pub fn vartime_decode_checked_many(
     encs: &[[u8; 32]],
     mode: Mode,
@@ -76,12 +80,21 @@ pub fn vartime_decode_checked_many(
     backend: Backend,
     out: &mut [Option<Coordinates>],
 ) {
+    vartime_decode_checked_many_with(encs, mode, role, backend, CpuFeatures::get(), out);
+}
+
+/// [`vartime_decode_checked_many`] with `backend` checked against (and `Auto` resolved
+/// on) the CPU features `cpu`; a backend `cpu` lacks runs serially.
+pub fn vartime_decode_checked_many_with(
+    encs: &[[u8; 32]],
+    mode: Mode,
+    role: Role,
+    backend: Backend,
+    cpu: &CpuFeatures,
+    out: &mut [Option<Coordinates>],
+) {
     assert_eq!(encs.len(), out.len(), "one output per encoding");
-    let backend = if backend.available() {
-        backend.resolve()
-    } else {
-        Backend::Serial
-    };
+    let backend = crate::many::resolve(backend, cpu);
     type Pow = unsafe fn(&[Fe51], &mut [Fe51]);
     let (pow, n): (Pow, usize) = match backend {
         #[cfg(target_arch = "x86_64")]

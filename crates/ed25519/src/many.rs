@@ -13,6 +13,7 @@ use crate::serial::DecompressStart;
 use crate::verify::{equation_single, finish, parse, prepare_decoded, Prepared};
 use crate::verify::{prepare, verify_prepared_serial};
 #[cfg(target_arch = "x86_64")]
+use wirespeed_field::cpu::CpuFeatures;
 use wirespeed_field::Fe51;
 
 /// One signature to verify. Lengths are checked by the verifier, not here.
@@ -37,30 +38,38 @@ pub use wirespeed_field::cpu::Lanes as Backend;
 
 /// Verifies every item; the i-th verdict belongs to the i-th item. Uses the best
 /// backend and rayon's global pool.
+///
+/// Convenience wrapper: [`verify_many_with`] `Auto` on this process's detected features
+/// (the engine and the crates above it call `verify_many_with`).
 pub fn verify_many(items: &[Item<'_>], mode: Mode) -> Vec<Result<(), VerifyError>> {
-    verify_many_with(items, mode, Backend::Auto)
+    verify_many_with(items, mode, Backend::Auto, CpuFeatures::get())
 }
 
 /// Items per rayon task: large enough to amortize scheduling, small enough to balance.
 const CHUNK: usize = 64;
 
-/// [`verify_many`] with an explicit backend. An unavailable backend falls back to serial.
+/// [`verify_many`] with an explicit backend, checked against (and `Auto` resolved on)
+/// the CPU features `cpu`: a backend `cpu` lacks falls back to serial, never runs an
+/// unsupported instruction.
 pub fn verify_many_with(
     items: &[Item<'_>],
     mode: Mode,
     backend: Backend,
+    cpu: &CpuFeatures,
 ) -> Vec<Result<(), VerifyError>> {
-    let backend = resolve(backend);
+    let backend = resolve(backend, cpu);
     let mut out = vec![Ok(()); items.len()];
     out.par_chunks_mut(CHUNK)
         .zip(items.par_chunks(CHUNK))
-        .for_each(|(o, it)| verify_chunk(backend, it, mode, o));
+        .for_each(|(o, it)| verify_chunk(backend, cpu, it, mode, o));
     out
 }
 
-fn resolve(backend: Backend) -> Backend {
-    if backend.available() {
-        backend.resolve()
+/// `backend` resolved on `cpu`, serial where `cpu` lacks it: the one check before the
+/// lane backends' `unsafe` functions.
+pub(crate) fn resolve(backend: Backend, cpu: &CpuFeatures) -> Backend {
+    if backend.available_on(cpu) {
+        backend.resolve_on(cpu)
     } else {
         Backend::Serial
     }
@@ -69,44 +78,68 @@ fn resolve(backend: Backend) -> Backend {
 /// [`verify_many`] on the calling thread only (no thread pool): one verdict per item
 /// into `out` (which must be as long as `items`; extra entries are left alone). For
 /// callers that own their core, such as a pipeline's verify tiles.
+///
+/// Convenience wrapper: [`verify_many_here_with`] `Auto` on this process's detected
+/// features.
 pub fn verify_many_here(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), VerifyError>]) {
-    let backend = resolve(Backend::Auto);
+    verify_many_here_with(items, mode, Backend::Auto, CpuFeatures::get(), out);
+}
+
+/// [`verify_many_here`] with an explicit backend, checked against (and `Auto` resolved
+/// on) the CPU features `cpu` as in [`verify_many_with`].
+pub fn verify_many_here_with(
+    items: &[Item<'_>],
+    mode: Mode,
+    backend: Backend,
+    cpu: &CpuFeatures,
+    out: &mut [Result<(), VerifyError>],
+) {
+    let backend = resolve(backend, cpu);
     for (o, it) in out.chunks_mut(CHUNK).zip(items.chunks(CHUNK)) {
-        verify_chunk(backend, it, mode, o);
+        verify_chunk(backend, cpu, it, mode, o);
     }
 }
 
-/// One chunk on one backend (`backend` already resolved to an available one).
-fn verify_chunk(backend: Backend, it: &[Item<'_>], mode: Mode, o: &mut [Result<(), VerifyError>]) {
+/// One chunk on one backend (`backend` already resolved to one `cpu` has).
+fn verify_chunk(
+    backend: Backend,
+    cpu: &CpuFeatures,
+    it: &[Item<'_>],
+    mode: Mode,
+    o: &mut [Result<(), VerifyError>],
+) {
     match backend {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `backend` passed `available()`, so the CPU has AVX2.
+        // SAFETY: `backend` passed `available_on(cpu)` (features this CPU has), so the CPU has AVX2.
         Backend::Avx2 => unsafe {
             verify_chunk_lanes::<4>(
                 it,
                 mode,
+                cpu,
                 o,
                 lanes::pow_p58_avx2,
                 lanes::double_scalar_mul_avx2,
             )
         },
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `backend` passed `available()`: AVX-512F, IFMA and DQ are present.
+        // SAFETY: `backend` passed `available_on(cpu)` (features this CPU has): AVX-512F, IFMA and DQ are present.
         Backend::Ifma => unsafe {
             verify_chunk_lanes::<8>(
                 it,
                 mode,
+                cpu,
                 o,
                 lanes::pow_p58_ifma,
                 lanes::double_scalar_mul_ifma,
             )
         },
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `backend` passed `available()`: AVX-512F, IFMA, DQ and VL are present.
+        // SAFETY: `backend` passed `available_on(cpu)` (features this CPU has): AVX-512F, IFMA, DQ and VL are present.
         Backend::Ifma4 => unsafe {
             verify_chunk_lanes::<4>(
                 it,
                 mode,
+                cpu,
                 o,
                 lanes::pow_p58_ifma4,
                 lanes::double_scalar_mul_ifma4,
@@ -135,6 +168,7 @@ fn verify_chunk_serial(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), Ver
 unsafe fn verify_chunk_lanes<const N: usize>(
     items: &[Item<'_>],
     mode: Mode,
+    cpu: &CpuFeatures,
     out: &mut [Result<(), VerifyError>],
     pow: unsafe fn(&[Fe51], &mut [Fe51]),
     dsm: unsafe fn(&[Prepared], &mut [Extended<Fe51>]),
@@ -177,7 +211,7 @@ unsafe fn verify_chunk_lanes<const N: usize>(
             // single-signature path (about 3/8 of a lane group each on this kind of
             // core), and gives the same verdicts.
             for (i, p) in group {
-                out[*i] = equation_single(p);
+                out[*i] = equation_single(p, cpu);
             }
             continue;
         }

@@ -12,7 +12,7 @@ use crate::many::Backend;
 use crate::mode::{Mode, VerifyError};
 use crate::point::Extended;
 use crate::serial::{self, vartime_decompress, Decoded, DecompressStart};
-use std::sync::OnceLock;
+use wirespeed_field::cpu::CpuFeatures;
 
 /// A signature that passed every encoding rule of its mode and awaits the equation.
 #[derive(Clone, Copy, Debug)]
@@ -159,39 +159,37 @@ struct SingleBackend {
     four: FourProducts,
 }
 
-/// The lane backend for single signatures, chosen once by run-time CPU detection:
-/// four-lane IFMA (ymm) where present, else eight-lane IFMA, else AVX2, else none.
-fn single_backend() -> Option<SingleBackend> {
-    static B: OnceLock<Option<SingleBackend>> = OnceLock::new();
-    *B.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use crate::lanes::*;
-            let cpu = wirespeed_field::cpu::CpuFeatures::get();
-            if cpu.ifma_vl() {
-                return Some(SingleBackend {
-                    which: Backend::Ifma4,
-                    pow: pow_p58_ifma4,
-                    four: four_product_sum_ifma4,
-                });
-            }
-            if cpu.ifma() {
-                return Some(SingleBackend {
-                    which: Backend::Ifma,
-                    pow: pow_p58_ifma,
-                    four: four_product_sum_ifma,
-                });
-            }
-            if cpu.avx2() {
-                return Some(SingleBackend {
-                    which: Backend::Avx2,
-                    pow: pow_p58_avx2,
-                    four: four_product_sum_avx2,
-                });
-            }
+/// The lane backend for single signatures on a CPU with features `cpu`: four-lane IFMA
+/// (ymm) where present, else eight-lane IFMA, else AVX2, else none. `cpu` never claims
+/// more than this CPU has, so the routines returned are safe to call.
+fn single_backend(cpu: &CpuFeatures) -> Option<SingleBackend> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::lanes::*;
+        if cpu.ifma_vl() {
+            return Some(SingleBackend {
+                which: Backend::Ifma4,
+                pow: pow_p58_ifma4,
+                four: four_product_sum_ifma4,
+            });
         }
-        None
-    })
+        if cpu.ifma() {
+            return Some(SingleBackend {
+                which: Backend::Ifma,
+                pow: pow_p58_ifma,
+                four: four_product_sum_ifma,
+            });
+        }
+        if cpu.avx2() {
+            return Some(SingleBackend {
+                which: Backend::Avx2,
+                pow: pow_p58_avx2,
+                four: four_product_sum_avx2,
+            });
+        }
+    }
+    let _ = cpu;
+    None
 }
 
 /// The equation through scalar halving: Q' = [k2 S]B - [k2]R - [k1]A must be the identity
@@ -211,8 +209,9 @@ pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<
         r_term,
         p.neg_a,
     ];
-    // SAFETY: every caller passes the `four` routine of `single_backend()`, which holds
-    // only routines whose CPU features `CpuFeatures` detected.
+    // SAFETY: every caller passes the `four` routine of `single_backend(cpu)`, which
+    // holds only routines whose CPU features `cpu` has (and `cpu` never claims more
+    // than this CPU has).
     let q = unsafe { run(&points, &[c_lo, c_hi, h.k2_abs, h.k1]) };
     let ok = if p.cofactored {
         q.mul_by_cofactor().is_identity()
@@ -226,24 +225,42 @@ pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<
     })
 }
 
-/// The backend [`verify`] runs on this CPU (chosen once at run time).
+/// Convenience wrapper: [`verify_backend_on`] this process's detected features.
 pub fn verify_backend() -> Backend {
-    single_backend().map_or(Backend::Serial, |b| b.which)
+    verify_backend_on(CpuFeatures::get())
+}
+
+/// The backend [`verify_with`] runs on a CPU with features `cpu`.
+pub fn verify_backend_on(cpu: &CpuFeatures) -> Backend {
+    single_backend(cpu).map_or(Backend::Serial, |b| b.which)
+}
+
+/// Convenience wrapper: [`verify_with`] this process's detected features (the engine
+/// and the crates above it call `verify_with`).
+pub fn verify(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> Result<(), VerifyError> {
+    verify_with(msg, sig, pk, mode, CpuFeatures::get())
 }
 
 /// Verifies one signature with minimum latency. Where the CPU has AVX-512 IFMA or AVX2:
 /// both point decodings' square roots run side by side in two SIMD lanes, and the
 /// equation runs as four half-size products in four lanes after scalar halving. Else
 /// the serial path (wNAF double-scalar multiplication). Both give the same verdicts.
-pub fn verify(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> Result<(), VerifyError> {
-    let Some(be) = single_backend() else {
+/// The lanes used are those the features `cpu` allow ([`CpuFeatures::none`]: serial).
+pub fn verify_with(
+    msg: &[u8],
+    sig: &[u8],
+    pk: &[u8],
+    mode: Mode,
+    cpu: &CpuFeatures,
+) -> Result<(), VerifyError> {
+    let Some(be) = single_backend(cpu) else {
         return verify_prepared_serial(&prepare(msg, sig, pk, mode)?);
     };
     let p = parse(msg, sig, pk)?;
     let sa = DecompressStart::new(p.a_bytes);
     let sr = DecompressStart::new(p.r_bytes);
     let mut pw = [Fe51::ZERO; 2];
-    // SAFETY: `be` was chosen by `single_backend` after detecting its CPU features.
+    // SAFETY: `be` was chosen by `single_backend(cpu)` from features this CPU has.
     unsafe { (be.pow)(&[sa.uv7, sr.uv7], &mut pw) };
     let prep = prepare_decoded(
         &p,
@@ -256,8 +273,8 @@ pub fn verify(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> Result<(), Verif
 
 /// The equation of one prepared signature by the fastest single-signature path (what
 /// [`verify`] does after decoding the points).
-pub(crate) fn equation_single(p: &Prepared) -> Result<(), VerifyError> {
-    single_backend()
+pub(crate) fn equation_single(p: &Prepared, cpu: &CpuFeatures) -> Result<(), VerifyError> {
+    single_backend(cpu)
         .and_then(|be| equation_halved(p, be.four))
         .unwrap_or_else(|| verify_prepared_serial(p))
 }

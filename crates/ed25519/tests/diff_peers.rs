@@ -369,7 +369,8 @@ fn run(seed: u64, n: usize) {
         .chain(std::iter::once((Backend::Serial, &items[..serial_n])));
     for (backend, items) in runs {
         for (mi, mode) in Mode::ALL.iter().enumerate() {
-            let many = verify_many_with(items, *mode, backend);
+            let many =
+                verify_many_with(items, *mode, backend, wirespeed_ed25519::CpuFeatures::get());
             assert_eq!(many.len(), items.len());
             for (j, (m, s)) in many.iter().zip(&single[mi]).enumerate() {
                 assert_eq!(

@@ -596,7 +596,8 @@ fn verify_many_matches_verify_on_every_edge_case() {
     for mode in Mode::ALL {
         let single: Vec<_> = cases.iter().map(|c| c.ours(mode)).collect();
         for backend in common::all_backends() {
-            let many = verify_many_with(&items, mode, backend);
+            let many =
+                verify_many_with(&items, mode, backend, wirespeed_ed25519::CpuFeatures::get());
             assert_eq!(many.len(), cases.len());
             for i in 0..cases.len() {
                 assert_eq!(

@@ -175,7 +175,8 @@ fn every_vector_verifies_in_every_mode() {
         .collect();
     for backend in std::iter::once(Backend::Auto).chain(Backend::CONCRETE) {
         for mode in Mode::ALL {
-            let got = verify_many_with(&items, mode, backend);
+            let got =
+                verify_many_with(&items, mode, backend, wirespeed_ed25519::CpuFeatures::get());
             assert_eq!(got, vec![Ok(()); items.len()], "{mode} {backend:?}");
         }
     }

@@ -114,7 +114,8 @@ fn verify_many_gives_one_verdict_per_wycheproof_input() {
             .map(|it| verify(it.msg, it.sig, it.pk, mode))
             .collect();
         for backend in common::all_backends() {
-            let many = verify_many_with(&items, mode, backend);
+            let many =
+                verify_many_with(&items, mode, backend, wirespeed_ed25519::CpuFeatures::get());
             assert_eq!(many.len(), items.len());
             for (i, (m, s)) in many.iter().zip(&single).enumerate() {
                 assert_eq!(m, s, "tcId {} mode {mode} backend {backend:?}", cases[i].id);

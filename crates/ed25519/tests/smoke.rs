@@ -45,7 +45,11 @@ fn verify_many_backends_agree_with_verify() {
             Backend::Ifma4,
             Backend::Auto,
         ] {
-            assert_eq!(verify_many_with(&items, mode, b), want, "{mode} {b:?}");
+            assert_eq!(
+                verify_many_with(&items, mode, b, wirespeed_ed25519::CpuFeatures::get()),
+                want,
+                "{mode} {b:?}"
+            );
         }
     }
 }
@@ -67,7 +71,12 @@ fn small_batches_and_tails_agree_with_verify() {
                 .collect();
             assert!(want.iter().any(|v| v.is_ok()) || batch.len() < 2);
             for b in [Backend::Avx2, Backend::Ifma, Backend::Ifma4, Backend::Auto] {
-                let got = verify_many_with(batch, Mode::Strict, b);
+                let got = verify_many_with(
+                    batch,
+                    Mode::Strict,
+                    b,
+                    wirespeed_ed25519::CpuFeatures::get(),
+                );
                 assert_eq!(got, want, "{b:?} n {n} start {start}");
             }
             let mut here = vec![Ok(()); batch.len()];

@@ -8,18 +8,33 @@
 //!   is missing, never a silent CPU run; `auto` without one is the CPU.
 //! - `auto` sends a job to the GPU only from its operation's threshold ([`Op::min_gpu`])
 //!   on: below it the transfers and the launch cost more than the CPU needs.
-//! - A lane width this CPU lacks is reported by [`Lanes::available`] (from
-//!   `wirespeed_util::cpu::CpuFeatures`, detected once); the engine never probes the CPU
-//!   itself.
+//! - The CPU's features are read once, here ([`cpu`], the process's one detection in
+//!   `wirespeed_util::cpu::CpuFeatures`), and `Auto` lanes are resolved here
+//!   ([`resolve`]); the CPU crates get both as arguments (their `*_with` entry points)
+//!   and never probe the CPU. A lane width this CPU lacks is reported by
+//!   [`Lanes::available`].
 
 use std::fmt;
 use std::str::FromStr;
 
 use wirespeed_gpu::{Gpu, GpuError};
+use wirespeed_util::cpu::CpuFeatures;
 
 /// The CPU's lane widths: the one description in `wirespeed-util`, where the CPU crates
 /// can read it too.
 pub use wirespeed_util::lanes::Lanes;
+
+/// This CPU's features (detected once per process): what the engine passes to the CPU
+/// crates' `*_with` entry points.
+pub fn cpu() -> &'static CpuFeatures {
+    CpuFeatures::get()
+}
+
+/// `l` with `Auto` resolved to the widest lanes this CPU runs (a concrete width as it
+/// is; the CPU crates check it against [`cpu`] and run serially where it is missing).
+pub fn resolve(l: Lanes) -> Lanes {
+    l.resolve_on(cpu())
+}
 
 /// The hardware a caller asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -11,15 +11,15 @@ use std::fmt;
 use wirespeed_eccvm::{Program, RunError, Value};
 use wirespeed_gpu::GpuError;
 
-use crate::backend::{Backend, Lanes, Op};
+use crate::backend::{cpu, resolve, Backend, Lanes, Op};
 use crate::fallback::{dispatch, Policy};
 
 /// The lanes the VM has, for `--backend` lists.
 pub const LANES: [Lanes; 3] = [Lanes::Serial, Lanes::Avx2, Lanes::Ifma];
 
-/// The VM's backend for `l`.
+/// The VM's backend for `l` (`Auto` resolved here, to the widest lanes this CPU runs).
 pub fn lanes(l: Lanes) -> wirespeed_eccvm::Backend {
-    match l {
+    match resolve(l) {
         Lanes::Auto => wirespeed_eccvm::Backend::Auto,
         Lanes::Serial => wirespeed_eccvm::Backend::Serial,
         Lanes::Avx2 => wirespeed_eccvm::Backend::Avx2,
@@ -85,7 +85,7 @@ pub fn run_sets(
                 return Ok(Vec::new());
             }
             program
-                .run_sets(lanes(l), sets, inputs)
+                .run_sets_with(lanes(l), cpu(), sets, inputs)
                 .map(|o| o.values().to_vec())
         },
         |g| wirespeed_gpu::eccvm::run_sets(g, program, sets, inputs).map(Ok),

@@ -6,7 +6,8 @@
 //! back by the rules of [`crate::fallback`].
 //!
 //! Lanes: [`wirespeed_ed25519::Backend`] is [`Lanes`] itself (the ed25519 crate takes
-//! the one lane description).
+//! the one lane description); `Auto` is resolved here ([`lanes`]) and the crate's
+//! `_with` entry points get the CPU's features from [`crate::backend::cpu`].
 //!
 //! [`Stream`]: signatures arrive one at a time; they are grouped into micro-batches
 //! closed by size or by the age of their oldest signature, and the verdicts come back in
@@ -22,19 +23,24 @@ use wirespeed_ed25519::{Item, Mode, VerifyError};
 use wirespeed_gpu::ed25519::Verifier;
 use wirespeed_gpu::{Gpu, GpuError};
 
-use crate::backend::{Backend, Chosen, Lanes, Op};
+use crate::backend::{cpu, resolve, Backend, Chosen, Lanes, Op};
 use crate::fallback::{dispatch, dispatch_on, Policy, Reason};
 
 /// The ed25519 crate's lane backend for `l`: the same value (its `Backend` is
-/// [`Lanes`]).
+/// [`Lanes`]), with `Auto` resolved to the widest this CPU runs.
 pub fn lanes(l: Lanes) -> wirespeed_ed25519::Backend {
-    l
+    resolve(l)
+}
+
+/// The lanes [`verify`] runs on this CPU.
+pub fn verify_backend() -> Lanes {
+    wirespeed_ed25519::verify_backend_on(cpu())
 }
 
 /// One signature, on the CPU (the latency path; a launch would cost more than the
 /// verification).
 pub fn verify(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> Result<(), VerifyError> {
-    wirespeed_ed25519::verify(msg, sig, pk, mode)
+    wirespeed_ed25519::verify_with(msg, sig, pk, mode, cpu())
 }
 
 /// Verifies every item on the chosen backend (the CPU's lanes on all cores, or the
@@ -52,7 +58,7 @@ pub fn verify_many(
         Op::Ed25519,
         items.len(),
         Policy::Call,
-        |l| wirespeed_ed25519::verify_many_with(items, mode, lanes(l)),
+        |l| wirespeed_ed25519::verify_many_with(items, mode, lanes(l), cpu()),
         |g| wirespeed_gpu::ed25519::verify_many(g, items, mode),
     )
     .map(|r| r.value)
@@ -71,15 +77,15 @@ pub fn verify_many_here(
 ) -> Option<Reason> {
     let here = |_: Lanes| {
         let mut v = vec![Ok(()); items.len()];
-        wirespeed_ed25519::verify_many_here(items, mode, &mut v);
+        wirespeed_ed25519::verify_many_here_with(items, mode, lanes(Lanes::Auto), cpu(), &mut v);
         v
     };
     match backend {
         // The CPU path writes into `out` without a detour.
-        Backend::Cpu(_) => {
+        Backend::Cpu(l) => {
             out.clear();
             out.resize(items.len(), Ok(()));
-            wirespeed_ed25519::verify_many_here(items, mode, out);
+            wirespeed_ed25519::verify_many_here_with(items, mode, lanes(l), cpu(), out);
             None
         }
         _ => {
@@ -330,7 +336,7 @@ fn worker<F: FnMut(Verdict)>(
                 pk: &p.pk,
             })
             .collect();
-        let cpu = |l: Lanes| wirespeed_ed25519::verify_many_with(&items, mode, lanes(l));
+        let on_cpu = |l: Lanes| wirespeed_ed25519::verify_many_with(&items, mode, lanes(l), cpu());
         let on_gpu = |g: &'static Gpu| {
             let v = match gpu.take() {
                 Some(v) => v,
@@ -344,7 +350,7 @@ fn worker<F: FnMut(Verdict)>(
             }
             r
         };
-        let results = match dispatch_on(chosen, backend, Policy::Service, cpu, on_gpu) {
+        let results = match dispatch_on(chosen, backend, Policy::Service, on_cpu, on_gpu) {
             Ok(ran) => {
                 if ran.fallback.is_some() {
                     failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -352,7 +358,7 @@ fn worker<F: FnMut(Verdict)>(
                 ran.value
             }
             // The service policy answers every batch; an error cannot come back.
-            Err(_) => wirespeed_ed25519::verify_many(&items, mode),
+            Err(_) => wirespeed_ed25519::verify_many_with(&items, mode, lanes(Lanes::Auto), cpu()),
         };
         let n = batch.len();
         drop(items);

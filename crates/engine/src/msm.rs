@@ -4,8 +4,9 @@
 //! [`Op::Msm`]. Every result equals `wirespeed_msm::msm`'s; a GPU failure falls back by
 //! the rules of [`crate::fallback`].
 //!
-//! Lanes: the CPU path chooses its own bucket arithmetic (IFMA lanes where present,
-//! `wirespeed_msm::Lanes`); a [`Lanes`] value other than `Auto` does not narrow it.
+//! Lanes: the CPU path gets this CPU's features narrowed to the lanes asked for
+//! (`CpuFeatures::limited_to`): IFMA bucket lanes with `Auto`, `Ifma` or `Ifma4`,
+//! 64-bit buckets otherwise (`mulx`/`adx` window sums except with `Serial`).
 
 use std::sync::Mutex;
 
@@ -13,7 +14,7 @@ use wirespeed_gpu::msm::DeviceMsm;
 use wirespeed_gpu::GpuError;
 use wirespeed_msm::{Affine, Jacobian, Precomputed, Scalar};
 
-use crate::backend::{Backend, Chosen, Lanes, Op};
+use crate::backend::{cpu, Backend, Chosen, Lanes, Op};
 use crate::fallback::{dispatch, dispatch_on, Policy};
 
 fn length_error(points: usize, scalars: usize) -> GpuError {
@@ -36,7 +37,9 @@ pub fn msm(backend: Backend, points: &[Affine], scalars: &[Scalar]) -> Result<Ja
         Op::Msm,
         points.len(),
         Policy::Call,
-        |_: Lanes| wirespeed_msm::msm(points, scalars).map_err(cpu_error),
+        |l: Lanes| {
+            wirespeed_msm::msm_with(points, scalars, &cpu().limited_to(l)).map_err(cpu_error)
+        },
         |g| wirespeed_gpu::msm::msm(g, points, scalars).map(Ok),
     )?
     .value
@@ -71,7 +74,13 @@ impl Prepared {
     pub fn new(backend: Backend, points: &[Affine], groups: usize) -> Result<Prepared, GpuError> {
         let n = points.len();
         let groups = groups.clamp(1, 64);
-        let cpu = |_: Lanes| Inner::Cpu(Box::new(Precomputed::new(points, groups)));
+        let on_cpu = |l: Lanes| {
+            Inner::Cpu(Box::new(Precomputed::new_with(
+                points,
+                groups,
+                &cpu().limited_to(l),
+            )))
+        };
         let chosen = backend.select(Op::Msm, n)?;
         let inner = match chosen {
             Chosen::Gpu(_) if n == 0 => Inner::Empty,
@@ -79,7 +88,7 @@ impl Prepared {
                 let gpu = |g| {
                     DeviceMsm::new(g, points, groups).map(|d| Inner::Gpu(Mutex::new(Box::new(d))))
                 };
-                dispatch_on(chosen, backend, Policy::Call, cpu, gpu)?.value
+                dispatch_on(chosen, backend, Policy::Call, on_cpu, gpu)?.value
             }
         };
         Ok(Prepared { n, inner })

@@ -40,9 +40,38 @@ pub fn private_many(
         inputs.len(),
         Policy::Call,
         |_| inputs.par_iter().map(|m| key.raw(m)).collect(),
-        |g| wirespeed_gpu::rsa::private_many(g, key, inputs),
+        |g| device_private_many(g, key, inputs),
     )
     .map(|r| r.value)
+}
+
+/// The device's private batch for `key` (its numbers handed over as a
+/// `wirespeed_gpu::rsa::CrtKey`), with the per-item errors as the CPU path names them.
+fn device_private_many(
+    g: &Gpu,
+    key: &PrivateKey,
+    inputs: &[&[u8]],
+) -> Result<Vec<Result<Vec<u8>, RsaError>>, GpuError> {
+    let c = key.crt_params();
+    let k = wirespeed_gpu::rsa::CrtKey {
+        n: key.public().n().clone(),
+        e: key.public().e().clone(),
+        p: c.p,
+        q: c.q,
+        dp: c.dp,
+        dq: c.dq,
+        qinv: c.qinv,
+    };
+    let out = wirespeed_gpu::rsa::private_many(g, &k, inputs)?;
+    Ok(out
+        .into_iter()
+        .map(|r| {
+            r.map_err(|e| match e {
+                wirespeed_gpu::rsa::ItemError::OutOfRange => RsaError::OutOfRange,
+                wirespeed_gpu::rsa::ItemError::FaultDetected => RsaError::FaultDetected,
+            })
+        })
+        .collect())
 }
 
 /// Why a batch of public powers or products cannot run.
@@ -188,7 +217,7 @@ impl CpuCtx {
     fn new(m: &BigUint) -> CpuCtx {
         fn ctx<const L: usize>(m: &BigUint) -> MontCtx<L> {
             let u = Uint::<L>::from_be_bytes(&m.to_bytes_be()).expect("the modulus fits");
-            MontCtx::new(&u).expect("odd modulus above 1")
+            MontCtx::new_with(&u, crate::backend::cpu()).expect("odd modulus above 1")
         }
         match m.bits() {
             0..=1024 => CpuCtx::W1024(Box::new(ctx(m))),
@@ -287,7 +316,7 @@ pub fn batch_sign(
     let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
     // The choice is made: `auto` on the GPU keeps its fallback, `gpu` its errors.
     let cpu = |_: Lanes| refs.par_iter().map(|m| key.raw(m)).collect();
-    let gpu = |g: &'static Gpu| wirespeed_gpu::rsa::private_many(g, key, &refs);
+    let gpu = |g: &'static Gpu| device_private_many(g, key, &refs);
     Ok(dispatch_on(chosen, backend, Policy::Call, cpu, gpu)?
         .value
         .into_iter()

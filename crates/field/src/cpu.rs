@@ -1,23 +1,10 @@
-//! Which instruction sets each lane backend of this crate needs, asked of the one
-//! detection of the CPU ([`CpuFeatures`], in `wirespeed-util`; this crate and its users
-//! never probe the CPU themselves).
+//! The CPU features and lane widths this crate's lane backends are chosen by, as the
+//! one detection of the CPU defines them ([`CpuFeatures`], in `wirespeed-util`). This
+//! crate never probes the CPU: its callers pass features or lanes down, and check
+//! [`Lanes::available_on`] before entering a lane backend's `unsafe` functions
+//! ([`crate::avx2`] needs [`CpuFeatures::avx2`], [`crate::ifma`]'s 8-lane forms
+//! [`CpuFeatures::ifma`] and its 4-lane forms [`CpuFeatures::ifma_vl`]).
 
 pub use wirespeed_util::cpu::CpuFeatures;
 /// The one description of the CPU's lane widths, for the crates above this one.
 pub use wirespeed_util::lanes::Lanes;
-
-/// AVX2: what [`crate::avx2`] needs.
-pub fn has_avx2() -> bool {
-    CpuFeatures::get().avx2()
-}
-
-/// AVX-512 F, IFMA and DQ: what [`crate::ifma`]'s 8-lane (zmm) arithmetic needs (DQ
-/// for the 64-bit multiply-low of the reductions).
-pub fn has_ifma() -> bool {
-    CpuFeatures::get().ifma()
-}
-
-/// [`has_ifma`] plus AVX-512 VL: the 4-lane (ymm) forms of the IFMA arithmetic.
-pub fn has_ifma_vl() -> bool {
-    CpuFeatures::get().ifma_vl()
-}

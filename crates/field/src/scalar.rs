@@ -10,6 +10,12 @@
 //! so x = x0 - y0 + z0 - c z1 (mod L), a value in (-2^253, 2^253); adding 4L makes it
 //! positive and at most a few subtractions of L finish the job. All steps are exact
 //! integer arithmetic on public data (the digest in verification), so the code may branch.
+//!
+//! Secret scalars (signing: the key's scalar and the nonce) use the `ct_` forms
+//! ([`Scalar::ct_from_bytes_mod_order_wide`], [`Scalar::ct_mul`], [`Scalar::ct_add`]):
+//! the same folding, whose loops run a fixed number of times, finished by conditional
+//! subtractions of 8L, 4L, 2L and L chosen by masks instead of a loop on the value, so
+//! no branch or memory index depends on the scalar.
 
 /// L as little-endian u64 limbs.
 pub const L: [u64; 4] = [
@@ -92,6 +98,31 @@ fn sub4(a: &[u64; 4], b: &[u64; 4]) -> ([u64; 4], bool) {
     (r, borrow != 0)
 }
 
+/// m << k for k < 4 (m < 2^253, so nothing is lost).
+fn shl4(m: &[u64; 4], k: u32) -> [u64; 4] {
+    if k == 0 {
+        return *m;
+    }
+    [
+        m[0] << k,
+        (m[1] << k) | (m[0] >> (64 - k)),
+        (m[2] << k) | (m[1] >> (64 - k)),
+        (m[3] << k) | (m[2] >> (64 - k)),
+    ]
+}
+
+/// a - m where a >= m, else a; chosen by a mask, without a branch on the values.
+fn ct_sub_if_geq(a: &[u64; 4], m: &[u64; 4]) -> [u64; 4] {
+    let (d, borrow) = sub4(a, m);
+    // All ones where a < m (keep a), zero where a >= m (take the difference).
+    let keep = 0u64.wrapping_sub(core::hint::black_box(borrow as u64));
+    let mut r = [0u64; 4];
+    for i in 0..4 {
+        r[i] = (a[i] & keep) | (d[i] & !keep);
+    }
+    r
+}
+
 fn geq4(a: &[u64; 4], b: &[u64; 4]) -> bool {
     for i in (0..4).rev() {
         if a[i] != b[i] {
@@ -128,6 +159,49 @@ impl Scalar {
             acc = sub4(&acc, &L).0;
         }
         Scalar(acc)
+    }
+
+    /// [`Scalar::reduce_limbs`] in constant time: the folded value (below 2^256 < 16 L)
+    /// loses 8L, 4L, 2L and L each where it is at least that large, chosen by a mask.
+    fn ct_reduce_limbs(x: &[u64; 8]) -> Scalar {
+        let (x0, x1) = split252(x);
+        let y = mul_into(&x1, &C);
+        let (y0, y1) = split252(&y);
+        let z = mul_into(&y1[..3], &C);
+        let (z0, z1) = split252(&z);
+        let cz1 = mul_into(&z1[..1], &C);
+        let cz1 = [cz1[0], cz1[1], cz1[2], cz1[3]];
+        let four_l = [L[0] << 2, (L[1] << 2) | (L[0] >> 62), L[1] >> 62, L[3] << 2];
+        let mut acc = add4(&add4(&x0, &z0), &four_l);
+        acc = sub4(&acc, &y0).0;
+        acc = sub4(&acc, &cz1).0;
+        for shift in [3u32, 2, 1, 0] {
+            acc = ct_sub_if_geq(&acc, &shl4(&L, shift));
+        }
+        Scalar(acc)
+    }
+
+    /// [`Scalar::from_bytes_mod_order_wide`] in constant time (for secret digests: the
+    /// signing nonce, the expanded key).
+    pub fn ct_from_bytes_mod_order_wide(bytes: &[u8; 64]) -> Scalar {
+        Scalar::ct_reduce_limbs(&limbs_from_le(bytes))
+    }
+
+    /// [`Scalar::from_bytes_mod_order`] in constant time.
+    pub fn ct_from_bytes_mod_order(bytes: &[u8; 32]) -> Scalar {
+        let mut wide = [0u8; 64];
+        wide[..32].copy_from_slice(bytes);
+        Scalar::ct_from_bytes_mod_order_wide(&wide)
+    }
+
+    /// (a * b) mod L in constant time.
+    pub fn ct_mul(&self, b: &Scalar) -> Scalar {
+        Scalar::ct_reduce_limbs(&mul_into(&self.0, &b.0))
+    }
+
+    /// (a + b) mod L in constant time (a, b < L).
+    pub fn ct_add(&self, b: &Scalar) -> Scalar {
+        Scalar(ct_sub_if_geq(&add4(&self.0, &b.0), &L))
     }
 
     /// Accepts 32 little-endian bytes only if they encode an integer < L (RFC 8032's

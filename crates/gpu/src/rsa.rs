@@ -4,10 +4,12 @@
 //! gives. Choosing between the two and falling back is the engine's (crates/engine).
 //!
 //! Private operations follow `wirespeed_rsa::PrivateKey::raw` exactly: inputs longer
-//! than the modulus or not below it fail with [`RsaError::OutOfRange`] (checked on the
+//! than the modulus or not below it fail with [`ItemError::OutOfRange`] (checked on the
 //! host, before anything is sent), and every result from the GPU is raised to the public
 //! exponent and compared with its input before it is released, as the CPU path does
-//! (a mismatch is [`RsaError::FaultDetected`] for that item).
+//! (a mismatch is [`ItemError::FaultDetected`] for that item). The key comes as a
+//! [`CrtKey`] (its numbers only; the engine builds it from a `wirespeed_rsa`
+//! key), so this crate depends on no RSA crate.
 //!
 //! Transfers: items are packed limb-major (limb j of item i at `j * stride + i`, so the
 //! threads of a warp read neighbouring words) into pinned host buffers, and chunks of
@@ -17,9 +19,56 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use num_bigint::BigUint;
 use rayon::prelude::*;
-use wirespeed_rsa::{CrtParams, PrivateKey, RsaError};
 
 use crate::{Gpu, GpuError};
+
+/// A private key as the kernels take it: the public modulus and exponent (to check
+/// every result before it is released) and the CRT parameters (secret).
+#[derive(Clone)]
+pub struct CrtKey {
+    /// The modulus n = p q.
+    pub n: BigUint,
+    /// The public exponent.
+    pub e: BigUint,
+    /// The first prime (the one the CRT recombination reduces modulo).
+    pub p: BigUint,
+    /// The second prime.
+    pub q: BigUint,
+    /// d mod (p - 1).
+    pub dp: BigUint,
+    /// d mod (q - 1).
+    pub dq: BigUint,
+    /// q^(-1) mod p.
+    pub qinv: BigUint,
+}
+
+impl std::fmt::Debug for CrtKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CrtKey {{ {}-bit n, .. }}", self.n.bits())
+    }
+}
+
+impl CrtKey {
+    /// Modulus size in bits.
+    pub fn bits(&self) -> usize {
+        self.n.bits() as usize
+    }
+
+    /// Modulus size in bytes (the length of every result).
+    pub fn size(&self) -> usize {
+        self.bits().div_ceil(8)
+    }
+}
+
+/// Why one input of a private batch has no result (the CPU path's errors of the same
+/// names: `wirespeed_rsa::RsaError::OutOfRange` and `FaultDetected`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemError {
+    /// The input is longer than the modulus or not below it.
+    OutOfRange,
+    /// The result failed its check against the public key (nothing is released).
+    FaultDetected,
+}
 
 /// Fewest items per kernel launch; consecutive chunks alternate between two streams.
 /// A launch is sized to the device ([`chunk_items`]) so that it fills every SM.
@@ -73,7 +122,7 @@ pub(crate) fn r2_mod(m: &BigUint, n: usize) -> BigUint {
 
 /// The key block of kernels/rsa.cuh: p, q, dp, dq, qinv, R^2 mod p, R^2 mod q, `n`
 /// limbs each.
-pub(crate) fn key_block(k: &CrtParams, n: usize) -> Vec<u32> {
+pub(crate) fn key_block(k: &CrtKey, n: usize) -> Vec<u32> {
     let mut v = Vec::with_capacity(7 * n);
     for x in [&k.p, &k.q, &k.dp, &k.dq, &k.qinv] {
         v.extend(limbs(x, n));
@@ -118,7 +167,7 @@ pub(crate) struct CrtBatch {
     /// The valid inputs, 2n limbs each, item-major.
     pub items: Vec<u32>,
     /// Per input: its index among the valid ones, or its error.
-    pub slots: Vec<Result<usize, RsaError>>,
+    pub slots: Vec<Result<usize, ItemError>>,
 }
 
 impl Drop for CrtBatch {
@@ -132,17 +181,16 @@ impl Drop for CrtBatch {
 }
 
 /// Checks every input as `PrivateKey::raw` does and packs the valid ones.
-pub(crate) fn crt_prepare(key: &PrivateKey, inputs: &[&[u8]]) -> Result<CrtBatch, GpuError> {
-    let public = key.public();
-    let n = half_limbs(public.bits())
-        .ok_or_else(|| GpuError::Unsupported(format!("{}-bit RSA modulus", public.bits())))?;
-    let crt = key.crt_params();
+pub(crate) fn crt_prepare(key: &CrtKey, inputs: &[&[u8]]) -> Result<CrtBatch, GpuError> {
+    let n = half_limbs(key.bits())
+        .ok_or_else(|| GpuError::Unsupported(format!("{}-bit RSA modulus", key.bits())))?;
+    let crt = key;
     // The kernels hold each prime in n limbs (Montgomery radix 2^(32 n)): a key with
     // unbalanced primes does not fit them.
     if crt.p.bits() > 32 * n as u64 || crt.q.bits() > 32 * n as u64 {
         return Err(GpuError::Unsupported(format!(
             "RSA-{} key with a {}-bit and a {}-bit prime (the kernels take primes of at most {} bits)",
-            public.bits(),
+            key.bits(),
             crt.p.bits(),
             crt.q.bits(),
             32 * n
@@ -154,8 +202,8 @@ pub(crate) fn crt_prepare(key: &PrivateKey, inputs: &[&[u8]]) -> Result<CrtBatch
         .iter()
         .map(|m| {
             let v = BigUint::from_bytes_be(m);
-            if m.len() > public.size() || &v >= public.n() {
-                return Err(RsaError::OutOfRange);
+            if m.len() > key.size() || v >= key.n {
+                return Err(ItemError::OutOfRange);
             }
             items.extend(limbs(&v, 2 * n));
             valid += 1;
@@ -164,7 +212,7 @@ pub(crate) fn crt_prepare(key: &PrivateKey, inputs: &[&[u8]]) -> Result<CrtBatch
         .collect();
     Ok(CrtBatch {
         n,
-        key: key_block(&crt, n),
+        key: key_block(crt, n),
         items,
         slots,
     })
@@ -173,39 +221,41 @@ pub(crate) fn crt_prepare(key: &PrivateKey, inputs: &[&[u8]]) -> Result<CrtBatch
 /// Unpacks the results (2n limbs per valid input, item-major) and checks each against
 /// the public key: s^e must give the input back, else nothing is released for it.
 pub(crate) fn crt_finish(
-    key: &PrivateKey,
+    key: &CrtKey,
     inputs: &[&[u8]],
     batch: &CrtBatch,
     results: &[u32],
-) -> Vec<Result<Vec<u8>, RsaError>> {
-    let public = key.public();
+) -> Vec<Result<Vec<u8>, ItemError>> {
     let words = 2 * batch.n;
     batch
         .slots
         .par_iter()
         .zip(inputs.par_iter())
         .map(|(slot, m)| {
-            let k = slot.clone()?;
-            let s = limbs_to_be(&results[k * words..(k + 1) * words], public.size());
-            match public.vartime_raw(&s) {
-                Ok(back) if BigUint::from_bytes_be(&back) == BigUint::from_bytes_be(m) => Ok(s),
-                _ => Err(RsaError::FaultDetected),
+            let k = (*slot)?;
+            let s = limbs_to_be(&results[k * words..(k + 1) * words], key.size());
+            // s^e mod n, variable time (public data), must give the input back.
+            let v = BigUint::from_bytes_be(&s);
+            if v < key.n && v.modpow(&key.e, &key.n) == BigUint::from_bytes_be(m) {
+                Ok(s)
+            } else {
+                Err(ItemError::FaultDetected)
             }
         })
         .collect()
 }
 
-/// m^d mod n for every input on the device, as `key.raw(m)` would give it: one result
-/// per input, in order, each exactly `key.public().size()` bytes or the same error as
-/// the CPU path (inputs not below n: [`RsaError::OutOfRange`]; a result failing its
-/// check against the public key: [`RsaError::FaultDetected`]). The outer error is the
+/// m^d mod n for every input on the device, as `wirespeed_rsa::PrivateKey::raw` would
+/// give it: one result per input, in order, each exactly [`CrtKey::size`] bytes or the
+/// error the CPU path gives (inputs not below n: [`ItemError::OutOfRange`]; a result
+/// failing its check against the public key: [`ItemError::FaultDetected`]). The outer error is the
 /// GPU's, also for keys its kernels do not take (sizes other than 2048, 3072, 4096 bits,
 /// unbalanced primes).
 pub fn private_many(
     g: &Gpu,
-    key: &PrivateKey,
+    key: &CrtKey,
     inputs: &[&[u8]],
-) -> Result<Vec<Result<Vec<u8>, RsaError>>, GpuError> {
+) -> Result<Vec<Result<Vec<u8>, ItemError>>, GpuError> {
     let batch = crt_prepare(key, inputs)?;
     let count = batch.items.len() / (2 * batch.n);
     let job = Job {
@@ -519,10 +569,19 @@ mod tests {
     use super::*;
 
     /// A fresh key of `bits` bits (OpenSSL's generator, for tests).
-    fn key(bits: u32) -> PrivateKey {
+    fn key(bits: u32) -> CrtKey {
         let k = openssl::rsa::Rsa::generate(bits).expect("keygen");
-        let pem = String::from_utf8(k.private_key_to_pem().expect("pem")).expect("utf8");
-        PrivateKey::from_pem(&pem).expect("key")
+        let b = |x: &openssl::bn::BigNumRef| BigUint::from_bytes_be(&x.to_vec());
+        let need = |x: Option<&openssl::bn::BigNumRef>| b(x.expect("CRT parameter"));
+        CrtKey {
+            n: b(k.n()),
+            e: b(k.e()),
+            p: need(k.p()),
+            q: need(k.q()),
+            dp: need(k.dmp1()),
+            dq: need(k.dmq1()),
+            qinv: need(k.iqmp()),
+        }
     }
 
     #[test]
@@ -550,10 +609,10 @@ mod tests {
 
     #[test]
     fn crt_params_match_the_key() {
-        let k = key(2048);
-        let c = k.crt_params();
-        assert_eq!(&(&c.p * &c.q), k.public().n());
+        let c = key(2048);
+        assert_eq!(&c.p * &c.q, c.n);
         assert_eq!((&c.qinv * &c.q) % &c.p, BigUint::from(1u8));
         assert!(format!("{c:?}").contains(".."));
+        assert_eq!((c.bits(), c.size()), (2048, 256));
     }
 }

@@ -31,8 +31,18 @@ fn main() {
                 let t = Instant::now();
                 let r = match kind {
                     "W" => msm::msm_with_window(&points, &scalars, c),
-                    "E" => msm::msm_edwards_on(&points, &scalars, c, msm::Lanes::Scalar),
-                    _ => msm::msm_edwards_on(&points, &scalars, c, msm::Lanes::Auto),
+                    "E" => msm::msm_edwards_with(
+                        &points,
+                        &scalars,
+                        c,
+                        &wirespeed_msm::CpuFeatures::none(),
+                    ),
+                    _ => msm::msm_edwards_with(
+                        &points,
+                        &scalars,
+                        c,
+                        wirespeed_msm::CpuFeatures::get(),
+                    ),
                 };
                 let s = t.elapsed().as_secs_f64();
                 assert!(!r.is_infinity());

@@ -80,7 +80,10 @@ fn sbb(a: u64, b: u64, borrow: u64) -> (u64, u64) {
 #[cfg(target_arch = "x86_64")]
 static P_INV: [u64; 7] = [P[0], P[1], P[2], P[3], P[4], P[5], INV];
 
-/// True when the CPU has BMI2 and ADX (detected once, in `wirespeed-util`).
+/// True when the CPU has BMI2 and ADX: the per-multiplication choice between the
+/// `mulx` kernel and its portable twin inside [`Fq::mul`], read from the process's one
+/// detection in `wirespeed-util` (a multiplication takes no features argument; the
+/// lane and window choices of `crate::msm` take them from their caller).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn has_adx() -> bool {

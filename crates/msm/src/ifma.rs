@@ -33,9 +33,11 @@ use crate::te::{TeExt, TePre};
 
 const MASK: u64 = (1u64 << 52) - 1;
 
-/// True when the CPU has AVX-512F and AVX-512 IFMA.
-pub(crate) fn available() -> bool {
-    wirespeed_util::cpu::CpuFeatures::get().ifma_products()
+/// True when a CPU with features `f` has AVX-512F and AVX-512 IFMA (what the callers
+/// of [`window_sum`] check, through `msm::Arith`).
+#[cfg(test)]
+fn available_on(f: &wirespeed_util::cpu::CpuFeatures) -> bool {
+    f.ifma_products()
 }
 
 /// Little-endian 64-bit limbs (value < 2^384) to eight radix-2^52 limbs.
@@ -442,20 +444,22 @@ fn prefetch_bucket(p: *const Bucket52) {
 
 /// sum_b b B_b for one window over a slice of points (see [`crate::msm`]); sets
 /// `degenerate` when an addition met an exceptional pair (possible only outside G1).
-pub(crate) fn window_sum(
+///
+/// # Safety
+/// The CPU has AVX-512F and IFMA (the caller read it from the features it was given).
+pub(crate) unsafe fn window_sum(
     points: &[Pre52],
     digits: &[i32],
     c: u32,
     degenerate: &mut bool,
 ) -> Option<TeExt> {
-    assert!(available(), "AVX-512 IFMA path without the CPU support");
     BUCKETS.with(|cell| {
         let mut buckets = cell.borrow_mut();
         let count = 1usize << (c - 1);
         if buckets.len() < 8 * count {
             buckets.resize(8 * count, Bucket52::identity());
         }
-        // SAFETY: the CPU has AVX-512F and IFMA (checked above).
+        // SAFETY: the CPU has AVX-512F and IFMA (the caller's contract).
         unsafe { window_sum_lanes(points, digits, count, &mut buckets[..8 * count], degenerate) }
     })
 }
@@ -630,7 +634,7 @@ mod tests {
 
     #[test]
     fn lane_arithmetic_matches_fq() {
-        if !available() {
+        if !available_on(wirespeed_util::cpu::CpuFeatures::get()) {
             return;
         }
         let xs: Vec<Fq> = (0..8u64)
@@ -698,7 +702,7 @@ mod speed {
     #[test]
     #[ignore = "timing probe"]
     fn mul_speed() {
-        if !available() {
+        if !available_on(wirespeed_util::cpu::CpuFeatures::get()) {
             return;
         }
         let n = 1_000_000;

@@ -5,7 +5,7 @@
 //! - [`te`]: the twisted Edwards form (a = -1, extended coordinates) of G1.
 //! - [`msm()`]: Pippenger with signed digits, Edwards buckets and running sums, on rayon.
 //! - [`format`]: arkworks-compatible files for points and scalars.
-//! - [`gen`]: deterministic random and skewed inputs.
+//! - `gen` (feature `gen`): deterministic random and skewed inputs.
 //! - `ark` (feature `arkworks`, on by default): conversions from and to arkworks 0.5
 //!   types and an arkworks-shaped call.
 
@@ -18,13 +18,17 @@ pub mod format;
 pub mod fq;
 pub mod fr;
 pub mod g1;
+#[cfg(feature = "gen")]
 pub mod gen;
 #[cfg(target_arch = "x86_64")]
 mod ifma;
 pub mod msm;
+mod precomputed;
 pub mod te;
 
 pub use fq::Fq;
 pub use fr::Scalar;
 pub use g1::{Affine, Jacobian};
-pub use msm::{msm, MsmError, Precomputed};
+pub use msm::{msm, msm_with, MsmError, Precomputed};
+/// The CPU features the `_with` entry points take (detected once, in `wirespeed-util`).
+pub use wirespeed_util::cpu::CpuFeatures;

@@ -19,7 +19,7 @@
 //!    affine addition's arithmetic advantage (6M against 7M) is eaten by its batch
 //!    bookkeeping and conflict handling, and the Edwards reduction (9M additions) is
 //!    cheaper than XYZZ's (12M + 2S). With AVX-512 IFMA the Edwards buckets run eight
-//!    at a time in vector lanes ([`Lanes`], `src/ifma.rs`): 2^20 points in 2.4 s on two
+//!    at a time in vector lanes (`src/ifma.rs`): 2^20 points in 2.4 s on two
 //!    cores against 3.9 s in 64-bit arithmetic.
 //! 3. Bucket reduction: sum_b b B_b by running sums from the top bucket down (two
 //!    additions per bucket), stopping at the highest bucket in use.
@@ -36,6 +36,14 @@
 //! nonzero digit is skipped outright.
 //!
 //! Fixed bases: [`Precomputed`] trades memory for fewer reductions (see its docs).
+//!
+//! CPU features: the `_with` entry points ([`msm_with`], [`msm_edwards_with`],
+//! [`Precomputed::new_with`]) take the `CpuFeatures` they may use and choose the bucket
+//! arithmetic from them once (IFMA lanes, `mulx`/`adx` window sums, or portable); this
+//! module never probes the CPU. The forms without features are convenience wrappers
+//! over the process's one detection (`CpuFeatures::get`); the engine calls the `_with`
+//! forms. (Inside the scalar path, [`Fq::mul`] still picks its `mulx` row per call from
+//! that detection: a per-multiplication twin, not a lane choice.)
 //!
 //! Parallelism: rayon tasks over (window, slice of points); with fewer windows in use
 //! than 2 x threads the points are split too, and the partial window sums (linear in
@@ -54,6 +62,27 @@ use crate::fq::Fq;
 use crate::fr::{Scalar, R_BITS};
 use crate::g1::{Affine, Jacobian, Xyzz};
 use crate::te::{TeExt, TePre};
+use wirespeed_util::cpu::CpuFeatures;
+
+pub use crate::precomputed::Precomputed;
+
+/// The bucket arithmetic a CPU with given features runs, resolved once per entry point:
+/// BMI2 + ADX window sums, and the AVX-512 IFMA Edwards lanes. A value is built only by
+/// [`Arith::on`] from features the CPU has, so its flags make the kernels safe to call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arith {
+    adx: bool,
+    ifma: bool,
+}
+
+impl Arith {
+    pub(crate) fn on(cpu: &CpuFeatures) -> Arith {
+        Arith {
+            adx: cfg!(target_arch = "x86_64") && cpu.adx(),
+            ifma: cfg!(target_arch = "x86_64") && cpu.ifma_products(),
+        }
+    }
+}
 
 /// Why an MSM cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,13 +110,13 @@ impl std::error::Error for MsmError {}
 
 /// Costs of the cost model, in field multiplications.
 #[derive(Clone, Copy)]
-struct Costs {
+pub(crate) struct Costs {
     /// A bucket addition.
-    add: u64,
+    pub(crate) add: u64,
     /// One bucket's share of the reduction, halved (it makes two additions).
-    reduce: u64,
+    pub(crate) reduce: u64,
     /// The widest window worth trying (bucket memory beyond it costs cache misses).
-    max: u32,
+    pub(crate) max: u32,
 }
 
 /// Weierstrass buckets: batched affine (about 6.5M an addition); XYZZ reduction
@@ -119,13 +148,17 @@ const EDWARDS_LANES: Costs = Costs {
 const MAX_WINDOW: u32 = 20;
 
 /// Number of windows of width c.
-fn windows(c: u32) -> u32 {
+pub(crate) fn windows(c: u32) -> u32 {
     R_BITS / c + 1
 }
 
 /// The window width for these scalars with Edwards buckets (see the module docs).
 pub fn choose_window(scalars: &[Scalar]) -> u32 {
-    window_for(scalars, EdPoints::costs(Lanes::Auto))
+    choose_window_on(scalars, Arith::on(CpuFeatures::get()))
+}
+
+fn choose_window_on(scalars: &[Scalar], a: Arith) -> u32 {
+    window_for(scalars, EdPoints::costs(a))
 }
 
 /// The window width for these scalars and bucket costs.
@@ -160,7 +193,7 @@ fn window_for(scalars: &[Scalar], k: Costs) -> u32 {
 }
 
 /// Signed digits, window-major: digits[j * n + i] is scalar i's digit in window j.
-fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
+pub(crate) fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
     let n = scalars.len();
     let w = windows(c) as usize;
     let mut digits = vec![0i32; n * w];
@@ -188,10 +221,10 @@ fn recode(scalars: &[Scalar], c: u32) -> Vec<i32> {
 /// sum_b b B_b for one window over a slice of points (None when nothing landed): the
 /// field arithmetic compiled for BMI2 + ADX (`mulx`) when the CPU has them, else
 /// portable; both are the same source and give the same result.
-fn window_sum(points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
+fn window_sum(a: Arith, points: &[Affine], digits: &[i32], c: u32) -> Option<Jacobian> {
     #[cfg(target_arch = "x86_64")]
-    if crate::fq::has_adx() {
-        // SAFETY: the CPU has BMI2 and ADX (checked just above).
+    if a.adx {
+        // SAFETY: the CPU has BMI2 and ADX (`Arith::on` read it from its features).
         return unsafe { window_sum_adx(points, digits, c) };
     }
     window_sum_portable(points, digits, c)
@@ -207,14 +240,15 @@ unsafe fn window_sum_adx(points: &[Affine], digits: &[i32], c: u32) -> Option<Ja
 /// met an exceptional pair (possible only for points outside G1), and the result is
 /// then meaningless.
 fn window_sum_te(
+    a: Arith,
     points: &[TePre],
     digits: &[i32],
     c: u32,
     degenerate: &AtomicBool,
 ) -> Option<Jacobian> {
     #[cfg(target_arch = "x86_64")]
-    if crate::fq::has_adx() {
-        // SAFETY: the CPU has BMI2 and ADX (checked just above).
+    if a.adx {
+        // SAFETY: the CPU has BMI2 and ADX (`Arith::on` read it from its features).
         return unsafe { window_sum_te_adx(points, digits, c, degenerate) };
     }
     window_sum_te_portable(points, digits, c, degenerate)
@@ -365,14 +399,32 @@ fn running_sum(top_down: impl Iterator<Item = Xyzz>, highest: usize) -> Option<X
 }
 
 /// sum_i scalars[i] points[i], with the window width from [`choose_window`].
+///
+/// Convenience wrapper: [`msm_with`] this process's detected features.
 pub fn msm(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
+    msm_with(points, scalars, CpuFeatures::get())
+}
+
+/// [`msm`] with the bucket arithmetic the CPU features `cpu` allow
+/// ([`CpuFeatures::none`]: portable 64-bit arithmetic).
+pub fn msm_with(
+    points: &[Affine],
+    scalars: &[Scalar],
+    cpu: &CpuFeatures,
+) -> Result<Jacobian, MsmError> {
     if points.len() != scalars.len() {
         return Err(MsmError::LengthMismatch {
             points: points.len(),
             scalars: scalars.len(),
         });
     }
-    Ok(msm_edwards(points, scalars, choose_window(scalars)))
+    let a = Arith::on(cpu);
+    Ok(edwards_msm(
+        points,
+        scalars,
+        choose_window_on(scalars, a),
+        a,
+    ))
 }
 
 /// [`msm`] with Weierstrass buckets (batched affine, or XYZZ for narrow windows) and
@@ -394,28 +446,46 @@ pub fn msm_weierstrass(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian
 
 /// [`msm_weierstrass`] with a given window width c in 2..=20 (clamped).
 pub fn msm_with_window(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
+    weierstrass(points, scalars, c, Arith::on(CpuFeatures::get()))
+}
+
+pub(crate) fn weierstrass(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacobian {
     let n = points.len().min(scalars.len());
     if n == 0 {
         return Jacobian::INFINITY;
     }
     let c = c.clamp(2, MAX_WINDOW);
     let digits = recode(&scalars[..n], c);
-    pippenger(&points[..n], &digits, windows(c) as usize, c, window_sum)
+    pippenger(&points[..n], &digits, windows(c) as usize, c, |p, d, c| {
+        window_sum(a, p, d, c)
+    })
 }
 
 /// [`msm_with_window`] with twisted Edwards buckets (what [`msm`] runs): the points
 /// are mapped once (one shared inversion per chunk), then every bucket addition is
 /// the 7M mixed Edwards addition and the reduction uses 9M additions, in AVX-512 IFMA
-/// lanes when the CPU has them ([`Lanes`]). Exact for every input on the curve: points
+/// lanes when the CPU has them. Exact for every input on the curve: points
 /// that do not map (none is in G1) are multiplied on the Weierstrass side, and should
 /// an addition meet an exceptional pair (only possible outside G1) the whole sum is
 /// redone with Weierstrass buckets.
+///
+/// Convenience wrapper: [`msm_edwards_with`] this process's detected features.
 pub fn msm_edwards(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
-    msm_edwards_on(points, scalars, c, Lanes::Auto)
+    msm_edwards_with(points, scalars, c, CpuFeatures::get())
 }
 
-/// [`msm_edwards`] with a choice of bucket arithmetic.
-pub fn msm_edwards_on(points: &[Affine], scalars: &[Scalar], c: u32, lanes: Lanes) -> Jacobian {
+/// [`msm_edwards`] with the bucket arithmetic the CPU features `cpu` allow (IFMA lanes,
+/// `mulx`/`adx` window sums; [`CpuFeatures::none`]: portable).
+pub fn msm_edwards_with(
+    points: &[Affine],
+    scalars: &[Scalar],
+    c: u32,
+    cpu: &CpuFeatures,
+) -> Jacobian {
+    edwards_msm(points, scalars, c, Arith::on(cpu))
+}
+
+fn edwards_msm(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacobian {
     let n = points.len().min(scalars.len());
     if n == 0 {
         return Jacobian::INFINITY;
@@ -440,54 +510,45 @@ pub fn msm_edwards_on(points: &[Affine], scalars: &[Scalar], c: u32, lanes: Lane
         return Jacobian::INFINITY;
     }
     let (te, rest) = to_edwards(points, scalars);
-    let te = EdPoints::new(te, lanes);
+    let te = EdPoints::new(te, a);
     let c = c.clamp(2, MAX_WINDOW);
     let digits = recode(scalars, c);
-    match edwards(&te, &digits, windows(c) as usize, c) {
+    match edwards(&te, &digits, windows(c) as usize, c, a) {
         Some(sum) => sum.add(&rest),
-        None => msm_with_window(points, scalars, c),
+        None => weierstrass(points, scalars, c, a),
     }
-}
-
-/// Which arithmetic runs the Edwards buckets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lanes {
-    /// Eight buckets at a time in AVX-512 IFMA lanes when the CPU has AVX-512F and
-    /// IFMA (see `src/ifma.rs`), else as [`Lanes::Scalar`].
-    Auto,
-    /// One bucket at a time in 64-bit arithmetic (`mulx`/`adx` when present).
-    Scalar,
 }
 
 /// Edwards points in the form the bucket arithmetic reads.
 #[derive(Clone, Debug)]
-enum EdPoints {
+pub(crate) enum EdPoints {
     Scalar(Vec<TePre>),
     #[cfg(target_arch = "x86_64")]
     Lanes(Vec<crate::ifma::Pre52>),
 }
 
 impl EdPoints {
-    fn new(te: Vec<TePre>, lanes: Lanes) -> EdPoints {
+    /// Eight buckets at a time in AVX-512 IFMA lanes where `a` has them (see
+    /// `src/ifma.rs`), else one at a time in 64-bit arithmetic.
+    pub(crate) fn new(te: Vec<TePre>, a: Arith) -> EdPoints {
         #[cfg(target_arch = "x86_64")]
-        if lanes == Lanes::Auto && crate::ifma::available() {
+        if a.ifma {
             return EdPoints::Lanes(te.par_iter().map(crate::ifma::Pre52::new).collect());
         }
-        let _ = lanes;
+        let _ = a;
         EdPoints::Scalar(te)
     }
 
     /// The cost model's figures for this arithmetic.
-    fn costs(lanes: Lanes) -> Costs {
-        #[cfg(target_arch = "x86_64")]
-        if lanes == Lanes::Auto && crate::ifma::available() {
-            return EDWARDS_LANES;
+    pub(crate) fn costs(a: Arith) -> Costs {
+        if a.ifma {
+            EDWARDS_LANES
+        } else {
+            EDWARDS
         }
-        let _ = lanes;
-        EDWARDS
     }
 
-    fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         match self {
             EdPoints::Scalar(v) => v.len() * std::mem::size_of::<TePre>(),
             #[cfg(target_arch = "x86_64")]
@@ -513,16 +574,24 @@ fn to_edwards(points: &[Affine], scalars: &[Scalar]) -> (Vec<TePre>, Jacobian) {
 }
 
 /// Pippenger over Edwards points; None when an addition was exceptional.
-fn edwards(te: &EdPoints, digits: &[i32], w: usize, c: u32) -> Option<Jacobian> {
+pub(crate) fn edwards(
+    te: &EdPoints,
+    digits: &[i32],
+    w: usize,
+    c: u32,
+    a: Arith,
+) -> Option<Jacobian> {
     let degenerate = AtomicBool::new(false);
     let r = match te {
         EdPoints::Scalar(te) => pippenger(te, digits, w, c, |p: &[TePre], d: &[i32], c: u32| {
-            window_sum_te(p, d, c, &degenerate)
+            window_sum_te(a, p, d, c, &degenerate)
         }),
         #[cfg(target_arch = "x86_64")]
         EdPoints::Lanes(te) => pippenger(te, digits, w, c, |p, d: &[i32], c: u32| {
             let mut bad = false;
-            let r = crate::ifma::window_sum(p, d, c, &mut bad);
+            // SAFETY: `EdPoints::Lanes` is built only where `a.ifma`, read by
+            // `Arith::on` from features this CPU has (AVX-512F and IFMA).
+            let r = unsafe { crate::ifma::window_sum(p, d, c, &mut bad) };
             if bad {
                 degenerate.store(true, Ordering::Relaxed);
             }
@@ -533,7 +602,7 @@ fn edwards(te: &EdPoints, digits: &[i32], w: usize, c: u32) -> Option<Jacobian> 
 }
 
 /// Points per shared inversion when mapping to Edwards form.
-const MAP_CHUNK: usize = 4096;
+pub(crate) const MAP_CHUNK: usize = 4096;
 
 /// The bucket method over `points` with window-major signed `digits` (w windows of
 /// points.len() digits each, window j weighing 2^(j c)).
@@ -584,138 +653,6 @@ fn pippenger<P: Sync>(
         acc = acc.add(s);
     }
     acc
-}
-
-/// Fixed bases prepared once for many MSMs (the `multi_scalar_mult_init` /
-/// `multi_scalar_mult` shape).
-///
-/// With K groups, the table holds [2^(t g c)] P_i for t in 0..K, where the W windows of
-/// width c are cut into K groups of g = ceil(W / K): the digit of window t g + j' of
-/// scalar i then multiplies table point (t, i) in window j' < g, so an MSM runs g windows
-/// over n K points: the same n W bucket additions, but g instead of W bucket reductions
-/// and Horner steps, which also lets the window widen. The table is stored in twisted
-/// Edwards form (see [`crate::te`]), so no call maps points. Memory: n K stored Edwards
-/// points of 144 bytes plus the n input points of 104 bytes (kept for the exact
-/// fallback; 2^20 points, K = 4: 713 MB), plus the digits of each call (4 n W bytes).
-#[derive(Clone, Debug)]
-pub struct Precomputed {
-    table: EdPoints,
-    points: Vec<Affine>,
-    /// Points with a multiple that does not map to Edwards form (none for G1): their
-    /// table entries are the identity and each call adds them on the Weierstrass side.
-    unmapped: Vec<usize>,
-    k: usize,
-    c: u32,
-}
-
-impl Precomputed {
-    /// Prepares `points` with K = `groups` (1 to 64; 1 keeps only the points).
-    pub fn new(points: &[Affine], groups: usize) -> Precomputed {
-        let n = points.len();
-        let k = groups.clamp(1, 64);
-        // Window from the cost model for uniform scalars, with g reductions.
-        let mut best = (u64::MAX, 2);
-        let costs = EdPoints::costs(Lanes::Auto);
-        for c in 2..=costs.max {
-            let w = windows(c) as u64;
-            let g = w.div_ceil(k as u64);
-            let k = costs;
-            let cost = w * n as u64 * k.add + g * ((1u64 << (c - 1)) * 2 * k.reduce + 8 * c as u64);
-            if cost < best.0 {
-                best = (cost, c);
-            }
-        }
-        let c = best.1;
-        let g = (windows(c) as usize).div_ceil(k);
-        let mut table = Vec::with_capacity(n * k);
-        let mut unmapped = Vec::new();
-        let mut current: Vec<Jacobian> = points.iter().map(|p| Jacobian::from(*p)).collect();
-        for t in 0..k {
-            if t > 0 {
-                current.par_iter_mut().for_each(|p| {
-                    for _ in 0..g as u32 * c {
-                        *p = p.double();
-                    }
-                });
-            }
-            let affine = if t == 0 {
-                points.to_vec()
-            } else {
-                Jacobian::batch_to_affine(&current)
-            };
-            let mapped: Vec<(Vec<TePre>, Vec<usize>)> =
-                affine.par_chunks(MAP_CHUNK).map(TePre::batch).collect();
-            for (j, (chunk, bad)) in mapped.into_iter().enumerate() {
-                unmapped.extend(bad.into_iter().map(|i| j * MAP_CHUNK + i));
-                table.extend(chunk);
-            }
-        }
-        unmapped.sort_unstable();
-        unmapped.dedup();
-        for &i in &unmapped {
-            for t in 0..k {
-                table[t * n + i] = TePre::IDENTITY;
-            }
-        }
-        Precomputed {
-            table: EdPoints::new(table, Lanes::Auto),
-            points: points.to_vec(),
-            unmapped,
-            k,
-            c,
-        }
-    }
-
-    /// Number of base points.
-    pub fn len(&self) -> usize {
-        self.points.len()
-    }
-
-    /// True when there are no base points.
-    pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
-    }
-
-    /// Bytes held by the table and the kept input points.
-    pub fn table_bytes(&self) -> usize {
-        self.table.bytes() + self.points.len() * std::mem::size_of::<Affine>()
-    }
-
-    /// sum_i scalars[i] P_i over the prepared points.
-    pub fn msm(&self, scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
-        let n = self.points.len();
-        if scalars.len() != n {
-            return Err(MsmError::LengthMismatch {
-                points: n,
-                scalars: scalars.len(),
-            });
-        }
-        let (k, c) = (self.k, self.c);
-        if n == 0 {
-            return Ok(Jacobian::INFINITY);
-        }
-        let digits = recode(scalars, c);
-        let w = windows(c) as usize;
-        let g = w.div_ceil(k);
-        // Window j' of table point (t, i) carries digit (t g + j', i).
-        let mut vd = vec![0i32; g * n * k];
-        for j in 0..g {
-            for t in 0..k {
-                let src = t * g + j;
-                if src < w {
-                    let dst = j * n * k + t * n;
-                    vd[dst..dst + n].copy_from_slice(&digits[src * n..(src + 1) * n]);
-                }
-            }
-        }
-        let Some(mut sum) = edwards(&self.table, &vd, g, c) else {
-            return Ok(msm_with_window(&self.points, scalars, c));
-        };
-        for &i in &self.unmapped {
-            sum = sum.add(&Jacobian::from(self.points[i]).mul_limbs(&scalars[i].0));
-        }
-        Ok(sum)
-    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! form round-trips and adds like the Weierstrass one.
 
 use proptest::prelude::*;
-use wirespeed_msm::msm::{msm_edwards, msm_edwards_on, msm_with_window, Lanes};
+use wirespeed_msm::msm::{msm_edwards, msm_edwards_with, msm_with_window};
 use wirespeed_msm::te::{TeExt, TePre};
+use wirespeed_msm::CpuFeatures;
 use wirespeed_msm::{Affine, Fq, Jacobian, Scalar};
 
 fn fq() -> impl Strategy<Value = Fq> {
@@ -64,7 +65,7 @@ proptest! {
         }
         prop_assert_eq!(msm_with_window(&pts, &s, c), want);
         prop_assert_eq!(msm_edwards(&pts, &s, c), want);
-        prop_assert_eq!(msm_edwards_on(&pts, &s, c, Lanes::Scalar), want);
+        prop_assert_eq!(msm_edwards_with(&pts, &s, c, &CpuFeatures::none()), want);
     }
 
     #[test]

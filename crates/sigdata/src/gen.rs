@@ -1,9 +1,12 @@
 //! Deterministic test data: the same (n, msg_len, seed, bad_frac) always gives the same
-//! records. Signing uses ed25519-dalek (signing is not wirespeed's product).
+//! records. Signing uses `wirespeed_ed25519::SigningKey` (RFC 8032, deterministic: a
+//! key is the next 32 bytes of the seeded generator, as ed25519-dalek's `generate` draws
+//! it, so the records are the same as those the generator wrote when it signed with
+//! ed25519-dalek).
 
-use ed25519_dalek::{Signer, SigningKey};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
+use wirespeed_ed25519::SigningKey;
 
 use crate::Record;
 
@@ -17,7 +20,11 @@ pub const KEYS: usize = 64;
 pub fn generate(n: usize, msg_len: usize, seed: u64, bad_frac: f64) -> Vec<Record> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let keys: Vec<SigningKey> = (0..KEYS.min(n.max(1)))
-        .map(|_| SigningKey::generate(&mut rng))
+        .map(|_| {
+            let mut seed = [0u8; 32];
+            rng.fill_bytes(&mut seed);
+            SigningKey::from_seed(&seed)
+        })
         .collect();
     let bad_frac = if bad_frac.is_finite() {
         bad_frac.clamp(0.0, 1.0)
@@ -29,8 +36,8 @@ pub fn generate(n: usize, msg_len: usize, seed: u64, bad_frac: f64) -> Vec<Recor
             let sk = &keys[i % keys.len()];
             let mut msg = vec![0u8; msg_len];
             rng.fill_bytes(&mut msg);
-            let sig = sk.sign(&msg).to_bytes().to_vec();
-            let pk = sk.verifying_key().to_bytes().to_vec();
+            let sig = sk.sign(&msg).to_vec();
+            let pk = sk.public_key().to_vec();
             let mut r = Record { msg, sig, pk };
             if rng.gen_bool(bad_frac) {
                 corrupt(&mut r, &mut rng);

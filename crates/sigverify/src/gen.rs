@@ -1,6 +1,8 @@
 //! Deterministic Solana-format test traffic: legacy transactions with one or two signers
-//! (a system transfer, sometimes followed by a memo), signed with ed25519-dalek (signing
-//! is not wirespeed's product) and encoded with [`crate::solana`]'s own encoder.
+//! (a system transfer, sometimes followed by a memo), signed with
+//! `wirespeed_ed25519::SigningKey` (RFC 8032; each key is the next 32 bytes of the
+//! seeded generator, as ed25519-dalek's `generate` drew it, so the traffic is the same
+//! as before) and encoded with [`crate::solana`]'s own encoder.
 //!
 //! Each item says what a correct verifier must do with it:
 //! - [`Expect::Valid`]: every signature verifies; accept it (once).
@@ -12,10 +14,10 @@
 //!
 //! The same `(n, dup_frac, bad_frac, seed)` always gives the same items.
 
-use ed25519_dalek::{Signer, SigningKey};
 use rand::seq::SliceRandom;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
+use wirespeed_ed25519::SigningKey;
 
 use crate::solana::{
     encode_legacy_message, encode_transaction, CompiledInstruction, MessageHeader, HASH_LEN,
@@ -78,7 +80,13 @@ pub fn counts(n: usize, dup_frac: f64, bad_frac: f64) -> (usize, usize) {
 /// item.
 pub fn generate(n: usize, dup_frac: f64, bad_frac: f64, seed: u64) -> Vec<Generated> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let keys: Vec<SigningKey> = (0..KEYS).map(|_| SigningKey::generate(&mut rng)).collect();
+    let keys: Vec<SigningKey> = (0..KEYS)
+        .map(|_| {
+            let mut seed = [0u8; 32];
+            rng.fill_bytes(&mut seed);
+            SigningKey::from_seed(&seed)
+        })
+        .collect();
 
     let (dup, bad) = counts(n, dup_frac, bad_frac);
     let mut kinds = vec![Expect::Valid; n - dup - bad];
@@ -146,10 +154,7 @@ fn signed_transfer(keys: &[SigningKey], rng: &mut ChaCha20Rng) -> Generated {
     rng.fill_bytes(&mut blockhash);
 
     // Keys: signers, then the writable recipient, then the read-only programs.
-    let mut account_keys: Vec<[u8; PUBKEY_LEN]> = signers
-        .iter()
-        .map(|k| k.verifying_key().to_bytes())
-        .collect();
+    let mut account_keys: Vec<[u8; PUBKEY_LEN]> = signers.iter().map(|k| k.public_key()).collect();
     let recipient_ix = account_keys.len() as u8;
     account_keys.push(recipient);
     let system_ix = account_keys.len() as u8;
@@ -197,10 +202,7 @@ fn signed_transfer(keys: &[SigningKey], rng: &mut ChaCha20Rng) -> Generated {
         &instructions,
         &mut message,
     );
-    let signatures: Vec<[u8; SIGNATURE_LEN]> = signers
-        .iter()
-        .map(|k| k.sign(&message).to_bytes())
-        .collect();
+    let signatures: Vec<[u8; SIGNATURE_LEN]> = signers.iter().map(|k| k.sign(&message)).collect();
     let bytes = encode_transaction(&signatures, &message).unwrap_or_default();
     Generated {
         bytes,

@@ -1,10 +1,17 @@
 //! The CPU's features and microarchitecture, detected once per process.
 //!
-//! Every kernel choice in wirespeed (the field crate's AVX2 and IFMA lanes, the
-//! big-integer and BLS12-377 `mulx`/`adx` rows and IFMA products, single-signature
-//! verification's lane backend) reads [`CpuFeatures::get`]; no other crate probes the
-//! CPU. What each lane backend needs is stated here once ([`CpuFeatures::avx2`],
-//! [`CpuFeatures::ifma`], [`CpuFeatures::ifma_vl`], [`CpuFeatures::adx`]).
+//! [`CpuFeatures::get`] is the one detection of the process. The engine reads it and
+//! passes it (or a narrower set) down: the CPU crates' `*_with` entry points take a
+//! `&CpuFeatures` or a `Lanes` value and never probe the CPU themselves. What each lane
+//! backend needs is stated here once ([`CpuFeatures::avx2`], [`CpuFeatures::ifma`],
+//! [`CpuFeatures::ifma_vl`], [`CpuFeatures::adx`]).
+//!
+//! Soundness: the feature flags are private, so a `CpuFeatures` value can only claim
+//! what this CPU has: it comes from detection ([`CpuFeatures::get`],
+//! [`CpuFeatures::detect`]) or from removing features ([`CpuFeatures::none`],
+//! [`CpuFeatures::limited_to`]). A crate that checks a kernel's needs against the value
+//! it was given (`Lanes::available_on`) before entering `unsafe` SIMD code therefore
+//! never executes an instruction the CPU lacks.
 //!
 //! The vendor, family and model come from CPUID leaves 0 and 1 (family = base family,
 //! plus the extended family when the base is 15; model = base model, with the extended
@@ -16,22 +23,24 @@
 use std::sync::OnceLock;
 
 /// What the CPU offers, as the standard library's run-time detection and CPUID report.
+/// The flags are private: a value never claims a feature this CPU lacks (see the module
+/// note); `Default` is [`CpuFeatures::none`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CpuFeatures {
     /// AVX2.
-    pub has_avx2: bool,
+    has_avx2: bool,
     /// AVX-512 Foundation.
-    pub has_avx512f: bool,
+    has_avx512f: bool,
     /// AVX-512 IFMA (52-bit multiply-add).
-    pub has_avx512ifma: bool,
+    has_avx512ifma: bool,
     /// AVX-512 DQ (64-bit multiply-low and conversions).
-    pub has_avx512dq: bool,
+    has_avx512dq: bool,
     /// AVX-512 VL (the 128- and 256-bit forms).
-    pub has_avx512vl: bool,
+    has_avx512vl: bool,
     /// BMI2 (`mulx`).
-    pub has_bmi2: bool,
+    has_bmi2: bool,
     /// ADX (`adcx`/`adox`).
-    pub has_adx: bool,
+    has_adx: bool,
     /// The CPUID vendor string (`AuthenticAMD`, `GenuineIntel`; empty off x86-64).
     pub vendor: String,
     /// The display family (0 off x86-64).
@@ -69,6 +78,35 @@ impl CpuFeatures {
         {
             CpuFeatures::default()
         }
+    }
+
+    /// No feature beyond x86-64's (or any CPU's) base instructions: every kernel runs
+    /// its portable, scalar form.
+    pub fn none() -> CpuFeatures {
+        CpuFeatures::default()
+    }
+
+    /// These features narrowed to what `lanes` needs (the scalar `mulx`/`adx` rows are
+    /// kept for every width but `Serial`, which keeps nothing): how the engine passes a
+    /// caller's lane choice down to crates that read features. `Auto` keeps all.
+    pub fn limited_to(&self, lanes: crate::lanes::Lanes) -> CpuFeatures {
+        use crate::lanes::Lanes;
+        let mut f = self.clone();
+        let (avx2, ifma, vl, adx) = match lanes {
+            Lanes::Auto => (true, true, true, true),
+            Lanes::Serial => (false, false, false, false),
+            Lanes::Avx2 => (true, false, false, true),
+            Lanes::Ifma => (true, true, false, true),
+            Lanes::Ifma4 => (true, true, true, true),
+        };
+        f.has_avx2 &= avx2;
+        f.has_avx512f &= ifma;
+        f.has_avx512ifma &= ifma;
+        f.has_avx512dq &= ifma;
+        f.has_avx512vl &= vl;
+        f.has_bmi2 &= adx;
+        f.has_adx &= adx;
+        f
     }
 
     /// AVX2: the 4-lane radix-2^25.5 field arithmetic.
@@ -194,5 +232,26 @@ mod tests {
             }
         }
         assert!(!f.microarch().is_empty());
+    }
+
+    #[test]
+    fn narrowing_never_adds_a_feature() {
+        use crate::lanes::Lanes;
+        let f = CpuFeatures::get();
+        assert_eq!(&f.limited_to(Lanes::Auto), f);
+        let none = f.limited_to(Lanes::Serial);
+        assert!(!none.avx2() && !none.ifma_products() && !none.adx());
+        assert_eq!(CpuFeatures::none().microarch(), "other");
+        for l in Lanes::ALL {
+            let n = f.limited_to(l);
+            assert!(!n.avx2() || f.avx2(), "{l}");
+            assert!(!n.ifma_products() || f.ifma_products(), "{l}");
+            assert!(!n.ifma_vl() || f.ifma_vl(), "{l}");
+            assert!(!n.adx() || f.adx(), "{l}");
+            // The narrowed set still runs the lanes it was narrowed to, where f did.
+            assert_eq!(l.available_on(&n), l.available_on(f), "{l}");
+            // ... and no wider concrete lanes.
+            assert!(l.resolve_on(&n).available_on(&n), "{l}");
+        }
     }
 }

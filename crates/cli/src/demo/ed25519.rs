@@ -1,13 +1,16 @@
 //! Demo section: Ed25519 verification in every mode and on every available backend, many
 //! signatures at once (throughput) and one at a time (latency), with each verdict checked
-//! against ed25519-dalek's `verify_strict`.
+//! against ed25519-dalek's `verify_strict` (with the `peers` feature; without it, against
+//! the serial path in strict mode, which checks the lanes but is no peer cross-check).
 
 use std::io::Write;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
+#[cfg(feature = "peers")]
 use rayon::prelude::*;
-use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode, VerifyError};
+use wirespeed_ed25519::{Backend, Item, Mode, VerifyError};
+use wirespeed_engine::ed25519::verify;
 use wirespeed_sigdata::gen::{generate, KEYS};
 use wirespeed_sigdata::Record;
 
@@ -46,7 +49,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(
         out,
         "{n} signatures by {KEYS} keys over {MSG_LEN}-byte messages (seed {SEED}), \
-         {:.0}% corrupted: {expected_invalid} invalid by ed25519-dalek verify_strict \
+         {:.0}% corrupted: {expected_invalid} invalid by {REFERENCE} \
          (prepared in {:.1} s)",
         BAD_FRAC * 100.0,
         start.elapsed().as_secs_f64()
@@ -76,9 +79,11 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let mut failures = Vec::new();
     for mode in Mode::ALL {
         for &backend in &backends {
-            let _ = verify_many_with(&items[..WARMUP.min(n)], mode, backend);
+            let on = wirespeed_engine::Backend::Cpu(backend);
+            let _ = wirespeed_engine::ed25519::verify_many(on, &items[..WARMUP.min(n)], mode);
             let start = Instant::now();
-            let verdicts = verify_many_with(&items, mode, backend);
+            let verdicts = wirespeed_engine::ed25519::verify_many(on, &items, mode)
+                .map_err(|e| CliError::Internal(e.to_string()))?;
             let rate = per_sec(n, start.elapsed().as_secs_f64());
             let check = compare(&verdicts, &expected);
             let row = Row {
@@ -103,7 +108,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
         let row = Row {
             mode,
             call: "verify",
-            backend: wirespeed_ed25519::verify_backend().name(),
+            backend: wirespeed_engine::ed25519::verify_backend().name(),
             threads: 1,
             rate: single.rate,
             latency: Some(single.latency),
@@ -230,8 +235,27 @@ fn compare(verdicts: &[Result<(), VerifyError>], expected: &[bool]) -> String {
     }
 }
 
+/// What the verdicts are checked against.
+#[cfg(feature = "peers")]
+const REFERENCE: &str = "ed25519-dalek verify_strict";
+#[cfg(not(feature = "peers"))]
+const REFERENCE: &str = "the serial path in strict mode (built without peers)";
+
+/// Whether the serial path accepts each record in strict mode (a build without the
+/// peer libraries: the lanes and modes are checked against it).
+#[cfg(not(feature = "peers"))]
+fn reference_verdicts(records: &[Record]) -> Vec<bool> {
+    let items: Vec<Item<'_>> = wirespeed_sigdata::items(records);
+    let serial = wirespeed_engine::Backend::Cpu(Backend::Serial);
+    match wirespeed_engine::ed25519::verify_many(serial, &items, Mode::Strict) {
+        Ok(v) => v.iter().map(Result::is_ok).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// Whether ed25519-dalek's `verify_strict` accepts each record. Records the generator
 /// corrupted fail in every mode: a flipped bit breaks the equation or an encoding rule.
+#[cfg(feature = "peers")]
 fn reference_verdicts(records: &[Record]) -> Vec<bool> {
     records
         .par_iter()

@@ -59,7 +59,9 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
         let got = wirespeed_engine::ed25519::verify_many(Backend::Gpu, &items, mode)
             .map_err(CliError::Gpu)?;
         let secs = t.elapsed().as_secs_f64();
-        if got != wirespeed_ed25519::verify_many(&items, mode) {
+        let cpu = wirespeed_engine::ed25519::verify_many(Backend::CPU, &items, mode)
+            .map_err(|e| CliError::Internal(e.to_string()))?;
+        if got != cpu {
             return Err(CliError::Check(format!(
                 "GPU Ed25519 verdicts differ from the CPU's ({mode})"
             )));
@@ -80,8 +82,8 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let t = Instant::now();
     let r = wirespeed_engine::msm::msm(Backend::Gpu, &points, &scalars).map_err(CliError::Gpu)?;
     let secs = t.elapsed().as_secs_f64();
-    let want =
-        wirespeed_msm::msm(&points, &scalars).map_err(|e| CliError::Internal(e.to_string()))?;
+    let want = wirespeed_engine::msm::msm(Backend::CPU, &points, &scalars)
+        .map_err(|e| CliError::Internal(e.to_string()))?;
     if r != want {
         return Err(CliError::Check("GPU MSM differs from the CPU's".into()));
     }

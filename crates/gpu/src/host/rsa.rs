@@ -8,7 +8,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use wirespeed_rsa::{PrivateKey, RsaError};
 
-use crate::rsa::{crt_finish, crt_prepare, from_limb_major, limbs, r2_mod, to_limb_major};
+use crate::rsa::{
+    crt_finish, crt_prepare, from_limb_major, limbs, r2_mod, to_limb_major, CrtKey, ItemError,
+};
 
 type Crt = unsafe extern "C" fn(*const u32, *const u32, *mut u32, u32);
 type Pow = unsafe extern "C" fn(*const u32, *const u32, *mut u32, u32, u32, u32);
@@ -75,6 +77,20 @@ fn run_shim(
     out
 }
 
+/// The key's numbers as the device path takes them.
+fn crt_key(k: &PrivateKey) -> CrtKey {
+    let c = k.crt_params();
+    CrtKey {
+        n: k.public().n().clone(),
+        e: k.public().e().clone(),
+        p: c.p,
+        q: c.q,
+        dp: c.dp,
+        dq: c.dq,
+        qinv: c.qinv,
+    }
+}
+
 /// The CPU path's answers and the host-compiled kernel's, through crt_prepare/finish.
 fn crt_both(
     k: &PrivateKey,
@@ -83,7 +99,8 @@ fn crt_both(
     corrupt: Option<usize>,
 ) -> (Answers, Answers) {
     let refs: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
-    let batch = crt_prepare(k, &refs).expect("supported size");
+    let ck = crt_key(k);
+    let batch = crt_prepare(&ck, &refs).expect("supported size");
     let w = 2 * batch.n;
     let key = batch.key.clone();
     let mut out = run_shim(&batch.items, w, w, |i, o, c| {
@@ -94,7 +111,15 @@ fn crt_both(
     if let Some(i) = corrupt {
         out[i * w + 3] ^= 1 << 7;
     }
-    let gpu = crt_finish(k, &refs, &batch, &out);
+    let gpu = crt_finish(&ck, &refs, &batch, &out)
+        .into_iter()
+        .map(|r| {
+            r.map_err(|e| match e {
+                ItemError::OutOfRange => RsaError::OutOfRange,
+                ItemError::FaultDetected => RsaError::FaultDetected,
+            })
+        })
+        .collect();
     let cpu = refs.iter().map(|m| k.raw(m)).collect();
     (cpu, gpu)
 }
