@@ -191,6 +191,11 @@ pub struct Shared {
     pub shutdown: AtomicBool,
     /// The loops' inboxes, pub/sub subscribers and blocked clients.
     pub hub: crate::hub::Hub,
+    /// When the log was last rewritten whole (or the server started), seconds since
+    /// the epoch: LASTSAVE.
+    pub last_save: AtomicU64,
+    /// The slow log (SLOWLOG).
+    pub slowlog: crate::cmd::admin::SlowLog,
     /// The script cache, the function libraries and the running script.
     pub scripts: crate::cmd::scripting::Scripts,
 }
@@ -222,6 +227,8 @@ impl Shared {
             watches: Default::default(),
             shutdown: AtomicBool::new(false),
             hub: crate::hub::Hub::new(Vec::new()),
+            last_save: AtomicU64::new(started_ms / 1000),
+            slowlog: Default::default(),
             scripts: Default::default(),
         }
     }

@@ -819,17 +819,7 @@ fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64)
     if !log.rewriting() {
         return;
     }
-    let step = log.rewrite_step(4096, |cursor, budget, f| {
-        scan_shards(shared.shards(), cursor, budget, |shard, table, left| {
-            let mut seen = 0;
-            let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
-                seen += 1;
-                f(k, e)
-            });
-            (next, seen)
-        })
-    });
-    match step {
+    match rewrite_step(shared, log, now) {
         Ok(true) => eprintln!("kvs: log rewritten: {} bytes", log.size()),
         Ok(false) => {}
         Err(e) => {
@@ -838,6 +828,26 @@ fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64)
             log.abort_rewrite();
         }
     }
+}
+
+/// One step of the running log rewrite over about 4096 keys, each shard locked in
+/// turn (the caller holds no shard lock); true when the rewrite finished (the time is
+/// kept for LASTSAVE).
+pub(crate) fn rewrite_step(shared: &Shared, log: &Log, now: u64) -> io::Result<bool> {
+    let done = log.rewrite_step(4096, |cursor, budget, f| {
+        scan_shards(shared.shards(), cursor, budget, |shard, table, left| {
+            let mut seen = 0;
+            let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
+                seen += 1;
+                f(k, e)
+            });
+            (next, seen)
+        })
+    })?;
+    if done {
+        shared.last_save.store(now / 1000, Ordering::Relaxed);
+    }
+    Ok(done)
 }
 
 impl Acceptor<'_> {

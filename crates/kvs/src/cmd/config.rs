@@ -35,6 +35,11 @@ pub struct Config {
     /// `tcp-backlog`: the listening socket's queue of connections not yet accepted
     /// (set at start only; the kernel caps it at `net.core.somaxconn`).
     pub tcp_backlog: u32,
+    /// `slowlog-log-slower-than`: microseconds from which a command enters the slow
+    /// log (negative: none).
+    pub slowlog_slower_than: i64,
+    /// `slowlog-max-len`: entries the slow log keeps.
+    pub slowlog_max_len: usize,
     /// `notify-keyspace-events`: the classes of keyspace notifications sent
     /// ([`super::notify`] flags; 0: none).
     pub notify: u32,
@@ -97,8 +102,6 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("set-max-intset-entries", "512"),
     ("set-max-listpack-entries", "128"),
     ("set-max-listpack-value", "64"),
-    ("slowlog-log-slower-than", "10000"),
-    ("slowlog-max-len", "128"),
     ("stop-writes-on-bgsave-error", "yes"),
     ("stream-node-max-bytes", "4096"),
     ("stream-node-max-entries", "100"),
@@ -130,6 +133,8 @@ const RUNTIME: &[&str] = &[
     "client-output-buffer-limit",
     "appendfsync",
     "notify-keyspace-events",
+    "slowlog-log-slower-than",
+    "slowlog-max-len",
 ];
 
 /// Settings fixed once the server runs (CONFIG GET shows them; CONFIG SET refuses).
@@ -175,6 +180,11 @@ impl Config {
             ("tcp-backlog", self.tcp_backlog.to_string()),
             ("databases", "1".into()),
             ("notify-keyspace-events", super::notify::show(self.notify)),
+            (
+                "slowlog-log-slower-than",
+                self.slowlog_slower_than.to_string(),
+            ),
+            ("slowlog-max-len", self.slowlog_max_len.to_string()),
         ];
         for (name, default) in COMPAT {
             let v = self.compat.get(name).cloned();
@@ -213,6 +223,21 @@ impl Config {
             }
             "client-output-buffer-limit" => self.output_limits.set(&text())?,
             "appendfsync" => self.appendfsync = text().parse()?,
+            "slowlog-log-slower-than" => {
+                self.slowlog_slower_than = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("argument couldn't be parsed into an integer")?
+            }
+            "slowlog-max-len" => {
+                self.slowlog_max_len = match std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
+                {
+                    Some(n) if n <= i64::MAX as u64 => n as usize,
+                    _ => return Err("argument couldn't be parsed into an integer".into()),
+                }
+            }
             "notify-keyspace-events" => {
                 self.notify = super::notify::parse(&text())
                     .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?
@@ -301,6 +326,8 @@ impl Default for Config {
             output_limits: OutputLimits::default(),
             tcp_backlog: 511,
             notify: 0,
+            slowlog_slower_than: 10_000,
+            slowlog_max_len: 128,
             compat: Default::default(),
         }
     }

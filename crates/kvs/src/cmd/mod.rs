@@ -12,6 +12,7 @@
 //! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), with
 //! the settings in [`config`].
 
+pub mod admin;
 pub mod blocking;
 pub mod clients;
 pub mod cluster;
@@ -295,7 +296,13 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
 /// counted when it is answered).
 pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut Writer) {
     let at = w.position();
-    let weight = ctx.stats.per_command.timing(cmd);
+    let slow = ctx.config.slowlog_slower_than;
+    // Below the default slow-log threshold every command is timed, exactly.
+    let weight = if (0..10_000).contains(&slow) {
+        Some(1)
+    } else {
+        ctx.stats.per_command.timing(cmd)
+    };
     let t = weight.map(|_| std::time::Instant::now());
     let start = ctx.effects.len();
     (cmd.handler)(ctx, args, w);
@@ -306,10 +313,14 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
         notify::after(ctx, cmd.name, args, start);
     }
     ctx.stats.commands += 1;
-    let usec = match (t, weight) {
-        (Some(t), Some(k)) => t.elapsed().as_micros() as u64 * k,
-        _ => 0,
-    };
+    let took = t.map(|t| t.elapsed().as_micros() as u64);
+    let usec = took.unwrap_or(0) * weight.unwrap_or(0);
+    if let Some(us) = took {
+        if slow >= 0 && us >= slow as u64 && !cmd.has(table::SKIP_SLOWLOG) {
+            let max = ctx.config.slowlog_max_len;
+            ctx.keys.shared().slowlog.record(ctx, args, us, max);
+        }
+    }
     let failed = w.byte_at(at) == Some(b'-');
     ctx.stats.per_command.ran(cmd, usec, failed);
 }

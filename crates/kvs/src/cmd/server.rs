@@ -76,16 +76,6 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             ctx.keys.shared().scripts.cached()
         ));
     }
-    if want("persistence") {
-        out.push_str(&format!(
-            "# Persistence\r\nloading:0\r\naof_enabled:{}\r\naof_last_write_status:{}\r\n\r\n",
-            u8::from(ctx.config.appendonly),
-            match &ctx.keys.shared().log {
-                Some(log) if log.failing() => "err",
-                _ => "ok",
-            }
-        ));
-    }
     if want("stats") {
         out.push_str(&format!(
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n\r\n",
@@ -98,6 +88,19 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             .iter()
             .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything"))
     };
+    if want("persistence") {
+        let shared = ctx.keys.shared();
+        let (on, rewriting, size) = match &shared.log {
+            Some(l) => (1, l.rewriting() as u8, l.size()),
+            None => (0, 0, 0),
+        };
+        out.push_str(&format!(
+            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:{on}\r\naof_rewrite_in_progress:{rewriting}\r\naof_rewrite_scheduled:{}\r\naof_last_bgrewrite_status:ok\r\naof_last_write_status:{}\r\naof_current_size:{size}\r\n\r\n",
+            shared.last_save.load(std::sync::atomic::Ordering::Relaxed),
+            shared.rewrite_requested.load(std::sync::atomic::Ordering::Relaxed) as u8,
+            if shared.log.as_ref().is_some_and(|l| l.failing()) { "err" } else { "ok" },
+        ));
+    }
     if want("replication") {
         // One node, a primary without replicas (replication is not served yet).
         out.push_str(&format!(

@@ -11,8 +11,8 @@
 
 use super::scripting::{self, functions};
 use super::{
-    arity, blocking, cluster, config, connection, eq, hashes, keys, lists, multi, pubsub, server,
-    sets, strings, zsets, Ctx,
+    admin, arity, blocking, cluster, config, connection, eq, hashes, keys, lists, multi, pubsub,
+    server, sets, strings, zsets, Ctx,
 };
 use crate::resp::Writer;
 
@@ -199,6 +199,7 @@ pub static COMMANDS: &[Command] = &[
     row!("append", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::append, "Appends a string to the value of a key. Creates the key if it doesn't exist."),
     row!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::auth, "Authenticates the connection."),
     row!("bgrewriteaof", 1, ADMIN | NOSCRIPT, NOKEY, "server", server::bgrewriteaof, "Asynchronously rewrites the append-only file to disk."),
+    row!("bgsave", -1, ADMIN | NOSCRIPT, NOKEY, "server", admin::bgsave, "Asynchronously saves the database(s) to disk."),
     row!("blmove", 6, WRITE | DENYOOM | BLOCKING, (1, 2, 1), "list", blocking::blmove, "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."),
     row!("blmpop", -5, WRITE | BLOCKING, NOKEY, "list", blocking::lmpop, "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
     row!("blpop", -3, WRITE | BLOCKING, (1, -2, 1), "list", blocking::bpop, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
@@ -213,6 +214,7 @@ pub static COMMANDS: &[Command] = &[
     row!("config", -2, 0, NOKEY, "server", config::config, "A container for server configuration commands."),
     row!("copy", -3, WRITE | DENYOOM, (1, 2, 1), "generic", keys::copy, "Copies the value of a key to a new key."),
     row!("dbsize", 1, READONLY | FAST, NOKEY, "server", server::dbsize, "Returns the number of keys in the database."),
+    row!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", admin::debug, "A container for debugging commands."),
     row!("decr", 2, WRITE | DENYOOM | FAST, KEY1, "string", strings::decr, "Decrements the integer value of a key by one."),
     row!("decrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::decrby, "Decrements a number from the integer value of a key."),
     row!("del", -2, WRITE, KEYS, "generic", keys::del, "Deletes one or more keys."),
@@ -260,6 +262,8 @@ pub static COMMANDS: &[Command] = &[
     row!("incrbyfloat", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::incrbyfloat, "Increment the floating point value of a key by a number."),
     row!("info", -1, LOADING | STALE, NOKEY, "server", server::info, "Returns information and statistics about the server."),
     row!("keys", 2, READONLY, NOKEY, "generic", keys::keys, "Returns all key names that match a pattern."),
+    row!("lastsave", 1, LOADING | STALE | FAST, NOKEY, "server", admin::lastsave, "Returns the Unix timestamp of the last successful save to disk."),
+    row!("latency", -2, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", admin::latency, "A container for latency diagnostics commands."),
     row!("lcs", -3, READONLY, (1, 2, 1), "string", strings::lcs, "Finds the longest common substring."),
     row!("lindex", 3, READONLY, KEY1, "list", lists::lindex, "Returns an element from a list by its index."),
     row!("linsert", 5, WRITE | DENYOOM, KEY1, "list", lists::edit, "Inserts an element before or after another element in a list."),
@@ -301,6 +305,7 @@ pub static COMMANDS: &[Command] = &[
     row!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Appends one or more elements to a list. Creates the key if it doesn't exist."),
     row!("rpushx", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Appends an element to a list only when the list exists."),
     row!("sadd", -3, WRITE | DENYOOM | FAST, KEY1, "set", sets::sadd, "Adds one or more members to a set. Creates the key if it doesn't exist."),
+    row!("save", 1, ADMIN | NOSCRIPT, NOKEY, "server", admin::save, "Synchronously saves the database(s) to disk."),
     row!("scan", -2, READONLY, NOKEY, "generic", keys::scan, "Iterates over the key names in the database."),
     row!("scard", 2, READONLY | FAST, KEY1, "set", sets::scard, "Returns the number of members in a set."),
     row!("script", -2, 0, NOKEY, "scripting", scripting::script, "A container for Lua scripts management commands."),
@@ -317,6 +322,7 @@ pub static COMMANDS: &[Command] = &[
     row!("sintercard", -3, READONLY, NOKEY, "set", sets::sintercard, "Returns the number of members of the intersect of multiple sets."),
     row!("sinterstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the intersect of multiple sets in a key."),
     row!("sismember", 3, READONLY | FAST, KEY1, "set", sets::sismember, "Determines whether a member belongs to a set."),
+    row!("slowlog", -2, ADMIN | LOADING | STALE, NOKEY, "server", admin::slowlog, "A container for slow log commands."),
     row!("smembers", 2, READONLY, KEY1, "set", sets::smembers, "Returns all members of a set."),
     row!("smismember", -3, READONLY | FAST, KEY1, "set", sets::smismember, "Determines whether multiple members belong to a set."),
     row!("smove", 4, WRITE | FAST, (1, 2, 1), "set", sets::smove, "Moves a member from one set to another."),

@@ -1,0 +1,270 @@
+//! Administration: SAVE, BGSAVE, LASTSAVE (the append-only log is this server's only
+//! persistence, so a save is a rewrite of the log), SLOWLOG, LATENCY, DEBUG SLEEP.
+//!
+//! The slow log keeps the commands that ran at least `slowlog-log-slower-than`
+//! microseconds (negative: none; 0: every command), the newest first, at most
+//! `slowlog-max-len` of them, with Redis's trimming of long argument lists (32
+//! arguments, 128 bytes each). Commands flagged `skip_slowlog` (EXEC, AUTH, ...) are not
+//! logged. At the default threshold (10 ms) fast commands are timed one call in 16 (see
+//! [`super::cmdstats`]); a lower threshold times every command.
+//!
+//! LATENCY answers as Redis does with `latency-monitor-threshold 0` (the default): no
+//! events are recorded, so LATEST and HISTORY are empty; setting a threshold is
+//! accepted and has no effect yet.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+use super::{eq, parse_i64, Ctx};
+use crate::resp::Writer;
+
+/// One slow command.
+#[derive(Clone, Debug)]
+struct Entry {
+    id: u64,
+    time_secs: u64,
+    micros: u64,
+    argv: Vec<Vec<u8>>,
+    addr: String,
+    name: String,
+}
+
+/// The slow log the loops share.
+#[derive(Debug, Default)]
+pub struct SlowLog {
+    inner: Mutex<(VecDeque<Entry>, u64)>,
+}
+
+/// Most arguments kept of one command, and bytes of one argument.
+const MAX_ARGS: usize = 32;
+const MAX_ARG_BYTES: usize = 128;
+
+impl SlowLog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<Entry>, u64)> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a command that took `micros`, keeping at most `max` entries.
+    pub(crate) fn record(&self, ctx: &Ctx, args: &[&[u8]], micros: u64, max: usize) {
+        let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len().min(MAX_ARGS));
+        for (i, a) in args.iter().enumerate() {
+            if i == MAX_ARGS - 1 && args.len() > MAX_ARGS {
+                argv.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
+                break;
+            }
+            if a.len() > MAX_ARG_BYTES {
+                let mut v = a[..MAX_ARG_BYTES].to_vec();
+                v.extend_from_slice(
+                    format!("... ({} more bytes)", a.len() - MAX_ARG_BYTES).as_bytes(),
+                );
+                argv.push(v);
+            } else {
+                argv.push(a.to_vec());
+            }
+        }
+        let (addr, name) = match &ctx.session.meta {
+            Some(m) => (
+                m.addr.clone(),
+                ctx.session
+                    .name
+                    .as_deref()
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .unwrap_or_default(),
+            ),
+            None => (String::new(), String::new()),
+        };
+        let mut g = self.lock();
+        let id = g.1;
+        g.1 += 1;
+        g.0.push_front(Entry {
+            id,
+            time_secs: ctx.now / 1000,
+            micros,
+            argv,
+            addr,
+            name,
+        });
+        g.0.truncate(max);
+    }
+}
+
+/// SLOWLOG GET [count] | LEN | RESET | HELP.
+pub fn slowlog(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let sub = args[1];
+    let log = &ctx.keys.shared().slowlog;
+    if eq(sub, "get") && args.len() <= 3 {
+        let count = match args.get(2).map(|a| parse_i64(a)) {
+            None => 10,
+            Some(Some(-1)) => usize::MAX,
+            Some(Some(n)) if n >= 0 => n as usize,
+            Some(_) => return w.error("ERR count should be greater than or equal to -1"),
+        };
+        let g = log.lock();
+        let n = g.0.len().min(count);
+        w.array(n);
+        for e in g.0.iter().take(n) {
+            w.array(6);
+            w.int(e.id as i64);
+            w.int(e.time_secs as i64);
+            w.int(e.micros as i64);
+            w.array(e.argv.len());
+            e.argv.iter().for_each(|a| w.bulk(a));
+            w.bulk(e.addr.as_bytes());
+            w.bulk(e.name.as_bytes());
+        }
+    } else if eq(sub, "len") && args.len() == 2 {
+        w.int(log.lock().0.len() as i64);
+    } else if eq(sub, "reset") && args.len() == 2 {
+        log.lock().0.clear();
+        w.simple("OK");
+    } else if eq(sub, "help") && args.len() == 2 {
+        super::help(
+            w,
+            &[
+                "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "GET [<count>]",
+                "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+                "    Entries are made of:",
+                "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+                "    client name",
+                "LEN",
+                "    Return the length of the slowlog.",
+                "RESET",
+                "    Reset the slowlog.",
+            ],
+        );
+    } else {
+        unknown_sub(w, sub, "SLOWLOG");
+    }
+}
+
+fn unknown_sub(w: &mut Writer, sub: &[u8], container: &str) {
+    w.error(&format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {container} HELP.",
+        String::from_utf8_lossy(sub)
+    ));
+}
+
+/// LATENCY LATEST | HISTORY event | RESET [event ...] | DOCTOR | HELP.
+pub fn latency(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let sub = args[1];
+    if eq(sub, "latest") && args.len() == 2 {
+        w.array(0);
+    } else if eq(sub, "history") && args.len() == 3 {
+        w.array(0);
+    } else if eq(sub, "reset") {
+        w.int(0);
+    } else if eq(sub, "doctor") && args.len() == 2 {
+        w.verbatim(b"Dave, no latency spike was observed during the lifetime of this server instance. (latency-monitor-threshold is 0: latency events are not recorded.)\n");
+    } else if eq(sub, "help") && args.len() == 2 {
+        super::help(
+            w,
+            &[
+                "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "DOCTOR",
+                "    Return a human readable latency analysis report.",
+                "HISTORY <event>",
+                "    Return time-latency samples for the <event> class.",
+                "LATEST",
+                "    Return the latest latency samples for all events.",
+                "RESET [<event> ...]",
+                "    Reset latency data of one or more <event> classes.",
+                "    (default: reset all data for all event classes)",
+            ],
+        );
+    } else {
+        unknown_sub(w, sub, "LATENCY");
+    }
+}
+
+/// Rewrites the append-only log now, whole; the error is the reply.
+fn rewrite_now(ctx: &mut Ctx) -> Result<(), String> {
+    let shared = ctx.keys.shared();
+    let Some(log) = &shared.log else {
+        return Err(
+            "ERR this server saves only to its append-only log, which is off (start it with --aof FILE)"
+                .into(),
+        );
+    };
+    // The rewrite locks each shard in turn: this command holds none meanwhile.
+    ctx.keys.unlock();
+    log.start_rewrite().map_err(|e| format!("ERR {e}"))?;
+    while log.rewriting() {
+        match crate::server::rewrite_step(shared, log, crate::server::now_ms()) {
+            Ok(true) => break,
+            // Another loop is stepping it, or more keys are left.
+            Ok(false) => std::thread::yield_now(),
+            Err(e) => {
+                log.abort_rewrite();
+                return Err(format!("ERR log rewrite failed, the old log is kept: {e}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// SAVE: the append-only log rewritten now (the server's snapshot); OK once done.
+pub fn save(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    match rewrite_now(ctx) {
+        Ok(()) => {
+            let now = ctx.now / 1000;
+            ctx.keys.shared().last_save.store(now, Ordering::Relaxed);
+            w.simple("OK")
+        }
+        Err(e) => w.error(&e),
+    }
+}
+
+/// BGSAVE [SCHEDULE]: a rewrite of the append-only log started in the background.
+pub fn bgsave(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() > 2 || args.get(1).is_some_and(|a| !eq(a, "schedule")) {
+        return w.error(super::SYNTAX);
+    }
+    let shared = ctx.keys.shared();
+    if shared.log.is_none() {
+        return w.error(
+            "ERR this server saves only to its append-only log, which is off (start it with --aof FILE)",
+        );
+    }
+    shared.rewrite_requested.store(true, Ordering::Relaxed);
+    w.simple("Background saving started");
+}
+
+/// LASTSAVE: when the log was last rewritten whole (or the server started).
+pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    w.int(ctx.keys.shared().last_save.load(Ordering::Relaxed) as i64);
+}
+
+/// DEBUG SLEEP seconds | HELP (the other DEBUG subcommands are not served).
+pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let sub = args[1];
+    if eq(sub, "sleep") && args.len() == 3 {
+        let secs: f64 = match std::str::from_utf8(args[2])
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            Some(s) if (0.0..=3600.0).contains(&s) => s,
+            _ => return w.error("ERR value is not a valid float"),
+        };
+        // As Redis, this connection's loop does nothing else meanwhile; the shards are
+        // let go first so that the other loops go on.
+        ctx.keys.unlock();
+        std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+        w.simple("OK");
+    } else if eq(sub, "help") && args.len() == 2 {
+        super::help(
+            w,
+            &[
+                "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "SLEEP <seconds>",
+                "    Stop the server for <seconds>. Decimals allowed.",
+            ],
+        );
+    } else {
+        w.error(&format!(
+            "ERR unknown subcommand '{}'. Try DEBUG HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
