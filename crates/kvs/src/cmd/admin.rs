@@ -149,9 +149,9 @@ fn unknown_sub(w: &mut Writer, sub: &[u8], container: &str) {
 /// LATENCY LATEST | HISTORY event | RESET [event ...] | DOCTOR | HELP.
 pub fn latency(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let sub = args[1];
-    if eq(sub, "latest") && args.len() == 2 {
-        w.array(0);
-    } else if eq(sub, "history") && args.len() == 3 {
+    let latest = eq(sub, "latest") && args.len() == 2;
+    if latest || (eq(sub, "history") && args.len() == 3) {
+        // No event is recorded: no latest samples, no history.
         w.array(0);
     } else if eq(sub, "reset") {
         w.int(0);
