@@ -12,7 +12,7 @@
 use super::scripting::{self, functions};
 use super::{
     arity, blocking, cluster, config, connection, eq, hashes, keys, lists, multi, pubsub, server,
-    sets, strings, zsets, Ctx,
+    sets, sort, strings, zsets, zstore, Ctx,
 };
 use crate::resp::Writer;
 
@@ -320,6 +320,8 @@ pub static COMMANDS: &[Command] = &[
     row!("smembers", 2, READONLY, KEY1, "set", sets::smembers, "Returns all members of a set."),
     row!("smismember", -3, READONLY | FAST, KEY1, "set", sets::smismember, "Determines whether multiple members belong to a set."),
     row!("smove", 4, WRITE | FAST, (1, 2, 1), "set", sets::smove, "Moves a member from one set to another."),
+    row!("sort", -2, WRITE | DENYOOM, KEY1, "generic", sort::sort, "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."),
+    row!("sort_ro", -2, READONLY, KEY1, "generic", sort::sort, "Returns the sorted elements of a list, a set, or a sorted set."),
     row!("spop", -2, WRITE | FAST, KEY1, "set", sets::spop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
     row!("spublish", 3, PUBSUB | LOADING | STALE | FAST, KEY1, "pubsub", pubsub::publish, "Post a message to a shard channel"),
     row!("srandmember", -2, READONLY, KEY1, "set", sets::srandmember, "Get one or multiple random members from a set"),
@@ -347,6 +349,7 @@ pub static COMMANDS: &[Command] = &[
     row!("zdiffstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the difference of multiple sorted sets in a key."),
     row!("zincrby", 4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Increments the score of a member in a sorted set."),
     row!("zinter", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the intersect of multiple sorted sets."),
+    row!("zintercard", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the number of members of the intersect of multiple sorted sets."),
     row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the intersect of multiple sorted sets in a key."),
     row!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the number of members in a sorted set within a lexicographical range."),
     row!("zmpop", -4, WRITE, NOKEY, "sorted-set", blocking::zmpop, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."),
@@ -357,6 +360,7 @@ pub static COMMANDS: &[Command] = &[
     row!("zrange", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of indexes."),
     row!("zrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range."),
     row!("zrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores."),
+    row!("zrangestore", -5, WRITE | DENYOOM, (1, 2, 1), "sorted-set", zstore::zrangestore, "Stores a range of members from sorted set in a key."),
     row!("zrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by ascending scores."),
     row!("zrem", -3, WRITE | FAST, KEY1, "sorted-set", zsets::zrem, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
     row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),

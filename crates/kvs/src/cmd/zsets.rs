@@ -2,7 +2,8 @@
 //! ZREM, ZRANK/ZREVRANK, ZRANGE (by rank, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES),
 //! ZRANGEBYSCORE/ZREVRANGEBYSCORE, ZRANGEBYLEX/ZREVRANGEBYLEX, ZREVRANGE, ZCOUNT,
 //! ZLEXCOUNT, ZPOPMIN/ZPOPMAX, ZREMRANGEBYRANK/SCORE/LEX, ZUNION/ZINTER/ZDIFF and
-//! their STORE forms (WEIGHTS, AGGREGATE), ZRANDMEMBER, ZSCAN.
+//! their STORE forms (WEIGHTS, AGGREGATE), ZINTERCARD, ZRANDMEMBER, ZSCAN (ZRANGESTORE
+//! is in `zstore`).
 //!
 //! Changes are logged as ZADD (scores written so they parse back to the same double)
 //! and ZREM of exactly the members removed (pops and range removals included); a
@@ -79,7 +80,7 @@ pub(crate) fn replay_zset(store: &mut Store, name: &str, args: &[&[u8]], now: u6
 }
 
 /// Sets scores (made if absent); the number of new members.
-fn add_on(
+pub(crate) fn add_on(
     store: &mut Store,
     key: &[u8],
     pairs: &[(f64, &[u8])],
@@ -100,7 +101,7 @@ fn add_on(
     )
 }
 
-fn log_zadd(ctx: &mut Ctx, key: &[u8], items: &[(Vec<u8>, f64)]) {
+pub(crate) fn log_zadd(ctx: &mut Ctx, key: &[u8], items: &[(Vec<u8>, f64)]) {
     if items.is_empty() || !ctx.logging {
         return;
     }
@@ -385,73 +386,104 @@ fn reply_members(w: &mut Writer, items: &[(Vec<u8>, f64)], scores: bool) {
     }
 }
 
-/// ZRANGE and its older forms (ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE,
-/// ZRANGEBYLEX, ZREVRANGEBYLEX).
-pub fn zrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let name = super::lower(args[0]);
+/// A parsed range request: how, which way, LIMIT, WITHSCORES.
+pub(crate) struct Range<'a> {
+    by: By<'a>,
+    rev: bool,
+    limit: Option<(i64, i64)>,
+    pub(crate) scores: bool,
+}
+
+impl Range<'_> {
+    /// The members (with scores) the range selects from `z`, in reply order.
+    pub(crate) fn select(&self, z: &ZSet) -> Vec<(Vec<u8>, f64)> {
+        select(z, &self.by, self.rev, self.limit)
+    }
+}
+
+/// Parses `min max [options]` of ZRANGE (or one of its older forms named `name`); for
+/// ZRANGESTORE, WITHSCORES is a syntax error.
+pub(crate) fn parse_range<'a>(name: &str, args: &[&'a [u8]]) -> Result<Range<'a>, &'static str> {
+    let full = name == "zrange" || name == "zrangestore";
     let (mut byscore, mut bylex, mut rev) = (
         name.contains("byscore"),
         name.contains("bylex"),
         name.starts_with("zrev"),
     );
     let (mut scores, mut limit) = (false, None);
-    let mut i = 4;
+    let mut i = 2;
     while i < args.len() {
         let a = args[i];
-        if eq(a, "withscores") && !bylex {
+        if eq(a, "withscores") && !bylex && name != "zrangestore" {
             scores = true;
         } else if eq(a, "limit") && i + 2 < args.len() {
             match (parse_i64(args[i + 1]), parse_i64(args[i + 2])) {
                 (Some(o), Some(c)) => limit = Some((o, c)),
-                _ => return w.error(NOT_INT),
+                _ => return Err(NOT_INT),
             }
             i += 2;
-        } else if name == "zrange" && eq(a, "byscore") {
+        } else if full && eq(a, "byscore") {
             byscore = true;
-        } else if name == "zrange" && eq(a, "bylex") {
+        } else if full && eq(a, "bylex") {
             bylex = true;
-        } else if name == "zrange" && eq(a, "rev") {
+        } else if full && eq(a, "rev") {
             rev = true;
         } else {
-            return w.error(SYNTAX);
+            return Err(SYNTAX);
         }
         i += 1;
     }
     if byscore && bylex {
-        return w.error(SYNTAX);
+        return Err(SYNTAX);
     }
     if limit.is_some() && !byscore && !bylex {
-        return w.error(
+        return Err(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         );
     }
     if scores && bylex {
-        return w.error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+        return Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
     }
     // REV takes the bounds as max then min in the BY forms.
     let (a, b) = if rev && (byscore || bylex) {
-        (args[3], args[2])
+        (args[1], args[0])
     } else {
-        (args[2], args[3])
+        (args[0], args[1])
     };
     let by = if byscore {
         match (score_bound(a), score_bound(b)) {
             (Some(lo), Some(hi)) => By::Score(lo, hi),
-            _ => return w.error("ERR min or max is not a float"),
+            _ => return Err("ERR min or max is not a float"),
         }
     } else if bylex {
         match (lex_bound(a), lex_bound(b)) {
             (Some(lo), Some(hi)) => By::Lex(lo, hi),
-            _ => return w.error("ERR min or max not valid string range item"),
+            _ => return Err("ERR min or max not valid string range item"),
         }
     } else {
         match (parse_i64(a), parse_i64(b)) {
             (Some(s), Some(e)) => By::Rank(s, e),
-            _ => return w.error(NOT_INT),
+            _ => return Err(NOT_INT),
         }
     };
-    match super::read::<ZSet, _>(ctx, args[1], |z| select(z, &by, rev, limit)) {
-        Ok(items) => reply_members(w, &items.unwrap_or_default(), scores),
+    Ok(Range {
+        by,
+        rev,
+        limit,
+        scores,
+    })
+}
+
+/// ZRANGE and its older forms (ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE,
+/// ZRANGEBYLEX, ZREVRANGEBYLEX).
+pub fn zrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let name = super::lower(args[0]);
+    let range = match parse_range(&name, &args[2..]) {
+        Ok(r) => r,
+        Err(e) => return w.error(e),
+    };
+    match super::read::<ZSet, _>(ctx, args[1], |z| range.select(z)) {
+        Ok(items) => reply_members(w, &items.unwrap_or_default(), range.scores),
         Err(e) => w.error(e),
     }
 }
@@ -565,7 +597,12 @@ pub fn zremrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let name = super::lower(args[0]);
     let store = name.ends_with("store");
-    let op = &name[1..name.len() - if store { 5 } else { 0 }];
+    let card = name == "zintercard";
+    let op = if card {
+        "inter"
+    } else {
+        &name[1..name.len() - if store { 5 } else { 0 }]
+    };
     let (dst, first) = if store { (Some(args[1]), 2) } else { (None, 1) };
     let n = match parse_i64(args[first]) {
         Some(n) if n > 0 => n as usize,
@@ -582,9 +619,18 @@ pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let keys = &args[first + 1..first + 1 + n];
     let mut weights = vec![1.0; n];
     let (mut agg, mut scores) = (0u8, false); // 0 sum, 1 min, 2 max
+    let mut limit = 0usize;
     let mut i = first + 1 + n;
     while i < args.len() {
-        if op != "diff" && eq(args[i], "weights") && i + n < args.len() {
+        if card && eq(args[i], "limit") && i + 1 < args.len() {
+            match parse_i64(args[i + 1]) {
+                Some(l) if l >= 0 => limit = l as usize,
+                _ => return w.error("ERR LIMIT can't be negative"),
+            }
+            i += 2;
+        } else if card {
+            return w.error(SYNTAX);
+        } else if op != "diff" && eq(args[i], "weights") && i + n < args.len() {
             for (j, wt) in weights.iter_mut().enumerate() {
                 match parse_float(args[i + 1 + j]) {
                     Some(v) => *wt = v,
@@ -621,6 +667,10 @@ pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         inputs.push(items);
     }
     let mut result = combine(&inputs, &weights, agg, op);
+    if card {
+        let n = result.len();
+        return w.int(if limit > 0 { n.min(limit) } else { n } as i64);
+    }
     result.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
     let Some(dst) = dst else {
         return reply_members(w, &result, scores);
@@ -638,7 +688,7 @@ pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// Union, intersection or difference of weighted inputs (a NaN from inf * 0 or
 /// inf - inf counts as 0, as in Redis).
-fn combine(
+pub(crate) fn combine(
     inputs: &[Vec<(Vec<u8>, f64)>],
     weights: &[f64],
     agg: u8,
