@@ -128,6 +128,9 @@ impl Command {
     /// or for a `movablekeys` command (EVAL, FCALL and their kin) the `numkeys`
     /// arguments after its count; None when the count is not valid.
     pub fn keys_of(&self, args: &[&[u8]]) -> Option<Vec<usize>> {
+        if self.name == "sort" {
+            return Some(sort_keys(args));
+        }
         if !self.has(MOVABLEKEYS) {
             return Some(self.key_indexes(args.len()).collect());
         }
@@ -361,7 +364,7 @@ pub static COMMANDS: &[Command] = &[
     row!("zrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range."),
     row!("zrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores."),
     row!("zrangestore", -5, WRITE | DENYOOM, (1, 2, 1), "sorted-set", zstore::zrangestore, "Stores a range of members from sorted set in a key."),
-    row!("zrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by ascending scores."),
+    row!("zrank", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by ascending scores."),
     row!("zrem", -3, WRITE | FAST, KEY1, "sorted-set", zsets::zrem, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
     row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
     row!("zremrangebyrank", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."),
@@ -369,7 +372,7 @@ pub static COMMANDS: &[Command] = &[
     row!("zrevrange", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of indexes in reverse order."),
     row!("zrevrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range in reverse order."),
     row!("zrevrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores in reverse order."),
-    row!("zrevrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
+    row!("zrevrank", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
     row!("zscan", -3, READONLY, KEY1, "sorted-set", zsets::zscan, "Iterates over members and scores of a sorted set."),
     row!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zscore, "Returns the score of a member in a sorted set."),
     row!("zunion", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the union of multiple sorted sets."),
@@ -522,6 +525,29 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             String::from_utf8_lossy(sub)
         ));
     }
+}
+
+/// SORT's keys: the sorted key and the (last) STORE destination (option arguments skipped).
+fn sort_keys(args: &[&[u8]]) -> Vec<usize> {
+    let mut keys = vec![1];
+    let mut i = 2;
+    while i < args.len() {
+        let skip = match super::lower(args[i]).as_str() {
+            "limit" => 2,
+            "get" | "by" => 1,
+            "store" => {
+                // Only the last STORE counts, as in the command itself.
+                if i + 1 < args.len() {
+                    keys.truncate(1);
+                    keys.push(i + 1);
+                }
+                1
+            }
+            _ => 0,
+        };
+        i += 1 + skip;
+    }
+    keys
 }
 
 #[cfg(test)]

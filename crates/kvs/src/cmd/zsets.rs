@@ -265,14 +265,31 @@ pub fn zrem(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
 }
 
-/// ZRANK / ZREVRANK key member.
+/// ZRANK / ZREVRANK key member [WITHSCORE] (WITHSCORE as Redis 7.2: the rank and the
+/// score, or a null array when the member is absent).
 pub fn zrank(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let rev = eq(args[0], "zrevrank");
+    if args.len() > 4 {
+        return super::arity(w, args[0]);
+    }
+    let withscore = match args.get(3) {
+        None => false,
+        Some(a) if eq(a, "withscore") => true,
+        Some(_) => return w.error(SYNTAX),
+    };
     match super::read::<ZSet, _>(ctx, args[1], |z| {
-        z.rank(args[2])
-            .map(|r| if rev { z.len() - 1 - r } else { r })
+        z.rank(args[2]).map(|r| {
+            let s = z.score(args[2]).unwrap_or(0.0);
+            (if rev { z.len() - 1 - r } else { r }, s)
+        })
     }) {
-        Ok(Some(Some(r))) => w.int(r as i64),
+        Ok(Some(Some((r, s)))) if withscore => {
+            w.array(2);
+            w.int(r as i64);
+            reply_score(w, s)
+        }
+        Ok(Some(Some((r, _)))) => w.int(r as i64),
+        Ok(_) if withscore => w.null_array(),
         Ok(_) => w.null(),
         Err(e) => w.error(e),
     }
@@ -522,8 +539,12 @@ pub fn zpop(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     let n = count.unwrap_or(1) as i64;
     if n == 0 {
-        // A count of 0 takes nothing (By::Rank(0, -1) would be everything).
-        return w.array(0);
+        // A count of 0 takes nothing (By::Rank(0, -1) would be everything), but a key
+        // of another type is still an error.
+        return match super::read::<ZSet, _>(ctx, args[1], |_| ()) {
+            Ok(_) => w.array(0),
+            Err(e) => w.error(e),
+        };
     }
     let items = match pop_items(ctx, args[1], max, n as usize) {
         Ok(i) => i,
