@@ -29,9 +29,12 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod table;
+pub mod zscan;
 pub mod zsets;
+pub mod zstore;
 
 use crate::aof::Effect;
 use crate::keyspace::Keys;

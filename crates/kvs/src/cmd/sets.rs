@@ -124,7 +124,19 @@ pub fn smembers(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// (none when empty); a positive count that many distinct ones (all when fewer); a
 /// negative count that many draws with repetition. Seeded by the caller.
 pub(crate) fn pick(len: usize, count: Option<i64>, seed: u64) -> Vec<usize> {
-    let mut x = seed | 1;
+    // Seeds of calls close in time differ in few bits: mix them (splitmix64) so the
+    // first draws of nearby seeds are unrelated.
+    // The callers' seeds (time, counters) repeat within a millisecond: a per-thread
+    // draw counter makes every call's seed distinct.
+    thread_local!(static DRAWS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) });
+    let draw = DRAWS.with(|d| {
+        d.set(d.get().wrapping_add(1));
+        d.get()
+    });
+    let mut x = (seed ^ draw.rotate_left(32)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x = (x ^ (x >> 31)) | 1;
     let mut next = move || {
         x ^= x << 13;
         x ^= x >> 7;

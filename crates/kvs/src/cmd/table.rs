@@ -12,7 +12,7 @@
 use super::scripting::{self, functions};
 use super::{
     admin, arity, blocking, cluster, config, connection, eq, hashes, keys, lists, multi, pubsub,
-    server, sets, strings, zsets, Ctx,
+    server, sets, sort, strings, zscan, zsets, zstore, Ctx,
 };
 use crate::resp::Writer;
 
@@ -128,6 +128,9 @@ impl Command {
     /// or for a `movablekeys` command (EVAL, FCALL and their kin) the `numkeys`
     /// arguments after its count; None when the count is not valid.
     pub fn keys_of(&self, args: &[&[u8]]) -> Option<Vec<usize>> {
+        if self.name == "sort" {
+            return Some(sort_keys(args));
+        }
         if !self.has(MOVABLEKEYS) {
             return Some(self.key_indexes(args.len()).collect());
         }
@@ -326,6 +329,8 @@ pub static COMMANDS: &[Command] = &[
     row!("smembers", 2, READONLY, KEY1, "set", sets::smembers, "Returns all members of a set."),
     row!("smismember", -3, READONLY | FAST, KEY1, "set", sets::smismember, "Determines whether multiple members belong to a set."),
     row!("smove", 4, WRITE | FAST, (1, 2, 1), "set", sets::smove, "Moves a member from one set to another."),
+    row!("sort", -2, WRITE | DENYOOM, KEY1, "generic", sort::sort, "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."),
+    row!("sort_ro", -2, READONLY, KEY1, "generic", sort::sort, "Returns the sorted elements of a list, a set, or a sorted set."),
     row!("spop", -2, WRITE | FAST, KEY1, "set", sets::spop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
     row!("spublish", 3, PUBSUB | LOADING | STALE | FAST, KEY1, "pubsub", pubsub::publish, "Post a message to a shard channel"),
     row!("srandmember", -2, READONLY, KEY1, "set", sets::srandmember, "Get one or multiple random members from a set"),
@@ -353,17 +358,19 @@ pub static COMMANDS: &[Command] = &[
     row!("zdiffstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the difference of multiple sorted sets in a key."),
     row!("zincrby", 4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Increments the score of a member in a sorted set."),
     row!("zinter", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the intersect of multiple sorted sets."),
+    row!("zintercard", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the number of members of the intersect of multiple sorted sets."),
     row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the intersect of multiple sorted sets in a key."),
     row!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the number of members in a sorted set within a lexicographical range."),
     row!("zmpop", -4, WRITE, NOKEY, "sorted-set", blocking::zmpop, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."),
     row!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zmscore, "Returns the score of one or more members in a sorted set."),
     row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     row!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
-    row!("zrandmember", -2, READONLY, KEY1, "sorted-set", zsets::zrandmember, "Returns one or more random members from a sorted set."),
+    row!("zrandmember", -2, READONLY, KEY1, "sorted-set", zscan::zrandmember, "Returns one or more random members from a sorted set."),
     row!("zrange", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of indexes."),
     row!("zrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range."),
     row!("zrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores."),
-    row!("zrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by ascending scores."),
+    row!("zrangestore", -5, WRITE | DENYOOM, (1, 2, 1), "sorted-set", zstore::zrangestore, "Stores a range of members from sorted set in a key."),
+    row!("zrank", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by ascending scores."),
     row!("zrem", -3, WRITE | FAST, KEY1, "sorted-set", zsets::zrem, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
     row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
     row!("zremrangebyrank", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."),
@@ -371,8 +378,8 @@ pub static COMMANDS: &[Command] = &[
     row!("zrevrange", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of indexes in reverse order."),
     row!("zrevrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range in reverse order."),
     row!("zrevrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores in reverse order."),
-    row!("zrevrank", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
-    row!("zscan", -3, READONLY, KEY1, "sorted-set", zsets::zscan, "Iterates over members and scores of a sorted set."),
+    row!("zrevrank", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
+    row!("zscan", -3, READONLY, KEY1, "sorted-set", zscan::zscan, "Iterates over members and scores of a sorted set."),
     row!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zscore, "Returns the score of a member in a sorted set."),
     row!("zunion", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the union of multiple sorted sets."),
     row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the union of multiple sorted sets in a key."),
@@ -524,6 +531,29 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             String::from_utf8_lossy(sub)
         ));
     }
+}
+
+/// SORT's keys: the sorted key and the (last) STORE destination (option arguments skipped).
+fn sort_keys(args: &[&[u8]]) -> Vec<usize> {
+    let mut keys = vec![1];
+    let mut i = 2;
+    while i < args.len() {
+        let skip = match super::lower(args[i]).as_str() {
+            "limit" => 2,
+            "get" | "by" => 1,
+            "store" => {
+                // Only the last STORE counts, as in the command itself.
+                if i + 1 < args.len() {
+                    keys.truncate(1);
+                    keys.push(i + 1);
+                }
+                1
+            }
+            _ => 0,
+        };
+        i += 1 + skip;
+    }
+    keys
 }
 
 #[cfg(test)]

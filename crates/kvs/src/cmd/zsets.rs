@@ -2,7 +2,8 @@
 //! ZREM, ZRANK/ZREVRANK, ZRANGE (by rank, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES),
 //! ZRANGEBYSCORE/ZREVRANGEBYSCORE, ZRANGEBYLEX/ZREVRANGEBYLEX, ZREVRANGE, ZCOUNT,
 //! ZLEXCOUNT, ZPOPMIN/ZPOPMAX, ZREMRANGEBYRANK/SCORE/LEX, ZUNION/ZINTER/ZDIFF and
-//! their STORE forms (WEIGHTS, AGGREGATE), ZRANDMEMBER, ZSCAN.
+//! their STORE forms (WEIGHTS, AGGREGATE), ZINTERCARD (ZRANGESTORE is in `zstore`, ZRANDMEMBER and ZSCAN in
+//! `zscan`).
 //!
 //! Changes are logged as ZADD (scores written so they parse back to the same double)
 //! and ZREM of exactly the members removed (pops and range removals included); a
@@ -10,7 +11,7 @@
 //! replied as Redis 7.0 prints them (`%.17g`; RESP3 doubles).
 
 use super::strings::parse_float;
-use super::{eq, glob, parse_i64, Ctx, NOT_INT, SYNTAX, WRONGTYPE};
+use super::{eq, parse_i64, Ctx, NOT_INT, SYNTAX, WRONGTYPE};
 use crate::resp::{Proto, Writer};
 use crate::store::Store;
 use crate::value::{Value, ZSet};
@@ -79,7 +80,7 @@ pub(crate) fn replay_zset(store: &mut Store, name: &str, args: &[&[u8]], now: u6
 }
 
 /// Sets scores (made if absent); the number of new members.
-fn add_on(
+pub(crate) fn add_on(
     store: &mut Store,
     key: &[u8],
     pairs: &[(f64, &[u8])],
@@ -100,7 +101,7 @@ fn add_on(
     )
 }
 
-fn log_zadd(ctx: &mut Ctx, key: &[u8], items: &[(Vec<u8>, f64)]) {
+pub(crate) fn log_zadd(ctx: &mut Ctx, key: &[u8], items: &[(Vec<u8>, f64)]) {
     if items.is_empty() || !ctx.logging {
         return;
     }
@@ -264,14 +265,31 @@ pub fn zrem(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
 }
 
-/// ZRANK / ZREVRANK key member.
+/// ZRANK / ZREVRANK key member [WITHSCORE] (WITHSCORE as Redis 7.2: the rank and the
+/// score, or a null array when the member is absent).
 pub fn zrank(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let rev = eq(args[0], "zrevrank");
+    if args.len() > 4 {
+        return super::arity(w, args[0]);
+    }
+    let withscore = match args.get(3) {
+        None => false,
+        Some(a) if eq(a, "withscore") => true,
+        Some(_) => return w.error(SYNTAX),
+    };
     match super::read::<ZSet, _>(ctx, args[1], |z| {
-        z.rank(args[2])
-            .map(|r| if rev { z.len() - 1 - r } else { r })
+        z.rank(args[2]).map(|r| {
+            let s = z.score(args[2]).unwrap_or(0.0);
+            (if rev { z.len() - 1 - r } else { r }, s)
+        })
     }) {
-        Ok(Some(Some(r))) => w.int(r as i64),
+        Ok(Some(Some((r, s)))) if withscore => {
+            w.array(2);
+            w.int(r as i64);
+            reply_score(w, s)
+        }
+        Ok(Some(Some((r, _)))) => w.int(r as i64),
+        Ok(_) if withscore => w.null_array(),
         Ok(_) => w.null(),
         Err(e) => w.error(e),
     }
@@ -366,7 +384,7 @@ fn select(z: &ZSet, by: &By, rev: bool, limit: Option<(i64, i64)>) -> Vec<(Vec<u
     picked.into_iter().map(|(m, s)| (m.to_vec(), s)).collect()
 }
 
-fn reply_members(w: &mut Writer, items: &[(Vec<u8>, f64)], scores: bool) {
+pub(crate) fn reply_members(w: &mut Writer, items: &[(Vec<u8>, f64)], scores: bool) {
     if scores && w.proto() == Proto::Resp3 {
         w.array(items.len());
         for (m, s) in items {
@@ -385,73 +403,104 @@ fn reply_members(w: &mut Writer, items: &[(Vec<u8>, f64)], scores: bool) {
     }
 }
 
-/// ZRANGE and its older forms (ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE,
-/// ZRANGEBYLEX, ZREVRANGEBYLEX).
-pub fn zrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let name = super::lower(args[0]);
+/// A parsed range request: how, which way, LIMIT, WITHSCORES.
+pub(crate) struct Range<'a> {
+    by: By<'a>,
+    rev: bool,
+    limit: Option<(i64, i64)>,
+    pub(crate) scores: bool,
+}
+
+impl Range<'_> {
+    /// The members (with scores) the range selects from `z`, in reply order.
+    pub(crate) fn select(&self, z: &ZSet) -> Vec<(Vec<u8>, f64)> {
+        select(z, &self.by, self.rev, self.limit)
+    }
+}
+
+/// Parses `min max [options]` of ZRANGE (or one of its older forms named `name`); for
+/// ZRANGESTORE, WITHSCORES is a syntax error.
+pub(crate) fn parse_range<'a>(name: &str, args: &[&'a [u8]]) -> Result<Range<'a>, &'static str> {
+    let full = name == "zrange" || name == "zrangestore";
     let (mut byscore, mut bylex, mut rev) = (
         name.contains("byscore"),
         name.contains("bylex"),
         name.starts_with("zrev"),
     );
     let (mut scores, mut limit) = (false, None);
-    let mut i = 4;
+    let mut i = 2;
     while i < args.len() {
         let a = args[i];
-        if eq(a, "withscores") && !bylex {
+        if eq(a, "withscores") && !bylex && name != "zrangestore" {
             scores = true;
         } else if eq(a, "limit") && i + 2 < args.len() {
             match (parse_i64(args[i + 1]), parse_i64(args[i + 2])) {
                 (Some(o), Some(c)) => limit = Some((o, c)),
-                _ => return w.error(NOT_INT),
+                _ => return Err(NOT_INT),
             }
             i += 2;
-        } else if name == "zrange" && eq(a, "byscore") {
+        } else if full && eq(a, "byscore") {
             byscore = true;
-        } else if name == "zrange" && eq(a, "bylex") {
+        } else if full && eq(a, "bylex") {
             bylex = true;
-        } else if name == "zrange" && eq(a, "rev") {
+        } else if full && eq(a, "rev") {
             rev = true;
         } else {
-            return w.error(SYNTAX);
+            return Err(SYNTAX);
         }
         i += 1;
     }
     if byscore && bylex {
-        return w.error(SYNTAX);
+        return Err(SYNTAX);
     }
     if limit.is_some() && !byscore && !bylex {
-        return w.error(
+        return Err(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         );
     }
     if scores && bylex {
-        return w.error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+        return Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
     }
     // REV takes the bounds as max then min in the BY forms.
     let (a, b) = if rev && (byscore || bylex) {
-        (args[3], args[2])
+        (args[1], args[0])
     } else {
-        (args[2], args[3])
+        (args[0], args[1])
     };
     let by = if byscore {
         match (score_bound(a), score_bound(b)) {
             (Some(lo), Some(hi)) => By::Score(lo, hi),
-            _ => return w.error("ERR min or max is not a float"),
+            _ => return Err("ERR min or max is not a float"),
         }
     } else if bylex {
         match (lex_bound(a), lex_bound(b)) {
             (Some(lo), Some(hi)) => By::Lex(lo, hi),
-            _ => return w.error("ERR min or max not valid string range item"),
+            _ => return Err("ERR min or max not valid string range item"),
         }
     } else {
         match (parse_i64(a), parse_i64(b)) {
             (Some(s), Some(e)) => By::Rank(s, e),
-            _ => return w.error(NOT_INT),
+            _ => return Err(NOT_INT),
         }
     };
-    match super::read::<ZSet, _>(ctx, args[1], |z| select(z, &by, rev, limit)) {
-        Ok(items) => reply_members(w, &items.unwrap_or_default(), scores),
+    Ok(Range {
+        by,
+        rev,
+        limit,
+        scores,
+    })
+}
+
+/// ZRANGE and its older forms (ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE,
+/// ZRANGEBYLEX, ZREVRANGEBYLEX).
+pub fn zrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let name = super::lower(args[0]);
+    let range = match parse_range(&name, &args[2..]) {
+        Ok(r) => r,
+        Err(e) => return w.error(e),
+    };
+    match super::read::<ZSet, _>(ctx, args[1], |z| range.select(z)) {
+        Ok(items) => reply_members(w, &items.unwrap_or_default(), range.scores),
         Err(e) => w.error(e),
     }
 }
@@ -490,8 +539,12 @@ pub fn zpop(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     let n = count.unwrap_or(1) as i64;
     if n == 0 {
-        // A count of 0 takes nothing (By::Rank(0, -1) would be everything).
-        return w.array(0);
+        // A count of 0 takes nothing (By::Rank(0, -1) would be everything), but a key
+        // of another type is still an error.
+        return match super::read::<ZSet, _>(ctx, args[1], |_| ()) {
+            Ok(_) => w.array(0),
+            Err(e) => w.error(e),
+        };
     }
     let items = match pop_items(ctx, args[1], max, n as usize) {
         Ok(i) => i,
@@ -565,7 +618,12 @@ pub fn zremrange(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let name = super::lower(args[0]);
     let store = name.ends_with("store");
-    let op = &name[1..name.len() - if store { 5 } else { 0 }];
+    let card = name == "zintercard";
+    let op = if card {
+        "inter"
+    } else {
+        &name[1..name.len() - if store { 5 } else { 0 }]
+    };
     let (dst, first) = if store { (Some(args[1]), 2) } else { (None, 1) };
     let n = match parse_i64(args[first]) {
         Some(n) if n > 0 => n as usize,
@@ -582,9 +640,18 @@ pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let keys = &args[first + 1..first + 1 + n];
     let mut weights = vec![1.0; n];
     let (mut agg, mut scores) = (0u8, false); // 0 sum, 1 min, 2 max
+    let mut limit = 0usize;
     let mut i = first + 1 + n;
     while i < args.len() {
-        if op != "diff" && eq(args[i], "weights") && i + n < args.len() {
+        if card && eq(args[i], "limit") && i + 1 < args.len() {
+            match parse_i64(args[i + 1]) {
+                Some(l) if l >= 0 => limit = l as usize,
+                _ => return w.error("ERR LIMIT can't be negative"),
+            }
+            i += 2;
+        } else if card {
+            return w.error(SYNTAX);
+        } else if op != "diff" && eq(args[i], "weights") && i + n < args.len() {
             for (j, wt) in weights.iter_mut().enumerate() {
                 match parse_float(args[i + 1 + j]) {
                     Some(v) => *wt = v,
@@ -621,6 +688,10 @@ pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         inputs.push(items);
     }
     let mut result = combine(&inputs, &weights, agg, op);
+    if card {
+        let n = result.len();
+        return w.int(if limit > 0 { n.min(limit) } else { n } as i64);
+    }
     result.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
     let Some(dst) = dst else {
         return reply_members(w, &result, scores);
@@ -638,7 +709,7 @@ pub fn zcombine(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// Union, intersection or difference of weighted inputs (a NaN from inf * 0 or
 /// inf - inf counts as 0, as in Redis).
-fn combine(
+pub(crate) fn combine(
     inputs: &[Vec<(Vec<u8>, f64)>],
     weights: &[f64],
     agg: u8,
@@ -676,59 +747,6 @@ fn combine(
         .filter(|(_, (_, seen))| op != "inter" || *seen == inputs.len())
         .map(|(m, (s, _))| (m.to_vec(), s))
         .collect()
-}
-
-/// ZRANDMEMBER key [count [WITHSCORES]].
-pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let (count, scores) = match super::sets::rand_args(args, Some("withscores")) {
-        Ok(r) => r,
-        Err(e) => return w.error(e),
-    };
-    let items = match super::read::<ZSet, _>(ctx, args[1], |z| {
-        z.iter().map(|(m, s)| (m.to_vec(), s)).collect::<Vec<_>>()
-    }) {
-        Ok(i) => i.unwrap_or_default(),
-        Err(e) => return w.error(e),
-    };
-    let p = super::sets::pick(
-        items.len(),
-        count,
-        ctx.now ^ ctx.stats.commands.rotate_left(7),
-    );
-    match count {
-        None => match p.first() {
-            Some(&i) => w.bulk(&items[i].0),
-            None => w.null(),
-        },
-        Some(_) => {
-            let chosen: Vec<(Vec<u8>, f64)> = p.iter().map(|&i| items[i].clone()).collect();
-            reply_members(w, &chosen, scores);
-        }
-    }
-}
-
-/// ZSCAN key cursor [MATCH pattern] [COUNT count]: the whole set in one reply.
-pub fn zscan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let opts = match super::sets::scan_args(args, false) {
-        Ok(o) => o,
-        Err(e) => return w.error(&e),
-    };
-    let items = match super::read::<ZSet, _>(ctx, args[1], |z| {
-        z.iter()
-            .filter(|(m, _)| opts.pattern.is_none_or(|p| glob(p, m)))
-            .map(|(m, s)| (m.to_vec(), s))
-            .collect::<Vec<_>>()
-    }) {
-        Ok(i) => i.unwrap_or_default(),
-        Err(e) => return w.error(e),
-    };
-    w.array(2);
-    w.bulk(b"0");
-    w.array(2 * items.len());
-    for (m, s) in &items {
-        w.bulk(m);
-        w.bulk(g17(*s).as_bytes());
-    }
 }
 
 #[cfg(test)]
