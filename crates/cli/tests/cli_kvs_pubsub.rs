@@ -239,8 +239,10 @@ fn keyspace_notifications_follow_redis_event_names() {
         ])
     );
     let mut s = Raw::new(&addr);
+    // Pub/sub frames go out whatever CLIENT REPLY says (RESP2 here).
+    s.send(&["CLIENT", "REPLY", "OFF"]);
     s.send(&["PSUBSCRIBE", "__keyevent@0__:*"]);
-    s.frame();
+    assert_eq!(s.frame(), "*3 psubscribe __keyevent@0__:* :1");
     for c in [
         &["SET", "a", "1"][..],
         &["INCR", "a"],

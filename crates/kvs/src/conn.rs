@@ -313,10 +313,9 @@ impl Conn {
                         }
                         let still_off = ctx.session.reply_off;
                         let (blocked, ready) = (ctx.blocked.take(), std::mem::take(&mut ctx.ready));
-                        // RESP3 push frames ((un)subscribe confirmations) go out
-                        // whatever CLIENT REPLY says, as in Redis.
-                        let pushes = self.session.proto == crate::resp::Proto::Resp3
-                            && self.output.get(mark) == Some(&b'>');
+                        // Pub/sub frames ((un)subscribe confirmations) go out whatever
+                        // CLIENT REPLY says, in RESP2 and RESP3, as in Redis.
+                        let pushes = crate::cmd::pubsub::is_subscription(argv[0]);
                         if (skip || (muted && still_off)) && !pushes {
                             self.output.truncate(mark);
                         }

@@ -83,6 +83,20 @@ impl Subs {
     }
 }
 
+/// True for the commands whose replies are pub/sub frames ((P|S)(UN)SUBSCRIBE).
+pub(crate) fn is_subscription(name: &[u8]) -> bool {
+    [
+        "subscribe",
+        "psubscribe",
+        "ssubscribe",
+        "unsubscribe",
+        "punsubscribe",
+        "sunsubscribe",
+    ]
+    .iter()
+    .any(|n| eq(name, n))
+}
+
 /// The commands a RESP2 client may run while subscribed.
 pub(crate) fn allowed(cmd: &Command) -> bool {
     matches!(
