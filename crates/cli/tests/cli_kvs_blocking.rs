@@ -335,3 +335,14 @@ fn commandstats_count_a_blocked_command_once() {
     cmd(&mut c, &["CONFIG", "RESETSTAT"]);
     assert!(cmdstat(&mut c, "blpop").is_none(), "RESETSTAT clears them");
 }
+
+#[test]
+fn timeouts_still_fire_after_a_script_has_run() {
+    // Once a script has run, a loop serves its clients on loan (so that a long script
+    // can answer them BUSY); a client blocked that way must still time out.
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    assert_eq!(cmd(&mut c, &["EVAL", "return 1", "0"]), Value::Int(1));
+    assert_eq!(cmd(&mut c, &["BLPOP", "nothing", "0.1"]), Value::Nil);
+}

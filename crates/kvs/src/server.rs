@@ -578,6 +578,9 @@ impl Loop {
                     } else {
                         touched.push(*token);
                     }
+                    if c.blocked.is_some() && !self.blocked.contains(token) {
+                        self.blocked.push(*token);
+                    }
                     self.conns.insert(*token, c);
                 } else if let Some(c) = self.conns.get_mut(token) {
                     serve_one(c, &mut env);
