@@ -183,6 +183,10 @@ pub struct ServeArgs {
     /// net.core.somaxconn) [default: 511]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i32::MAX as i64))]
     pub tcp_backlog: Option<u32>,
+
+    /// Number of databases (SELECT 0 to N-1) [default: 16]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=wirespeed_kvs::cmd::config::MAX_DATABASES as i64))]
+    pub databases: Option<u32>,
 }
 
 /// The start-up warning of a server reachable from other hosts with no password (Redis
@@ -430,6 +434,9 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     if let Some(n) = a.tcp_backlog {
         config.cmd.tcp_backlog = n;
     }
+    if let Some(n) = a.databases {
+        config.cmd.databases = n as usize;
+    }
     let ip: IpAddr = match a.bind {
         Some(ip) => ip,
         None => host(&config.cmd.bind).map_err(|e| CliError::Invalid(format!("bind: {e}")))?,
@@ -448,6 +455,7 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             message: error.message(&path),
             path,
         },
+        e @ BindError::Databases { .. } => CliError::Invalid(e.to_string()),
     })?;
     let local = server
         .local_addr()

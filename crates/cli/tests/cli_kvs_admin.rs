@@ -8,20 +8,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connect, info, kvs_serve, temp};
+use common::{bulk, cmd, connect, info, kvs_serve, temp};
 use redis::{Connection, Value};
-
-fn cmd(con: &mut Connection, args: &[&str]) -> Value {
-    let mut c = redis::cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn bulk(s: &str) -> Value {
-    Value::BulkString(s.as_bytes().to_vec())
-}
 
 /// The argument lists of the slow log's entries, newest first.
 fn slow_args(c: &mut Connection) -> Vec<Vec<Value>> {

@@ -13,20 +13,8 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{connect, info_num, kvs_serve, temp};
+use common::{bulk, cmd, connect, durable_args, fresh_log, info_num, kvs_serve};
 use redis::{Connection, Value};
-
-fn cmd(con: &mut Connection, args: &[&str]) -> Value {
-    let mut c = redis::cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn bulk(s: &str) -> Value {
-    Value::BulkString(s.as_bytes().to_vec())
-}
 
 /// Waits until INFO says `n` clients are blocked.
 fn wait_blocked(con: &mut Connection, n: usize) {
@@ -261,19 +249,8 @@ fn pipelined_commands_wait_and_a_closed_client_is_not_served() {
 
 #[test]
 fn a_served_pop_is_durable() {
-    let aof = temp("kvs-blocking", "durable.aof");
-    let _ = std::fs::remove_file(&aof);
-    let aof = aof.to_str().unwrap();
-    let args = [
-        "--port",
-        "0",
-        "--threads",
-        "2",
-        "--aof",
-        aof,
-        "--appendfsync",
-        "always",
-    ];
+    let aof = fresh_log("kvs-blocking");
+    let args = durable_args(&aof);
     {
         let (_server, addr) = kvs_serve(&args);
         let mut c = connect(&addr);

@@ -13,16 +13,8 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{connect, kvs_serve};
+use common::{cmd, connect, kvs_serve};
 use redis::{Connection, Value};
-
-fn cmd(con: &mut Connection, args: &[&str]) -> Value {
-    let mut c = redis::cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
 
 /// A raw connection that reads RESP frames as text lines.
 struct Raw(BufReader<TcpStream>);

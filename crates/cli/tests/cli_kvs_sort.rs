@@ -5,16 +5,8 @@
 
 mod common;
 
-use common::{connect, kvs_serve, temp};
-use redis::{Connection, Value};
-
-fn cmd(con: &mut Connection, args: &[&str]) -> Value {
-    let mut c = redis::cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
+use common::{cmd, connect, durable_args, fresh_log, kvs_serve};
+use redis::Value;
 
 fn strings(items: &[&str]) -> Value {
     Value::Array(
@@ -27,19 +19,8 @@ fn strings(items: &[&str]) -> Value {
 
 #[test]
 fn stored_results_survive_a_restart_from_the_log() {
-    let aof = temp("kvs-sort", "durable.aof");
-    let _ = std::fs::remove_file(&aof);
-    let aof = aof.to_str().unwrap();
-    let args = [
-        "--port",
-        "0",
-        "--threads",
-        "2",
-        "--aof",
-        aof,
-        "--appendfsync",
-        "always",
-    ];
+    let aof = fresh_log("kvs-sort");
+    let args = durable_args(&aof);
     let sorted = strings(&["b", "9", "c", "", "a", "7"]);
     let ranged = strings(&["b", "20", "c", "30"]);
     {

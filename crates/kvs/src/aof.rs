@@ -97,6 +97,21 @@ pub enum Effect {
     /// The changes of one transaction (EXEC), in order: one record, so replay applies
     /// all of them or, from a torn tail, none. Never nested.
     Batch(Vec<Effect>),
+    /// Databases `a` and `b` exchanged their keys (SWAPDB).
+    SwapDb {
+        /// One database.
+        a: u32,
+        /// The other.
+        b: u32,
+    },
+    /// A change to a database other than 0 (SELECT): `effect` is never a batch, a
+    /// swap or another of these. Changes to database 0 are not wrapped.
+    Db {
+        /// The database.
+        db: u32,
+        /// The change.
+        effect: Box<Effect>,
+    },
 }
 
 impl Effect {
@@ -107,7 +122,40 @@ impl Effect {
                 Some(key)
             }
             Effect::Cmd(argv) => argv.get(1).map(Vec::as_slice),
-            Effect::Clear | Effect::Batch(_) => None,
+            Effect::Db { effect, .. } => effect.key(),
+            Effect::Clear | Effect::Batch(_) | Effect::SwapDb { .. } => None,
+        }
+    }
+
+    /// The database a single change is about.
+    pub fn db(&self) -> usize {
+        match self {
+            Effect::Db { db, .. } => *db as usize,
+            _ => 0,
+        }
+    }
+
+    /// The change itself, out of its database wrapper.
+    pub fn inner(&self) -> &Effect {
+        match self {
+            Effect::Db { effect, .. } => effect,
+            e => e,
+        }
+    }
+
+    /// `e` as a change to database `db`.
+    pub fn in_db(db: usize, e: Effect) -> Effect {
+        match e {
+            e if db == 0 => e,
+            Effect::Batch(b) => {
+                Effect::Batch(b.into_iter().map(|e| Effect::in_db(db, e)).collect())
+            }
+            Effect::Db { effect, .. } => Effect::in_db(db, *effect),
+            e @ Effect::SwapDb { .. } => e,
+            e => Effect::Db {
+                db: db as u32,
+                effect: Box::new(e),
+            },
         }
     }
 }
@@ -665,7 +713,7 @@ impl Log {
     pub fn rewrite_step(
         &self,
         budget: usize,
-        scan: impl FnOnce(u64, usize, &mut dyn FnMut(&[u8], &Entry)) -> u64,
+        scan: impl FnOnce(u64, usize, &mut dyn FnMut(usize, &[u8], &Entry)) -> u64,
     ) -> io::Result<bool> {
         let mut rw = match self.rewrite.try_lock() {
             Ok(g) => g,
@@ -676,9 +724,9 @@ impl Log {
             return Ok(false);
         };
         let mut chunk = Vec::new();
-        r.cursor = scan(r.cursor, budget, &mut |key, e| {
+        r.cursor = scan(r.cursor, budget, &mut |db, key, e| {
             for rec in dump(key, e) {
-                encode(&rec, &mut chunk);
+                encode(&Effect::in_db(db, rec), &mut chunk);
             }
         });
         r.file.write_all(&chunk)?;

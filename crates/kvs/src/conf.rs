@@ -134,15 +134,13 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                 single("path")?;
                 filename = Some(PathBuf::from(text));
             }
-            // One database is served (SELECT 0); the count a Redis file sets is noted.
             "databases" => {
                 single("count")?;
-                match text.parse::<u32>() {
-                    Ok(n) if n >= 1 => warnings.push(err(format!(
-                        "databases {n}: this server has one database (0); the setting is ignored"
-                    ))),
-                    _ => return Err(err(format!("databases must be at least 1, not '{text}'"))),
-                }
+                let max = crate::cmd::config::MAX_DATABASES;
+                next.cmd.databases = match text.parse::<usize>() {
+                    Ok(n) if (1..=max).contains(&n) => n,
+                    _ => return Err(err(format!("databases must be 1 to {max}, not '{text}'"))),
+                };
             }
             // `CLASS HARD SOFT SECONDS` in one line (a line per class, as in redis.conf).
             "client-output-buffer-limit" => {

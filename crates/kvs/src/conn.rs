@@ -309,7 +309,7 @@ impl Conn {
                         };
                         exec(&mut ctx, argv, &mut w);
                         if let Some(m) = &ctx.session.meta {
-                            crate::cmd::clients::touched(m, ctx.session.proto, now);
+                            crate::cmd::clients::touched(m, ctx.session.proto, ctx.session.db, now);
                         }
                         let still_off = ctx.session.reply_off;
                         let (blocked, ready) = (ctx.blocked.take(), std::mem::take(&mut ctx.ready));
@@ -326,6 +326,7 @@ impl Conn {
                             let waiter = Waiter {
                                 argv: argv.iter().map(|a| a.to_vec()).collect(),
                                 keys: b.keys,
+                                db: self.session.db,
                                 proto: self.session.proto,
                             };
                             hub.block(self.session.id, waiter, false);
@@ -337,12 +338,11 @@ impl Conn {
                             self.wait_seq = seq;
                         }
                         if hub.any_blocked() {
-                            let mut keys: Vec<&[u8]> = ready.iter().map(Vec::as_slice).collect();
                             if table::lookup(argv[0]).is_some_and(|c| c.has(table::WRITE)) {
-                                keys.extend_from_slice(&argv[1..]);
+                                serve_waiters(env, self.session.db, &argv[1..]);
                             }
-                            if !keys.is_empty() {
-                                serve_waiters(env, &keys);
+                            for (db, key) in &ready {
+                                serve_waiters(env, *db, &[key]);
                             }
                         }
                         env.served = true;
@@ -369,13 +369,14 @@ impl Conn {
     }
 }
 
-/// Serves the clients blocked on `keys` (those a write may have changed): each, first
-/// come first served, has its command run again here; its reply goes to its loop. A
-/// command that still finds nothing waits again, first in line, and the key's queue
-/// stops there. What a served command writes (BLMOVE's destination) may serve others.
-pub(crate) fn serve_waiters(env: &mut Env, keys: &[&[u8]]) {
+/// Serves the clients blocked on `keys` of database `db` (those a write may have
+/// changed): each, first come first served, has its command run again here; its reply
+/// goes to its loop. A command that still finds nothing waits again, first in line,
+/// and the key's queue stops there. What a served command writes (BLMOVE's
+/// destination) may serve others.
+pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
     let hub = &env.keys.shared().hub;
-    let mut work = hub.waited(keys);
+    let mut work = hub.waited(db, keys);
     let mut msgs = Vec::new();
     while let Some(key) = work.pop() {
         // Only a value of the type a client waits for wakes it (a string SET on the
@@ -383,7 +384,7 @@ pub(crate) fn serve_waiters(env: &mut Env, keys: &[&[u8]]) {
         let now = now_ms();
         let kind = env
             .keys
-            .store(&key)
+            .store_in(db, &key)
             .get(&key, now)
             .map(|e| e.value.type_name());
         // The look is not part of a command: its shard may be let go for a lower one.
@@ -391,11 +392,12 @@ pub(crate) fn serve_waiters(env: &mut Env, keys: &[&[u8]]) {
         let Some(kind) = kind else {
             continue;
         };
-        while let Some((id, waiter)) = hub.next_waiter(&key, |w| w.wants() == kind) {
+        while let Some((id, waiter)) = hub.next_waiter(db, &key, |w| w.wants() == kind) {
             let mut out = Vec::new();
             let mut session = Session {
                 id,
                 proto: waiter.proto,
+                db,
                 authed: true,
                 ..Session::default()
             };
@@ -422,7 +424,7 @@ pub(crate) fn serve_waiters(env: &mut Env, keys: &[&[u8]]) {
             if seq > 0 {
                 env.seq = seq;
             }
-            for k in hub.waited(&argv[1..]) {
+            for k in hub.waited(db, &argv[1..]) {
                 if !work.contains(&k) {
                     work.push(k);
                 }

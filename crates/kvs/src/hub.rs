@@ -185,7 +185,7 @@ impl Hub {
     pub fn block(&self, id: u64, waiter: Waiter, front: bool) {
         let mut w = lock(&self.waiting);
         for k in &waiter.keys {
-            let q = w.keys.entry(k.clone()).or_default();
+            let q = w.keys.entry((waiter.db, k.clone())).or_default();
             if front {
                 q.push_front(id);
             } else {
@@ -204,39 +204,52 @@ impl Hub {
         let waiter = w.clients.remove(&id)?;
         self.blocked.fetch_sub(1, Ordering::AcqRel);
         for k in &waiter.keys {
-            if let Some(q) = w.keys.get_mut(k) {
+            let k = (waiter.db, k.clone());
+            if let Some(q) = w.keys.get_mut(&k) {
                 q.retain(|&x| x != id);
                 if q.is_empty() {
-                    w.keys.remove(k);
+                    w.keys.remove(&k);
                 }
             }
         }
         Some(waiter)
     }
 
-    /// Among `keys`, those some client waits on.
-    pub fn waited(&self, keys: &[&[u8]]) -> Vec<Vec<u8>> {
+    /// Among `keys` of database `db`, those some client waits on.
+    pub fn waited(&self, db: usize, keys: &[&[u8]]) -> Vec<Vec<u8>> {
         let w = lock(&self.waiting);
         let mut out: Vec<Vec<u8>> = Vec::new();
         for k in keys {
-            if w.keys.contains_key(*k) && !out.iter().any(|o| o == k) {
+            if w.keys.contains_key(&(db, k.to_vec())) && !out.iter().any(|o| o == k) {
                 out.push(k.to_vec());
             }
         }
         out
     }
 
+    /// The keys of database `db` some client waits on.
+    pub fn waited_in(&self, db: usize) -> Vec<Vec<u8>> {
+        let w = lock(&self.waiting);
+        w.keys
+            .keys()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+            .collect()
+    }
+
     /// Claims the first client waiting on `key` whose command `wants` (the key's
     /// type now): a client waiting for a list is not woken by a string put there.
     pub fn next_waiter(
         &self,
+        db: usize,
         key: &[u8],
         wants: impl Fn(&Waiter) -> bool,
     ) -> Option<(u64, Waiter)> {
+        let key = (db, key.to_vec());
         loop {
             let id = {
                 let w = lock(&self.waiting);
-                let q = w.keys.get(key)?;
+                let q = w.keys.get(&key)?;
                 *q.iter().find(|id| w.clients.get(id).is_some_and(&wants))?
             };
             // Another loop may claim it between the two locks: then look again.
@@ -259,6 +272,8 @@ pub struct Waiter {
     pub argv: Vec<Vec<u8>>,
     /// The keys it waits on.
     pub keys: Vec<Vec<u8>>,
+    /// Their database.
+    pub db: usize,
     /// The client's protocol (the reply's encoding).
     pub proto: Proto,
 }
@@ -282,7 +297,7 @@ impl Waiter {
 /// Blocked clients by key, first come first served.
 #[derive(Debug, Default)]
 pub struct Waiting {
-    keys: HashMap<Vec<u8>, VecDeque<u64>>,
+    keys: HashMap<(usize, Vec<u8>), VecDeque<u64>>,
     clients: HashMap<u64, Waiter>,
 }
 

@@ -8,10 +8,19 @@
 //!   when it first touches the key: one uncontended lock per command, no allocation;
 //! - a multi-key command (MGET, MSET, DEL, UNLINK, EXISTS) first locks the shards of
 //!   all its keys, in ascending index order ([`Keys::lock_keys`]);
-//! - a command over the whole keyspace (KEYS, DBSIZE, FLUSHALL, INFO memory and
-//!   keyspace, and a write over `maxmemory` under allkeys-lru, which evicts from any
-//!   shard) locks every shard in ascending order ([`Keys::lock_all`]); SCAN locks the
-//!   shard its cursor names and, when that one is done, the next ones, ascending.
+//! - a command over the whole database (KEYS, DBSIZE, FLUSHDB) locks every shard of it
+//!   in ascending order ([`Keys::lock_all`]); SCAN locks the shard its cursor names
+//!   and, when that one is done, the next ones, ascending;
+//! - a command over several databases (FLUSHALL, INFO keyspace, SWAPDB, and a write
+//!   over `maxmemory` under allkeys-lru, which evicts from any shard) locks theirs,
+//!   ascending; EXEC and scripts lock every shard of the databases up to the highest
+//!   in use ([`Keys::lock_atomic`]).
+//!
+//! Databases (SELECT): each has its own S shards, database `d`'s numbered `d * S` to
+//! `(d + 1) * S - 1` in one array, so one ascending order covers them all. A [`Keys`]
+//! view has a selected database ([`Keys::select`]); databases never selected cost no
+//! heap (their tables allocate with their first key) and the expiry sweep, INFO and
+//! the log rewrite skip those above the highest selected ([`Shared::max_used`]).
 //!
 //! Shards are only ever locked in ascending order and held until the command ends (two
 //! phases), so there is no deadlock and a multi-key command is atomic: a reader locking
@@ -27,10 +36,13 @@
 //! [`SharedStats`] once per round, before it sends the round's replies.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+mod stats;
+pub use stats::SharedStats;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::aof::{Effect, Log};
-use crate::cmd::{Config, Stats};
+use crate::cmd::Config;
 use crate::store::{Entry, Store};
 
 /// Most shards (routing sets are bitmaps of this many bits).
@@ -52,128 +64,18 @@ pub fn default_shards(threads: usize) -> usize {
 #[repr(align(128))]
 struct Shard(Mutex<Store>);
 
-/// Counters for INFO, added to by every loop.
-#[derive(Debug, Default)]
-pub struct SharedStats {
-    commands: AtomicU64,
-    connections: AtomicU64,
-    expired: AtomicU64,
-    hits: AtomicU64,
-    misses: AtomicU64,
-    evicted: AtomicU64,
-    connected: AtomicU64,
-    started_ms: u64,
-    /// Bytes allocated for the clients' query and reply buffers (their capacities), as
-    /// of each loop's last round: INFO `mem_clients_normal`, part of `used_memory` and
-    /// of what `maxmemory` limits.
-    client_buffers: AtomicUsize,
-    /// Clients closed for passing `client-output-buffer-limit`.
-    output_limit_kills: AtomicU64,
-    /// Per command (INFO commandstats).
-    pub per_command: crate::cmd::cmdstats::Totals,
-}
-
-impl SharedStats {
-    /// Adds a loop's counts and zeroes them.
-    pub fn add(&self, local: &mut Stats) {
-        for (total, n) in [
-            (&self.commands, local.commands),
-            (&self.expired, local.expired),
-            (&self.hits, local.hits),
-            (&self.misses, local.misses),
-            (&self.evicted, local.evicted),
-        ] {
-            if n != 0 {
-                total.fetch_add(n, Ordering::Relaxed);
-            }
-        }
-        self.per_command.add(&mut local.per_command);
-        let per_command = std::mem::take(&mut local.per_command);
-        *local = Stats {
-            per_command,
-            ..Stats::default()
-        };
-    }
-
-    /// The totals, with a loop's counts not yet added (`local`).
-    pub fn total(&self, local: &Stats) -> Stats {
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        Stats {
-            commands: get(&self.commands) + local.commands,
-            connections: get(&self.connections),
-            expired: get(&self.expired) + local.expired,
-            hits: get(&self.hits) + local.hits,
-            misses: get(&self.misses) + local.misses,
-            evicted: get(&self.evicted) + local.evicted,
-            connected: get(&self.connected),
-            started_ms: self.started_ms,
-            per_command: Default::default(),
-        }
-    }
-
-    /// CONFIG RESETSTAT: every counter but the connected clients and the start time.
-    pub fn reset(&self) {
-        for a in [
-            &self.commands,
-            &self.connections,
-            &self.expired,
-            &self.hits,
-            &self.misses,
-            &self.evicted,
-        ] {
-            a.store(0, Ordering::Relaxed);
-        }
-        self.per_command.reset();
-    }
-
-    /// Adds a change of the clients' buffer capacities (`before` to `after` bytes).
-    pub fn client_buffers_changed(&self, before: usize, after: usize) {
-        if after > before {
-            self.client_buffers
-                .fetch_add(after - before, Ordering::Relaxed);
-        } else if after < before {
-            self.client_buffers
-                .fetch_sub(before - after, Ordering::Relaxed);
-        }
-    }
-
-    /// Bytes held by the clients' query and reply buffers.
-    pub fn client_buffers(&self) -> usize {
-        self.client_buffers.load(Ordering::Relaxed)
-    }
-
-    /// A client closed for passing `client-output-buffer-limit`.
-    pub fn output_limit_kill(&self) {
-        self.output_limit_kills.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Clients closed for passing `client-output-buffer-limit` since the start.
-    pub fn output_limit_kills(&self) -> u64 {
-        self.output_limit_kills.load(Ordering::Relaxed)
-    }
-
-    /// Clients accepted.
-    pub fn connected(&self, n: u64) {
-        if n > 0 {
-            self.connections.fetch_add(n, Ordering::Relaxed);
-            self.connected.fetch_add(n, Ordering::Relaxed);
-        }
-    }
-
-    /// Clients gone.
-    pub fn disconnected(&self, n: u64) {
-        if n > 0 {
-            self.connected.fetch_sub(n, Ordering::Relaxed);
-        }
-    }
-}
-
 /// The keyspace and everything else the loops share.
 #[derive(Debug)]
 pub struct Shared {
+    /// Every database's shards: database `d`'s are `d * per_db ..(d + 1) * per_db`.
     shards: Box<[Shard]>,
-    /// `shards.len() - 1`.
+    /// Shards per database less one (`per_db` is a power of two).
     mask: usize,
+    /// Number of databases (SELECT 0 to this less one).
+    dbs: usize,
+    /// The highest database a client has selected since the start (or the log filled):
+    /// the expiry sweep, INFO keyspace and the atomic regions look no further.
+    max_used: AtomicUsize,
     /// Sum of the shards' [`Store::memory`], as of the last command that changed each.
     memory: AtomicUsize,
     config: Mutex<Config>,
@@ -207,21 +109,38 @@ fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
 }
 
 impl Shared {
-    /// `shards` stores (their count a power of two, at most [`MAX_SHARDS`]).
-    pub fn new(shards: Vec<Store>, config: Config, log: Option<Log>, started_ms: u64) -> Shared {
-        debug_assert!(shards.len().is_power_of_two() && shards.len() <= MAX_SHARDS);
+    /// `shards` stores for `dbs` databases (`shards.len() / dbs` per database: a power
+    /// of two, at most [`MAX_SHARDS`]), database 0's first.
+    pub fn new(
+        shards: Vec<Store>,
+        dbs: usize,
+        config: Config,
+        log: Option<Log>,
+        started_ms: u64,
+    ) -> Shared {
+        let dbs = dbs.max(1);
+        let per_db = shards.len() / dbs;
+        debug_assert!(per_db.is_power_of_two() && per_db <= MAX_SHARDS);
+        debug_assert_eq!(per_db * dbs, shards.len());
         let memory = shards.iter().map(Store::memory).sum();
+        let max_used = (0..dbs)
+            .rev()
+            .find(|d| {
+                shards[d * per_db..(d + 1) * per_db]
+                    .iter()
+                    .any(|s| !s.is_empty())
+            })
+            .unwrap_or(0);
         let shards: Box<[Shard]> = shards.into_iter().map(|s| Shard(Mutex::new(s))).collect();
         Shared {
-            mask: shards.len() - 1,
+            mask: per_db - 1,
+            dbs,
+            max_used: AtomicUsize::new(max_used),
             shards,
             memory: AtomicUsize::new(memory),
             config: Mutex::new(config),
             version: AtomicU64::new(1),
-            stats: SharedStats {
-                started_ms,
-                ..SharedStats::default()
-            },
+            stats: SharedStats::new(started_ms),
             log,
             rewrite_requested: AtomicBool::new(false),
             watches: Default::default(),
@@ -233,9 +152,34 @@ impl Shared {
         }
     }
 
-    /// Number of shards.
+    /// Number of shards of one database.
     pub fn shards(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Number of shards of every database together (the index range of
+    /// [`Shared::lock`] and [`Shared::try_lock`]).
+    pub fn total_shards(&self) -> usize {
         self.shards.len()
+    }
+
+    /// Number of databases.
+    pub fn dbs(&self) -> usize {
+        self.dbs
+    }
+
+    /// The highest database selected since the start (databases above it are empty).
+    #[inline]
+    pub fn max_used(&self) -> usize {
+        self.max_used.load(Ordering::Acquire)
+    }
+
+    /// Notes that database `db` is in use (before any shard of it is locked).
+    #[inline]
+    pub fn use_db(&self, db: usize) {
+        if db > self.max_used.load(Ordering::Relaxed) {
+            self.max_used.fetch_max(db, Ordering::AcqRel);
+        }
     }
 
     /// The shard of `key`.
@@ -244,7 +188,8 @@ impl Shared {
         shard_index(key, self.mask + 1)
     }
 
-    /// Locks shard `i` alone (for work outside commands: the expiry sweep).
+    /// Locks shard `i` (of [`Shared::total_shards`]) alone (for work outside commands:
+    /// the expiry sweep).
     pub fn try_lock(&self, i: usize) -> Option<MutexGuard<'_, Store>> {
         match self.shards[i].0.try_lock() {
             Ok(g) => Some(g),
@@ -253,7 +198,7 @@ impl Shared {
         }
     }
 
-    /// Locks shard `i` alone, waiting for it.
+    /// Locks shard `i` (of [`Shared::total_shards`]) alone, waiting for it.
     pub fn lock(&self, i: usize) -> MutexGuard<'_, Store> {
         lock(&self.shards[i].0)
     }
@@ -273,9 +218,10 @@ impl Shared {
         self.memory.load(Ordering::Relaxed)
     }
 
-    /// Number of keys (expired ones not yet swept included); locks each shard in turn.
+    /// Number of keys in every database (expired ones not yet swept included); locks
+    /// each shard in turn.
     pub fn len(&self) -> usize {
-        (0..self.shards()).map(|i| self.lock(i).len()).sum()
+        (0..self.total_shards()).map(|i| self.lock(i).len()).sum()
     }
 
     /// True when no shard holds a key.
@@ -401,6 +347,9 @@ struct Held<'s> {
 pub struct Keys<'s> {
     shared: &'s Shared,
     held: Vec<Held<'s>>,
+    /// The selected database and the index of its first shard.
+    db: usize,
+    base: usize,
 }
 
 impl<'s> Keys<'s> {
@@ -409,7 +358,27 @@ impl<'s> Keys<'s> {
         Keys {
             shared,
             held: Vec::with_capacity(shared.shards()),
+            db: 0,
+            base: 0,
         }
+    }
+
+    /// Makes `db` the database the next commands work on (the caller checked it is
+    /// below [`Shared::dbs`]). Shards held stay held.
+    #[inline]
+    pub fn select(&mut self, db: usize) {
+        if db != self.db {
+            debug_assert!(db < self.shared.dbs);
+            self.shared.use_db(db);
+            self.db = db;
+            self.base = db * self.shared.shards();
+        }
+    }
+
+    /// The selected database.
+    #[inline]
+    pub fn db(&self) -> usize {
+        self.db
     }
 
     /// What the loops share.
@@ -417,16 +386,30 @@ impl<'s> Keys<'s> {
         self.shared
     }
 
-    /// Number of shards.
+    /// Number of shards of one database.
     pub fn shards(&self) -> usize {
         self.shared.shards()
     }
 
-    /// Shard `i`, locked now if not yet. Shards are locked in ascending order: a
-    /// command that needs a shard below one it holds must have locked both up front
-    /// ([`Keys::lock_keys`], [`Keys::lock_all`]).
+    /// Shard `i` of the selected database, locked now if not yet.
     #[inline]
     pub fn shard(&mut self, i: usize) -> &mut Store {
+        self.shard_at(self.base + i)
+    }
+
+    /// The shard of `key` in database `db`, locked now if not yet.
+    #[inline]
+    pub fn store_in(&mut self, db: usize, key: &[u8]) -> &mut Store {
+        let i = db * self.shared.shards() + self.shared.shard_of(key);
+        self.shard_at(i)
+    }
+
+    /// Shard `i` among every database's ([`Shared::total_shards`]), locked now if not
+    /// yet. Shards are locked in ascending order: a command that needs a shard below
+    /// one it holds must have locked both up front ([`Keys::lock_keys`],
+    /// [`Keys::lock_all`], [`Keys::lock_atomic`]).
+    #[inline]
+    pub fn shard_at(&mut self, i: usize) -> &mut Store {
         let p = match self.held.binary_search_by_key(&i, |h| h.index) {
             Ok(p) => {
                 self.held[p].current = true;
@@ -461,8 +444,8 @@ impl<'s> Keys<'s> {
     /// The shard of `key`, locked now if not yet.
     #[inline]
     pub fn store(&mut self, key: &[u8]) -> &mut Store {
-        let i = self.shared.shard_of(key);
-        self.shard(i)
+        let i = self.base + self.shared.shard_of(key);
+        self.shard_at(i)
     }
 
     /// Locks the shards of `keys`, ascending (before a command touches several keys).
@@ -482,10 +465,40 @@ impl<'s> Keys<'s> {
         }
     }
 
-    /// Locks every shard, ascending.
+    /// Locks every shard of the selected database, ascending.
     pub fn lock_all(&mut self) {
         for i in 0..self.shards() {
             self.shard(i);
+        }
+    }
+
+    /// Locks every shard of the databases `dbs` (ascending, each once).
+    pub fn lock_dbs(&mut self, dbs: &[usize]) {
+        let mut dbs = dbs.to_vec();
+        dbs.sort_unstable();
+        dbs.dedup();
+        let n = self.shards();
+        for d in dbs {
+            for i in d * n..(d + 1) * n {
+                self.shard_at(i);
+            }
+        }
+    }
+
+    /// Locks every shard of every database in use (FLUSHALL, eviction, INFO keyspace).
+    pub fn lock_every_db(&mut self) {
+        for i in 0..(self.shared.max_used() + 1) * self.shards() {
+            self.shard_at(i);
+        }
+    }
+
+    /// Locks what a transaction or a script holds for its whole run: every shard of the
+    /// selected database and of every one below it and in use, so that a SELECT inside
+    /// it only ever needs shards above the ones held (locked then, in order).
+    pub fn lock_atomic(&mut self) {
+        let top = self.shared.max_used().max(self.db);
+        for i in 0..(top + 1) * self.shards() {
+            self.shard_at(i);
         }
     }
 
@@ -499,15 +512,26 @@ impl<'s> Keys<'s> {
         m.max(0) as usize
     }
 
-    /// Evicts one key by sampled LRU from the largest locked shard (all of them, when
-    /// [`Keys::lock_all`] was called); None when the locked shards are empty.
-    pub fn evict_lru(&mut self, samples: usize) -> Option<Vec<u8>> {
+    /// Evicts one key by sampled LRU from the largest locked shard (of every database,
+    /// after [`Keys::lock_every_db`]); None when the locked shards are empty. Returns
+    /// the key's database and the key.
+    pub fn evict_lru(&mut self, samples: usize) -> Option<(usize, Vec<u8>)> {
+        let n = self.shards();
         let h = self
             .held
             .iter_mut()
             .filter(|h| !h.store.is_empty())
             .max_by_key(|h| h.store.memory())?;
-        h.store.evict_lru(samples)
+        let db = h.index / n;
+        h.store.evict_lru(samples).map(|k| (db, k))
+    }
+
+    /// The selected database's shards among those held.
+    fn held_db(&mut self) -> impl Iterator<Item = &mut Held<'s>> {
+        let range = self.base..self.base + self.shards();
+        self.held
+            .iter_mut()
+            .filter(move |h| range.contains(&h.index))
     }
 
     /// Ends a command: appends its `effects` to the log (under the shards' locks, so
@@ -626,10 +650,10 @@ impl<'s> Keys<'s> {
         self.store(key).remove(key)
     }
 
-    /// Number of keys (locks every shard).
+    /// Number of keys in the selected database (locks its every shard).
     pub fn len(&mut self) -> usize {
         self.lock_all();
-        self.held.iter().map(|h| h.store.len()).sum()
+        self.held_db().map(|h| h.store.len()).sum()
     }
 
     /// True when there are no keys (locks every shard).
@@ -640,14 +664,14 @@ impl<'s> Keys<'s> {
     /// Bytes of keys and values held (locks every shard).
     pub fn payload_bytes(&mut self) -> usize {
         self.lock_all();
-        self.held.iter().map(|h| h.store.payload_bytes()).sum()
+        self.held_db().map(|h| h.store.payload_bytes()).sum()
     }
 
     /// Keys with a deadline and their mean remaining time to live (locks every shard).
     pub fn volatile(&mut self, now: u64) -> (usize, u64) {
         self.lock_all();
         let (mut n, mut sum) = (0usize, 0u128);
-        for h in &self.held {
+        for h in self.held_db() {
             let (k, ttl) = h.store.volatile(now);
             n += k;
             sum += k as u128 * ttl as u128;
@@ -659,18 +683,37 @@ impl<'s> Keys<'s> {
         }
     }
 
-    /// Removes every key (locks every shard).
+    /// Removes every key of the selected database (locks its every shard).
     pub fn clear(&mut self) {
         self.lock_all();
-        for h in &mut self.held {
+        for h in self.held_db() {
             h.store.clear();
+        }
+    }
+
+    /// Exchanges the contents of databases `a` and `b` (SWAPDB; locks their shards).
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        self.shared.use_db(a.max(b));
+        self.lock_dbs(&[a, b]);
+        let n = self.shards();
+        let (lo, hi) = (a.min(b), a.max(b));
+        for i in 0..n {
+            let p = self.held.binary_search_by_key(&(lo * n + i), |h| h.index);
+            let q = self.held.binary_search_by_key(&(hi * n + i), |h| h.index);
+            if let (Ok(p), Ok(q)) = (p, q) {
+                let (x, y) = self.held.split_at_mut(q);
+                std::mem::swap(&mut *x[p].store, &mut *y[0].store);
+            }
         }
     }
 
     /// Calls `f` on every live key (locks every shard).
     pub fn for_each_key(&mut self, now: u64, mut f: impl FnMut(&[u8])) {
         self.lock_all();
-        for h in &self.held {
+        for h in self.held_db() {
             h.store.keys(now).for_each(&mut f);
         }
     }
@@ -706,6 +749,7 @@ mod tests {
     fn shared(n: usize) -> Shared {
         Shared::new(
             (0..n).map(|_| Store::new()).collect(),
+            1,
             Config::default(),
             None,
             0,
@@ -744,6 +788,49 @@ mod tests {
             s.memory() > 0,
             "memory accounted when the shards were let go"
         );
+    }
+
+    #[test]
+    fn databases_are_apart_and_swap_whole() {
+        let s = Shared::new(
+            (0..4 * 8).map(|_| Store::new()).collect(),
+            4,
+            Config::default(),
+            None,
+            0,
+        );
+        let mut k = Keys::new(&s);
+        let mut effects = Vec::new();
+        for i in 0..50u32 {
+            k.set(format!("a{i}").as_bytes(), vec![1; 10], 0, 0);
+            k.release(&mut effects);
+        }
+        k.select(2);
+        assert_eq!(s.max_used(), 2);
+        assert!(k.is_empty());
+        k.set(b"b", vec![2], 0, 0);
+        k.release(&mut effects);
+        let total = s.memory();
+        k.swap_dbs(0, 2);
+        k.release(&mut effects);
+        assert_eq!(s.memory(), total, "a swap moves no memory");
+        assert_eq!(k.len(), 50);
+        k.release(&mut effects);
+        k.select(0);
+        assert_eq!(k.len(), 1);
+        assert!(k.get(b"b", 0).is_some());
+        k.release(&mut effects);
+        assert_eq!(s.len(), 51);
+        // A transaction in database 2 holds databases 0 to 2 (a SELECT inside it only
+        // ever locks shards above those).
+        k.select(2);
+        k.lock_atomic();
+        assert!((0..3 * 8).all(|i| s.try_lock(i).is_none()));
+        assert!((3 * 8..4 * 8).all(|i| s.try_lock(i).is_some()));
+        k.select(3);
+        k.set(b"c", vec![3], 0, 0);
+        k.release(&mut effects);
+        assert_eq!(s.max_used(), 3);
     }
 
     #[test]

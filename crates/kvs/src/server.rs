@@ -175,6 +175,16 @@ pub enum BindError {
         /// Why.
         error: OpenError,
     },
+    /// The log holds keys of a database at or above `databases` (it was written by a
+    /// server with more): started with fewer, those keys would be dropped.
+    Databases {
+        /// The log's path.
+        path: std::path::PathBuf,
+        /// Databases the log needs.
+        needed: usize,
+        /// Databases configured.
+        databases: usize,
+    },
 }
 
 impl From<io::Error> for BindError {
@@ -190,6 +200,17 @@ impl std::fmt::Display for BindError {
             BindError::Log { path, error } => {
                 write!(f, "{}: {}", path.display(), error.message(path))
             }
+            BindError::Databases {
+                path,
+                needed,
+                databases,
+            } => write!(
+                f,
+                "{}: the log holds keys of database {}, but this server has {databases} \
+                 databases (start it with --databases {needed} or more)",
+                path.display(),
+                needed - 1
+            ),
         }
     }
 }
@@ -214,30 +235,51 @@ impl Server {
             0 => default_shards(config.threads),
             n => n.next_power_of_two().min(MAX_SHARDS),
         };
-        let mut stores: Vec<Store> = (0..shards).map(|_| Store::new()).collect();
+        let dbs = config.cmd.databases.max(1);
+        let mut stores: Vec<Store> = (0..shards * dbs).map(|_| Store::new()).collect();
         let (log, load) = match &config.aof {
             Some((path, policy)) => {
                 let now = now_ms();
-                let (log, load) = Log::open(path, *policy, |e| match &e {
-                    Effect::Set { key, .. }
-                    | Effect::Del { key }
-                    | Effect::Deadline { key, .. } => {
-                        apply(&mut stores[shard_index(key, shards)], &e, now)
+                // The highest database a record names (more than `databases`: refused).
+                let mut top = 0;
+                let (log, load) = Log::open(path, *policy, |e| {
+                    let db = e.db();
+                    top = top.max(db);
+                    if let Effect::SwapDb { a, b } = e {
+                        let (a, b) = ((a.min(b)) as usize, (a.max(b)) as usize);
+                        top = top.max(b);
+                        if b < dbs && a != b {
+                            let (lo, hi) = stores.split_at_mut(b * shards);
+                            lo[a * shards..(a + 1) * shards].swap_with_slice(&mut hi[..shards]);
+                        }
+                        return;
                     }
-                    Effect::Clear => stores.iter_mut().for_each(Store::clear),
-                    Effect::Cmd(argv) => {
-                        if let Some(key) = argv.get(1) {
-                            let i = shard_index(key, shards);
-                            apply(&mut stores[i], &e, now)
+                    if db >= dbs {
+                        return;
+                    }
+                    let stores = &mut stores[db * shards..(db + 1) * shards];
+                    match e.inner() {
+                        Effect::Clear => stores.iter_mut().for_each(Store::clear),
+                        // Log::open replays a transaction's record as its changes.
+                        Effect::Batch(b) => debug_assert!(b.is_empty(), "batches arrive flat"),
+                        e => {
+                            if let Some(key) = e.key() {
+                                apply(&mut stores[shard_index(key, shards)], e, now)
+                            }
                         }
                     }
-                    // Log::open replays a transaction's record as its changes.
-                    Effect::Batch(b) => debug_assert!(b.is_empty(), "batches arrive flat"),
                 })
                 .map_err(|error| BindError::Log {
                     path: path.clone(),
                     error,
                 })?;
+                if top >= dbs {
+                    return Err(BindError::Databases {
+                        path: path.clone(),
+                        needed: top + 1,
+                        databases: dbs,
+                    });
+                }
                 (Some(log), load)
             }
             None => (None, LoadReport::default()),
@@ -257,7 +299,7 @@ impl Server {
             });
             mailboxes.push(Mailbox { send });
         }
-        let mut shared = Shared::new(stores, config.cmd, log, now_ms());
+        let mut shared = Shared::new(stores, dbs, config.cmd, log, now_ms());
         shared.hub = crate::hub::Hub::new(wakers);
         Ok(Server {
             listener,
@@ -420,7 +462,7 @@ impl Loop {
             served: false,
         };
         // The loops sweep different shards.
-        let mut sweep = index % shared.shards();
+        let mut sweep = index;
         let mut last_tick = 0u64;
         let mut last_cron = 0u64;
         // Connections whose replies wait for log records a failed commit did not write.
@@ -799,8 +841,9 @@ fn serve_one(c: &mut Conn, env: &mut Env) {
 /// the log rewrite if one runs (one loop at a time; a few thousand keys across the
 /// shards, each locked in turn).
 fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64) {
-    let i = *sweep;
-    *sweep = (i + 1) % shared.shards();
+    // The shards of the databases in use, in turn.
+    let i = *sweep % ((shared.max_used() + 1) * shared.shards());
+    *sweep = i + 1;
     if let Some(mut store) = shared.try_lock(i) {
         let before = store.memory();
         let removed = store.sweep(now, 64);
@@ -837,15 +880,27 @@ fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64)
 /// turn (the caller holds no shard lock); true when the rewrite finished (the time is
 /// kept for LASTSAVE).
 pub(crate) fn rewrite_step(shared: &Shared, log: &Log, now: u64) -> io::Result<bool> {
+    let per_db = shared.shards();
     let done = log.rewrite_step(4096, |cursor, budget, f| {
-        scan_shards(shared.shards(), cursor, budget, |shard, table, left| {
-            let mut seen = 0;
-            let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
-                seen += 1;
-                f(k, e)
-            });
-            (next, seen)
-        })
+        // Every database's shards, as one range (the shard gives the database); those
+        // of databases never selected are empty.
+        let total = shared.total_shards();
+        scan_shards(
+            total.next_power_of_two(),
+            cursor,
+            budget,
+            |shard, table, left| {
+                if shard >= total || shard / per_db > shared.max_used() {
+                    return (0, 0);
+                }
+                let mut seen = 0;
+                let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
+                    seen += 1;
+                    f(shard / per_db, k, e)
+                });
+                (next, seen)
+            },
+        )
     })?;
     if done {
         shared.last_save.store(now / 1000, Ordering::Relaxed);

@@ -11,7 +11,7 @@
 //! Keys are hashed with SipHash-1-3 under a per-process random key (the standard
 //! library's `RandomState`), so clients cannot aim many keys at one bucket. The table
 //! doubles when it holds more keys than buckets and halves when it holds fewer than an
-//! eighth (never below 16 buckets), so there are always at least as many buckets as
+//! eighth (never below 16 buckets; an empty table has none), so there are always at least as many buckets as
 //! keys (the mean chain is at most one key long) and at most about eight per key.
 //!
 //! SCAN: the cursor is a bucket index whose bits are incremented from the top down
@@ -74,10 +74,11 @@ impl<V> Table<V> {
     /// Bytes of one node (before the allocator's rounding).
     pub const NODE_BYTES: usize = std::mem::size_of::<Node<V>>();
 
-    /// An empty table.
+    /// An empty table (its bucket array is allocated with its first key: the shards
+    /// of databases never used cost no heap).
     pub fn new() -> Table<V> {
         Table {
-            buckets: empty(MIN_BUCKETS),
+            buckets: empty(0),
             len: 0,
             hasher: RandomState::new(),
         }
@@ -131,6 +132,9 @@ impl<V> Table<V> {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Option<&V> {
+        if self.len == 0 {
+            return None;
+        }
         self.chain(self.slot(key))
             .find(|n| &*n.key == key)
             .map(|n| &n.value)
@@ -139,6 +143,9 @@ impl<V> Table<V> {
     /// Where `key` is: (bucket, position in its chain), for [`Table::at_mut`] and
     /// [`Table::remove_at`] without hashing again.
     pub fn find(&self, key: &[u8]) -> Option<(usize, usize)> {
+        if self.len == 0 {
+            return None;
+        }
         let s = self.slot(key);
         let i = self.chain(s).position(|n| &*n.key == key)?;
         Some((s, i))
@@ -155,7 +162,9 @@ impl<V> Table<V> {
         let mut node = link.take()?;
         *link = node.next.take();
         self.len -= 1;
-        if self.buckets.len() > MIN_BUCKETS && self.len < self.buckets.len() / 8 {
+        if self.len == 0 {
+            self.buckets = empty(0);
+        } else if self.buckets.len() > MIN_BUCKETS && self.len < self.buckets.len() / 8 {
             self.resize(self.buckets.len() / 2);
         }
         let Node { key, value, .. } = *node;
@@ -170,6 +179,9 @@ impl<V> Table<V> {
 
     /// Sets `key` to `value`; returns the previous value.
     pub fn insert(&mut self, key: &[u8], value: V) -> Option<V> {
+        if self.buckets.is_empty() {
+            self.buckets = empty(MIN_BUCKETS);
+        }
         let s = self.slot(key);
         let found = self.chain(s).position(|n| &*n.key == key);
         if let Some(i) = found {
@@ -201,7 +213,7 @@ impl<V> Table<V> {
         for b in self.buckets.iter_mut() {
             unlink_all(b);
         }
-        self.buckets = empty(MIN_BUCKETS);
+        self.buckets = empty(0);
         self.len = 0;
     }
 
@@ -229,6 +241,9 @@ impl<V> Table<V> {
     /// Calls `f` on the keys of the buckets from `cursor` on, at least `count` keys'
     /// worth of buckets (whole buckets), and returns the next cursor (0: done).
     pub fn scan(&self, mut cursor: u64, count: usize, mut f: impl FnMut(&[u8], &V)) -> u64 {
+        if self.buckets.is_empty() {
+            return 0;
+        }
         let mask = self.mask() as u64;
         let mut seen = 0;
         loop {

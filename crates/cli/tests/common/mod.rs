@@ -183,3 +183,44 @@ pub fn first_stderr_line(
         }
     }
 }
+
+/// Sends one command; panics with the command and the error when it fails.
+pub fn cmd(con: &mut redis::Connection, args: &[&str]) -> redis::Value {
+    try_cmd(con, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Sends one command.
+pub fn try_cmd(con: &mut redis::Connection, args: &[&str]) -> redis::RedisResult<redis::Value> {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con)
+}
+
+/// A bulk-string reply.
+pub fn bulk(s: &str) -> redis::Value {
+    redis::Value::BulkString(s.as_bytes().to_vec())
+}
+
+/// A fresh log's path for a durable server of test group `group`.
+pub fn fresh_log(group: &str) -> String {
+    let path = temp(group, "durable.aof");
+    let _ = std::fs::remove_file(&path);
+    path.to_string_lossy().into_owned()
+}
+
+/// A durable server's arguments: two event loops, the log at `aof` synced before
+/// every reply to a write.
+pub fn durable_args(aof: &str) -> [&str; 8] {
+    [
+        "--port",
+        "0",
+        "--threads",
+        "2",
+        "--aof",
+        aof,
+        "--appendfsync",
+        "always",
+    ]
+}

@@ -7,7 +7,10 @@
 //! headerless log of the previous format starts with it), the format version (u32 LE,
 //! [`VERSION`]) and the CRC-32 of those 12 bytes (u32 LE). Records follow back to back:
 //! `[payload length: u32 LE][CRC-32 of the payload: u32 LE][payload]`, the payload an
-//! effect (tag byte, length-prefixed key and value, u64 deadlines).
+//! effect (tag byte, length-prefixed key and value, u64 deadlines). A change to a
+//! database other than 0 is tag 7, the database (u32 LE) and the change's payload;
+//! SWAPDB is tag 8 and the two databases. Builds from before databases refuse a log
+//! holding either (an unknown record), never misread it.
 //!
 //! [`classify`] names what a file is before any of it is read as records: empty (a new
 //! log), a prefix of our own header (a crash while creating the log), a wirespeed log
@@ -43,6 +46,8 @@ const DEADLINE: u8 = 3;
 const CLEAR: u8 = 4;
 const BATCH: u8 = 5;
 const CMD: u8 = 6;
+const DB: u8 = 7;
+const SWAPDB: u8 = 8;
 
 /// The header of a version-`version` log.
 pub fn header_of(version: u32) -> [u8; 16] {
@@ -106,6 +111,17 @@ fn encode_payload(e: &Effect, out: &mut Vec<u8>) {
                 put_bytes(out, a);
             }
         }
+        Effect::SwapDb { a, b } => {
+            out.push(SWAPDB);
+            out.extend_from_slice(&a.to_le_bytes());
+            out.extend_from_slice(&b.to_le_bytes());
+        }
+        Effect::Db { db, effect } => {
+            // [database: u32 LE] then the change's payload.
+            out.push(DB);
+            out.extend_from_slice(&db.to_le_bytes());
+            encode_payload(effect, out);
+        }
         Effect::Batch(effects) => {
             // [count: u32 LE] then each change as [length: u32 LE][payload].
             out.push(BATCH);
@@ -155,6 +171,15 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             at: read_u64(&mut r)?,
         },
         CLEAR => Effect::Clear,
+        SWAPDB => {
+            let (a, tail) = r.split_at_checked(4)?;
+            let (b, tail) = tail.split_at_checked(4)?;
+            r = tail;
+            Effect::SwapDb {
+                a: u32::from_le_bytes(a.try_into().ok()?),
+                b: u32::from_le_bytes(b.try_into().ok()?),
+            }
+        }
         CMD => {
             let (n, tail) = r.split_at_checked(4)?;
             let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
@@ -181,6 +206,19 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
                 effects.push(decode_at(&inner, true)?);
             }
             Effect::Batch(effects)
+        }
+        DB => {
+            let (db, tail) = r.split_at_checked(4)?;
+            let db = u32::from_le_bytes(db.try_into().ok()?);
+            // A change to database 0 is never wrapped, and a wrapper holds one change.
+            if db == 0 || matches!(tail.first(), Some(&DB) | Some(&BATCH) | Some(&SWAPDB)) {
+                return None;
+            }
+            let effect = decode_at(tail, true)?;
+            return Some(Effect::Db {
+                db,
+                effect: Box::new(effect),
+            });
         }
         _ => return None,
     };

@@ -302,7 +302,9 @@ fn a_new_log_starts_with_the_header_and_a_rewrite_keeps_it() {
     log.flush_all().unwrap_or_else(|e| panic!("{e}"));
     log.start_rewrite().unwrap_or_else(|e| panic!("{e}"));
     while !log
-        .rewrite_step(16, |c, budget, f| store.scan_entries(c, budget, 0, f))
+        .rewrite_step(16, |c, budget, f| {
+            store.scan_entries(c, budget, 0, |k, e| f(0, k, e))
+        })
         .unwrap_or_else(|e| panic!("{e}"))
     {}
     assert_eq!(read(&path)[..16], h);
@@ -611,7 +613,9 @@ fn a_rewrite_compacts_and_keeps_writes_made_during_it() {
             .unwrap_or_else(|e| panic!("{e}"));
         step += 1;
         if aof
-            .rewrite_step(16, |c, budget, f| store.scan_entries(c, budget, 0, f))
+            .rewrite_step(16, |c, budget, f| {
+                store.scan_entries(c, budget, 0, |k, e| f(0, k, e))
+            })
             .unwrap_or_else(|e| panic!("{e}"))
         {
             break;
@@ -662,6 +666,51 @@ fn every_effect_round_trips() {
     }
     assert_eq!(decode(&[9]), None);
     assert_eq!(decode(&[SET, 5, 0, 0, 0, b'a']), None);
+}
+
+#[test]
+fn changes_to_other_databases_round_trip_and_bad_wrappers_are_refused() {
+    let swap = Effect::SwapDb { a: 3, b: 0 };
+    let mut all: Vec<Effect> = effects()
+        .into_iter()
+        .chain([Effect::Clear])
+        .map(|e| Effect::in_db(7, e))
+        .collect();
+    all.push(swap.clone());
+    all.push(Effect::Batch(vec![
+        Effect::in_db(2, Effect::Clear),
+        swap.clone(),
+        Effect::Del { key: b"k".to_vec() },
+    ]));
+    for e in all {
+        let mut out = Vec::new();
+        encode(&e, &mut out);
+        assert_eq!(decode(&out[8..]), Some(e));
+    }
+    let wrapped = Effect::in_db(7, Effect::Del { key: b"k".to_vec() });
+    assert_eq!(wrapped.db(), 7);
+    assert_eq!(wrapped.key(), Some(&b"k"[..]));
+    assert_eq!(Effect::in_db(0, Effect::Clear), Effect::Clear);
+    assert_eq!(Effect::in_db(4, swap.clone()), swap);
+    // Database 0 is never wrapped; a wrapper holds one plain change.
+    let mut zero = vec![7u8, 0, 0, 0, 0];
+    encode_payload_for_test(&Effect::Clear, &mut zero);
+    assert_eq!(decode(&zero), None);
+    for inner in [Effect::Batch(vec![]), swap, wrapped] {
+        let mut bad = vec![7u8, 1, 0, 0, 0];
+        encode_payload_for_test(&inner, &mut bad);
+        assert_eq!(decode(&bad), None, "{inner:?} inside a wrapper");
+    }
+    // A truncated swap or wrapper is refused.
+    assert_eq!(decode(&[8, 1, 0, 0, 0, 2]), None);
+    assert_eq!(decode(&[7, 1, 0]), None);
+}
+
+/// The payload of `e` (its record without the framing).
+fn encode_payload_for_test(e: &Effect, out: &mut Vec<u8>) {
+    let mut framed = Vec::new();
+    encode(e, &mut framed);
+    out.extend_from_slice(&framed[8..]);
 }
 
 #[test]

@@ -41,6 +41,8 @@ pub struct ClientMeta {
     pub no_evict: AtomicBool,
     /// Pending reply bytes, as of its loop's last round.
     pub omem: AtomicUsize,
+    /// The selected database.
+    pub db: AtomicUsize,
 }
 
 impl ClientMeta {
@@ -78,13 +80,14 @@ impl ClientMeta {
         let flags = if self.is_pubsub() { "P" } else { "N" };
         let omem = self.omem.load(Ordering::Relaxed);
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db=0 sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={omem} events=r cmd={cmd} user=default redir=-1 resp={} lib-name= lib-ver=",
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={omem} events=r cmd={cmd} user=default redir=-1 resp={} lib-name= lib-ver=",
             self.id,
             self.addr,
             self.laddr,
             self.name(),
             now.saturating_sub(self.created_ms) / 1000,
             now.saturating_sub(self.last_ms.load(Ordering::Relaxed)) / 1000,
+            self.db.load(Ordering::Relaxed),
             s(0),
             s(1),
             s(2),
@@ -281,7 +284,8 @@ pub fn no_evict(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 }
 
 /// Keeps a connection's listed facts current after a command.
-pub(crate) fn touched(meta: &Arc<ClientMeta>, proto: Proto, now: u64) {
+pub(crate) fn touched(meta: &Arc<ClientMeta>, proto: Proto, db: usize, now: u64) {
     meta.last_ms.store(now, Ordering::Relaxed);
+    meta.db.store(db, Ordering::Relaxed);
     meta.resp3.store(proto == Proto::Resp3, Ordering::Relaxed);
 }

@@ -5,6 +5,12 @@ use crate::aof::Fsync;
 use crate::limits::OutputLimits;
 use crate::resp::{Limits, Writer};
 
+/// Databases when none is configured (Redis's default).
+pub const DEFAULT_DATABASES: usize = 16;
+
+/// Most databases a server takes (`databases`).
+pub const MAX_DATABASES: usize = 1024;
+
 /// Server-wide settings a command can read or change.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -35,6 +41,8 @@ pub struct Config {
     /// `tcp-backlog`: the listening socket's queue of connections not yet accepted
     /// (set at start only; the kernel caps it at `net.core.somaxconn`).
     pub tcp_backlog: u32,
+    /// `databases`: SELECT takes 0 to this less one (set at start only).
+    pub databases: usize,
     /// `slowlog-log-slower-than`: microseconds from which a command enters the slow
     /// log (negative: none).
     pub slowlog_slower_than: i64,
@@ -178,7 +186,7 @@ impl Config {
             ("appendfsync", self.appendfsync.name().into()),
             ("threads", self.threads.to_string()),
             ("tcp-backlog", self.tcp_backlog.to_string()),
-            ("databases", "1".into()),
+            ("databases", self.databases.to_string()),
             ("notify-keyspace-events", super::notify::show(self.notify)),
             (
                 "slowlog-log-slower-than",
@@ -325,6 +333,7 @@ impl Default for Config {
             threads: 1,
             output_limits: OutputLimits::default(),
             tcp_backlog: 511,
+            databases: DEFAULT_DATABASES,
             notify: 0,
             slowlog_slower_than: 10_000,
             slowlog_max_len: 128,

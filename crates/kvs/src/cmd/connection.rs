@@ -35,6 +35,8 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
             .for_each(|s| s.store(0, std::sync::atomic::Ordering::Relaxed));
     }
     ctx.session.proto = Proto::Resp2;
+    ctx.session.db = 0;
+    ctx.keys.select(0);
     set_name(ctx, b"");
     ctx.session.reply_off = false;
     ctx.session.skip_next = false;
@@ -66,12 +68,24 @@ pub fn auth(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
 }
 
-/// SELECT index: one database, 0.
-pub fn select(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    match parse_i64(args[1]) {
-        Some(0) => w.simple("OK"),
-        Some(_) => w.error("ERR DB index is out of range"),
-        None => w.error(NOT_INT),
+/// SELECT index: the database the connection's next commands work on.
+pub fn select(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    match db_index(ctx, args[1]) {
+        Ok(db) => {
+            ctx.session.db = db;
+            ctx.keys.select(db);
+            w.simple("OK")
+        }
+        Err(e) => w.error(e),
+    }
+}
+
+/// A database index argument (SELECT, MOVE, SWAPDB, COPY ... DB): below `databases`.
+pub(crate) fn db_index(ctx: &Ctx, arg: &[u8]) -> Result<usize, &'static str> {
+    match parse_i64(arg) {
+        Some(n) if n >= 0 && (n as u64) < ctx.keys.shared().dbs() as u64 => Ok(n as usize),
+        Some(_) => Err("ERR DB index is out of range"),
+        None => Err(NOT_INT),
     }
 }
 

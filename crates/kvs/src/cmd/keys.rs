@@ -233,41 +233,6 @@ pub fn rename(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
 }
 
-/// COPY source destination [DB 0] [REPLACE].
-pub fn copy(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let (from, to, now) = (args[1], args[2], ctx.now);
-    let mut replace = false;
-    let mut i = 3;
-    while i < args.len() {
-        if eq(args[i], "replace") {
-            replace = true;
-        } else if eq(args[i], "db") && i + 1 < args.len() {
-            match parse_i64(args[i + 1]) {
-                Some(0) => {}
-                Some(_) => return w.error("ERR DB index is out of range"),
-                None => return w.error(NOT_INT),
-            }
-            i += 1;
-        } else {
-            return w.error(SYNTAX);
-        }
-        i += 1;
-    }
-    if from == to {
-        return w.error("ERR source and destination objects are the same");
-    }
-    ctx.keys.lock_keys([from, to].into_iter());
-    let Some(e) = ctx.keys.get(from, now).cloned() else {
-        return w.int(0);
-    };
-    if !replace && ctx.keys.contains(to, now) {
-        return w.int(0);
-    }
-    ctx.keys.put(to, e.value, e.expires_at, now);
-    ctx.log_key(to);
-    w.int(1);
-}
-
 /// TOUCH key [key ...]: how many exist (each marked as used).
 pub fn touch(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let now = ctx.now;

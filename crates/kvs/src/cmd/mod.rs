@@ -19,6 +19,7 @@ pub mod cluster;
 pub mod cmdstats;
 pub mod config;
 pub mod connection;
+pub mod dbs;
 pub mod glob;
 pub mod hashes;
 pub mod keys;
@@ -60,6 +61,8 @@ pub struct Session {
     pub name: Option<Vec<u8>>,
     /// QUIT was received: close after the reply.
     pub quit: bool,
+    /// The selected database (SELECT).
+    pub db: usize,
     /// MULTI / WATCH state.
     pub tx: multi::Tx,
     /// Pub/sub subscriptions.
@@ -118,9 +121,9 @@ pub struct Ctx<'a, 's> {
     pub can_block: bool,
     /// Set by a blocking command that found nothing: the client waits.
     pub blocked: Option<blocking::Blocked>,
-    /// Keys that a command run for others (EXEC) wrote, beyond its own arguments:
-    /// clients blocked on them are served after it.
-    pub ready: Vec<Vec<u8>>,
+    /// Keys (with their database) that a command run for others (EXEC, a script, MOVE)
+    /// wrote, beyond its own arguments: clients blocked on them are served after it.
+    pub ready: Vec<(usize, Vec<u8>)>,
 }
 
 impl Ctx<'_, '_> {
@@ -139,23 +142,30 @@ impl Ctx<'_, '_> {
         self.keys.get(key, self.now).map(|e| e.value.type_name())
     }
 
+    /// Records a change to the selected database for the log (and WATCH).
+    #[inline]
+    pub(crate) fn push_effect(&mut self, e: Effect) {
+        let db = self.keys.db();
+        self.effects.push(Effect::in_db(db, e));
+    }
+
     /// Logs `key`'s current state: its value and deadline, or its absence.
     pub(crate) fn log_key(&mut self, key: &[u8]) {
         if !self.logging {
             return;
         }
-        match self.keys.get(key, self.now) {
-            Some(e) if matches!(e.value, Value::Str(_)) => {
-                let e = crate::aof::dump(key, e);
-                self.effects.extend(e);
-            }
+        let dump = match self.keys.get(key, self.now) {
+            Some(e) if matches!(e.value, Value::Str(_)) => crate::aof::dump(key, e),
             Some(e) => {
                 // A collection: its whole content replaces whatever the key held.
-                let dump = crate::aof::dump(key, e);
-                self.effects.push(Effect::Del { key: key.to_vec() });
-                self.effects.extend(dump);
+                let mut dump = vec![Effect::Del { key: key.to_vec() }];
+                dump.extend(crate::aof::dump(key, e));
+                dump
             }
-            None => self.effects.push(Effect::Del { key: key.to_vec() }),
+            None => vec![Effect::Del { key: key.to_vec() }],
+        };
+        for e in dump {
+            self.push_effect(e);
         }
     }
 
@@ -163,26 +173,32 @@ impl Ctx<'_, '_> {
     /// [`crate::aof::apply`]); `args` is the canonical command, key second.
     pub(crate) fn log_cmd(&mut self, args: &[&[u8]]) {
         if self.logging {
-            self.effects
-                .push(Effect::Cmd(args.iter().map(|a| a.to_vec()).collect()));
+            self.push_effect(Effect::Cmd(args.iter().map(|a| a.to_vec()).collect()));
         }
     }
 
     pub(crate) fn log_del(&mut self, key: &[u8]) {
-        if !self.logging {
-            return;
+        if self.logging {
+            self.push_effect(Effect::Del { key: key.to_vec() });
         }
-        self.effects.push(Effect::Del { key: key.to_vec() });
     }
 
     pub(crate) fn log_deadline(&mut self, key: &[u8], at: u64) {
-        if !self.logging {
-            return;
+        if self.logging {
+            self.push_effect(Effect::Deadline {
+                key: key.to_vec(),
+                at,
+            });
         }
-        self.effects.push(Effect::Deadline {
-            key: key.to_vec(),
-            at,
-        });
+    }
+
+    /// Runs `f` with database `db` selected, then selects the caller's again.
+    pub(crate) fn in_db<R>(&mut self, db: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        let mine = self.keys.db();
+        self.keys.select(db);
+        let r = f(self);
+        self.keys.select(mine);
+        r
     }
 }
 
@@ -249,6 +265,7 @@ pub(crate) fn arity(w: &mut Writer, name: &[u8]) {
 /// does not know, then the argument count, then authentication, then (outside a
 /// transaction) `maxmemory` and a failing log; inside MULTI the command is queued.
 pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    ctx.keys.select(ctx.session.db);
     let Some(cmd) = table::lookup(args[0]) else {
         multi::flag_error(ctx);
         return unknown(args, w);
@@ -365,12 +382,14 @@ fn within_memory(ctx: &mut Ctx, cmd: &Command) -> bool {
     match ctx.config.policy {
         Eviction::NoEviction => false,
         Eviction::AllKeysLru => {
-            ctx.keys.lock_all();
+            ctx.keys.lock_every_db();
             while ctx.keys.memory() > max {
                 match ctx.keys.evict_lru(5) {
-                    Some(k) => {
-                        ctx.log_del(&k);
-                        notify::evicted(ctx, &k);
+                    Some((db, k)) => {
+                        ctx.in_db(db, |ctx| {
+                            ctx.log_del(&k);
+                            notify::evicted(ctx, &k);
+                        });
                         ctx.stats.evicted += 1;
                     }
                     None => break,

@@ -25,7 +25,10 @@ use super::Ctx;
 use crate::aof::Effect;
 use crate::resp::Writer;
 
-/// Watched keys of every connection: key to (watchers, version).
+/// A key and its database.
+type DbKey = (usize, Vec<u8>);
+
+/// Watched keys of every connection: (database, key) to (watchers, version).
 #[derive(Debug, Default)]
 pub struct Watches {
     keys: AtomicUsize,
@@ -34,7 +37,7 @@ pub struct Watches {
 
 #[derive(Debug, Default)]
 struct WatchMap {
-    keys: HashMap<Vec<u8>, (usize, u64)>,
+    keys: HashMap<DbKey, (usize, u64)>,
     next: u64,
 }
 
@@ -49,12 +52,12 @@ impl Watches {
         self.map.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Moves the versions of the watched keys among `keys`.
-    pub fn touch<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
+    /// Moves the versions of the watched keys among `keys` (with their databases).
+    pub fn touch<'k>(&self, keys: impl Iterator<Item = (usize, &'k [u8])>) {
         let mut m = self.lock();
         let m = &mut *m;
-        for k in keys {
-            if let Some(e) = m.keys.get_mut(k) {
+        for (db, k) in keys {
+            if let Some(e) = m.keys.get_mut(&(db, k.to_vec())) {
                 m.next += 1;
                 e.1 = m.next;
             }
@@ -62,13 +65,13 @@ impl Watches {
     }
 
     /// Every watched key (to check which exist before FLUSHALL).
-    fn watched(&self) -> Vec<Vec<u8>> {
+    fn watched(&self) -> Vec<DbKey> {
         self.lock().keys.keys().cloned().collect()
     }
 
-    fn watch(&self, key: &[u8]) -> u64 {
+    fn watch(&self, db: usize, key: &[u8]) -> u64 {
         let mut m = self.lock();
-        let e = m.keys.entry(key.to_vec()).or_insert((0, 0));
+        let e = m.keys.entry((db, key.to_vec())).or_insert((0, 0));
         e.0 += 1;
         let v = e.1;
         self.keys.store(m.keys.len(), Ordering::Relaxed);
@@ -78,10 +81,11 @@ impl Watches {
     fn unwatch(&self, keys: &[Watched]) {
         let mut m = self.lock();
         for w in keys {
-            if let Some(e) = m.keys.get_mut(&w.key) {
+            let k = (w.db, w.key.clone());
+            if let Some(e) = m.keys.get_mut(&k) {
                 e.0 -= 1;
                 if e.0 == 0 {
-                    m.keys.remove(&w.key);
+                    m.keys.remove(&k);
                 }
             }
         }
@@ -90,13 +94,17 @@ impl Watches {
 
     fn unchanged(&self, keys: &[Watched]) -> bool {
         let m = self.lock();
-        keys.iter()
-            .all(|w| m.keys.get(&w.key).is_some_and(|e| e.1 == w.version))
+        keys.iter().all(|w| {
+            m.keys
+                .get(&(w.db, w.key.clone()))
+                .is_some_and(|e| e.1 == w.version)
+        })
     }
 }
 
 #[derive(Debug)]
 struct Watched {
+    db: usize,
     key: Vec<u8>,
     version: u64,
     /// The key's deadline when watched (0: none, or no key).
@@ -209,13 +217,21 @@ pub fn watch(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let registry = ctx.keys.shared().watches.clone();
     let now = ctx.now;
     ctx.keys.lock_keys(args[1..].iter().copied());
+    let db = ctx.keys.db();
     for key in &args[1..] {
-        if ctx.session.tx.watched.iter().any(|x| x.key == *key) {
+        if ctx
+            .session
+            .tx
+            .watched
+            .iter()
+            .any(|x| x.db == db && x.key == *key)
+        {
             continue;
         }
         let expires_at = ctx.keys.get(key, now).map_or(0, |e| e.expires_at);
-        let version = registry.watch(key);
+        let version = registry.watch(db, key);
         ctx.session.tx.watched.push(Watched {
+            db,
             key: key.to_vec(),
             version,
             expires_at,
@@ -247,7 +263,7 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
         return w.error("EXECABORT Transaction discarded because of previous errors.");
     }
     // From here to the end no other command touches the keyspace.
-    ctx.keys.lock_all();
+    ctx.keys.lock_atomic();
     let now = ctx.now;
     let expired = watched
         .iter()
@@ -274,11 +290,11 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     for q in &queued {
         let argv: Vec<&[u8]> = q.args.iter().map(Vec::as_slice).collect();
         super::run(ctx, q.cmd, &argv, w);
-    }
-    if ctx.keys.shared().hub.any_blocked() {
-        // Clients blocked on what the transaction wrote are served after it.
-        for q in queued.iter().filter(|q| q.cmd.has(WRITE)) {
-            ctx.ready.extend(q.args.iter().skip(1).cloned());
+        if q.cmd.has(WRITE) && ctx.keys.shared().hub.any_blocked() {
+            // Clients blocked on what the transaction wrote are served after it.
+            let db = ctx.keys.db();
+            ctx.ready
+                .extend(q.args.iter().skip(1).map(|a| (db, a.clone())));
         }
     }
     touch(ctx, start);
@@ -310,22 +326,39 @@ pub fn touch(ctx: &mut Ctx, start: usize) {
     if !registry.any() || ctx.effects.len() <= start {
         return;
     }
-    registry.touch(ctx.effects[start..].iter().filter_map(Effect::key));
+    registry.touch(
+        ctx.effects[start..]
+            .iter()
+            .filter_map(|e| Some((e.db(), e.key()?))),
+    );
 }
 
-/// Before FLUSHALL: moves the versions of the watched keys that exist (a watched key
-/// that does not exist is not changed by a flush).
-pub fn touch_all(ctx: &mut Ctx) {
+/// Before FLUSHALL, FLUSHDB and SWAPDB: for each `(db, with)`, database `db` is
+/// emptied and, when `with` is given, gets that database's keys. Moves the versions of
+/// the watched keys of `db` that exist there or in `with` (a watched key that exists in
+/// neither, or whose deadline passed, is not changed, as in Redis).
+pub fn touch_dbs(ctx: &mut Ctx, dbs: &[(usize, Option<usize>)]) {
     let registry = ctx.keys.shared().watches.clone();
     if !registry.any() {
         return;
     }
-    ctx.keys.lock_all();
+    let all: Vec<usize> = dbs
+        .iter()
+        .flat_map(|&(d, w)| [Some(d), w])
+        .flatten()
+        .collect();
+    ctx.keys.lock_dbs(&all);
     let now = ctx.now;
-    let existing: Vec<Vec<u8>> = registry
+    let hit: Vec<DbKey> = registry
         .watched()
         .into_iter()
-        .filter(|k| ctx.keys.contains(k, now))
+        .filter(|(db, k)| {
+            dbs.iter().any(|&(d, with)| {
+                d == *db
+                    && (ctx.keys.store_in(d, k).contains(k, now)
+                        || with.is_some_and(|w| ctx.keys.store_in(w, k).contains(k, now)))
+            })
+        })
         .collect();
-    registry.touch(existing.iter().map(Vec::as_slice));
+    registry.touch(hit.iter().map(|(db, k)| (*db, k.as_slice())));
 }

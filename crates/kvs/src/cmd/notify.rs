@@ -1,6 +1,6 @@
 //! Keyspace notifications (`notify-keyspace-events`): after a command changes keys,
-//! a message on `__keyspace@0__:<key>` (the event as payload, class `K`) and on
-//! `__keyevent@0__:<event>` (the key as payload, class `E`), for the event classes
+//! a message on `__keyspace@<db>__:<key>` (the event as payload, class `K`) and on
+//! `__keyevent@<db>__:<event>` (the key as payload, class `E`), for the event classes
 //! the setting enables, with Redis's event names.
 //!
 //! The keys a command changed are the ones its log effects name (the effects are
@@ -114,6 +114,8 @@ fn event(name: &str, args: &[&[u8]], first: bool) -> Option<(u32, &'static str)>
         "rename" | "renamenx" if first => (GENERIC, "rename_from"),
         "rename" | "renamenx" => (GENERIC, "rename_to"),
         "copy" if !first => (GENERIC, "copy_to"),
+        "move" if first => (GENERIC, "move_from"),
+        "move" => (GENERIC, "move_to"),
         "lpush" | "lpushx" => (LIST, "lpush"),
         "rpush" | "rpushx" => (LIST, "rpush"),
         "lpop" | "rpop" | "lset" | "lrem" | "ltrim" | "linsert" => (LIST, row_name(name)),
@@ -166,13 +168,14 @@ pub(crate) fn after(ctx: &mut Ctx, name: &str, args: &[&[u8]], start: usize) {
     if flags & (KEYSPACE | KEYEVENT) == 0 || ctx.effects.len() <= start {
         return;
     }
-    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut keys: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut ttl = false;
     for e in &ctx.effects[start..] {
-        ttl |= matches!(e, Effect::Set { expires_at, .. } if *expires_at != 0);
+        ttl |= matches!(e.inner(), Effect::Set { expires_at, .. } if *expires_at != 0);
         if let Some(k) = e.key() {
-            if !keys.iter().any(|x| x == k) {
-                keys.push(k.to_vec());
+            let db = e.db();
+            if !keys.iter().any(|(d, x)| *d == db && x == k) {
+                keys.push((db, k.to_vec()));
             }
         }
     }
@@ -180,53 +183,58 @@ pub(crate) fn after(ctx: &mut Ctx, name: &str, args: &[&[u8]], start: usize) {
         // Redis tells of the push to the destination before the pop from the source.
         keys.reverse();
     }
-    let mut events: Vec<(u32, &'static str, Vec<u8>)> = Vec::new();
-    for key in keys {
-        let first = args.get(1).is_some_and(|a| *a == key.as_slice());
+    let mut events: Vec<Event> = Vec::new();
+    for (db, key) in keys {
+        // The source of a move between databases is in the caller's.
+        let first = args.get(1).is_some_and(|a| *a == key.as_slice()) && db == ctx.keys.db();
         let Some((class, ev)) = event(name, args, first) else {
             continue;
         };
-        let exists = ctx.keys.contains(&key, ctx.now);
+        let exists = ctx.keys.store_in(db, &key).contains(&key, ctx.now);
         if class == GENERIC && ev == "expire" && !exists {
             // A deadline already past removes the key.
-            events.push((GENERIC, "del", key));
+            events.push((GENERIC, "del", db, key));
             continue;
         }
-        events.push((class, ev, key.clone()));
+        events.push((class, ev, db, key.clone()));
         if class == STRING && ev == "set" && ttl {
-            events.push((GENERIC, "expire", key.clone()));
+            events.push((GENERIC, "expire", db, key.clone()));
         }
         if !exists && class != GENERIC && class != STRING {
             // The last element went: the key is deleted too.
-            events.push((GENERIC, "del", key));
+            events.push((GENERIC, "del", db, key));
         }
     }
     publish(ctx, flags, events);
 }
 
-/// Sends `evicted` for a key maxmemory removed.
+/// A notification: its class, the event, the key's database and the key.
+type Event = (u32, &'static str, usize, Vec<u8>);
+
+/// Sends `evicted` for a key maxmemory removed from the selected database.
 pub(crate) fn evicted(ctx: &mut Ctx, key: &[u8]) {
     let flags = ctx.config.notify;
     if flags & EVICTED != 0 {
-        publish(ctx, flags, vec![(EVICTED, "evicted", key.to_vec())]);
+        let db = ctx.keys.db();
+        publish(ctx, flags, vec![(EVICTED, "evicted", db, key.to_vec())]);
     }
 }
 
-fn publish(ctx: &mut Ctx, flags: u32, events: Vec<(u32, &'static str, Vec<u8>)>) {
+fn publish(ctx: &mut Ctx, flags: u32, events: Vec<Event>) {
     let hub = &ctx.keys.shared().hub;
     let mut msgs = Vec::new();
-    for (class, ev, key) in events {
+    for (class, ev, db, key) in events {
         if flags & class == 0 {
             continue;
         }
         let subs = hub.subs();
         if flags & KEYSPACE != 0 {
-            let mut ch = b"__keyspace@0__:".to_vec();
+            let mut ch = format!("__keyspace@{db}__:").into_bytes();
             ch.extend_from_slice(&key);
             msgs.extend(subs.publish(false, &ch, ev.as_bytes()));
         }
         if flags & KEYEVENT != 0 {
-            let mut ch = b"__keyevent@0__:".to_vec();
+            let mut ch = format!("__keyevent@{db}__:").into_bytes();
             ch.extend_from_slice(ev.as_bytes());
             msgs.extend(subs.publish(false, &ch, &key));
         }

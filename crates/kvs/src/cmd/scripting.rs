@@ -327,7 +327,9 @@ pub(crate) fn run(
     busy.since
         .store(crate::server::now_ms().max(1), Ordering::Release);
     // From here to the end no other command touches the keyspace.
-    ctx.keys.lock_all();
+    ctx.keys.lock_atomic();
+    // A SELECT inside the script changes its own database, not its caller's.
+    let db = ctx.session.db;
     let start = ctx.effects.len();
     // Blocking commands answer at once inside a script, as in Redis.
     let could_block = std::mem::replace(&mut ctx.can_block, false);
@@ -357,6 +359,8 @@ pub(crate) fn run(
         Err(e) => w.error(&e),
     }
     ctx.can_block = could_block;
+    ctx.session.db = db;
+    ctx.keys.select(db);
     // The script's changes are one record of the log.
     if ctx.effects.len() - start > 1 {
         let batch = ctx.effects.split_off(start);
@@ -395,7 +399,8 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
         busy.wrote.store(true, Ordering::Relaxed);
         if ctx.keys.shared().hub.any_blocked() {
             // Clients blocked on what the script writes are served after it.
-            ctx.ready.extend(args[1..].iter().map(|a| a.to_vec()));
+            let db = ctx.keys.db();
+            ctx.ready.extend(args[1..].iter().map(|a| (db, a.to_vec())));
         }
     }
     super::run(ctx, cmd, args, w);

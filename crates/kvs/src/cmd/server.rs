@@ -9,17 +9,33 @@ pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     w.int(ctx.keys.len() as i64);
 }
 
-/// FLUSHALL / FLUSHDB [ASYNC | SYNC] (one database: the same).
+/// FLUSHALL [ASYNC | SYNC]: every database.
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let all: Vec<usize> = (0..=ctx.keys.shared().max_used()).collect();
+    flush(ctx, args, &all, w);
+}
+
+/// FLUSHDB [ASYNC | SYNC]: the selected database.
+pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    flush(ctx, args, &[ctx.keys.db()], w);
+}
+
+fn flush(ctx: &mut Ctx, args: &[&[u8]], dbs: &[usize], w: &mut Writer) {
     match args.get(1..).unwrap_or_default() {
         [] => {}
         [m] if eq(m, "async") || eq(m, "sync") => {}
         _ => return w.error(super::SYNTAX),
     }
-    super::multi::touch_all(ctx);
-    ctx.keys.clear();
-    if ctx.logging {
-        ctx.effects.push(Effect::Clear);
+    let pairs: Vec<(usize, Option<usize>)> = dbs.iter().map(|&d| (d, None)).collect();
+    super::multi::touch_dbs(ctx, &pairs);
+    ctx.keys.lock_dbs(dbs);
+    for &db in dbs {
+        ctx.in_db(db, |ctx| {
+            ctx.keys.clear();
+            if ctx.logging {
+                ctx.push_effect(Effect::Clear);
+            }
+        });
     }
     w.simple("OK");
 }
@@ -121,12 +137,17 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("keyspace") {
         out.push_str("# Keyspace\r\n");
-        if !ctx.keys.is_empty() {
-            let (expires, avg_ttl) = ctx.keys.volatile(ctx.now);
-            out.push_str(&format!(
-                "db0:keys={},expires={expires},avg_ttl={avg_ttl}\r\n",
-                ctx.keys.len()
-            ));
+        for db in 0..=ctx.keys.shared().max_used() {
+            let now = ctx.now;
+            ctx.in_db(db, |ctx| {
+                let keys = ctx.keys.len();
+                if keys > 0 {
+                    let (expires, avg_ttl) = ctx.keys.volatile(now);
+                    out.push_str(&format!(
+                        "db{db}:keys={keys},expires={expires},avg_ttl={avg_ttl}\r\n"
+                    ));
+                }
+            });
         }
     }
     w.verbatim(out.as_bytes());

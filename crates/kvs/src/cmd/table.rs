@@ -11,8 +11,8 @@
 
 use super::scripting::{self, functions};
 use super::{
-    admin, arity, blocking, cluster, config, connection, eq, hashes, keys, lists, multi, pubsub,
-    server, sets, sort, strings, zscan, zsets, zstore, Ctx,
+    admin, arity, blocking, cluster, config, connection, dbs, eq, hashes, keys, lists, multi,
+    pubsub, server, sets, sort, strings, zscan, zsets, zstore, Ctx,
 };
 use crate::resp::Writer;
 
@@ -215,7 +215,7 @@ pub static COMMANDS: &[Command] = &[
     row!("cluster", -2, 0, NOKEY, "cluster", cluster::cluster, "A container for Redis Cluster commands."),
     row!("command", -1, LOADING | STALE, NOKEY, "server", command, "Returns detailed information about all commands."),
     row!("config", -2, 0, NOKEY, "server", config::config, "A container for server configuration commands."),
-    row!("copy", -3, WRITE | DENYOOM, (1, 2, 1), "generic", keys::copy, "Copies the value of a key to a new key."),
+    row!("copy", -3, WRITE | DENYOOM, (1, 2, 1), "generic", dbs::copy, "Copies the value of a key to a new key."),
     row!("dbsize", 1, READONLY | FAST, NOKEY, "server", server::dbsize, "Returns the number of keys in the database."),
     row!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", admin::debug, "A container for debugging commands."),
     row!("decr", 2, WRITE | DENYOOM | FAST, KEY1, "string", strings::decr, "Decrements the integer value of a key by one."),
@@ -235,7 +235,7 @@ pub static COMMANDS: &[Command] = &[
     row!("fcall", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", functions::fcall, "Invokes a function."),
     row!("fcall_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS, NOKEY, "scripting", functions::fcall_ro, "Invokes a read-only function."),
     row!("flushall", -1, WRITE, NOKEY, "server", server::flushall, "Removes all keys from all databases."),
-    row!("flushdb", -1, WRITE, NOKEY, "server", server::flushall, "Remove all keys from the current database."),
+    row!("flushdb", -1, WRITE, NOKEY, "server", server::flushdb, "Remove all keys from the current database."),
     row!("function", -2, 0, NOKEY, "scripting", functions::function, "A container for function commands."),
     row!("get", 2, READONLY | FAST, KEY1, "string", strings::get, "Returns the string value of a key."),
     row!("getbit", 3, READONLY | FAST, KEY1, "bitmap", strings::getbit, "Returns a bit value by offset."),
@@ -283,6 +283,7 @@ pub static COMMANDS: &[Command] = &[
     row!("ltrim", 4, WRITE, KEY1, "list", lists::edit, "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
     row!("memory", -2, READONLY, (2, 2, 1), "server", server::memory, "A container for memory diagnostics commands."),
     row!("mget", -2, READONLY | FAST, KEYS, "string", strings::mget, "Atomically returns the string values of one or more keys."),
+    row!("move", 3, WRITE | FAST, KEY1, "generic", dbs::move_key, "Moves a key to another database."),
     row!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::mset, "Atomically creates or modifies the string values of one or more keys."),
     row!("msetnx", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::msetnx, "Atomically modifies the string values of one or more keys only when all keys don't exist."),
     row!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::multi, "Starts a transaction."),
@@ -343,6 +344,7 @@ pub static COMMANDS: &[Command] = &[
     row!("sunion", -2, READONLY, KEYS, "set", sets::sinter, "Returns the union of multiple sets."),
     row!("sunionstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the union of multiple sets in a key."),
     row!("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, KEYS, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to shard channels."),
+    row!("swapdb", 3, WRITE | FAST, NOKEY, "server", dbs::swapdb, "Swaps two Redis databases."),
     row!("time", 1, LOADING | STALE | FAST, NOKEY, "server", strings::time, "Returns the server time."),
     row!("touch", -2, READONLY | FAST, KEYS, "generic", keys::touch, "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
     row!("ttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in seconds of a key."),

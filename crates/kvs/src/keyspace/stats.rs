@@ -1,0 +1,129 @@
+//! INFO's counters, added to by every event loop.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crate::cmd::Stats;
+
+/// Counters for INFO, added to by every loop.
+#[derive(Debug, Default)]
+pub struct SharedStats {
+    commands: AtomicU64,
+    connections: AtomicU64,
+    expired: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evicted: AtomicU64,
+    connected: AtomicU64,
+    started_ms: u64,
+    /// Bytes allocated for the clients' query and reply buffers (their capacities), as
+    /// of each loop's last round: INFO `mem_clients_normal`, part of `used_memory` and
+    /// of what `maxmemory` limits.
+    client_buffers: AtomicUsize,
+    /// Clients closed for passing `client-output-buffer-limit`.
+    output_limit_kills: AtomicU64,
+    /// Per command (INFO commandstats).
+    pub per_command: crate::cmd::cmdstats::Totals,
+}
+
+impl SharedStats {
+    /// Counters of a server started at `started_ms` (ms since the epoch).
+    pub fn new(started_ms: u64) -> SharedStats {
+        SharedStats {
+            started_ms,
+            ..SharedStats::default()
+        }
+    }
+
+    /// Adds a loop's counts and zeroes them.
+    pub fn add(&self, local: &mut Stats) {
+        for (total, n) in [
+            (&self.commands, local.commands),
+            (&self.expired, local.expired),
+            (&self.hits, local.hits),
+            (&self.misses, local.misses),
+            (&self.evicted, local.evicted),
+        ] {
+            if n != 0 {
+                total.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+        self.per_command.add(&mut local.per_command);
+        let per_command = std::mem::take(&mut local.per_command);
+        *local = Stats {
+            per_command,
+            ..Stats::default()
+        };
+    }
+
+    /// The totals, with a loop's counts not yet added (`local`).
+    pub fn total(&self, local: &Stats) -> Stats {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Stats {
+            commands: get(&self.commands) + local.commands,
+            connections: get(&self.connections),
+            expired: get(&self.expired) + local.expired,
+            hits: get(&self.hits) + local.hits,
+            misses: get(&self.misses) + local.misses,
+            evicted: get(&self.evicted) + local.evicted,
+            connected: get(&self.connected),
+            started_ms: self.started_ms,
+            per_command: Default::default(),
+        }
+    }
+
+    /// CONFIG RESETSTAT: every counter but the connected clients and the start time.
+    pub fn reset(&self) {
+        for a in [
+            &self.commands,
+            &self.connections,
+            &self.expired,
+            &self.hits,
+            &self.misses,
+            &self.evicted,
+        ] {
+            a.store(0, Ordering::Relaxed);
+        }
+        self.per_command.reset();
+    }
+
+    /// Adds a change of the clients' buffer capacities (`before` to `after` bytes).
+    pub fn client_buffers_changed(&self, before: usize, after: usize) {
+        if after > before {
+            self.client_buffers
+                .fetch_add(after - before, Ordering::Relaxed);
+        } else if after < before {
+            self.client_buffers
+                .fetch_sub(before - after, Ordering::Relaxed);
+        }
+    }
+
+    /// Bytes held by the clients' query and reply buffers.
+    pub fn client_buffers(&self) -> usize {
+        self.client_buffers.load(Ordering::Relaxed)
+    }
+
+    /// A client closed for passing `client-output-buffer-limit`.
+    pub fn output_limit_kill(&self) {
+        self.output_limit_kills.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Clients closed for passing `client-output-buffer-limit` since the start.
+    pub fn output_limit_kills(&self) -> u64 {
+        self.output_limit_kills.load(Ordering::Relaxed)
+    }
+
+    /// Clients accepted.
+    pub fn connected(&self, n: u64) {
+        if n > 0 {
+            self.connections.fetch_add(n, Ordering::Relaxed);
+            self.connected.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Clients gone.
+    pub fn disconnected(&self, n: u64) {
+        if n > 0 {
+            self.connected.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+}
