@@ -47,6 +47,7 @@
 //! renamed over the log. A failed rewrite leaves the old log in use.
 
 pub mod check;
+mod effect;
 pub mod format;
 mod replay;
 
@@ -61,104 +62,10 @@ use std::time::{Duration, Instant};
 use crate::store::Entry;
 
 pub use check::{sync_dir, TornCut};
+pub use effect::Effect;
 use format::{classify, header, scan_records, HEADER_LEN};
 pub use format::{decode, encode, Bad, Foreign, Kind, Problem, MAX_RECORD};
 pub use replay::{apply, dump};
-
-/// A change to the keyspace.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
-    /// The key holds this value and deadline (0: none).
-    Set {
-        /// Key.
-        key: Vec<u8>,
-        /// Value.
-        value: Vec<u8>,
-        /// Deadline, ms since the epoch; 0 for none.
-        expires_at: u64,
-    },
-    /// The key is gone.
-    Del {
-        /// Key.
-        key: Vec<u8>,
-    },
-    /// The key's deadline changed (0: persistent).
-    Deadline {
-        /// Key.
-        key: Vec<u8>,
-        /// Deadline, ms since the epoch; 0 for none.
-        at: u64,
-    },
-    /// Every key is gone.
-    Clear,
-    /// A change to a hash or set, as the write command that makes it (HSET, HDEL,
-    /// SADD, SREM), key second; replayed by [`apply`].
-    Cmd(Vec<Vec<u8>>),
-    /// The changes of one transaction (EXEC), in order: one record, so replay applies
-    /// all of them or, from a torn tail, none. Never nested.
-    Batch(Vec<Effect>),
-    /// Databases `a` and `b` exchanged their keys (SWAPDB).
-    SwapDb {
-        /// One database.
-        a: u32,
-        /// The other.
-        b: u32,
-    },
-    /// A change to a database other than 0 (SELECT): `effect` is never a batch, a
-    /// swap or another of these. Changes to database 0 are not wrapped.
-    Db {
-        /// The database.
-        db: u32,
-        /// The change.
-        effect: Box<Effect>,
-    },
-}
-
-impl Effect {
-    /// The key a single change is about (none for [`Effect::Clear`] and batches).
-    pub fn key(&self) -> Option<&[u8]> {
-        match self {
-            Effect::Set { key, .. } | Effect::Del { key } | Effect::Deadline { key, .. } => {
-                Some(key)
-            }
-            Effect::Cmd(argv) => argv.get(1).map(Vec::as_slice),
-            Effect::Db { effect, .. } => effect.key(),
-            Effect::Clear | Effect::Batch(_) | Effect::SwapDb { .. } => None,
-        }
-    }
-
-    /// The database a single change is about.
-    pub fn db(&self) -> usize {
-        match self {
-            Effect::Db { db, .. } => *db as usize,
-            _ => 0,
-        }
-    }
-
-    /// The change itself, out of its database wrapper.
-    pub fn inner(&self) -> &Effect {
-        match self {
-            Effect::Db { effect, .. } => effect,
-            e => e,
-        }
-    }
-
-    /// `e` as a change to database `db`.
-    pub fn in_db(db: usize, e: Effect) -> Effect {
-        match e {
-            e if db == 0 => e,
-            Effect::Batch(b) => {
-                Effect::Batch(b.into_iter().map(|e| Effect::in_db(db, e)).collect())
-            }
-            Effect::Db { effect, .. } => Effect::in_db(db, *effect),
-            e @ Effect::SwapDb { .. } => e,
-            e => Effect::Db {
-                db: db as u32,
-                effect: Box::new(e),
-            },
-        }
-    }
-}
 
 /// When the log reaches the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -69,14 +69,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::aof::{apply, Effect, Fsync, LoadReport, Log, OpenError};
+use crate::aof::{Effect, Fsync, LoadReport, OpenError};
 use crate::cmd::{Config, Session, Stats};
 use crate::conn::{Conn, Flushed};
 use crate::hub::Msg;
 use crate::input::Input;
-use crate::keyspace::{default_shards, scan_shards, shard_index, Keys, Shared, MAX_SHARDS};
+use crate::keyspace::{default_shards, Keys, Shared, MAX_SHARDS};
 use crate::limits::OutputWatch;
-use crate::store::Store;
+
+mod accept;
+mod persist;
+pub use accept::somaxconn;
+use accept::{listen, Acceptor};
+use persist::housekeeping;
+pub(crate) use persist::rewrite_step;
 
 /// Most unsent reply bytes a client that has not authenticated may have (with
 /// `requirepass`); past it the connection is closed.
@@ -236,54 +242,7 @@ impl Server {
             n => n.next_power_of_two().min(MAX_SHARDS),
         };
         let dbs = config.cmd.databases.max(1);
-        let mut stores: Vec<Store> = (0..shards * dbs).map(|_| Store::new()).collect();
-        let (log, load) = match &config.aof {
-            Some((path, policy)) => {
-                let now = now_ms();
-                // The highest database a record names (more than `databases`: refused).
-                let mut top = 0;
-                let (log, load) = Log::open(path, *policy, |e| {
-                    let db = e.db();
-                    top = top.max(db);
-                    if let Effect::SwapDb { a, b } = e {
-                        let (a, b) = ((a.min(b)) as usize, (a.max(b)) as usize);
-                        top = top.max(b);
-                        if b < dbs && a != b {
-                            let (lo, hi) = stores.split_at_mut(b * shards);
-                            lo[a * shards..(a + 1) * shards].swap_with_slice(&mut hi[..shards]);
-                        }
-                        return;
-                    }
-                    if db >= dbs {
-                        return;
-                    }
-                    let stores = &mut stores[db * shards..(db + 1) * shards];
-                    match e.inner() {
-                        Effect::Clear => stores.iter_mut().for_each(Store::clear),
-                        // Log::open replays a transaction's record as its changes.
-                        Effect::Batch(b) => debug_assert!(b.is_empty(), "batches arrive flat"),
-                        e => {
-                            if let Some(key) = e.key() {
-                                apply(&mut stores[shard_index(key, shards)], e, now)
-                            }
-                        }
-                    }
-                })
-                .map_err(|error| BindError::Log {
-                    path: path.clone(),
-                    error,
-                })?;
-                if top >= dbs {
-                    return Err(BindError::Databases {
-                        path: path.clone(),
-                        needed: top + 1,
-                        databases: dbs,
-                    });
-                }
-                (Some(log), load)
-            }
-            None => (None, LoadReport::default()),
-        };
+        let (stores, log, load) = persist::load(config.aof.as_ref(), shards, dbs)?;
         let mut loops = Vec::new();
         let mut mailboxes = Vec::new();
         let mut wakers = Vec::new();
@@ -399,38 +358,6 @@ impl Server {
         }
         result
     }
-}
-
-/// The listening socket: SO_REUSEADDR (a restarted server binds at once, past the
-/// old one's connections in TIME_WAIT), bound to `addr`, listening with a queue of
-/// `backlog` connections not yet accepted (`tcp-backlog`; the kernel caps it at
-/// `net.core.somaxconn`), non-blocking for the poll.
-fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(backlog.min(i32::MAX as u32) as i32)?;
-    socket.set_nonblocking(true)?;
-    Ok(TcpListener::from_std(socket.into()))
-}
-
-/// The kernel's cap on a listening socket's backlog (`net.core.somaxconn`), where it
-/// can be read.
-pub fn somaxconn() -> Option<u32> {
-    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// Accepts on the first loop and deals connections round-robin.
-struct Acceptor<'a> {
-    listener: &'a TcpListener,
-    mailboxes: &'a [Mailbox],
-    next_id: &'a AtomicU64,
-    shared: &'a Shared,
 }
 
 impl Loop {
@@ -834,102 +761,4 @@ fn serve_one(c: &mut Conn, env: &mut Env) {
         c.session.authed = env.config.requirepass.is_none();
     }
     c.serve(env);
-}
-
-/// The end of a round, besides the log's commit: a step of the expiry sweep on one
-/// shard (the next one each round; skipped when another loop holds it), and a step of
-/// the log rewrite if one runs (one loop at a time; a few thousand keys across the
-/// shards, each locked in turn).
-fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64) {
-    // The shards of the databases in use, in turn.
-    let i = *sweep % ((shared.max_used() + 1) * shared.shards());
-    *sweep = i + 1;
-    if let Some(mut store) = shared.try_lock(i) {
-        let before = store.memory();
-        let removed = store.sweep(now, 64);
-        if removed > 0 {
-            shared.account(before, store.memory());
-            stats.expired += removed as u64;
-        }
-    }
-    let Some(log) = &shared.log else {
-        return;
-    };
-    if shared.rewrite_requested.load(Ordering::Relaxed)
-        && shared.rewrite_requested.swap(false, Ordering::Relaxed)
-    {
-        if let Err(e) = log.start_rewrite() {
-            eprintln!("kvs: cannot start the log rewrite: {e}");
-        }
-    }
-    if !log.rewriting() {
-        return;
-    }
-    match rewrite_step(shared, log, now) {
-        Ok(true) => eprintln!("kvs: log rewritten: {} bytes", log.size()),
-        Ok(false) => {}
-        Err(e) => {
-            // The old log is intact; say so and go on with it.
-            eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
-            log.abort_rewrite();
-        }
-    }
-}
-
-/// One step of the running log rewrite over about 4096 keys, each shard locked in
-/// turn (the caller holds no shard lock); true when the rewrite finished (the time is
-/// kept for LASTSAVE).
-pub(crate) fn rewrite_step(shared: &Shared, log: &Log, now: u64) -> io::Result<bool> {
-    let per_db = shared.shards();
-    let done = log.rewrite_step(4096, |cursor, budget, f| {
-        // Every database's shards, as one range (the shard gives the database); those
-        // of databases never selected are empty.
-        let total = shared.total_shards();
-        scan_shards(
-            total.next_power_of_two(),
-            cursor,
-            budget,
-            |shard, table, left| {
-                if shard >= total || shard / per_db > shared.max_used() {
-                    return (0, 0);
-                }
-                let mut seen = 0;
-                let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
-                    seen += 1;
-                    f(shard / per_db, k, e)
-                });
-                (next, seen)
-            },
-        )
-    })?;
-    if done {
-        shared.last_save.store(now / 1000, Ordering::Relaxed);
-    }
-    Ok(done)
-}
-
-impl Acceptor<'_> {
-    /// Accepts what is waiting.
-    fn accept(&self) {
-        loop {
-            match self.listener.accept() {
-                Ok((sock, _)) => {
-                    let _ = sock.set_nodelay(true);
-                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                    let i = id as usize % self.mailboxes.len();
-                    if self.mailboxes[i].send.send((sock, id)).is_ok() {
-                        self.shared.hub.wake(i);
-                        self.shared.stats.connected(1);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // A failed accept (out of descriptors, a reset) must not stop the server.
-                Err(e) => {
-                    eprintln!("kvs: accept failed: {e}");
-                    return;
-                }
-            }
-        }
-    }
 }

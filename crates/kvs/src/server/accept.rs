@@ -1,0 +1,68 @@
+//! The listening socket and the acceptor that deals new connections to the loops.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mio::net::TcpListener;
+
+use super::Mailbox;
+use crate::keyspace::Shared;
+
+/// The listening socket: SO_REUSEADDR (a restarted server binds at once, past the
+/// old one's connections in TIME_WAIT), bound to `addr`, listening with a queue of
+/// `backlog` connections not yet accepted (`tcp-backlog`; the kernel caps it at
+/// `net.core.somaxconn`), non-blocking for the poll.
+pub(super) fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog.min(i32::MAX as u32) as i32)?;
+    socket.set_nonblocking(true)?;
+    Ok(TcpListener::from_std(socket.into()))
+}
+
+/// The kernel's cap on a listening socket's backlog (`net.core.somaxconn`), where it
+/// can be read.
+pub fn somaxconn() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Accepts on the first loop and deals connections round-robin.
+pub(super) struct Acceptor<'a> {
+    pub(super) listener: &'a TcpListener,
+    pub(super) mailboxes: &'a [Mailbox],
+    pub(super) next_id: &'a AtomicU64,
+    pub(super) shared: &'a Shared,
+}
+
+impl Acceptor<'_> {
+    /// Accepts what is waiting.
+    pub(super) fn accept(&self) {
+        loop {
+            match self.listener.accept() {
+                Ok((sock, _)) => {
+                    let _ = sock.set_nodelay(true);
+                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                    let i = id as usize % self.mailboxes.len();
+                    if self.mailboxes[i].send.send((sock, id)).is_ok() {
+                        self.shared.hub.wake(i);
+                        self.shared.stats.connected(1);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A failed accept (out of descriptors, a reset) must not stop the server.
+                Err(e) => {
+                    eprintln!("kvs: accept failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+}

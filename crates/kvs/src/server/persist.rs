@@ -1,0 +1,143 @@
+//! What persists across restarts: loading the keyspace from the append-only log at
+//! start ([`load`]), and the upkeep at the end of each round ([`housekeeping`]: a step
+//! of the expiry sweep and of a log rewrite).
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use super::{now_ms, BindError};
+use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
+use crate::cmd::Stats;
+use crate::keyspace::{scan_shards, shard_index, Shared};
+use crate::store::Store;
+
+/// The stores of `dbs` databases of `shards` shards each, filled from the log at
+/// `aof` (opened, or created) when there is one.
+pub(super) fn load(
+    aof: Option<&(PathBuf, Fsync)>,
+    shards: usize,
+    dbs: usize,
+) -> Result<(Vec<Store>, Option<Log>, LoadReport), BindError> {
+    let mut stores: Vec<Store> = (0..shards * dbs).map(|_| Store::new()).collect();
+    let (log, load) = match aof {
+        Some((path, policy)) => {
+            let now = now_ms();
+            // The highest database a record names (more than `databases`: refused).
+            let mut top = 0;
+            let (log, load) = Log::open(path, *policy, |e| {
+                let db = e.db();
+                top = top.max(db);
+                if let Effect::SwapDb { a, b } = e {
+                    let (a, b) = ((a.min(b)) as usize, (a.max(b)) as usize);
+                    top = top.max(b);
+                    if b < dbs && a != b {
+                        let (lo, hi) = stores.split_at_mut(b * shards);
+                        lo[a * shards..(a + 1) * shards].swap_with_slice(&mut hi[..shards]);
+                    }
+                    return;
+                }
+                if db >= dbs {
+                    return;
+                }
+                let stores = &mut stores[db * shards..(db + 1) * shards];
+                match e.inner() {
+                    Effect::Clear => stores.iter_mut().for_each(Store::clear),
+                    // Log::open replays a transaction's record as its changes.
+                    Effect::Batch(b) => debug_assert!(b.is_empty(), "batches arrive flat"),
+                    e => {
+                        if let Some(key) = e.key() {
+                            apply(&mut stores[shard_index(key, shards)], e, now)
+                        }
+                    }
+                }
+            })
+            .map_err(|error| BindError::Log {
+                path: path.clone(),
+                error,
+            })?;
+            if top >= dbs {
+                return Err(BindError::Databases {
+                    path: path.clone(),
+                    needed: top + 1,
+                    databases: dbs,
+                });
+            }
+            (Some(log), load)
+        }
+        None => (None, LoadReport::default()),
+    };
+    Ok((stores, log, load))
+}
+
+/// The end of a round, besides the log's commit: a step of the expiry sweep on one
+/// shard (the next one each round; skipped when another loop holds it), and a step of
+/// the log rewrite if one runs (one loop at a time; a few thousand keys across the
+/// shards, each locked in turn).
+pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64) {
+    // The shards of the databases in use, in turn.
+    let i = *sweep % ((shared.max_used() + 1) * shared.shards());
+    *sweep = i + 1;
+    if let Some(mut store) = shared.try_lock(i) {
+        let before = store.memory();
+        let removed = store.sweep(now, 64);
+        if removed > 0 {
+            shared.account(before, store.memory());
+            stats.expired += removed as u64;
+        }
+    }
+    let Some(log) = &shared.log else {
+        return;
+    };
+    if shared.rewrite_requested.load(Ordering::Relaxed)
+        && shared.rewrite_requested.swap(false, Ordering::Relaxed)
+    {
+        if let Err(e) = log.start_rewrite() {
+            eprintln!("kvs: cannot start the log rewrite: {e}");
+        }
+    }
+    if !log.rewriting() {
+        return;
+    }
+    match rewrite_step(shared, log, now) {
+        Ok(true) => eprintln!("kvs: log rewritten: {} bytes", log.size()),
+        Ok(false) => {}
+        Err(e) => {
+            // The old log is intact; say so and go on with it.
+            eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
+            log.abort_rewrite();
+        }
+    }
+}
+
+/// One step of the running log rewrite over about 4096 keys, each shard locked in
+/// turn (the caller holds no shard lock); true when the rewrite finished (the time is
+/// kept for LASTSAVE).
+pub(crate) fn rewrite_step(shared: &Shared, log: &Log, now: u64) -> io::Result<bool> {
+    let per_db = shared.shards();
+    let done = log.rewrite_step(4096, |cursor, budget, f| {
+        // Every database's shards, as one range (the shard gives the database); those
+        // of databases never selected are empty.
+        let total = shared.total_shards();
+        scan_shards(
+            total.next_power_of_two(),
+            cursor,
+            budget,
+            |shard, table, left| {
+                if shard >= total || shard / per_db > shared.max_used() {
+                    return (0, 0);
+                }
+                let mut seen = 0;
+                let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
+                    seen += 1;
+                    f(shard / per_db, k, e)
+                });
+                (next, seen)
+            },
+        )
+    })?;
+    if done {
+        shared.last_save.store(now / 1000, Ordering::Relaxed);
+    }
+    Ok(done)
+}
