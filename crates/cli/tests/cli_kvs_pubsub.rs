@@ -296,6 +296,52 @@ fn keyspace_notifications_follow_redis_event_names() {
     );
 }
 
+#[test]
+fn expired_new_and_evicted_events_are_sent() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&addr);
+    cmd(&mut p, &["CONFIG", "SET", "notify-keyspace-events", "Exne"]);
+    let mut s = Raw::new(&addr);
+    s.send(&["PSUBSCRIBE", "__keyevent@*__:*"]);
+    assert_eq!(s.frame(), "*3 psubscribe __keyevent@*__:* :1");
+    let event = |db: usize, ev: &str, key: &str| {
+        format!("*4 pmessage __keyevent@*__:* __keyevent@{db}__:{ev} {key}")
+    };
+    // A new key, not one written again; in another database too.
+    cmd(&mut p, &["SET", "a", "1"]);
+    cmd(&mut p, &["SET", "a", "2"]);
+    cmd(&mut p, &["SELECT", "3"]);
+    cmd(&mut p, &["HSET", "h", "f", "v"]);
+    assert_eq!(s.frame(), event(0, "new", "a"));
+    assert_eq!(s.frame(), event(3, "new", "h"));
+    // Expired when read after its deadline...
+    cmd(&mut p, &["PSETEX", "gone", "50", "v"]);
+    assert_eq!(s.frame(), event(3, "new", "gone"));
+    std::thread::sleep(Duration::from_millis(120));
+    assert_eq!(cmd(&mut p, &["EXISTS", "gone"]), Value::Int(0));
+    assert_eq!(s.frame(), event(3, "expired", "gone"));
+    // ...and by the background sweep when nobody reads it.
+    cmd(&mut p, &["SELECT", "0"]);
+    cmd(&mut p, &["PSETEX", "swept", "50", "v"]);
+    assert_eq!(s.frame(), event(0, "new", "swept"));
+    assert_eq!(s.frame(), event(0, "expired", "swept"));
+    let info: String = redis::cmd("INFO").arg("stats").query(&mut p).unwrap();
+    assert!(info.contains("expired_keys:2\r\n"), "{info}");
+    // A lower maxmemory evicts at once under allkeys-lru.
+    cmd(
+        &mut p,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    );
+    cmd(&mut p, &["CONFIG", "SET", "maxmemory", "1"]);
+    let mut evicted = vec![s.frame(), s.frame()];
+    evicted.sort();
+    assert_eq!(
+        evicted,
+        [event(0, "evicted", "a"), event(3, "evicted", "h")]
+    );
+    cmd(&mut p, &["CONFIG", "SET", "maxmemory", "0"]);
+}
+
 /// A bulk or verbatim reply as text.
 fn text_of(v: Value) -> String {
     match v {

@@ -35,7 +35,7 @@
 //! Counters: each loop counts in a plain [`Stats`] and adds it to the shared atomic
 //! [`SharedStats`] once per round, before it sends the round's replies.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 mod stats;
 pub use stats::SharedStats;
@@ -44,6 +44,9 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use crate::aof::{Effect, Log};
 use crate::cmd::Config;
 use crate::store::{Entry, Store};
+
+/// A key and its database.
+pub type DbKey = (usize, Box<[u8]>);
 
 /// Most shards (routing sets are bitmaps of this many bits).
 pub const MAX_SHARDS: usize = 1024;
@@ -76,6 +79,9 @@ pub struct Shared {
     /// The highest database a client has selected since the start (or the log filled):
     /// the expiry sweep, INFO keyspace and the atomic regions look no further.
     max_used: AtomicUsize,
+    /// Which keys the stores keep for notifications ([`crate::store::KEEP_EXPIRED`],
+    /// [`crate::store::KEEP_NEW`]).
+    keep: AtomicU8,
     /// Sum of the shards' [`Store::memory`], as of the last command that changed each.
     memory: AtomicUsize,
     config: Mutex<Config>,
@@ -132,7 +138,9 @@ impl Shared {
             })
             .unwrap_or(0);
         let shards: Box<[Shard]> = shards.into_iter().map(|s| Shard(Mutex::new(s))).collect();
+        let keep = AtomicU8::new(crate::cmd::notify::keep(config.notify));
         Shared {
+            keep,
             mask: per_db - 1,
             dbs,
             max_used: AtomicUsize::new(max_used),
@@ -186,6 +194,12 @@ impl Shared {
     #[inline]
     pub fn shard_of(&self, key: &[u8]) -> usize {
         shard_index(key, self.mask + 1)
+    }
+
+    /// Which keys the stores keep for notifications (see [`Store::keep_events`]).
+    #[inline]
+    pub fn keep(&self) -> u8 {
+        self.keep.load(Ordering::Relaxed)
     }
 
     /// Locks shard `i` (of [`Shared::total_shards`]) alone (for work outside commands:
@@ -256,6 +270,8 @@ impl Shared {
                 log.set_policy(next.appendfsync);
             }
         }
+        self.keep
+            .store(crate::cmd::notify::keep(next.notify), Ordering::Relaxed);
         *c = next.clone();
         self.version.fetch_add(1, Ordering::Release);
         Ok(next)
@@ -424,7 +440,8 @@ impl<'s> Keys<'s> {
                     p = self.held.partition_point(|h| h.index < i);
                 }
                 debug_assert_eq!(p, self.held.len(), "shard {i} locked out of order");
-                let store = lock(&self.shared.shards[i].0);
+                let mut store = lock(&self.shared.shards[i].0);
+                store.keep_events(self.shared.keep());
                 let memory = store.memory();
                 self.held.insert(
                     p,
@@ -564,6 +581,23 @@ impl<'s> Keys<'s> {
             h.current = false;
         }
         seq
+    }
+
+    /// What happened to keys in the shards held since the last call (see
+    /// [`Store::take_events`]), each key with its database: how many expired, those
+    /// that expired and those created (when the stores keep them).
+    #[inline]
+    pub fn take_events(&mut self) -> (u64, Vec<DbKey>, Vec<DbKey>) {
+        let n = self.shards();
+        let (mut count, mut expired, mut created) = (0, Vec::new(), Vec::new());
+        for h in &mut self.held {
+            let e = h.store.take_events();
+            count += e.expired_count;
+            let db = h.index / n;
+            expired.extend(e.expired.into_iter().map(|k| (db, k)));
+            created.extend(e.created.into_iter().map(|k| (db, k)));
+        }
+        (count, expired, created)
     }
 
     /// Unlocks every shard held, adding their memory changes to the total.

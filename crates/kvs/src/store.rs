@@ -97,6 +97,32 @@ pub struct Store {
     volatile: usize,
     /// Sum of those deadlines (for the mean remaining time to live).
     deadline_sum: u128,
+    /// Keys removed because their deadline passed, since the owner last took them
+    /// ([`Store::take_events`]); kept only while asked (for `expired` notifications),
+    /// counted always.
+    expired: Vec<Box<[u8]>>,
+    expired_count: u64,
+    /// Keys created since the owner last took them, kept only while asked (for `new`
+    /// notifications).
+    created: Vec<Box<[u8]>>,
+    /// [`KEEP_EXPIRED`] and [`KEEP_NEW`].
+    keep: u8,
+}
+
+/// [`Store::keep_events`]: keep the keys that expire.
+pub const KEEP_EXPIRED: u8 = 1;
+/// [`Store::keep_events`]: keep the keys created.
+pub const KEEP_NEW: u8 = 2;
+
+/// What happened to keys since the owner last asked ([`Store::take_events`]).
+#[derive(Debug, Default)]
+pub struct KeyEvents {
+    /// How many keys expired.
+    pub expired_count: u64,
+    /// The keys that expired (when kept), oldest first.
+    pub expired: Vec<Box<[u8]>>,
+    /// The keys created (when kept), oldest first.
+    pub created: Vec<Box<[u8]>>,
 }
 
 impl Store {
@@ -234,12 +260,54 @@ impl Store {
         e.expires_at != 0 && e.expires_at <= now
     }
 
+    /// Notes a key removed because its deadline passed.
+    fn note_expired(&mut self, key: Box<[u8]>) {
+        self.expired_count += 1;
+        if self.keep & KEEP_EXPIRED != 0 {
+            self.expired.push(key);
+        }
+    }
+
+    /// [`Store::note_expired`] of a borrowed key (copied only when kept).
+    fn note_expired_ref(&mut self, key: &[u8]) {
+        self.expired_count += 1;
+        if self.keep & KEEP_EXPIRED != 0 {
+            self.expired.push(key.into());
+        }
+    }
+
+    /// Which keys [`Store::take_events`] returns: those that expire ([`KEEP_EXPIRED`]),
+    /// those created ([`KEEP_NEW`]).
+    #[inline]
+    pub fn keep_events(&mut self, keep: u8) {
+        self.keep = keep;
+    }
+
+    /// What happened since the last call (see [`Store::keep_events`]).
+    #[inline]
+    pub fn take_events(&mut self) -> KeyEvents {
+        KeyEvents {
+            expired_count: std::mem::take(&mut self.expired_count),
+            expired: if self.expired.is_empty() {
+                Vec::new()
+            } else {
+                std::mem::take(&mut self.expired)
+            },
+            created: if self.created.is_empty() {
+                Vec::new()
+            } else {
+                std::mem::take(&mut self.created)
+            },
+        }
+    }
+
     /// Removes `key` when it has expired; true when it is (still) present afterwards.
     fn live(&mut self, key: &[u8], now: u64) -> bool {
         match self.map.get(key) {
             None => false,
             Some(e) if Store::expired(e, now) => {
                 self.remove(key);
+                self.note_expired_ref(key);
                 false
             }
             Some(_) => true,
@@ -253,6 +321,7 @@ impl Store {
             let (k, e) = self.map.remove_at(at)?;
             self.sub_blocks(k.len(), &e.value);
             self.account(e.expires_at, 0);
+            self.note_expired(k);
             return None;
         }
         let t = self.tick();
@@ -300,9 +369,21 @@ impl Store {
         );
         let old_deadline = old.as_ref().map_or(0, |o| o.expires_at);
         self.account(old_deadline, expires_at);
-        let old = old?;
+        let Some(old) = old else {
+            if self.keep & KEEP_NEW != 0 {
+                self.created.push(key.into());
+            }
+            return None;
+        };
         self.sub_blocks(key.len(), &old.value);
-        (!Store::expired(&old, now)).then_some(old)
+        if Store::expired(&old, now) {
+            self.note_expired_ref(key);
+            if self.keep & KEEP_NEW != 0 {
+                self.created.push(key.into());
+            }
+            return None;
+        }
+        Some(old)
     }
 
     /// Runs `f` on the live value of `key` (marks it used) and keeps the memory count
@@ -430,6 +511,7 @@ impl Store {
             if at <= now {
                 let key = self.drop_deadline(i);
                 self.remove(&key);
+                self.note_expired(key);
                 removed += 1;
                 continue;
             }

@@ -384,6 +384,8 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         match applied {
             Ok(next) => {
                 *ctx.config = next;
+                // A lower limit applies at once (keys are evicted now, as in Redis).
+                super::evict(ctx);
                 w.simple("OK");
             }
             Err(e) => w.error(&e),

@@ -326,6 +326,11 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     let t = weight.map(|_| std::time::Instant::now());
     let start = ctx.effects.len();
     (cmd.handler)(ctx, args, w);
+    let (expired, gone, created) = ctx.keys.take_events();
+    ctx.stats.expired += expired;
+    if !gone.is_empty() || !created.is_empty() {
+        notify::key_events(&ctx.keys.shared().hub, ctx.config.notify, gone, created);
+    }
     if ctx.blocked.is_some() {
         return;
     }
@@ -368,6 +373,12 @@ pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
 /// with allkeys-lru, locks every shard and evicts (and logs the evictions) until under
 /// the limit.
 fn within_memory(ctx: &mut Ctx, cmd: &Command) -> bool {
+    !cmd.has(DENYOOM) || evict(ctx)
+}
+
+/// Applies `maxmemory` now: true when within it (after evicting, under allkeys-lru),
+/// false when over it with noeviction.
+pub(crate) fn evict(ctx: &mut Ctx) -> bool {
     let max = ctx.config.maxmemory;
     if max == 0 {
         return true;
@@ -376,7 +387,7 @@ fn within_memory(ctx: &mut Ctx, cmd: &Command) -> bool {
     // dataset is the limit less what they hold.
     let clients = ctx.keys.shared().stats.client_buffers();
     let max = max.saturating_sub(clients);
-    if ctx.keys.memory() <= max || !cmd.has(DENYOOM) {
+    if ctx.keys.memory() <= max {
         return true;
     }
     match ctx.config.policy {

@@ -211,6 +211,42 @@ pub(crate) fn after(ctx: &mut Ctx, name: &str, args: &[&[u8]], start: usize) {
 /// A notification: its class, the event, the key's database and the key.
 type Event = (u32, &'static str, usize, Vec<u8>);
 
+/// Which keys the stores keep for `flags` ([`crate::store::Store::keep_events`]).
+pub fn keep(flags: u32) -> u8 {
+    if flags & (KEYSPACE | KEYEVENT) == 0 {
+        return 0;
+    }
+    let mut keep = 0;
+    if flags & EXPIRED != 0 {
+        keep |= crate::store::KEEP_EXPIRED;
+    }
+    if flags & NEW != 0 {
+        keep |= crate::store::KEEP_NEW;
+    }
+    keep
+}
+
+/// Sends `expired` for keys whose deadline passed and `new` for keys created (with
+/// their databases), in that order.
+pub(crate) fn key_events(
+    hub: &crate::hub::Hub,
+    flags: u32,
+    expired: Vec<crate::keyspace::DbKey>,
+    created: Vec<crate::keyspace::DbKey>,
+) {
+    let expired = expired
+        .into_iter()
+        .map(|(db, k)| (EXPIRED, "expired", db, k));
+    let created = created.into_iter().map(|(db, k)| (NEW, "new", db, k));
+    let events: Vec<Event> = expired
+        .chain(created)
+        .map(|(class, ev, db, k)| (class, ev, db, k.into_vec()))
+        .collect();
+    if !events.is_empty() {
+        send(hub, flags, events);
+    }
+}
+
 /// Sends `evicted` for a key maxmemory removed from the selected database.
 pub(crate) fn evicted(ctx: &mut Ctx, key: &[u8]) {
     let flags = ctx.config.notify;
@@ -221,7 +257,10 @@ pub(crate) fn evicted(ctx: &mut Ctx, key: &[u8]) {
 }
 
 fn publish(ctx: &mut Ctx, flags: u32, events: Vec<Event>) {
-    let hub = &ctx.keys.shared().hub;
+    send(&ctx.keys.shared().hub, flags, events);
+}
+
+fn send(hub: &crate::hub::Hub, flags: u32, events: Vec<Event>) {
     let mut msgs = Vec::new();
     for (class, ev, db, key) in events {
         if flags & class == 0 {

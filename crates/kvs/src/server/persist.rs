@@ -70,21 +70,18 @@ pub(super) fn load(
     Ok((stores, log, load))
 }
 
-/// The end of a round, besides the log's commit: a step of the expiry sweep on one
-/// shard (the next one each round; skipped when another loop holds it), and a step of
+/// The end of a round, besides the log's commit: a step of the expiry sweep on the
+/// next few shards (each skipped when another loop holds it), and a step of
 /// the log rewrite if one runs (one loop at a time; a few thousand keys across the
 /// shards, each locked in turn).
 pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64) {
-    // The shards of the databases in use, in turn.
-    let i = *sweep % ((shared.max_used() + 1) * shared.shards());
-    *sweep = i + 1;
-    if let Some(mut store) = shared.try_lock(i) {
-        let before = store.memory();
-        let removed = store.sweep(now, 64);
-        if removed > 0 {
-            shared.account(before, store.memory());
-            stats.expired += removed as u64;
-        }
+    // The shards of the databases in use, a few in turn (one sweep step each), so a
+    // key nobody reads goes within a few rounds whatever the number of databases.
+    let shards = (shared.max_used() + 1) * shared.shards();
+    for _ in 0..SWEEP_SHARDS.min(shards) {
+        let i = *sweep % shards;
+        *sweep = i + 1;
+        sweep_one(shared, stats, i, now);
     }
     let Some(log) = &shared.log else {
         return;
@@ -107,6 +104,31 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
             eprintln!("kvs: log rewrite failed, keeping the old log: {e}");
             log.abort_rewrite();
         }
+    }
+}
+
+/// Shards one round's expiry sweep visits.
+const SWEEP_SHARDS: usize = 8;
+
+/// A step of the expiry sweep on shard `i` (skipped when another loop holds it), with
+/// the `expired` notifications of the keys it removed.
+fn sweep_one(shared: &Shared, stats: &mut Stats, i: usize, now: u64) {
+    let Some(mut store) = shared.try_lock(i) else {
+        return;
+    };
+    let before = store.memory();
+    store.keep_events(shared.keep() & crate::store::KEEP_EXPIRED);
+    if store.sweep(now, 64) > 0 {
+        shared.account(before, store.memory());
+    }
+    let events = store.take_events();
+    drop(store);
+    stats.expired += events.expired_count;
+    if !events.expired.is_empty() {
+        let db = i / shared.shards();
+        let flags = shared.config().0.notify;
+        let keys = events.expired.into_iter().map(|k| (db, k)).collect();
+        crate::cmd::notify::key_events(&shared.hub, flags, keys, Vec::new());
     }
 }
 
