@@ -96,13 +96,15 @@ pub fn deserialize(payload: &[u8]) -> Result<Value, RestoreError> {
     let Some(body_len) = payload.len().checked_sub(10) else {
         return Err(RestoreError::Footer);
     };
-    let (body, footer) = payload.split_at(body_len);
+    let footer = &payload[body_len..];
     let version = u16::from_le_bytes([footer[0], footer[1]]);
     let crc = u64::from_le_bytes(footer[2..].try_into().map_err(|_| RestoreError::Footer)?);
     if version > MAX_VERSION || crc64(&payload[..body_len + 2]) != crc {
         return Err(RestoreError::Footer);
     }
-    decode::object(&mut decode::Reader::new(body)).map_err(|_| RestoreError::Format)
+    // As in Redis, the value is read from the whole payload: one whose last field
+    // runs into the footer is taken with those bytes.
+    decode::object(&mut decode::Reader::new(payload)).map_err(|_| RestoreError::Format)
 }
 
 /// DUMP key: the payload, or nil when the key is absent.
