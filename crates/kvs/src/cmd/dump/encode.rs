@@ -1,7 +1,8 @@
 //! Writing one value in Redis's RDB serialization: the object type byte, then the
 //! value, in the plain encodings every Redis since 4.0 loads (a string, with a decimal
-//! integer that fits 32 bits stored as one; a list; a set; a hash; a sorted set with
-//! binary scores, `ZSET_2`). Redis converts them to its compact forms as it loads them.
+//! integer that fits 32 bits stored as one and a longer string LZF-compressed when that
+//! pays; a list; a set; a hash; a sorted set with binary scores, `ZSET_2`). Redis
+//! converts them to its compact forms as it loads them.
 
 use super::decode::ty;
 use crate::value::Value;
@@ -74,6 +75,17 @@ fn string(out: &mut Vec<u8>, s: &[u8]) {
         if let Ok(b) = i32::try_from(i) {
             out.push(0xc2);
             out.extend_from_slice(&b.to_le_bytes());
+            return;
+        }
+    }
+    // Longer strings are LZF-compressed when that saves at least 4 bytes, as Redis
+    // writes them.
+    if s.len() > 20 {
+        if let Some(c) = super::lzf::compress(s, 4) {
+            out.push(0xc3);
+            len(out, c.len() as u64);
+            len(out, s.len() as u64);
+            out.extend_from_slice(&c);
             return;
         }
     }

@@ -3,8 +3,9 @@
 //!
 //! A payload is the object type byte and the value ([`encode`], [`decode`]), then the
 //! RDB version (u16 LE) and a CRC-64 (Jones polynomial, reflected, as Redis's `crc64`;
-//! u64 LE) of everything before it. DUMP writes RDB version 9 with plain encodings,
-//! which every Redis from 5.0 on restores; RESTORE reads versions up to 11 (Redis 7.2)
+//! u64 LE) of everything before it. DUMP writes RDB version 9 with plain encodings
+//! (strings over 20 bytes LZF-compressed when that pays, as Redis writes them), which
+//! every Redis from 5.0 on restores; RESTORE reads versions up to 11 (Redis 7.2)
 //! and every encoding Redis 7.0 and 7.2 write for strings, lists, sets, hashes and
 //! sorted sets.
 //!

@@ -91,6 +91,37 @@ fn every_type_round_trips() {
 }
 
 #[test]
+fn lzf_round_trips_and_only_when_it_pays() {
+    let mut rng = Rng(7);
+    let noise: Vec<u8> = (0..20_000).map(|_| rng.next() as u8).collect();
+    let mut text = Vec::new();
+    for i in 0..3000 {
+        text.extend(format!("key:{} value {} ", i % 97, i % 13).bytes());
+    }
+    let cases: Vec<Vec<u8>> = vec![
+        vec![b'a'; 54],
+        vec![0; 100_000],
+        text,
+        // A repeat just inside the 8 KiB window.
+        [&noise[..8000], &noise[..3000]].concat(),
+    ];
+    for c in &cases {
+        let z = lzf::compress(c, 4).expect("compressible");
+        assert!(z.len() + 4 <= c.len());
+        assert_eq!(lzf::decompress(&z, c.len() as u64).as_ref(), Ok(c));
+    }
+    assert!(lzf::compress(&noise, 4).is_none());
+    // A repeat farther back than the window is out of reach.
+    assert!(lzf::compress(&[&noise[..9000], &noise[..3000]].concat(), 4).is_none());
+    assert!(lzf::compress(b"abc", 4).is_none());
+    // DUMP compresses long strings, as Redis does, and reads them back.
+    let v = Value::Str(vec![b'a'; 54]);
+    let p = serialize(&v);
+    assert_eq!(p[..2], [0, 0xc3]);
+    assert_eq!(deserialize(&p), Ok(v));
+}
+
+#[test]
 fn integers_use_the_int_encodings() {
     assert_eq!(serialize(&Value::Str(b"-7".to_vec()))[..3], [0, 0xc0, 0xf9]);
     assert_eq!(
