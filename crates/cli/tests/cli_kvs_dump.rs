@@ -5,7 +5,8 @@
 //! time to live. In CI a missing `redis-server` fails the test; elsewhere it is
 //! skipped. Also without Redis: a restored key goes through the append-only log (it
 //! survives a SIGKILL), serves a client blocked on it, moves a WATCH, sends the
-//! `restore` notification, and is refused over `maxmemory`.
+//! `restore` notification, is refused over `maxmemory`, and goes to the selected
+//! database.
 
 mod common;
 
@@ -274,4 +275,24 @@ fn restore_serves_waiters_moves_watches_and_notifies() {
         "{e}"
     );
     assert!(!dump(&mut c, "n").is_empty());
+}
+
+#[test]
+fn restore_and_dump_use_the_selected_database() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let select = |c: &mut redis::Connection, db: i64| {
+        let () = redis::cmd("SELECT").arg(db).query(c).expect("SELECT");
+    };
+    select(&mut c, 3);
+    restore(&mut c, "k", 0, &unhex(ZSET_LISTPACK));
+    let payload = dump(&mut c, "k");
+    select(&mut c, 0);
+    let none: Option<Vec<u8>> = redis::cmd("DUMP").arg("k").query(&mut c).expect("DUMP");
+    assert_eq!(none, None);
+    restore(&mut c, "k", 0, &payload);
+    select(&mut c, 3);
+    let z = content(&mut c, "k");
+    select(&mut c, 0);
+    assert_eq!(content(&mut c, "k"), z);
 }
