@@ -270,3 +270,22 @@ pub fn unhex(h: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&h[i..i + 2], 16).expect("hex"))
         .collect()
 }
+
+/// A Redis and a wirespeed server (killed on drop) and a connection to each; None when
+/// redis-server is not installed.
+pub fn both() -> Option<([Killed; 2], redis::Connection, redis::Connection)> {
+    let (redis, redis_addr) = redis_server()?;
+    let (ws, ws_addr) = kvs_serve(&["--port", "0"]);
+    let (theirs, ours) = (connect(&redis_addr), connect(&ws_addr));
+    Some(([redis, ws], theirs, ours))
+}
+
+/// Fails with every reply that differed.
+pub fn same(differ: &[String]) {
+    assert!(
+        differ.is_empty(),
+        "{} replies differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
