@@ -10,7 +10,7 @@ use openssl::sign::{RsaPssSaltlen, Verifier};
 
 mod common;
 
-use common::wirespeed;
+use common::{unhex, wirespeed};
 
 fn temp(name: &str) -> PathBuf {
     common::temp("rsa", name)
@@ -18,13 +18,6 @@ fn temp(name: &str) -> PathBuf {
 
 fn s(p: &std::path::Path) -> &str {
     p.to_str().expect("utf-8 temp path")
-}
-
-fn unhex(h: &str) -> Vec<u8> {
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).expect("hex"))
-        .collect()
 }
 
 #[test]

@@ -3,52 +3,12 @@
 //! compared too). Covers the string, key, hash, set, list and sorted-set commands (the multi-key
 //! and blocking pops with data present), pub/sub outside the subscribed context, WRONGTYPE across
 //! them, transactions, Lua scripting (EVAL, the script cache, functions, the
-//! conversions and every scripting error text) and COMMAND GETKEYS. In CI a missing `redis-server` fails the test; elsewhere it is skipped.
+//! conversions and every scripting error text) and COMMAND GETKEYS (RESTORE: `diff_kvs_restore.rs`). In CI a missing `redis-server` fails the test; elsewhere it is skipped.
 
 mod common;
 
-use std::net::TcpListener;
-use std::process::{Command, Stdio};
-
-use common::{connect, kvs_serve, missing_client, Killed};
+use common::{both, missing_client, same};
 use redis::Value;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// A Redis server without persistence, or None when redis-server is not installed.
-fn redis_server() -> Option<(Killed, String)> {
-    let port = free_port();
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .args(["--bind", "127.0.0.1"])
-        .arg("--dir")
-        .arg(std::env::temp_dir())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let addr = format!("127.0.0.1:{port}");
-    let killed = Killed(child);
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(&addr).is_ok() {
-            return Some((killed, addr));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("redis-server did not start on {addr}");
-}
 
 /// A reply with error texts kept (the redis crate's error, as text).
 fn reply(con: &mut redis::Connection, args: &[&str]) -> Result<Value, String> {
@@ -726,12 +686,9 @@ const SCRIPT: &[&[&str]] = &[
 
 #[test]
 fn replies_equal_redis() {
-    let Some((_redis, redis_addr)) = redis_server() else {
+    let Some((_servers, mut theirs, mut ours)) = both() else {
         return missing_client("redis-server");
     };
-    let (_ws, ws_addr) = kvs_serve(&["--port", "0"]);
-    let mut theirs = connect(&redis_addr);
-    let mut ours = connect(&ws_addr);
     let mut differ = Vec::new();
     for args in SCRIPT {
         let (a, b) = (reply(&mut theirs, args), reply(&mut ours, args));
@@ -739,10 +696,5 @@ fn replies_equal_redis() {
             differ.push(format!("{args:?}\n  redis:     {a:?}\n  wirespeed: {b:?}"));
         }
     }
-    assert!(
-        differ.is_empty(),
-        "{} replies differ:\n{}",
-        differ.len(),
-        differ.join("\n")
-    );
+    same(&differ);
 }

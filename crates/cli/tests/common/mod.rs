@@ -224,3 +224,68 @@ pub fn durable_args(aof: &str) -> [&str; 8] {
         "always",
     ]
 }
+
+/// A free TCP port on the loopback interface.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A Redis server without persistence, or None when redis-server is not installed.
+pub fn redis_server() -> Option<(Killed, String)> {
+    let port = free_port();
+    let child = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .args(["--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(std::env::temp_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let addr = format!("127.0.0.1:{port}");
+    let killed = Killed(child);
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(&addr).is_ok() {
+            return Some((killed, addr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("redis-server did not start on {addr}");
+}
+
+/// The bytes a string of hexadecimal digit pairs spells.
+pub fn unhex(h: &str) -> Vec<u8> {
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// A Redis and a wirespeed server (killed on drop) and a connection to each; None when
+/// redis-server is not installed.
+pub fn both() -> Option<([Killed; 2], redis::Connection, redis::Connection)> {
+    let (redis, redis_addr) = redis_server()?;
+    let (ws, ws_addr) = kvs_serve(&["--port", "0"]);
+    let (theirs, ours) = (connect(&redis_addr), connect(&ws_addr));
+    Some(([redis, ws], theirs, ours))
+}
+
+/// Fails with every reply that differed.
+pub fn same(differ: &[String]) {
+    assert!(
+        differ.is_empty(),
+        "{} replies differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}

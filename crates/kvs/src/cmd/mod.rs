@@ -20,6 +20,7 @@ pub mod cmdstats;
 pub mod config;
 pub mod connection;
 pub mod dbs;
+pub mod dump;
 pub mod glob;
 pub mod hashes;
 pub mod keys;

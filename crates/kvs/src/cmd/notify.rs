@@ -111,6 +111,7 @@ fn event(name: &str, args: &[&[u8]], first: bool) -> Option<(u32, &'static str)>
         "del" | "unlink" | "getdel" => (GENERIC, "del"),
         "expire" | "pexpire" | "expireat" | "pexpireat" | "getex" => (GENERIC, "expire"),
         "persist" => (GENERIC, "persist"),
+        "restore" => (GENERIC, "restore"),
         "rename" | "renamenx" if first => (GENERIC, "rename_from"),
         "rename" | "renamenx" => (GENERIC, "rename_to"),
         "copy" if !first => (GENERIC, "copy_to"),
@@ -191,7 +192,7 @@ pub(crate) fn after(ctx: &mut Ctx, name: &str, args: &[&[u8]], start: usize) {
             continue;
         };
         let exists = ctx.keys.store_in(db, &key).contains(&key, ctx.now);
-        if class == GENERIC && ev == "expire" && !exists {
+        if class == GENERIC && (ev == "expire" || ev == "restore") && !exists {
             // A deadline already past removes the key.
             events.push((GENERIC, "del", db, key));
             continue;
