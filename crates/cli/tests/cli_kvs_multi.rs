@@ -4,24 +4,12 @@
 
 mod common;
 
-use common::{connect, kvs_serve, temp};
+use common::{cmd, connect, kvs_serve, temp, try_cmd};
 use redis::{Connection, Value};
 use std::io::{Read, Write};
 
-fn cmd(con: &mut Connection, args: &[&str]) -> redis::RedisResult<Value> {
-    let mut c = redis::cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con)
-}
-
-fn ok(con: &mut Connection, args: &[&str]) -> Value {
-    cmd(con, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
 fn err(con: &mut Connection, args: &[&str]) -> String {
-    match cmd(con, args) {
+    match try_cmd(con, args) {
         Ok(v) => panic!("{args:?}: expected an error, got {v:?}"),
         Err(e) => e.to_string(),
     }
@@ -35,13 +23,13 @@ fn get(con: &mut Connection, key: &str) -> Option<String> {
 fn queued_commands_run_in_order_and_errors_follow_redis() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut c = connect(&addr);
-    assert_eq!(ok(&mut c, &["MULTI"]), Value::Okay);
+    assert_eq!(cmd(&mut c, &["MULTI"]), Value::Okay);
     assert_eq!(
-        ok(&mut c, &["SET", "k", "1"]),
+        cmd(&mut c, &["SET", "k", "1"]),
         Value::SimpleString("QUEUED".into())
     );
-    ok(&mut c, &["INCR", "k"]);
-    ok(&mut c, &["GET", "k"]);
+    cmd(&mut c, &["INCR", "k"]);
+    cmd(&mut c, &["GET", "k"]);
     assert_eq!(get_raw_exec(&mut c).len(), 3);
     assert_eq!(get(&mut c, "k").as_deref(), Some("2"));
 
@@ -49,11 +37,11 @@ fn queued_commands_run_in_order_and_errors_follow_redis() {
     assert!(err(&mut c, &["EXEC"]).contains("EXEC without MULTI"));
     assert!(err(&mut c, &["DISCARD"]).contains("DISCARD without MULTI"));
     // Nested MULTI and WATCH inside MULTI are refused without ending the transaction.
-    ok(&mut c, &["MULTI"]);
+    cmd(&mut c, &["MULTI"]);
     assert!(err(&mut c, &["MULTI"]).contains("MULTI calls can not be nested"));
     assert!(err(&mut c, &["WATCH", "k"]).contains("WATCH inside MULTI is not allowed"));
-    ok(&mut c, &["INCR", "k"]);
-    assert_eq!(ok(&mut c, &["DISCARD"]), Value::Okay);
+    cmd(&mut c, &["INCR", "k"]);
+    assert_eq!(cmd(&mut c, &["DISCARD"]), Value::Okay);
     assert_eq!(
         get(&mut c, "k").as_deref(),
         Some("2"),
@@ -62,18 +50,18 @@ fn queued_commands_run_in_order_and_errors_follow_redis() {
 
     // A command refused while queuing (unknown, wrong arity) discards the whole
     // transaction at EXEC; nothing queued before or after it runs.
-    ok(&mut c, &["MULTI"]);
-    ok(&mut c, &["INCR", "k"]);
+    cmd(&mut c, &["MULTI"]);
+    cmd(&mut c, &["INCR", "k"]);
     assert!(err(&mut c, &["NOSUCHCMD", "x"]).contains("unknown command"));
     assert!(err(&mut c, &["GET"]).contains("wrong number of arguments"));
-    ok(&mut c, &["INCR", "k"]);
+    cmd(&mut c, &["INCR", "k"]);
     let e = err(&mut c, &["EXEC"]);
     assert!(e.contains("Transaction discarded"), "{e}");
     assert_eq!(get(&mut c, "k").as_deref(), Some("2"));
 
     // A command that fails when run leaves the others to run (Redis's semantics).
     // (Over a raw socket: the redis crate turns such an EXEC reply into one error.)
-    ok(&mut c, &["SET", "text", "abc"]);
+    cmd(&mut c, &["SET", "text", "abc"]);
     let mut raw = std::net::TcpStream::connect(&addr).unwrap();
     raw.write_all(b"MULTI\r\nINCR text\r\nINCR k\r\nEXEC\r\n")
         .unwrap();
@@ -83,13 +71,13 @@ fn queued_commands_run_in_order_and_errors_follow_redis() {
     assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want));
 
     // An empty transaction replies with an empty array.
-    ok(&mut c, &["MULTI"]);
+    cmd(&mut c, &["MULTI"]);
     assert!(get_raw_exec(&mut c).is_empty());
 }
 
 /// EXEC's reply, as the array of the queued commands' replies.
 fn get_raw_exec(c: &mut Connection) -> Vec<Value> {
-    match ok(c, &["EXEC"]) {
+    match cmd(c, &["EXEC"]) {
         Value::Array(v) => v,
         other => panic!("EXEC replied {other:?}"),
     }
@@ -101,37 +89,37 @@ fn watch_aborts_on_a_change_by_another_loop_and_not_otherwise() {
     let mut a = connect(&addr);
     let mut b = connect(&addr);
     let mut c = connect(&addr);
-    ok(&mut a, &["SET", "w", "0"]);
+    cmd(&mut a, &["SET", "w", "0"]);
 
     // Not changed: EXEC runs.
-    ok(&mut a, &["WATCH", "w", "other"]);
-    ok(&mut a, &["MULTI"]);
-    ok(&mut a, &["SET", "w", "a1"]);
+    cmd(&mut a, &["WATCH", "w", "other"]);
+    cmd(&mut a, &["MULTI"]);
+    cmd(&mut a, &["SET", "w", "a1"]);
     assert_eq!(get_raw_exec(&mut a), vec![Value::Okay]);
 
     // Changed by other connections (the server runs two loops; three connections
     // put at least two on different loops): EXEC runs nothing, replies null.
     for other in [&mut b, &mut c] {
-        ok(&mut a, &["WATCH", "w"]);
-        ok(other, &["SET", "w", "theirs"]);
-        ok(&mut a, &["MULTI"]);
-        ok(&mut a, &["SET", "w", "mine"]);
-        assert_eq!(ok(&mut a, &["EXEC"]), Value::Nil);
+        cmd(&mut a, &["WATCH", "w"]);
+        cmd(other, &["SET", "w", "theirs"]);
+        cmd(&mut a, &["MULTI"]);
+        cmd(&mut a, &["SET", "w", "mine"]);
+        assert_eq!(cmd(&mut a, &["EXEC"]), Value::Nil);
         assert_eq!(get(&mut a, "w").as_deref(), Some("theirs"));
     }
 
     // EXEC unwatches: a change after it does not abort the next transaction.
-    ok(&mut a, &["MULTI"]);
-    ok(&mut b, &["SET", "w", "later"]);
-    ok(&mut a, &["SET", "w", "mine"]);
+    cmd(&mut a, &["MULTI"]);
+    cmd(&mut b, &["SET", "w", "later"]);
+    cmd(&mut a, &["SET", "w", "mine"]);
     assert_eq!(get_raw_exec(&mut a), vec![Value::Okay]);
 
     // UNWATCH and DISCARD forget the watched keys.
-    ok(&mut a, &["WATCH", "w"]);
-    ok(&mut a, &["UNWATCH"]);
-    ok(&mut b, &["SET", "w", "x"]);
-    ok(&mut a, &["MULTI"]);
-    ok(&mut a, &["GET", "w"]);
+    cmd(&mut a, &["WATCH", "w"]);
+    cmd(&mut a, &["UNWATCH"]);
+    cmd(&mut b, &["SET", "w", "x"]);
+    cmd(&mut a, &["MULTI"]);
+    cmd(&mut a, &["GET", "w"]);
     assert_eq!(get_raw_exec(&mut a), vec![Value::BulkString(b"x".to_vec())]);
 
     // A deletion, an expiry set by EXPIRE, and FLUSHALL of an existing key are
@@ -141,30 +129,30 @@ fn watch_aborts_on_a_change_by_another_loop_and_not_otherwise() {
         &["EXPIRE", "w", "100"][..],
         &["FLUSHALL"][..],
     ] {
-        ok(&mut a, &["SET", "w", "1"]);
-        ok(&mut a, &["WATCH", "w"]);
-        ok(&mut b, change);
-        ok(&mut a, &["MULTI"]);
-        ok(&mut a, &["PING"]);
-        assert_eq!(ok(&mut a, &["EXEC"]), Value::Nil, "{change:?}");
+        cmd(&mut a, &["SET", "w", "1"]);
+        cmd(&mut a, &["WATCH", "w"]);
+        cmd(&mut b, change);
+        cmd(&mut a, &["MULTI"]);
+        cmd(&mut a, &["PING"]);
+        assert_eq!(cmd(&mut a, &["EXEC"]), Value::Nil, "{change:?}");
     }
-    ok(&mut a, &["DEL", "absent"]);
-    ok(&mut a, &["WATCH", "absent"]);
-    ok(&mut b, &["FLUSHALL"]);
-    ok(&mut a, &["MULTI"]);
-    ok(&mut a, &["PING"]);
+    cmd(&mut a, &["DEL", "absent"]);
+    cmd(&mut a, &["WATCH", "absent"]);
+    cmd(&mut b, &["FLUSHALL"]);
+    cmd(&mut a, &["MULTI"]);
+    cmd(&mut a, &["PING"]);
     assert_eq!(
         get_raw_exec(&mut a),
         vec![Value::SimpleString("PONG".into())]
     );
 
     // A watched key whose deadline passes before EXEC aborts it.
-    ok(&mut a, &["SET", "short", "1", "PX", "50"]);
-    ok(&mut a, &["WATCH", "short"]);
+    cmd(&mut a, &["SET", "short", "1", "PX", "50"]);
+    cmd(&mut a, &["WATCH", "short"]);
     std::thread::sleep(std::time::Duration::from_millis(120));
-    ok(&mut a, &["MULTI"]);
-    ok(&mut a, &["PING"]);
-    assert_eq!(ok(&mut a, &["EXEC"]), Value::Nil);
+    cmd(&mut a, &["MULTI"]);
+    cmd(&mut a, &["PING"]);
+    assert_eq!(cmd(&mut a, &["EXEC"]), Value::Nil);
 }
 
 #[test]
@@ -172,7 +160,7 @@ fn a_transaction_is_atomic_for_clients_on_other_loops() {
     let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
     let mut setup = connect(&addr);
     // Keys chosen to fall in different shards (a transaction locks all of them).
-    ok(&mut setup, &["MSET", "x", "0", "y", "0", "z", "0"]);
+    cmd(&mut setup, &["MSET", "x", "0", "y", "0", "z", "0"]);
     let writers: Vec<_> = (0..2)
         .map(|_| {
             let addr = addr.clone();
@@ -220,7 +208,7 @@ fn a_transaction_survives_kill_9_whole() {
     {
         let (_server, addr) = kvs_serve(&args);
         let mut c = connect(&addr);
-        ok(&mut c, &["SET", "before", "1"]);
+        cmd(&mut c, &["SET", "before", "1"]);
         let _: () = redis::pipe()
             .atomic()
             .set("t1", "a")
@@ -243,13 +231,13 @@ fn command_reports_the_table() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut c = connect(&addr);
     let count: i64 = redis::cmd("COMMAND").arg("COUNT").query(&mut c).unwrap();
-    let all = match ok(&mut c, &["COMMAND"]) {
+    let all = match cmd(&mut c, &["COMMAND"]) {
         Value::Array(v) => v,
         other => panic!("{other:?}"),
     };
     assert_eq!(all.len() as i64, count);
     // COMMAND INFO: name, arity, flags, first key, last key, step, ...
-    let info = match ok(&mut c, &["COMMAND", "INFO", "mset", "nosuch"]) {
+    let info = match cmd(&mut c, &["COMMAND", "INFO", "mset", "nosuch"]) {
         Value::Array(v) => v,
         other => panic!("{other:?}"),
     };
@@ -280,23 +268,23 @@ fn exec_refuses_a_transaction_that_would_grow_past_maxmemory() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut a = connect(&addr);
     let mut b = connect(&addr);
-    ok(&mut a, &["SET", "x", "value"]);
+    cmd(&mut a, &["SET", "x", "value"]);
     // Reads only: EXEC runs although memory is over the limit.
-    ok(&mut a, &["MULTI"]);
-    ok(&mut a, &["GET", "x"]);
-    ok(&mut b, &["CONFIG", "SET", "maxmemory", "1"]);
+    cmd(&mut a, &["MULTI"]);
+    cmd(&mut a, &["GET", "x"]);
+    cmd(&mut b, &["CONFIG", "SET", "maxmemory", "1"]);
     assert_eq!(
         get_raw_exec(&mut a),
         vec![Value::BulkString(b"value".to_vec())]
     );
-    ok(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
+    cmd(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
     // A command that may add memory: the whole transaction is discarded.
-    ok(&mut a, &["MULTI"]);
-    ok(&mut a, &["SET", "x", "1"]);
-    ok(&mut a, &["GET", "x"]);
-    ok(&mut b, &["CONFIG", "SET", "maxmemory", "1"]);
+    cmd(&mut a, &["MULTI"]);
+    cmd(&mut a, &["SET", "x", "1"]);
+    cmd(&mut a, &["GET", "x"]);
+    cmd(&mut b, &["CONFIG", "SET", "maxmemory", "1"]);
     let e = err(&mut a, &["EXEC"]);
     assert!(e.contains("OOM"), "{e}");
-    ok(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
+    cmd(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
     assert_eq!(get(&mut a, "x").as_deref(), Some("value"));
 }

@@ -9,23 +9,11 @@ mod common;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::{connect, kvs_serve, temp};
+use common::{bulk, cmd, connect, durable_args, fresh_log, kvs_serve, temp, try_cmd};
 use redis::{Connection, Value};
 
-fn cmd(con: &mut Connection, args: &[&str]) -> redis::RedisResult<Value> {
-    let mut c = redis::cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con)
-}
-
-fn ok(con: &mut Connection, args: &[&str]) -> Value {
-    cmd(con, args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
 fn err(con: &mut Connection, args: &[&str]) -> String {
-    match cmd(con, args) {
+    match try_cmd(con, args) {
         Ok(v) => panic!("{args:?}: expected an error, got {v:?}"),
         Err(e) => e.to_string(),
     }
@@ -36,11 +24,7 @@ fn eval(con: &mut Connection, script: &str, keys: &[&str], argv: &[&str]) -> Val
     let mut args = vec!["EVAL", script, &n];
     args.extend_from_slice(keys);
     args.extend_from_slice(argv);
-    ok(con, &args)
-}
-
-fn bulk(s: &str) -> Value {
-    Value::BulkString(s.as_bytes().to_vec())
+    cmd(con, &args)
 }
 
 #[test]
@@ -85,8 +69,8 @@ fn eval_sees_keys_and_args_and_converts_both_ways() {
     let e = err(&mut c, &["EVAL", "return {err='MYERR custom'}", "0"]);
     assert!(e.contains("MYERR") && e.contains("custom"), "{e}");
     // Reply to Lua: each type as its Lua value, seen from inside the script.
-    ok(&mut c, &["SET", "s", "text"]);
-    ok(&mut c, &["RPUSH", "l", "a", "b"]);
+    cmd(&mut c, &["SET", "s", "text"]);
+    cmd(&mut c, &["RPUSH", "l", "a", "b"]);
     let types = eval(
         &mut c,
         "local r = {}
@@ -186,10 +170,10 @@ fn the_script_cache_serves_evalsha_until_flushed() {
         sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
         "{sha}"
     );
-    assert_eq!(ok(&mut c, &["EVALSHA", &sha, "0", "hi"]), bulk("hi!"));
+    assert_eq!(cmd(&mut c, &["EVALSHA", &sha, "0", "hi"]), bulk("hi!"));
     // Any case of the digest.
     assert_eq!(
-        ok(&mut c, &["EVALSHA", &sha.to_uppercase(), "0", "yo"]),
+        cmd(&mut c, &["EVALSHA", &sha.to_uppercase(), "0", "yo"]),
         bulk("yo!")
     );
     let exists: Vec<i64> = redis::cmd("SCRIPT")
@@ -197,7 +181,7 @@ fn the_script_cache_serves_evalsha_until_flushed() {
         .query(&mut c)
         .unwrap();
     assert_eq!(exists, [1, 0]);
-    assert_eq!(ok(&mut c, &["SCRIPT", "FLUSH"]), Value::Okay);
+    assert_eq!(cmd(&mut c, &["SCRIPT", "FLUSH"]), Value::Okay);
     let e = err(&mut c, &["EVALSHA", &sha, "0", "hi"]);
     // (The redis crate names the NOSCRIPT code by its own word.)
     assert!(e.contains("No matching script. Please use EVAL."), "{e}");
@@ -205,16 +189,16 @@ fn the_script_cache_serves_evalsha_until_flushed() {
     // connection too.
     eval(&mut c, body, &[], &["x"]);
     let mut other = connect(&addr);
-    assert_eq!(ok(&mut other, &["EVALSHA", &sha, "0", "z"]), bulk("z!"));
+    assert_eq!(cmd(&mut other, &["EVALSHA", &sha, "0", "z"]), bulk("z!"));
     assert!(err(&mut c, &["SCRIPT", "FLUSH", "MAYBE"]).contains("SYNC|ASYNC"));
-    assert_eq!(ok(&mut c, &["SCRIPT", "FLUSH", "ASYNC"]), Value::Okay);
+    assert_eq!(cmd(&mut c, &["SCRIPT", "FLUSH", "ASYNC"]), Value::Okay);
 }
 
 #[test]
 fn call_raises_pcall_returns_and_the_sandbox_refuses() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut c = connect(&addr);
-    ok(&mut c, &["SET", "s", "abc"]);
+    cmd(&mut c, &["SET", "s", "abc"]);
     // redis.call: the command's error ends the script, with where it was raised.
     let e = err(&mut c, &["EVAL", "return redis.call('INCR', 's')", "0"]);
     assert!(e.contains("value is not an integer"), "{e}");
@@ -299,9 +283,9 @@ fn call_raises_pcall_returns_and_the_sandbox_refuses() {
 fn read_only_scripts_cannot_write() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut c = connect(&addr);
-    ok(&mut c, &["SET", "k", "v"]);
+    cmd(&mut c, &["SET", "k", "v"]);
     assert_eq!(
-        ok(
+        cmd(
             &mut c,
             &["EVAL_RO", "return redis.call('GET', KEYS[1])", "1", "k"]
         ),
@@ -326,7 +310,7 @@ fn read_only_scripts_cannot_write() {
         .unwrap();
     let e = err(&mut c, &["EVALSHA_RO", &sha, "1", "k"]);
     assert!(e.contains("read-only scripts"), "{e}");
-    assert_eq!(ok(&mut c, &["GET", "k"]), bulk("v"));
+    assert_eq!(cmd(&mut c, &["GET", "k"]), bulk("v"));
 }
 
 #[test]
@@ -336,20 +320,23 @@ fn functions_load_and_run() {
     let lib = "#!lua name=mylib\n\
         redis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)\n\
         redis.register_function{function_name='peek', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
-    assert_eq!(ok(&mut c, &["FUNCTION", "LOAD", lib]), bulk("mylib"));
+    assert_eq!(cmd(&mut c, &["FUNCTION", "LOAD", lib]), bulk("mylib"));
     assert!(err(&mut c, &["FUNCTION", "LOAD", lib]).contains("already exists"));
-    assert_eq!(ok(&mut c, &["FCALL", "bump", "1", "n", "5"]), Value::Int(5));
-    assert_eq!(ok(&mut c, &["FCALL_RO", "peek", "1", "n"]), bulk("5"));
+    assert_eq!(
+        cmd(&mut c, &["FCALL", "bump", "1", "n", "5"]),
+        Value::Int(5)
+    );
+    assert_eq!(cmd(&mut c, &["FCALL_RO", "peek", "1", "n"]), bulk("5"));
     assert!(err(&mut c, &["FCALL_RO", "bump", "1", "n", "1"]).contains("write flag"));
     assert!(err(&mut c, &["FCALL", "nosuch", "0"]).contains("Function not found"));
     // Another connection (another event loop's interpreter) sees the library.
     let mut other = connect(&addr);
     assert_eq!(
-        ok(&mut other, &["FCALL", "bump", "1", "n", "1"]),
+        cmd(&mut other, &["FCALL", "bump", "1", "n", "1"]),
         Value::Int(6)
     );
-    assert_eq!(ok(&mut c, &["FUNCTION", "FLUSH"]), Value::Okay);
-    assert_eq!(ok(&mut c, &["FUNCTION", "LIST"]), Value::Array(vec![]));
+    assert_eq!(cmd(&mut c, &["FUNCTION", "FLUSH"]), Value::Okay);
+    assert_eq!(cmd(&mut c, &["FUNCTION", "LIST"]), Value::Array(vec![]));
     assert!(err(&mut c, &["FCALL", "bump", "1", "n", "1"]).contains("Function not found"));
 }
 
@@ -368,26 +355,65 @@ fn a_scripts_writes_survive_kill_9_whole() {
         let mut c = connect(&addr);
         assert_eq!(eval(&mut c, script, &[], &[]), Value::Int(100));
         // Inside MULTI the script queues and runs at EXEC, in the transaction's record.
-        ok(&mut c, &["MULTI"]);
-        ok(&mut c, &["EVAL", "return redis.call('INCR', 'k1')", "0"]);
-        ok(&mut c, &["SET", "after", "1"]);
+        cmd(&mut c, &["MULTI"]);
+        cmd(&mut c, &["EVAL", "return redis.call('INCR', 'k1')", "0"]);
+        cmd(&mut c, &["SET", "after", "1"]);
         assert_eq!(
-            ok(&mut c, &["EXEC"]),
+            cmd(&mut c, &["EXEC"]),
             Value::Array(vec![Value::Int(2), Value::Okay])
         );
         // _server is killed (SIGKILL) here.
     }
     let (_server, addr) = kvs_serve(&args);
     let mut c = connect(&addr);
-    assert_eq!(ok(&mut c, &["DBSIZE"]), Value::Int(101));
-    assert_eq!(ok(&mut c, &["GET", "k1"]), bulk("2"));
-    assert_eq!(ok(&mut c, &["GET", "k100"]), bulk("100"));
-    assert_eq!(ok(&mut c, &["GET", "k50"]), Value::Nil);
-    assert_eq!(ok(&mut c, &["LLEN", "list"]), Value::Int(2));
-    assert_eq!(ok(&mut c, &["GET", "after"]), bulk("1"));
+    assert_eq!(cmd(&mut c, &["DBSIZE"]), Value::Int(101));
+    assert_eq!(cmd(&mut c, &["GET", "k1"]), bulk("2"));
+    assert_eq!(cmd(&mut c, &["GET", "k100"]), bulk("100"));
+    assert_eq!(cmd(&mut c, &["GET", "k50"]), Value::Nil);
+    assert_eq!(cmd(&mut c, &["LLEN", "list"]), Value::Int(2));
+    assert_eq!(cmd(&mut c, &["GET", "after"]), bulk("1"));
 }
 
 /// Sends `line` on a raw socket without waiting for the reply.
+#[test]
+fn function_libraries_survive_kill_9_and_a_rewrite() {
+    let aof = fresh_log("kvs-functions");
+    let args = durable_args(&aof);
+    let lib = |name: &str, reply: &str| {
+        format!(
+            "#!lua name={name}\nredis.register_function('{name}_f', function() return '{reply}' end)"
+        )
+    };
+    {
+        let (_server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        cmd(&mut c, &["FUNCTION", "LOAD", &lib("kept", "one")]);
+        cmd(
+            &mut c,
+            &["FUNCTION", "LOAD", "REPLACE", &lib("kept", "two")],
+        );
+        cmd(&mut c, &["FUNCTION", "LOAD", &lib("gone", "x")]);
+        cmd(&mut c, &["FUNCTION", "DELETE", "gone"]);
+    }
+    let (server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    assert_eq!(cmd(&mut c, &["FCALL", "kept_f", "0"]), bulk("two"));
+    assert!(err(&mut c, &["FCALL", "gone_f", "0"]).contains("Function not found"));
+    // A rewrite keeps the libraries (they are not keys).
+    cmd(&mut c, &["SET", "k", "v"]);
+    cmd(&mut c, &["SAVE"]);
+    drop(server);
+    let (server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    assert_eq!(cmd(&mut c, &["FCALL", "kept_f", "0"]), bulk("two"));
+    assert_eq!(cmd(&mut c, &["GET", "k"]), bulk("v"));
+    cmd(&mut c, &["FUNCTION", "FLUSH"]);
+    drop(server);
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    assert!(err(&mut c, &["FCALL", "kept_f", "0"]).contains("Function not found"));
+}
+
 fn send(addr: &str, line: &[u8]) -> std::net::TcpStream {
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
     s.write_all(line).expect("send");
@@ -399,25 +425,25 @@ fn a_long_script_gets_busy_replies_and_script_kill_from_another_loop() {
     // Two event loops: consecutive connections are dealt to different loops.
     let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
     let mut admin = connect(&addr);
-    ok(
+    cmd(
         &mut admin,
         &["CONFIG", "SET", "busy-reply-threshold", "100"],
     );
-    ok(&mut admin, &["SET", "k", "v"]);
+    cmd(&mut admin, &["SET", "k", "v"]);
     let e = err(&mut admin, &["SCRIPT", "KILL"]);
     assert!(e.contains("No scripts in execution right now"), "{e}");
     // The script runs on the loop after the admin connection's.
     let mut runner = send(&addr, b"EVAL \"while true do end\" 0\r\n");
     let start = Instant::now();
     let busy = loop {
-        match cmd(&mut admin, &["GET", "k"]) {
+        match try_cmd(&mut admin, &["GET", "k"]) {
             Err(e) if e.to_string().contains("BUSY") => break e.to_string(),
             _ if start.elapsed() > Duration::from_secs(10) => panic!("never BUSY"),
             _ => std::thread::sleep(Duration::from_millis(20)),
         }
     };
     assert!(busy.contains("SCRIPT KILL"), "{busy}");
-    assert_eq!(ok(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
+    assert_eq!(cmd(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
     let mut reply = [0u8; 256];
     runner
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -425,7 +451,7 @@ fn a_long_script_gets_busy_replies_and_script_kill_from_another_loop() {
     let n = runner.read(&mut reply).expect("the script's reply");
     let reply = String::from_utf8_lossy(&reply[..n]);
     assert!(reply.starts_with("-ERR Script killed by user"), "{reply}");
-    assert_eq!(ok(&mut admin, &["GET", "k"]), bulk("v"));
+    assert_eq!(cmd(&mut admin, &["GET", "k"]), bulk("v"));
 
     // A script that wrote cannot be killed: it would leave half its writes. (A
     // connection in between, so the script's lands on the other loop again.)
@@ -436,7 +462,7 @@ fn a_long_script_gets_busy_replies_and_script_kill_from_another_loop() {
     );
     let start = Instant::now();
     loop {
-        match cmd(&mut admin, &["SCRIPT", "KILL"]) {
+        match try_cmd(&mut admin, &["SCRIPT", "KILL"]) {
             Err(e) if e.to_string().contains("already executed write commands") => break,
             _ if start.elapsed() > Duration::from_secs(10) => panic!("never UNKILLABLE"),
             _ => std::thread::sleep(Duration::from_millis(20)),
@@ -448,7 +474,7 @@ fn a_long_script_gets_busy_replies_and_script_kill_from_another_loop() {
         .unwrap();
     let n = writer.read(&mut reply).expect("the script's reply");
     assert_eq!(&reply[..n], b"$4\r\ndone\r\n");
-    assert_eq!(ok(&mut admin, &["GET", "w"]), bulk("1"));
+    assert_eq!(cmd(&mut admin, &["GET", "w"]), bulk("1"));
 }
 
 #[test]
@@ -457,7 +483,7 @@ fn one_loop_answers_busy_and_kills_a_script_that_catches_errors() {
     // script's instruction hook.
     let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "1"]);
     let mut admin = connect(&addr);
-    ok(&mut admin, &["CONFIG", "SET", "lua-time-limit", "50"]);
+    cmd(&mut admin, &["CONFIG", "SET", "lua-time-limit", "50"]);
     // The loop lends its connections to the hook once a script has run.
     assert_eq!(eval(&mut admin, "return 1", &[], &[]), Value::Int(1));
     let mut runner = send(
@@ -466,14 +492,14 @@ fn one_loop_answers_busy_and_kills_a_script_that_catches_errors() {
     );
     let start = Instant::now();
     loop {
-        match cmd(&mut admin, &["PING"]) {
+        match try_cmd(&mut admin, &["PING"]) {
             Err(e) if e.to_string().contains("busy running a script") => break,
             _ if start.elapsed() > Duration::from_secs(10) => panic!("never BUSY"),
             _ => std::thread::sleep(Duration::from_millis(20)),
         }
     }
     // The kill is not caught by the script's pcall.
-    assert_eq!(ok(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
+    assert_eq!(cmd(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
     let mut reply = [0u8; 256];
     runner
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -482,7 +508,7 @@ fn one_loop_answers_busy_and_kills_a_script_that_catches_errors() {
     let reply = String::from_utf8_lossy(&reply[..n]);
     assert!(reply.starts_with("-ERR Script killed by user"), "{reply}");
     assert_eq!(
-        ok(&mut admin, &["PING"]),
+        cmd(&mut admin, &["PING"]),
         Value::SimpleString("PONG".into())
     );
 }

@@ -580,8 +580,10 @@ impl Log {
             .store(policy == Fsync::Always, Ordering::Release);
     }
 
-    /// Starts a rewrite (no-op while one runs).
-    pub fn start_rewrite(&self) -> io::Result<()> {
+    /// Starts a rewrite (no-op while one runs); the snapshot begins with the records
+    /// `preamble` gives (what is not a key: the function libraries), read once changes
+    /// already go to the tail.
+    pub fn start_rewrite(&self, preamble: impl FnOnce() -> Vec<Effect>) -> io::Result<()> {
         let mut rw = lock(&self.rewrite);
         if rw.is_some() {
             return Ok(());
@@ -589,15 +591,24 @@ impl Log {
         let tmp = rewrite_path(&self.path);
         let mut file = File::create(&tmp)?;
         file.write_all(&header())?;
+        // From here on every appended effect also goes to the tail; the snapshot reads
+        // each key later than this, so a change is in the snapshot, the tail, or both
+        // (effects set absolute state, so replaying one twice is harmless).
+        lock(&self.state).tail = Some(Vec::new());
+        let mut first = Vec::new();
+        for e in preamble() {
+            encode(&e, &mut first);
+        }
+        if let Err(e) = file.write_all(&first) {
+            lock(&self.state).tail = None;
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         *rw = Some(Rewrite {
             file,
             tmp,
             cursor: 0,
         });
-        // From here on every appended effect also goes to the tail; the snapshot reads
-        // each key later than this, so a change is in the snapshot, the tail, or both
-        // (effects set absolute state, so replaying one twice is harmless).
-        lock(&self.state).tail = Some(Vec::new());
         self.rewriting.store(true, Ordering::Release);
         Ok(())
     }

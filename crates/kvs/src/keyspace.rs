@@ -196,6 +196,12 @@ impl Shared {
         shard_index(key, self.mask + 1)
     }
 
+    /// The first records of a log rewrite: what the log holds besides keys (the
+    /// function libraries).
+    pub fn rewrite_preamble(&self) -> Vec<Effect> {
+        crate::cmd::scripting::functions::records(&self.scripts.libraries)
+    }
+
     /// Which keys the stores keep for notifications (see [`Store::keep_events`]).
     #[inline]
     pub fn keep(&self) -> u8 {

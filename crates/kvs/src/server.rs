@@ -242,7 +242,12 @@ impl Server {
             n => n.next_power_of_two().min(MAX_SHARDS),
         };
         let dbs = config.cmd.databases.max(1);
-        let (stores, log, load) = persist::load(config.aof.as_ref(), shards, dbs)?;
+        let persist::Loaded {
+            stores,
+            log,
+            load,
+            functions,
+        } = persist::load(config.aof.as_ref(), shards, dbs)?;
         let mut loops = Vec::new();
         let mut mailboxes = Vec::new();
         let mut wakers = Vec::new();
@@ -259,6 +264,14 @@ impl Server {
             mailboxes.push(Mailbox { send });
         }
         let mut shared = Shared::new(stores, dbs, config.cmd, log, now_ms());
+        for argv in &functions {
+            // A library that no longer loads (it did when logged) is said, not fatal.
+            if let Err(e) =
+                crate::cmd::scripting::functions::replay(&shared.scripts.libraries, argv)
+            {
+                eprintln!("kvs: a function library in the log did not load: {e}");
+            }
+        }
         shared.hub = crate::hub::Hub::new(wakers);
         Ok(Server {
             listener,

@@ -32,6 +32,9 @@ pub enum Effect {
     /// The changes of one transaction (EXEC), in order: one record, so replay applies
     /// all of them or, from a torn tail, none. Never nested.
     Batch(Vec<Effect>),
+    /// A change to the function libraries, as the command that makes it (`FUNCTION
+    /// LOAD REPLACE code`, `FUNCTION DELETE name`, `FUNCTION FLUSH`): not about a key.
+    Function(Vec<Vec<u8>>),
     /// Databases `a` and `b` exchanged their keys (SWAPDB).
     SwapDb {
         /// One database.
@@ -58,7 +61,7 @@ impl Effect {
             }
             Effect::Cmd(argv) => argv.get(1).map(Vec::as_slice),
             Effect::Db { effect, .. } => effect.key(),
-            Effect::Clear | Effect::Batch(_) | Effect::SwapDb { .. } => None,
+            Effect::Clear | Effect::Batch(_) | Effect::SwapDb { .. } | Effect::Function(_) => None,
         }
     }
 
@@ -86,7 +89,7 @@ impl Effect {
                 Effect::Batch(b.into_iter().map(|e| Effect::in_db(db, e)).collect())
             }
             Effect::Db { effect, .. } => Effect::in_db(db, *effect),
-            e @ Effect::SwapDb { .. } => e,
+            e @ (Effect::SwapDb { .. } | Effect::Function(_)) => e,
             e => Effect::Db {
                 db: db as u32,
                 effect: Box::new(e),

@@ -48,6 +48,7 @@ const BATCH: u8 = 5;
 const CMD: u8 = 6;
 const DB: u8 = 7;
 const SWAPDB: u8 = 8;
+const FUNCTION: u8 = 9;
 
 /// The header of a version-`version` log.
 pub fn header_of(version: u32) -> [u8; 16] {
@@ -103,9 +104,13 @@ fn encode_payload(e: &Effect, out: &mut Vec<u8>) {
             out.extend_from_slice(&at.to_le_bytes());
         }
         Effect::Clear => out.push(CLEAR),
-        Effect::Cmd(argv) => {
+        Effect::Cmd(argv) | Effect::Function(argv) => {
             // [count: u32 LE] then each argument as [length: u32 LE][bytes].
-            out.push(CMD);
+            out.push(if matches!(e, Effect::Cmd(_)) {
+                CMD
+            } else {
+                FUNCTION
+            });
             out.extend_from_slice(&(argv.len() as u32).to_le_bytes());
             for a in argv {
                 put_bytes(out, a);
@@ -180,12 +185,12 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
                 b: u32::from_le_bytes(b.try_into().ok()?),
             }
         }
-        CMD => {
+        CMD | FUNCTION => {
             let (n, tail) = r.split_at_checked(4)?;
             let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
             r = tail;
             // Each argument takes at least 4 bytes: the count is bounded by the payload;
-            // a command has its name and a key.
+            // a command has its name and a key (or a FUNCTION subcommand).
             if n < 2 {
                 return None;
             }
@@ -193,7 +198,11 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             for _ in 0..n {
                 argv.push(read_bytes(&mut r)?);
             }
-            Effect::Cmd(argv)
+            if tag == CMD {
+                Effect::Cmd(argv)
+            } else {
+                Effect::Function(argv)
+            }
         }
         BATCH if !nested => {
             let (n, tail) = r.split_at_checked(4)?;
@@ -211,7 +220,12 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             let (db, tail) = r.split_at_checked(4)?;
             let db = u32::from_le_bytes(db.try_into().ok()?);
             // A change to database 0 is never wrapped, and a wrapper holds one change.
-            if db == 0 || matches!(tail.first(), Some(&DB) | Some(&BATCH) | Some(&SWAPDB)) {
+            if db == 0
+                || matches!(
+                    tail.first(),
+                    Some(&DB) | Some(&BATCH) | Some(&SWAPDB) | Some(&FUNCTION)
+                )
+            {
                 return None;
             }
             let effect = decode_at(tail, true)?;

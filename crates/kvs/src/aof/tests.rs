@@ -300,7 +300,8 @@ fn a_new_log_starts_with_the_header_and_a_rewrite_keeps_it() {
     assert_eq!(log.size(), HEADER_LEN);
     log.append(&mut effects());
     log.flush_all().unwrap_or_else(|e| panic!("{e}"));
-    log.start_rewrite().unwrap_or_else(|e| panic!("{e}"));
+    log.start_rewrite(Vec::new)
+        .unwrap_or_else(|e| panic!("{e}"));
     while !log
         .rewrite_step(16, |c, budget, f| {
             store.scan_entries(c, budget, 0, |k, e| f(0, k, e))
@@ -580,7 +581,8 @@ fn a_rewrite_compacts_and_keeps_writes_made_during_it() {
     }
     aof.flush_all().unwrap_or_else(|e| panic!("{e}"));
     let before = aof.size();
-    aof.start_rewrite().unwrap_or_else(|e| panic!("{e}"));
+    aof.start_rewrite(Vec::new)
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut step = 0u32;
     loop {
         // Writes between steps: a new key, a change, a delete.
@@ -677,6 +679,10 @@ fn changes_to_other_databases_round_trip_and_bad_wrappers_are_refused() {
         .map(|e| Effect::in_db(7, e))
         .collect();
     all.push(swap.clone());
+    let function = Effect::Function(vec![b"FUNCTION".to_vec(), b"FLUSH".to_vec()]);
+    assert_eq!(Effect::in_db(3, function.clone()), function);
+    assert_eq!(function.key(), None);
+    all.push(function);
     all.push(Effect::Batch(vec![
         Effect::in_db(2, Effect::Clear),
         swap.clone(),

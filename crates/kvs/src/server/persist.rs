@@ -12,14 +12,27 @@ use crate::cmd::Stats;
 use crate::keyspace::{scan_shards, shard_index, Shared};
 use crate::store::Store;
 
+/// What the log held.
+pub(super) struct Loaded {
+    /// The keyspace's stores, database 0's shards first.
+    pub stores: Vec<Store>,
+    /// The log, open for appending.
+    pub log: Option<Log>,
+    /// What opening it found.
+    pub load: LoadReport,
+    /// The changes to the function libraries, in order (`FUNCTION ...`).
+    pub functions: Vec<Vec<Vec<u8>>>,
+}
+
 /// The stores of `dbs` databases of `shards` shards each, filled from the log at
-/// `aof` (opened, or created) when there is one.
+/// `aof` (opened, or created) when there is one, and the log's function records.
 pub(super) fn load(
     aof: Option<&(PathBuf, Fsync)>,
     shards: usize,
     dbs: usize,
-) -> Result<(Vec<Store>, Option<Log>, LoadReport), BindError> {
+) -> Result<Loaded, BindError> {
     let mut stores: Vec<Store> = (0..shards * dbs).map(|_| Store::new()).collect();
+    let mut functions = Vec::new();
     let (log, load) = match aof {
         Some((path, policy)) => {
             let now = now_ms();
@@ -28,6 +41,10 @@ pub(super) fn load(
             let (log, load) = Log::open(path, *policy, |e| {
                 let db = e.db();
                 top = top.max(db);
+                if let Effect::Function(argv) = e {
+                    functions.push(argv);
+                    return;
+                }
                 if let Effect::SwapDb { a, b } = e {
                     let (a, b) = ((a.min(b)) as usize, (a.max(b)) as usize);
                     top = top.max(b);
@@ -67,7 +84,12 @@ pub(super) fn load(
         }
         None => (None, LoadReport::default()),
     };
-    Ok((stores, log, load))
+    Ok(Loaded {
+        stores,
+        log,
+        load,
+        functions,
+    })
 }
 
 /// The end of a round, besides the log's commit: a step of the expiry sweep on the
@@ -89,7 +111,7 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
     if shared.rewrite_requested.load(Ordering::Relaxed)
         && shared.rewrite_requested.swap(false, Ordering::Relaxed)
     {
-        if let Err(e) = log.start_rewrite() {
+        if let Err(e) = log.start_rewrite(|| shared.rewrite_preamble()) {
             eprintln!("kvs: cannot start the log rewrite: {e}");
         }
     }

@@ -18,6 +18,7 @@ use mlua::{Function, Table, Value};
 
 use super::engine::{with_engine, Engine};
 use super::{numkeys, run, Origin};
+use crate::aof::Effect;
 use crate::cmd::{eq, glob, Ctx};
 use crate::resp::Writer;
 
@@ -164,6 +165,80 @@ fn registration(t: &Table) -> mlua::Result<(String, Function, Vec<String>, Optio
     Ok((name, cb, flags, description))
 }
 
+/// Loads (or with `replace`, replaces) the library `code` (its `#!lua name=` header
+/// first); returns its name.
+fn load_library(libs: &Libraries, code: &[u8], replace: bool) -> Result<String, String> {
+    let (name, body) = parse_header(code)?;
+    if !replace && libs.lock().contains_key(&name) {
+        return Err(format!("ERR Library '{name}' already exists"));
+    }
+    let found = with_engine(|e| load(e, &body)).and_then(|r| r)?;
+    let mut all = libs.lock();
+    for (r, _) in &found {
+        let clash = all
+            .iter()
+            .filter(|(l, _)| **l != name)
+            .any(|(_, lib)| lib.functions.iter().any(|x| x.name == r.name));
+        if clash {
+            return Err(format!("ERR Function {} already exists", r.name));
+        }
+    }
+    let functions = found.into_iter().map(|(r, _)| r).collect();
+    all.insert(
+        name.clone(),
+        Library {
+            code: code.into(),
+            functions,
+        },
+    );
+    drop(all);
+    libs.changed();
+    Ok(name)
+}
+
+/// Records a change to the libraries for the log: `FUNCTION <args>`.
+fn log(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.logging {
+        let mut argv = vec![b"FUNCTION".to_vec()];
+        argv.extend(args.iter().map(|a| a.to_vec()));
+        ctx.effects.push(Effect::Function(argv));
+    }
+}
+
+/// Applies a logged change to the libraries (replay of the log); an error is the
+/// reason the record was not applied.
+pub fn replay(libs: &Libraries, argv: &[Vec<u8>]) -> Result<(), String> {
+    match argv {
+        [_, sub, _, code] if eq(sub, "load") => load_library(libs, code, true).map(|_| ()),
+        [_, sub, name] if eq(sub, "delete") => {
+            libs.lock().remove(&*String::from_utf8_lossy(name));
+            libs.changed();
+            Ok(())
+        }
+        [_, sub] if eq(sub, "flush") => {
+            libs.lock().clear();
+            libs.changed();
+            Ok(())
+        }
+        _ => Err("not a change to the function libraries".into()),
+    }
+}
+
+/// The records that load every library again (the log rewrite's first records).
+pub fn records(libs: &Libraries) -> Vec<Effect> {
+    libs.lock()
+        .values()
+        .map(|l| {
+            Effect::Function(vec![
+                b"FUNCTION".to_vec(),
+                b"LOAD".to_vec(),
+                b"REPLACE".to_vec(),
+                l.code.to_vec(),
+            ])
+        })
+        .collect()
+}
+
 /// Makes the interpreter's functions the shared libraries' (when they changed).
 fn sync(e: &mut Engine, libs: &Libraries, id: u64) {
     let owner = (id, libs.generation.load(Ordering::Acquire));
@@ -249,44 +324,20 @@ pub fn function(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             ));
         }
         let code = rest[rest.len() - 1];
-        let (name, body) = match parse_header(code) {
-            Ok(v) => v,
-            Err(e) => return w.error(&e),
-        };
-        if !replace && libs.lock().contains_key(&name) {
-            return w.error(&format!("ERR Library '{name}' already exists"));
-        }
-        let found = match with_engine(|e| load(e, &body)) {
-            Ok(Ok(found)) => found,
-            Ok(Err(e)) | Err(e) => return w.error(&e),
-        };
-        let mut all = libs.lock();
-        for (r, _) in &found {
-            let clash = all
-                .iter()
-                .filter(|(l, _)| **l != name)
-                .any(|(_, lib)| lib.functions.iter().any(|x| x.name == r.name));
-            if clash {
-                return w.error(&format!("ERR Function {} already exists", r.name));
+        match load_library(libs, code, replace) {
+            Ok(name) => {
+                log(ctx, &[b"LOAD", b"REPLACE", code]);
+                w.bulk(name.as_bytes());
             }
+            Err(e) => w.error(&e),
         }
-        let functions = found.into_iter().map(|(r, _)| r).collect();
-        all.insert(
-            name.clone(),
-            Library {
-                code: code.into(),
-                functions,
-            },
-        );
-        drop(all);
-        libs.changed();
-        w.bulk(name.as_bytes());
     } else if eq(sub, "delete") && rest.len() == 1 {
         let name = String::from_utf8_lossy(rest[0]).into_owned();
         if libs.lock().remove(&name).is_none() {
             return w.error("ERR Library not found");
         }
         libs.changed();
+        log(ctx, &[b"DELETE", rest[0]]);
         w.simple("OK");
     } else if eq(sub, "flush") && rest.len() <= 1 {
         if let Some(m) = rest.first() {
@@ -296,6 +347,7 @@ pub fn function(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         libs.lock().clear();
         libs.changed();
+        log(ctx, &[b"FLUSH"]);
         w.simple("OK");
     } else if eq(sub, "list") {
         list(libs, rest, w);
