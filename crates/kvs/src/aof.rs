@@ -388,14 +388,34 @@ impl Log {
     /// Callers that need the log in the order changes were made call it while they
     /// still hold what orders those changes (the keyspace shard's lock).
     pub fn append(&self, effects: &mut Vec<Effect>) -> u64 {
+        self.append_with(effects, |_| None)
+    }
+
+    /// [`Log::append`], where a rewrite runs, of each effect as `absolute` gives it
+    /// (when it does): a change that is not the same applied twice (a list push) is
+    /// then recorded as the state it left, because the rewrite's snapshot may hold it
+    /// too. Called with the changed keys' shards locked, so the state is the one the
+    /// change made; decided under the log's lock, so no rewrite starts in between.
+    pub fn append_with(
+        &self,
+        effects: &mut Vec<Effect>,
+        mut absolute: impl FnMut(&Effect) -> Option<Vec<Effect>>,
+    ) -> u64 {
         let mut s = lock(&self.state);
         let s = &mut *s;
-        for e in effects.drain(..) {
-            encode(&e, &mut s.pending);
+        let rewriting = s.tail.is_some();
+        let mut put = |e: &Effect| {
+            encode(e, &mut s.pending);
             if let Some(tail) = &mut s.tail {
-                encode(&e, tail);
+                encode(e, tail);
             }
             s.appended += 1;
+        };
+        for e in effects.drain(..) {
+            match rewriting.then(|| absolute(&e)).flatten() {
+                Some(state) => state.iter().for_each(&mut put),
+                None => put(&e),
+            }
         }
         self.appended.store(s.appended, Ordering::Release);
         s.appended

@@ -330,6 +330,11 @@ impl Store {
         Some(e)
     }
 
+    /// The entry of `key` as stored (expired or not), without marking it used.
+    pub fn peek(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key)
+    }
+
     /// True when `key` is live.
     pub fn contains(&mut self, key: &[u8], now: u64) -> bool {
         self.live(key, now)
