@@ -163,6 +163,10 @@ pub struct ServeArgs {
     #[arg(long, value_parser = memory_size)]
     pub max_bulk: Option<usize>,
 
+    /// Follow a wirespeed primary from the start, as REPLICAOF host port does
+    #[arg(long, num_args = 2, value_names = ["HOST", "PORT"])]
+    pub replicaof: Option<Vec<String>>,
+
     /// Append-only log: replayed at start, every write appended [default: none, memory only]
     #[arg(long, value_name = "FILE")]
     pub aof: Option<PathBuf>,
@@ -415,6 +419,12 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     }
     if let Some(f) = a.appendfsync {
         config.cmd.appendfsync = f;
+    }
+    if let Some(v) = &a.replicaof {
+        let port = v[1]
+            .parse::<u16>()
+            .map_err(|_| CliError::Invalid(format!("--replicaof: a bad port '{}'", v[1])))?;
+        config.replicaof = Some((v[0].clone(), port));
     }
     if let Some(path) = &a.aof {
         config.aof = Some((path.clone(), config.cmd.appendfsync));

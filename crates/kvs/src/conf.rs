@@ -27,6 +27,8 @@ const FIXED: &[&str] = &[
     "appendfilename",
     "client-output-buffer-limit",
     "databases",
+    "replicaof",
+    "slaveof",
 ];
 
 /// Longest configuration file read (bytes).
@@ -129,6 +131,16 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                     "no" => false,
                     _ => return Err(err(format!("appendonly must be yes or no, not '{text}'"))),
                 };
+            }
+            "replicaof" | "slaveof" => {
+                let [_, host, port] = words.as_slice() else {
+                    return Err(err(format!("{name} takes a host and a port")));
+                };
+                let port = std::str::from_utf8(port)
+                    .ok()
+                    .and_then(|p| p.parse::<u16>().ok())
+                    .ok_or_else(|| err(format!("{name}: a bad port")))?;
+                next.replicaof = Some((String::from_utf8_lossy(host).into_owned(), port));
             }
             "appendfilename" => {
                 single("path")?;

@@ -291,6 +291,7 @@ impl Conn {
                         let mark = self.output.len();
                         let mut w = Writer::new(&mut self.output, self.session.proto);
                         let logging = env.logging
+                            || env.keys.shared().repl.active()
                             || env.keys.shared().watches.any()
                             || env.config.notify != 0;
                         let mut ctx = Ctx {
@@ -402,7 +403,10 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
                 ..Session::default()
             };
             let argv: Vec<&[u8]> = waiter.argv.iter().map(Vec::as_slice).collect();
-            let logging = env.logging || env.keys.shared().watches.any() || env.config.notify != 0;
+            let logging = env.logging
+                || env.keys.shared().repl.active()
+                || env.keys.shared().watches.any()
+                || env.config.notify != 0;
             let mut ctx = Ctx {
                 keys: &mut env.keys,
                 config: &mut env.config,

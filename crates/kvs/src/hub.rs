@@ -126,6 +126,11 @@ impl Hub {
         lock(&self.clients).values().cloned().collect()
     }
 
+    /// Number of event loops.
+    pub fn loops(&self) -> usize {
+        self.inboxes.len()
+    }
+
     /// Wakes loop `i` (a new connection in its mailbox).
     pub fn wake(&self, i: usize) {
         if let Some(w) = self.inboxes.get(i).and_then(|b| b.waker.as_ref()) {

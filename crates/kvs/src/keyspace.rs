@@ -48,6 +48,30 @@ use crate::store::{Entry, Store};
 /// A key and its database.
 pub type DbKey = (usize, Box<[u8]>);
 
+/// A pseudo-random number (xorshift64*, one state per thread, seeded from the clock
+/// and the thread): RANDOMKEY's draws, not for secrets.
+fn next_random() -> u64 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            let id = std::thread::current().id();
+            let h = format!("{id:?}").bytes().fold(t, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+            h | 1
+        });
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        s.set(x);
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    })
+}
+
 /// Most shards (routing sets are bitmaps of this many bits).
 pub const MAX_SHARDS: usize = 1024;
 
@@ -106,6 +130,8 @@ pub struct Shared {
     pub slowlog: crate::cmd::admin::SlowLog,
     /// The script cache, the function libraries and the running script.
     pub scripts: crate::cmd::scripting::Scripts,
+    /// Replication: the role, the stream to replicas, the link to a primary.
+    pub repl: crate::repl::Repl,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -157,6 +183,7 @@ impl Shared {
             last_save: AtomicU64::new(started_ms / 1000),
             slowlog: Default::default(),
             scripts: Default::default(),
+            repl: Default::default(),
         }
     }
 
@@ -579,6 +606,9 @@ impl<'s> Keys<'s> {
         let mut seq = 0;
         if !effects.is_empty() {
             let shared = self.shared;
+            if shared.repl.active() && !shared.repl.is_replica() {
+                shared.repl.feed(effects);
+            }
             match &shared.log {
                 Some(log) => seq = log.append_with(effects, |e| self.absolute(e)),
                 None => effects.clear(),
@@ -669,8 +699,21 @@ impl<'s> Keys<'s> {
     pub fn random_key(&mut self, now: u64, seed: u64) -> Option<Vec<u8>> {
         self.lock_all();
         let n = self.shards();
+        let lens: Vec<usize> = (0..n).map(|i| self.shard(i).len()).collect();
+        let total: usize = lens.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        // A shard drawn in proportion to its keys (each key about as likely as any
+        // other), then the next ones if its keys have all expired.
+        let mut r = (next_random() ^ seed) as usize % total;
+        let mut first = 0;
+        while r >= lens[first] {
+            r -= lens[first];
+            first += 1;
+        }
         for i in 0..n {
-            let s = (seed as usize).wrapping_add(i) % n;
+            let s = (first + i) % n;
             if let Some(k) = self.shard(s).random_key(now) {
                 return Some(k);
             }

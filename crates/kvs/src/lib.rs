@@ -33,6 +33,7 @@ pub mod hub;
 pub mod input;
 pub mod keyspace;
 pub mod limits;
+pub mod repl;
 pub mod resp;
 pub mod server;
 pub mod store;

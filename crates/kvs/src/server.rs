@@ -111,6 +111,8 @@ pub struct ServerConfig {
     pub shards: usize,
     /// The append-only log and its sync policy (none: memory only).
     pub aof: Option<(std::path::PathBuf, Fsync)>,
+    /// The primary to follow from the start (`replicaof host port`).
+    pub replicaof: Option<(String, u16)>,
 }
 
 impl Default for ServerConfig {
@@ -120,6 +122,7 @@ impl Default for ServerConfig {
             threads: 1,
             shards: 0,
             aof: None,
+            replicaof: None,
         }
     }
 }
@@ -132,6 +135,8 @@ struct Loop {
     inbox: Receiver<(TcpStream, u64)>,
     /// Connections blocked on keys (to check their deadlines).
     blocked: Vec<Token>,
+    /// Replicas' connections (fed from the replication stream each round).
+    replicas: Vec<Token>,
 }
 
 /// Where the acceptor puts a loop's new connections (the loop is woken through the
@@ -260,6 +265,7 @@ impl Server {
                 conns: HashMap::new(),
                 inbox,
                 blocked: Vec::new(),
+                replicas: Vec::new(),
             });
             mailboxes.push(Mailbox { send });
         }
@@ -273,6 +279,9 @@ impl Server {
             }
         }
         shared.hub = crate::hub::Hub::new(wakers);
+        if let Some((host, port)) = config.replicaof {
+            crate::repl::replica::start(&shared, host, port);
+        }
         Ok(Server {
             listener,
             shared,
@@ -346,6 +355,10 @@ impl Server {
                     })
                 })
                 .collect();
+            // The link to a primary, when REPLICAOF names one.
+            let shared = &self.shared;
+            let stop_ref = &stop;
+            scope.spawn(move || crate::repl::replica::manager(shared, stop_ref));
             let accept = Acceptor {
                 listener: &self.listener,
                 mailboxes: &self.mailboxes,
@@ -408,6 +421,8 @@ impl Loop {
         // Connections whose replies wait for log records a failed commit did not write.
         let mut held: Vec<Token> = Vec::new();
         let mut mail: Vec<(u64, Msg)> = Vec::new();
+        // The replication offset as of this loop's last look (to wake the others).
+        let mut fed = 0u64;
         while !stop.load(Ordering::Relaxed) && !shared.shutdown.load(Ordering::Relaxed) {
             let wait = if again.is_empty() {
                 // Wake for the nearest deadline of a blocked client.
@@ -563,6 +578,9 @@ impl Loop {
                     if c.blocked.is_some() && !self.blocked.contains(token) {
                         self.blocked.push(*token);
                     }
+                    if c.session.replica.is_some() && !self.replicas.contains(token) {
+                        self.replicas.push(*token);
+                    }
                     self.conns.insert(*token, c);
                 } else if let Some(c) = self.conns.get_mut(token) {
                     serve_one(c, &mut env);
@@ -574,10 +592,16 @@ impl Loop {
                     if c.blocked.is_some() && !self.blocked.contains(token) {
                         self.blocked.push(*token);
                     }
+                    if c.session.replica.is_some() && !self.replicas.contains(token) {
+                        self.replicas.push(*token);
+                    }
                 }
             }
             let now = now_ms();
             housekeeping(shared, &mut env.stats, &mut sweep, now);
+            if shared.repl.active() {
+                self.feed_replicas(shared, index, &mut fed, &mut touched, &mut closed);
+            }
             shared.stats.add(&mut env.stats);
             if let Some(log) = &shared.log {
                 // Group commit, before any reply of the round is sent: this round's
@@ -647,6 +671,49 @@ impl Loop {
             shared.stats.disconnected(gone);
         }
         Ok(())
+    }
+
+    /// Copies what the replication stream gained into this loop's replicas' output (a
+    /// replica that fell out of the backlog is closed: it syncs again), and wakes the
+    /// other loops when the stream grew since this loop last looked (their replicas
+    /// wait otherwise until their next round).
+    fn feed_replicas(
+        &mut self,
+        shared: &Shared,
+        index: usize,
+        fed: &mut u64,
+        touched: &mut Vec<Token>,
+        closed: &mut Vec<Token>,
+    ) {
+        let offset = shared.repl.offset();
+        if offset != *fed {
+            *fed = offset;
+            for i in 0..shared.hub.loops() {
+                if i != index {
+                    shared.hub.wake(i);
+                }
+            }
+        }
+        self.replicas.retain(|t| self.conns.contains_key(t));
+        for &t in &self.replicas {
+            let Some(c) = self.conns.get_mut(&t) else {
+                continue;
+            };
+            let Some(sent) = c.session.replica else {
+                continue;
+            };
+            if sent >= offset {
+                continue;
+            }
+            match shared.repl.since(sent) {
+                Some(bytes) => {
+                    c.session.replica = Some(sent + bytes.len() as u64);
+                    c.output.extend_from_slice(&bytes);
+                    touched.push(t);
+                }
+                None => closed.push(t),
+            }
+        }
     }
 
     /// Hands this loop's clients what the hub holds for them (pub/sub messages, the
@@ -728,6 +795,9 @@ impl Loop {
             Some(mut c) => {
                 if c.blocked.is_some() {
                     shared.hub.claim(c.session.id);
+                }
+                if c.session.replica.is_some() {
+                    shared.repl.detach(c.session.id);
                 }
                 c.session.subs.forget(&shared.hub, c.session.id);
                 shared.hub.unregister(c.session.id);

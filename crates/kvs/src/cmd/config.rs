@@ -93,6 +93,7 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("list-max-ziplist-size", "-2"),
     ("loglevel", "notice"),
     ("lua-time-limit", "5000"),
+    ("masterauth", ""),
     ("maxclients", "10000"),
     ("maxmemory-eviction-tenacity", "10"),
     ("maxmemory-samples", "5"),

@@ -28,6 +28,7 @@ pub mod lists;
 pub mod multi;
 pub mod notify;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -72,6 +73,10 @@ pub struct Session {
     pub reply_off: bool,
     /// CLIENT REPLY SKIP: the next command's reply is dropped.
     pub skip_next: bool,
+    /// A replica's connection after PSYNC: the stream's offset sent to it so far.
+    pub replica: Option<u64>,
+    /// The port a replica said it listens on (REPLCONF listening-port).
+    pub replica_port: u16,
     /// What CLIENT LIST shows of this connection (None for a session without one).
     pub meta: Option<std::sync::Arc<clients::ClientMeta>>,
 }
@@ -357,6 +362,9 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
 /// applied when a commit failed keeps its reply until the log holds it (see the
 /// server's round). The error is the reply.
 pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
+    if cmd.has(WRITE) && ctx.keys.shared().repl.is_replica() {
+        return Err("READONLY You can't write against a read only replica.".into());
+    }
     if !within_memory(ctx, cmd) {
         return Err("OOM command not allowed when used memory > 'maxmemory'.".into());
     }

@@ -118,12 +118,7 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ));
     }
     if want("replication") {
-        // One node, a primary without replicas (replication is not served yet).
-        out.push_str(&format!(
-            "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{:040x}\r\nmaster_replid2:{}\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n\r\n",
-            st.started_ms as u128 * 0x9e37_79b9_7f4a_7c15 + std::process::id() as u128,
-            "0".repeat(40)
-        ));
+        out.push_str(&ctx.keys.shared().repl.info(ctx.now));
     }
     if want("cpu") {
         let [user, sys, cuser, csys] = cpu_seconds();

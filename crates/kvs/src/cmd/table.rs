@@ -12,7 +12,7 @@
 use super::scripting::{self, functions};
 use super::{
     admin, arity, blocking, cluster, config, connection, dbs, eq, hashes, keys, lists, multi,
-    pubsub, server, sets, sort, strings, zscan, zsets, zstore, Ctx,
+    pubsub, replication, server, sets, sort, strings, zscan, zsets, zstore, Ctx,
 };
 use crate::resp::Writer;
 
@@ -296,6 +296,7 @@ pub static COMMANDS: &[Command] = &[
     row!("ping", -1, FAST, NOKEY, "connection", connection::ping, "Returns the server's liveliness response."),
     row!("psetex", 4, WRITE | DENYOOM, KEY1, "string", strings::setex, "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."),
     row!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::subscribe, "Listens for messages published to channels that match one or more patterns."),
+    row!("psync", -3, ADMIN | NOSCRIPT, NOKEY, "server", replication::psync, "An internal command used in replication."),
     row!("pttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in milliseconds of a key."),
     row!("publish", 3, PUBSUB | LOADING | STALE | FAST, NOKEY, "pubsub", pubsub::publish, "Posts a message to a channel."),
     row!("pubsub", -2, 0, NOKEY, "pubsub", pubsub::pubsub, "A container for Pub/Sub commands."),
@@ -304,8 +305,11 @@ pub static COMMANDS: &[Command] = &[
     row!("randomkey", 1, READONLY, NOKEY, "generic", keys::randomkey, "Returns a random key name from the database."),
     row!("rename", 3, WRITE, (1, 2, 1), "generic", keys::rename, "Renames a key and overwrites the destination."),
     row!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", keys::rename, "Renames a key only when the target key name doesn't exist."),
+    row!("replconf", -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY, NOKEY, "server", replication::replconf, "An internal command for configuring the replication stream."),
+    row!("replicaof", 3, ADMIN | NOSCRIPT | STALE, NOKEY, "server", replication::replicaof, "Configures a server as replica of another, or promotes it to a master."),
     row!("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::reset, "Resets the connection."),
     row!("restore", -4, WRITE | DENYOOM, KEY1, "generic", super::dump::restore, "Creates a key from the serialized representation of a value."),
+    row!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NOKEY, "server", replication::role, "Returns the replication role."),
     row!("rpop", -2, WRITE | FAST, KEY1, "list", lists::pop, "Returns and removes the last elements of a list. Deletes the list if the last element was popped."),
     row!("rpoplpush", 3, WRITE | DENYOOM, (1, 2, 1), "list", lists::lmove, "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
     row!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Appends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -328,6 +332,7 @@ pub static COMMANDS: &[Command] = &[
     row!("sintercard", -3, READONLY, NOKEY, "set", sets::sintercard, "Returns the number of members of the intersect of multiple sets."),
     row!("sinterstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the intersect of multiple sets in a key."),
     row!("sismember", 3, READONLY | FAST, KEY1, "set", sets::sismember, "Determines whether a member belongs to a set."),
+    row!("slaveof", 3, ADMIN | NOSCRIPT | STALE, NOKEY, "server", replication::replicaof, "Sets a Redis server as a replica of another, or promotes it to being a master."),
     row!("slowlog", -2, ADMIN | LOADING | STALE, NOKEY, "server", admin::slowlog, "A container for slow log commands."),
     row!("smembers", 2, READONLY, KEY1, "set", sets::smembers, "Returns all members of a set."),
     row!("smismember", -3, READONLY | FAST, KEY1, "set", sets::smismember, "Determines whether multiple members belong to a set."),

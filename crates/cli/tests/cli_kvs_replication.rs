@@ -1,0 +1,267 @@
+//! Replication through the real binaries: a primary and two replicas (two event loops
+//! each), 10,000 mixed writes from four clients over several databases, and every
+//! replica's keyspace equal to the primary's (each key's value and whether it has a
+//! deadline); replicas refuse writes; ROLE and INFO replication as Redis shapes them;
+//! REPLICAOF NO ONE promotes; a replica with a log keeps its data across `kill -9`;
+//! a Redis primary is refused without touching the replica's data.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{bulk, cmd, connect, durable_args, fresh_log, kvs_serve, redis_server, try_cmd};
+use redis::{Connection, Value};
+
+/// Every key of databases 0..8 with its value in a canonical form (members sorted:
+/// hash and set order differ between servers) and whether it expires, sorted.
+fn keyspace(c: &mut Connection) -> Vec<(usize, String, String, bool)> {
+    let mut out = Vec::new();
+    for db in 0..8 {
+        cmd(c, &["SELECT", &db.to_string()]);
+        let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(c).unwrap();
+        for k in keys {
+            let kind: String = redis::cmd("TYPE").arg(&k).query(c).unwrap();
+            let mut items: Vec<String> = match kind.as_str() {
+                "string" => vec![redis::cmd("GET").arg(&k).query(c).unwrap()],
+                "list" => redis::cmd("LRANGE")
+                    .arg(&k)
+                    .arg(0)
+                    .arg(-1)
+                    .query(c)
+                    .unwrap(),
+                "hash" => redis::cmd("HGETALL")
+                    .arg(&k)
+                    .query::<Vec<String>>(c)
+                    .unwrap()
+                    .chunks(2)
+                    .map(|p| p.join("="))
+                    .collect(),
+                "set" => redis::cmd("SMEMBERS").arg(&k).query(c).unwrap(),
+                "zset" => redis::cmd("ZRANGE")
+                    .arg(&k)
+                    .arg(0)
+                    .arg(-1)
+                    .arg("WITHSCORES")
+                    .query(c)
+                    .unwrap(),
+                other => panic!("type {other}"),
+            };
+            if matches!(kind.as_str(), "hash" | "set") {
+                items.sort();
+            }
+            let ttl: i64 = redis::cmd("PTTL").arg(&k).query(c).unwrap();
+            out.push((db, k, format!("{kind} {}", items.join(",")), ttl > 0));
+        }
+    }
+    cmd(c, &["SELECT", "0"]);
+    out.sort();
+    out
+}
+
+/// The entries of `got` and `want` that differ (a short report).
+fn differ(got: &[(usize, String, String, bool)], want: &[(usize, String, String, bool)]) -> String {
+    let only_got: Vec<_> = got.iter().filter(|x| !want.contains(x)).take(5).collect();
+    let only_want: Vec<_> = want.iter().filter(|x| !got.contains(x)).take(5).collect();
+    format!(
+        "{} keys against {}; only on the replica: {only_got:?}; only on the primary: {only_want:?}",
+        got.len(),
+        want.len()
+    )
+}
+
+fn info_field(c: &mut Connection, field: &str) -> Option<String> {
+    let info: String = redis::cmd("INFO").arg("replication").query(c).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+}
+
+/// Waits until the replica's offset reaches the primary's (10 s at most).
+fn wait_synced(primary: &mut Connection, replica: &mut Connection) {
+    let start = Instant::now();
+    loop {
+        let want = info_field(primary, "master_repl_offset");
+        let have = info_field(replica, "slave_repl_offset");
+        let up = info_field(replica, "master_link_status");
+        if up.as_deref() == Some("up") && want.is_some() && want == have {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "replica not in sync: primary {want:?}, replica {have:?}, link {up:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn port_of(addr: &str) -> &str {
+    addr.rsplit_once(':').map_or(addr, |(_, p)| p)
+}
+
+/// 2,500 writes of every kind from client `n`, over databases 0..8.
+fn writes(addr: &str, n: usize) {
+    let mut c = connect(addr);
+    for i in 0..2_500usize {
+        let db = (i + n) % 8;
+        let k = format!("k{}", i % 97);
+        let mut p = redis::pipe();
+        p.cmd("SELECT").arg(db).ignore();
+        match i % 10 {
+            0 => p.cmd("SET").arg(&k).arg(i).arg("EX").arg(1000).ignore(),
+            1 => p.cmd("INCR").arg(format!("n{n}")).ignore(),
+            2 => p.cmd("RPUSH").arg("list").arg(i).ignore(),
+            3 => p.cmd("LPOP").arg("list").ignore(),
+            4 => p.cmd("HSET").arg("h").arg(&k).arg(i).ignore(),
+            5 => p.cmd("SADD").arg("s").arg(i % 50).ignore(),
+            6 => p.cmd("SREM").arg("s").arg(i % 7).ignore(),
+            7 => p.cmd("ZADD").arg("z").arg(i).arg(&k).ignore(),
+            8 => p.cmd("DEL").arg(&k).ignore(),
+            _ => p
+                .cmd("MULTI")
+                .ignore()
+                .cmd("LPUSH")
+                .arg("tx")
+                .arg(i)
+                .ignore()
+                .cmd("EXPIRE")
+                .arg("tx")
+                .arg(5000)
+                .ignore()
+                .cmd("EXEC")
+                .ignore(),
+        };
+        p.query::<()>(&mut c)
+            .unwrap_or_else(|e| panic!("client {n}, write {i}: {e}"));
+    }
+}
+
+#[test]
+fn two_replicas_follow_a_primary_through_10000_writes() {
+    let (_primary, paddr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&paddr);
+    // Before the replicas come: this goes through the snapshot.
+    cmd(&mut p, &["SET", "before", "1"]);
+    cmd(&mut p, &["SELECT", "3"]);
+    cmd(&mut p, &["RPUSH", "old-list", "a", "b", "c"]);
+    cmd(&mut p, &["SELECT", "0"]);
+    let lib = "#!lua name=lib\nredis.register_function('f', function() return 'lib' end)";
+    cmd(&mut p, &["FUNCTION", "LOAD", lib]);
+    let port = port_of(&paddr).to_string();
+    let (_r1, a1) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let (_r2, a2) = kvs_serve(&[
+        "--port",
+        "0",
+        "--threads",
+        "2",
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
+    let mut r1 = connect(&a1);
+    let mut r2 = connect(&a2);
+    assert_eq!(
+        cmd(&mut r1, &["REPLICAOF", "127.0.0.1", &port]),
+        Value::Okay
+    );
+    wait_synced(&mut p, &mut r1);
+    wait_synced(&mut p, &mut r2);
+    assert_eq!(cmd(&mut r1, &["FCALL", "f", "0"]), bulk("lib"));
+    let clients: Vec<_> = (0..4)
+        .map(|n| {
+            let paddr = paddr.clone();
+            std::thread::spawn(move || writes(&paddr, n))
+        })
+        .collect();
+    for c in clients {
+        c.join().expect("writer");
+    }
+    cmd(&mut p, &["SWAPDB", "1", "6"]);
+    cmd(&mut p, &["SELECT", "2"]);
+    cmd(&mut p, &["FLUSHDB"]);
+    cmd(&mut p, &["SELECT", "0"]);
+    wait_synced(&mut p, &mut r1);
+    wait_synced(&mut p, &mut r2);
+    let want = keyspace(&mut p);
+    assert!(want.len() > 100, "{}", want.len());
+    let got = keyspace(&mut r1);
+    assert!(got == want, "replica 1: {}", differ(&got, &want));
+    let got = keyspace(&mut r2);
+    assert!(got == want, "replica 2: {}", differ(&got, &want));
+    // Replicas refuse writes, and say what they are.
+    let e = try_cmd(&mut r1, &["SET", "x", "1"]).unwrap_err();
+    assert!(e.to_string().contains("read only replica"), "{e}");
+    let role = cmd(&mut r1, &["ROLE"]);
+    let Value::Array(role) = role else {
+        panic!("{role:?}")
+    };
+    assert_eq!(role[0], bulk("slave"));
+    assert_eq!(role[3], bulk("connected"));
+    let Value::Array(role) = cmd(&mut p, &["ROLE"]) else {
+        panic!("ROLE")
+    };
+    assert_eq!(role[0], bulk("master"));
+    assert!(
+        matches!(&role[2], Value::Array(list) if list.len() == 2),
+        "{role:?}"
+    );
+    assert_eq!(info_field(&mut p, "connected_slaves").as_deref(), Some("2"));
+    // REPLICAOF NO ONE: the replica keeps its data and takes writes; the old
+    // primary's later writes no longer reach it.
+    assert_eq!(cmd(&mut r1, &["REPLICAOF", "NO", "ONE"]), Value::Okay);
+    cmd(&mut r1, &["SET", "mine", "1"]);
+    cmd(&mut p, &["SET", "after", "1"]);
+    wait_synced(&mut p, &mut r2);
+    assert_eq!(cmd(&mut r2, &["GET", "after"]), bulk("1"));
+    assert_eq!(cmd(&mut r1, &["GET", "after"]), Value::Nil);
+    assert_eq!(cmd(&mut r1, &["GET", "before"]), bulk("1"));
+    assert_eq!(info_field(&mut r1, "role").as_deref(), Some("master"));
+}
+
+#[test]
+fn a_replica_with_a_log_keeps_its_data_across_kill_9_and_syncs_again() {
+    let (_primary, paddr) = kvs_serve(&["--port", "0"]);
+    let port = port_of(&paddr).to_string();
+    let mut p = connect(&paddr);
+    cmd(&mut p, &["SET", "a", "1"]);
+    let aof = fresh_log("kvs-replica");
+    let args = durable_args(&aof);
+    {
+        let (_replica, raddr) = kvs_serve(&args);
+        let mut r = connect(&raddr);
+        cmd(&mut r, &["REPLICAOF", "127.0.0.1", &port]);
+        wait_synced(&mut p, &mut r);
+        cmd(&mut p, &["RPUSH", "l", "x", "y"]);
+        wait_synced(&mut p, &mut r);
+    }
+    // Back from its log alone (a primary now: it was not started with --replicaof).
+    let (_replica, raddr) = kvs_serve(&args);
+    let mut r = connect(&raddr);
+    assert_eq!(cmd(&mut r, &["GET", "a"]), bulk("1"));
+    assert_eq!(
+        cmd(&mut r, &["LRANGE", "l", "0", "-1"]),
+        Value::Array(vec![bulk("x"), bulk("y")])
+    );
+    cmd(&mut p, &["SET", "while-down", "1"]);
+    cmd(&mut r, &["SET", "stale", "1"]);
+    cmd(&mut r, &["REPLICAOF", "127.0.0.1", &port]);
+    wait_synced(&mut p, &mut r);
+    let (got, want) = (keyspace(&mut r), keyspace(&mut p));
+    assert!(got == want, "{}", differ(&got, &want));
+}
+
+#[test]
+fn a_redis_primary_is_refused_and_the_data_kept() {
+    let Some((_redis, raddr)) = redis_server() else {
+        return common::missing_client("redis-server");
+    };
+    let (_replica, addr) = kvs_serve(&["--port", "0"]);
+    let mut r = connect(&addr);
+    cmd(&mut r, &["SET", "mine", "1"]);
+    cmd(&mut r, &["REPLICAOF", "127.0.0.1", port_of(&raddr)]);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        info_field(&mut r, "master_link_status").as_deref(),
+        Some("down")
+    );
+    assert_eq!(cmd(&mut r, &["GET", "mine"]), bulk("1"));
+    cmd(&mut r, &["REPLICAOF", "NO", "ONE"]);
+}

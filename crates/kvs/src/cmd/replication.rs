@@ -1,0 +1,160 @@
+//! The replication commands (see [`crate::repl`]): REPLICAOF / SLAVEOF, ROLE, and
+//! what a replica sends its primary: REPLCONF and PSYNC.
+
+use super::{eq, parse_i64, Ctx, SYNTAX};
+use crate::aof::{dump, encode, format, Effect};
+use crate::repl::{replica, Attached, Role, DEFAULT_BACKLOG};
+use crate::resp::Writer;
+
+/// REPLICAOF host port | NO ONE (and SLAVEOF).
+pub fn replicaof(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let repl = &ctx.keys.shared().repl;
+    if eq(args[1], "no") && eq(args[2], "one") {
+        if repl.is_replica() {
+            repl.unfollow();
+            eprintln!("kvs: replication stopped (REPLICAOF NO ONE): now a primary");
+        }
+        return w.simple("OK");
+    }
+    let Some(port) = parse_i64(args[2]).filter(|p| (0..=65535).contains(p)) else {
+        return w.error("ERR Invalid master port");
+    };
+    let host = String::from_utf8_lossy(args[1]).into_owned();
+    if repl.role()
+        == (Role::Replica {
+            host: host.clone(),
+            port: port as u16,
+        })
+    {
+        return w.simple("OK Already connected to specified master");
+    }
+    replica::start(ctx.keys.shared(), host, port as u16);
+    w.simple("OK");
+}
+
+/// ROLE.
+pub fn role(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    let repl = &ctx.keys.shared().repl;
+    match repl.role() {
+        Role::Primary => {
+            let replicas = repl.replicas();
+            w.array(3);
+            w.bulk(b"master");
+            w.int(repl.offset() as i64);
+            w.array(replicas.len());
+            for a in replicas {
+                w.array(3);
+                w.bulk(a.ip.as_bytes());
+                w.bulk(a.port.to_string().as_bytes());
+                w.bulk(a.ack.to_string().as_bytes());
+            }
+        }
+        Role::Replica { host, port } => {
+            let up = repl
+                .link()
+                .is_some_and(|l| l.up.load(std::sync::atomic::Ordering::Acquire));
+            w.array(5);
+            w.bulk(b"slave");
+            w.bulk(host.as_bytes());
+            w.int(port as i64);
+            w.bulk(if up { b"connected" } else { b"connect" });
+            w.int(repl.offset() as i64);
+        }
+    }
+}
+
+/// REPLCONF listening-port N | capa ... | ACK offset | GETACK *.
+pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len().is_multiple_of(2) {
+        return w.error(SYNTAX);
+    }
+    for pair in args[1..].chunks(2) {
+        let (opt, value) = (pair[0], pair[1]);
+        if eq(opt, "ack") {
+            // Not answered, as in Redis.
+            if let Some(off) = parse_i64(value).filter(|&o| o >= 0) {
+                let now = ctx.now;
+                ctx.keys.shared().repl.ack(ctx.session.id, off as u64, now);
+            }
+            return;
+        } else if eq(opt, "listening-port") {
+            match parse_i64(value).filter(|p| (0..=65535).contains(p)) {
+                Some(p) => ctx.session.replica_port = p as u16,
+                None => return w.error("ERR value is not an integer or out of range"),
+            }
+        } else if !(eq(opt, "capa") || eq(opt, "ip-address") || eq(opt, "getack")) {
+            return w.error(&format!(
+                "ERR Unrecognized REPLCONF option: {}",
+                String::from_utf8_lossy(opt)
+            ));
+        }
+    }
+    w.simple("OK");
+}
+
+/// PSYNC replid offset: always a full sync (`+FULLRESYNC`, then the snapshot); the
+/// connection then receives the stream.
+pub fn psync(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    let shared = ctx.keys.shared();
+    if shared.repl.is_replica() {
+        return w.error("ERR this replica does not serve replicas of its own");
+    }
+    if ctx.session.tx.queuing() {
+        return w.error("ERR Command not allowed inside a transaction");
+    }
+    // The keyspace at one offset: every shard of every database is held while it is
+    // copied, and the stream continues from there.
+    ctx.keys.lock_every_db();
+    let capacity = ctx
+        .config
+        .compat
+        .get("repl-backlog-size")
+        .and_then(|s| super::parse_memory(s))
+        .unwrap_or(DEFAULT_BACKLOG)
+        .max(16 * 1024);
+    let offset = shared.repl.start_backlog(capacity);
+    let mut snap = format::header().to_vec();
+    for e in shared.rewrite_preamble() {
+        encode(&e, &mut snap);
+    }
+    let per_db = ctx.keys.shards();
+    let now = ctx.now;
+    for db in 0..=shared.max_used() {
+        for i in 0..per_db {
+            ctx.keys
+                .shard_at(db * per_db + i)
+                .scan_entries(0, usize::MAX, now, |k, e| {
+                    for rec in dump(k, e) {
+                        encode(&Effect::in_db(db, rec), &mut snap);
+                    }
+                });
+        }
+    }
+    let replid = shared.repl.replid();
+    w.simple(&format!("FULLRESYNC {replid} {offset}"));
+    w.raw(format!("${}\r\n", snap.len()).as_bytes());
+    w.raw(&snap);
+    ctx.session.replica = Some(offset);
+    let ip = ctx
+        .session
+        .meta
+        .as_ref()
+        .map(|m| {
+            m.addr
+                .rsplit_once(':')
+                .map_or(m.addr.clone(), |(ip, _)| ip.to_string())
+        })
+        .unwrap_or_default();
+    shared.repl.attach(Attached {
+        id: ctx.session.id,
+        ip,
+        port: ctx.session.replica_port,
+        ack: offset,
+        ack_ms: now,
+    });
+    eprintln!(
+        "kvs: replica {} synced: {} bytes of snapshot at offset {offset}",
+        ctx.session.id,
+        snap.len()
+    );
+}

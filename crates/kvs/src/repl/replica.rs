@@ -1,0 +1,308 @@
+//! The replica's side: one thread follows the primary that REPLICAOF named — connect,
+//! handshake (PING, REPLCONF listening-port and capa, PSYNC), load the snapshot, then
+//! apply the stream — and starts over a second after any failure, until REPLICAOF
+//! names another primary or NO ONE, or the server stops.
+//!
+//! Every change is applied as a command applies it: under its shard's lock, appended
+//! to this server's own log (when it has one) and to its own stream; the keys it
+//! changed move WATCH versions. The snapshot first empties every database and the
+//! function libraries.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Link, Role};
+use crate::aof::{apply, decode, format, Effect};
+use crate::keyspace::{Keys, Shared};
+use crate::server::now_ms;
+
+/// Largest snapshot accepted (bytes): a bound before allocation.
+const MAX_SNAPSHOT: u64 = 64 << 30;
+/// Largest record in the stream.
+const MAX_RECORD: usize = format::MAX_RECORD as usize;
+
+/// Runs the links REPLICAOF asks for until `stop` or SHUTDOWN (checked every 100 ms).
+pub fn manager(shared: &Shared, stop: &AtomicBool) {
+    let stopped = || stop.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed);
+    while !stopped() {
+        let target = match (shared.repl.role(), shared.repl.link()) {
+            (Role::Replica { host, port }, Some(link)) if !link.stop.load(Ordering::Acquire) => {
+                Some((host, port, link))
+            }
+            _ => None,
+        };
+        let Some((host, port, link)) = target else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        let gone = || stopped() || link.stop.load(Ordering::Acquire);
+        follow_until_gone(shared, &host, port, &link, &gone);
+        link.up.store(false, Ordering::Release);
+        link.done.store(true, Ordering::Release);
+    }
+}
+
+/// Follows `host:port` while the link lasts, again a second after each failure.
+fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: &dyn Fn() -> bool) {
+    while !gone() {
+        if let Err(e) = follow(shared, host, port, link, gone) {
+            link.up.store(false, Ordering::Release);
+            if !gone() {
+                eprintln!("kvs: replication from {host}:{port}: {e}");
+            }
+            // Once a second, as Redis retries.
+            for _ in 0..10 {
+                if gone() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+fn bad(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
+/// Sends one command.
+fn send(sock: &mut TcpStream, args: &[&[u8]]) -> io::Result<()> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    sock.write_all(&out)
+}
+
+/// Reads one line (without its CRLF), at most 64 KiB.
+fn line(r: &mut BufReader<TcpStream>) -> io::Result<String> {
+    let mut buf = Vec::new();
+    let n = r.by_ref().take(64 * 1024).read_until(b'\n', &mut buf)?;
+    if n == 0 || !buf.ends_with(b"\n") {
+        return Err(bad("the primary closed the connection"));
+    }
+    while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        buf.pop();
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// One command and its one-line reply; an error reply is an error.
+fn ask(r: &mut BufReader<TcpStream>, args: &[&[u8]]) -> io::Result<String> {
+    send(r.get_mut(), args)?;
+    let reply = line(r)?;
+    if reply.starts_with('-') {
+        return Err(bad(format!(
+            "{} answered {reply}",
+            String::from_utf8_lossy(args[0])
+        )));
+    }
+    Ok(reply)
+}
+
+/// One session with the primary: until the link is dropped (Ok) or fails (Err).
+fn follow(
+    shared: &Shared,
+    host: &str,
+    port: u16,
+    link: &Link,
+    gone: &dyn Fn() -> bool,
+) -> io::Result<()> {
+    let addr = (host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| bad("no address"))?;
+    let sock = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    sock.set_nodelay(true)?;
+    sock.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut r = BufReader::with_capacity(1 << 16, sock);
+    let config = shared.config().0;
+    if let Some(pass) = config.compat.get("masterauth").filter(|p| !p.is_empty()) {
+        ask(&mut r, &[b"AUTH", pass.as_bytes()])?;
+    }
+    let pong = ask(&mut r, &[b"PING"])?;
+    if pong != "+PONG" {
+        return Err(bad(format!("PING answered {pong}")));
+    }
+    ask(
+        &mut r,
+        &[
+            b"REPLCONF",
+            b"listening-port",
+            config.port.to_string().as_bytes(),
+        ],
+    )?;
+    ask(&mut r, &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
+    let reply = ask(&mut r, &[b"PSYNC", b"?", b"-1"])?;
+    let mut words = reply.split_whitespace();
+    let (Some("+FULLRESYNC"), Some(replid), Some(offset)) =
+        (words.next(), words.next(), words.next())
+    else {
+        return Err(bad(format!("PSYNC answered {reply}")));
+    };
+    let offset: u64 = offset.parse().map_err(|_| bad("a bad offset"))?;
+    let len = line(&mut r)?;
+    let len: u64 = len
+        .strip_prefix('$')
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n <= MAX_SNAPSHOT)
+        .ok_or_else(|| bad(format!("a bad snapshot length: {len}")))?;
+    let mut head = [0u8; format::HEADER_LEN as usize];
+    if len < head.len() as u64 {
+        return Err(bad("a snapshot shorter than its header"));
+    }
+    r.read_exact(&mut head)?;
+    if head[..8] != format::MAGIC {
+        return Err(bad(
+            "the primary's snapshot is not this server's format (a Redis primary?): \
+             a wirespeed replica follows a wirespeed primary",
+        ));
+    }
+    let mut keys = Keys::new(shared);
+    load_snapshot(shared, &mut keys, &mut r, len - head.len() as u64)?;
+    shared.repl.synced(replid, offset);
+    link.up.store(true, Ordering::Release);
+    link.last_io_ms.store(now_ms(), Ordering::Release);
+    eprintln!("kvs: replica of {host}:{port} in sync at offset {offset}");
+    stream(shared, &mut keys, &mut r, link, gone)
+}
+
+/// Empties every database and the libraries, then applies the snapshot's records.
+fn load_snapshot(
+    shared: &Shared,
+    keys: &mut Keys,
+    r: &mut BufReader<TcpStream>,
+    mut left: u64,
+) -> io::Result<()> {
+    let mut clear: Vec<Effect> = (0..=shared.max_used())
+        .map(|db| Effect::in_db(db, Effect::Clear))
+        .collect();
+    clear.push(Effect::Function(vec![
+        b"FUNCTION".to_vec(),
+        b"FLUSH".to_vec(),
+    ]));
+    for e in clear {
+        apply_one(shared, keys, e);
+    }
+    while left > 0 {
+        let (e, n) = record(r)?;
+        left = left
+            .checked_sub(n)
+            .ok_or_else(|| bad("a record past the snapshot"))?;
+        apply_one(shared, keys, e);
+    }
+    Ok(())
+}
+
+/// Reads one framed record: the effect and the bytes it took.
+fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, u64)> {
+    let mut frame = [0u8; 8];
+    r.read_exact(&mut frame)?;
+    let len = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
+    let crc = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]);
+    if len > MAX_RECORD {
+        return Err(bad("a record longer than any this server writes"));
+    }
+    let mut payload = vec![0u8; len];
+    r.read_exact(&mut payload)?;
+    if crc32fast::hash(&payload) != crc {
+        return Err(bad("a record whose checksum does not match"));
+    }
+    let e = decode(&payload).ok_or_else(|| bad("a record this server cannot read"))?;
+    Ok((e, 8 + len as u64))
+}
+
+/// Applies the stream until the link is dropped; acknowledges the offset every second.
+fn stream(
+    shared: &Shared,
+    keys: &mut Keys,
+    r: &mut BufReader<TcpStream>,
+    link: &Link,
+    gone: &dyn Fn() -> bool,
+) -> io::Result<()> {
+    r.get_ref()
+        .set_read_timeout(Some(Duration::from_millis(100)))?;
+    let mut last_ack = 0u64;
+    loop {
+        if gone() {
+            return Ok(());
+        }
+        let now = now_ms();
+        if now >= last_ack + 1000 {
+            last_ack = now;
+            let off = shared.repl.offset().to_string();
+            send(r.get_mut(), &[b"REPLCONF", b"ACK", off.as_bytes()])?;
+        }
+        // Wait for the next record's first byte without losing a partial one.
+        match r.fill_buf() {
+            Ok([]) => return Err(bad("the primary closed the connection")),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
+            Err(e) => return Err(e),
+        }
+        r.get_ref()
+            .set_read_timeout(Some(Duration::from_secs(30)))?;
+        let (e, n) = record(r)?;
+        r.get_ref()
+            .set_read_timeout(Some(Duration::from_millis(100)))?;
+        if gone() {
+            return Ok(());
+        }
+        apply_one(shared, keys, e);
+        shared.repl.advance(n);
+        link.offset.store(shared.repl.offset(), Ordering::Release);
+        link.last_io_ms.store(now_ms(), Ordering::Release);
+    }
+}
+
+/// Applies one change as a command would: under its shard's lock, logged, WATCH moved.
+fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect) {
+    let now = now_ms();
+    match e.inner() {
+        Effect::Batch(b) => {
+            for x in b.clone() {
+                apply_one(shared, keys, x);
+            }
+            return;
+        }
+        Effect::Function(argv) => {
+            let _ = crate::cmd::scripting::functions::replay(&shared.scripts.libraries, argv);
+        }
+        Effect::SwapDb { a, b } => keys.swap_dbs(*a as usize, *b as usize),
+        Effect::Clear => {
+            let db = e.db();
+            if db < shared.dbs() {
+                keys.select(db);
+                keys.clear();
+            }
+        }
+        inner => {
+            let db = e.db();
+            if let Some(key) = inner.key().filter(|_| db < shared.dbs()) {
+                apply(keys.store_in(db, key), inner, now);
+                if shared.watches.any() {
+                    shared.watches.touch(std::iter::once((db, key)));
+                }
+            }
+        }
+    }
+    keys.end_command(&mut vec![e]);
+    keys.unlock();
+}
+
+/// Starts following `host:port` (REPLICAOF host port).
+pub fn start(shared: &Shared, host: String, port: u16) {
+    shared.repl.follow(host, port, Arc::new(Link::default()));
+}
