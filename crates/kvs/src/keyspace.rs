@@ -106,6 +106,8 @@ pub struct Shared {
     pub slowlog: crate::cmd::admin::SlowLog,
     /// The script cache, the function libraries and the running script.
     pub scripts: crate::cmd::scripting::Scripts,
+    /// The clients in MONITOR mode.
+    pub monitors: crate::cmd::monitor::Monitors,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -157,6 +159,7 @@ impl Shared {
             last_save: AtomicU64::new(started_ms / 1000),
             slowlog: Default::default(),
             scripts: Default::default(),
+            monitors: Default::default(),
         }
     }
 

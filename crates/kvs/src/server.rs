@@ -656,6 +656,10 @@ impl Loop {
             };
             match msg {
                 Msg::Kill => closed.push(token),
+                Msg::Monitor(line) => {
+                    c.output.extend_from_slice(&line);
+                    touched.push(token);
+                }
                 Msg::Unblocked { reply, seq } => {
                     c.output.extend_from_slice(&reply);
                     c.wait_seq = c.wait_seq.max(seq);
@@ -717,6 +721,9 @@ impl Loop {
                     shared.hub.claim(c.session.id);
                 }
                 c.session.subs.forget(&shared.hub, c.session.id);
+                if c.session.monitor {
+                    shared.monitors.remove(c.session.id);
+                }
                 shared.hub.unregister(c.session.id);
                 let _ = self.poll.registry().deregister(&mut c.sock);
                 if c.killed {

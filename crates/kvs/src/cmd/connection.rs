@@ -27,6 +27,7 @@ pub fn echo(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// RESP2, no name, and authenticated only if no password is set.
 pub fn reset(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     ctx.session.tx.end();
+    super::monitor::leave(ctx);
     let hub = &ctx.keys.shared().hub;
     ctx.session.subs.forget(hub, ctx.session.id);
     if let Some(m) = &ctx.session.meta {

@@ -9,8 +9,8 @@
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
 //! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
-//! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), with
-//! the settings in [`config`].
+//! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), [`monitor`],
+//! with the settings in [`config`].
 
 pub mod admin;
 pub mod blocking;
@@ -25,6 +25,7 @@ pub mod glob;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
+pub mod monitor;
 pub mod multi;
 pub mod notify;
 pub mod pubsub;
@@ -72,6 +73,8 @@ pub struct Session {
     pub reply_off: bool,
     /// CLIENT REPLY SKIP: the next command's reply is dropped.
     pub skip_next: bool,
+    /// In MONITOR mode.
+    pub monitor: bool,
     /// What CLIENT LIST shows of this connection (None for a session without one).
     pub meta: Option<std::sync::Arc<clients::ClientMeta>>,
 }
@@ -291,6 +294,9 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
         ctx.stats.per_command.rejected(cmd);
         return w.error("NOAUTH Authentication required.");
     }
+    if let Some(e) = monitor::refused(ctx, cmd) {
+        return w.error(e);
+    }
     if ctx.session.subs.active() && ctx.session.proto == Proto::Resp2 && !pubsub::allowed(cmd) {
         return w.error(&format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
@@ -326,7 +332,14 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     };
     let t = weight.map(|_| std::time::Instant::now());
     let start = ctx.effects.len();
+    let watched = ctx.keys.shared().monitors.any();
+    if watched {
+        monitor::feed(ctx, cmd, args, true);
+    }
     (cmd.handler)(ctx, args, w);
+    if watched {
+        monitor::feed(ctx, cmd, args, false);
+    }
     let (expired, gone, created) = ctx.keys.take_events();
     ctx.stats.expired += expired;
     if !gone.is_empty() || !created.is_empty() {
