@@ -108,6 +108,8 @@ pub struct Shared {
     pub scripts: crate::cmd::scripting::Scripts,
     /// The clients in MONITOR mode.
     pub monitors: crate::cmd::monitor::Monitors,
+    /// CLIENT PAUSE.
+    pub pause: crate::cmd::pause::Pause,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -160,6 +162,7 @@ impl Shared {
             slowlog: Default::default(),
             scripts: Default::default(),
             monitors: Default::default(),
+            pause: Default::default(),
         }
     }
 

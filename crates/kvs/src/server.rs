@@ -24,6 +24,10 @@
 //! write that is not yet on disk); then write each output buffer once (pipelined
 //! requests cost one write).
 //!
+//! A connection whose next request waits for CLIENT PAUSE to end is left in the
+//! loop's `paused` list, its request unrun, and served again once the pause is over
+//! (the poll sleeps no longer than the pause's end; CLIENT UNPAUSE wakes every loop).
+//!
 //! A request that breaks the protocol, or an input buffer past
 //! `client-query-buffer-limit`, gets one error reply and the connection is closed; the
 //! server and the other clients carry on.
@@ -132,6 +136,8 @@ struct Loop {
     inbox: Receiver<(TcpStream, u64)>,
     /// Connections blocked on keys (to check their deadlines).
     blocked: Vec<Token>,
+    /// Connections held by CLIENT PAUSE (run again once it ends).
+    paused: Vec<Token>,
 }
 
 /// Where the acceptor puts a loop's new connections (the loop is woken through the
@@ -255,6 +261,7 @@ impl Server {
                 conns: HashMap::new(),
                 inbox,
                 blocked: Vec::new(),
+                paused: Vec::new(),
             });
             mailboxes.push(Mailbox { send });
         }
@@ -405,7 +412,10 @@ impl Loop {
                     .filter_map(|t| self.conns.get(t)?.blocked)
                     .filter(|&d| d != 0)
                     .min();
-                let ms = first.map_or(100, |d| (d + 1).saturating_sub(now).min(100));
+                let mut ms = first.map_or(100, |d| (d + 1).saturating_sub(now).min(100));
+                if !self.paused.is_empty() {
+                    ms = ms.min(shared.pause.left(now));
+                }
                 Duration::from_millis(ms)
             } else {
                 Duration::ZERO
@@ -512,6 +522,7 @@ impl Loop {
                         unread: false,
                         read_round: 0,
                         blocked: None,
+                        paused: false,
                     },
                 );
                 ready.push(token);
@@ -525,6 +536,10 @@ impl Loop {
                 &mut touched,
                 &mut closed,
             );
+            // Clients held by a pause that is over run again.
+            if !self.paused.is_empty() && !shared.pause.active(now_ms()) {
+                ready.append(&mut self.paused);
+            }
             // Settings changed by CONFIG SET on any loop.
             if shared.config_version() != env.version {
                 (env.config, env.version) = shared.config();
@@ -550,6 +565,9 @@ impl Loop {
                     if c.blocked.is_some() && !self.blocked.contains(token) {
                         self.blocked.push(*token);
                     }
+                    if c.paused && !self.paused.contains(token) {
+                        self.paused.push(*token);
+                    }
                     self.conns.insert(*token, c);
                 } else if let Some(c) = self.conns.get_mut(token) {
                     serve_one(c, &mut env);
@@ -560,6 +578,9 @@ impl Loop {
                     }
                     if c.blocked.is_some() && !self.blocked.contains(token) {
                         self.blocked.push(*token);
+                    }
+                    if c.paused && !self.paused.contains(token) {
+                        self.paused.push(*token);
                     }
                 }
             }
@@ -723,6 +744,9 @@ impl Loop {
                 c.session.subs.forget(&shared.hub, c.session.id);
                 if c.session.monitor {
                     shared.monitors.remove(c.session.id);
+                }
+                if c.paused {
+                    shared.pause.count(false);
                 }
                 shared.hub.unregister(c.session.id);
                 let _ = self.poll.registry().deregister(&mut c.sock);

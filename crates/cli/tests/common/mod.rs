@@ -280,6 +280,22 @@ pub fn both() -> Option<([Killed; 2], redis::Connection, redis::Connection)> {
     Some(([redis, ws], theirs, ours))
 }
 
+/// Sends each of `cases` to both servers; fails with every reply that differed.
+pub fn same_replies(
+    theirs: &mut redis::Connection,
+    ours: &mut redis::Connection,
+    cases: &[&[&str]],
+) {
+    let mut differ = Vec::new();
+    for c in cases {
+        let (t, o) = (try_cmd(theirs, c), try_cmd(ours, c));
+        if format!("{t:?}") != format!("{o:?}") {
+            differ.push(format!("{c:?}: redis {t:?}, ours {o:?}"));
+        }
+    }
+    same(&differ);
+}
+
 /// Fails with every reply that differed.
 pub fn same(differ: &[String]) {
     assert!(

@@ -10,7 +10,7 @@
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
 //! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
 //! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), [`monitor`],
-//! with the settings in [`config`].
+//! [`pause`] (CLIENT PAUSE), with the settings in [`config`].
 
 pub mod admin;
 pub mod blocking;
@@ -28,6 +28,7 @@ pub mod lists;
 pub mod monitor;
 pub mod multi;
 pub mod notify;
+pub mod pause;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
