@@ -235,8 +235,14 @@ pub fn free_port() -> u16 {
 
 /// A Redis server without persistence, or None when redis-server is not installed.
 pub fn redis_server() -> Option<(Killed, String)> {
+    redis_server_on(None)
+}
+
+/// [`redis_server`], started on the configuration file `conf` when given.
+pub fn redis_server_on(conf: Option<&std::path::Path>) -> Option<(Killed, String)> {
     let port = free_port();
     let child = Command::new("redis-server")
+        .args(conf)
         .args([
             "--port",
             &port.to_string(),

@@ -10,7 +10,8 @@
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
 //! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
 //! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), [`monitor`],
-//! [`pause`] (CLIENT PAUSE), with the settings in [`config`].
+//! [`pause`] (CLIENT PAUSE), with the settings in [`config`] and [`rewrite`] (CONFIG
+//! REWRITE).
 
 pub mod admin;
 pub mod blocking;
@@ -30,6 +31,7 @@ pub mod multi;
 pub mod notify;
 pub mod pause;
 pub mod pubsub;
+pub mod rewrite;
 pub mod scripting;
 pub mod server;
 pub mod sets;
