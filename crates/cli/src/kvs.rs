@@ -407,6 +407,8 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
         for w in warnings {
             eprintln!("kvs: {}: {w}", path.display());
         }
+        // CONFIG REWRITE writes it back.
+        config.cmd.config_file = Some(std::path::absolute(path).unwrap_or_else(|_| path.clone()));
     }
     if let Some(p) = &a.requirepass {
         config.cmd.requirepass = (!p.is_empty()).then(|| p.as_bytes().to_vec());

@@ -51,6 +51,8 @@ pub(crate) struct Conn {
     /// Blocked (BLPOP and the like) until this deadline (ms since the epoch; 0: no
     /// limit): nothing more of its input runs until it is served or times out.
     pub(crate) blocked: Option<u64>,
+    /// Its next request waits for CLIENT PAUSE to end ([`crate::cmd::pause`]).
+    pub(crate) paused: bool,
 }
 
 /// What the loop's flush left a connection in.
@@ -259,6 +261,10 @@ impl Conn {
         // millisecond granularity; 64 requests take microseconds).
         let mut now = 0;
         let mut served = 0u32;
+        let pause = &env.keys.shared().pause;
+        if std::mem::take(&mut self.paused) {
+            pause.count(false);
+        }
         while !closing && self.blocked.is_none() {
             let authed = env.config.requirepass.is_none() || self.session.authed;
             match self.input.parse(&env.config.limits, authed) {
@@ -285,6 +291,12 @@ impl Conn {
                             long = args.iter().map(|r| &input[r.clone()]).collect();
                             &long
                         };
+                        if pause.on() && pause.holds(&self.session, argv, now_ms()) {
+                            // Left unrun (and unconsumed) until the pause ends.
+                            self.paused = true;
+                            pause.count(true);
+                            break;
+                        }
                         // CLIENT REPLY OFF / SKIP: the reply is dropped once made.
                         let muted = self.session.reply_off;
                         let skip = std::mem::take(&mut self.session.skip_next);

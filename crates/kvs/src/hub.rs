@@ -1,5 +1,6 @@
-//! What the event loops tell each other about clients: pub/sub messages and the
-//! replies of clients blocked on keys (BLPOP and the like). A client belongs to the
+//! What the event loops tell each other about clients: pub/sub messages, MONITOR
+//! lines ([`crate::cmd::monitor`]) and the replies of clients blocked on keys (BLPOP
+//! and the like). A client belongs to the
 //! loop `id % loops` (the acceptor deals connections that way); anything for it goes
 //! into that loop's inbox, and the loop is woken. The loop drains its inbox at the top
 //! of each round, before it runs commands, so messages reach a client in the order
@@ -61,6 +62,8 @@ pub enum Msg {
     },
     /// CLIENT KILL: close the connection now.
     Kill,
+    /// A MONITOR line, ready to send.
+    Monitor(Arc<[u8]>),
     /// The client was blocked: here is its reply, which waits for log record `seq`.
     Unblocked {
         /// The encoded reply.

@@ -132,6 +132,10 @@ pub struct Shared {
     pub scripts: crate::cmd::scripting::Scripts,
     /// Replication: the role, the stream to replicas, the link to a primary.
     pub repl: crate::repl::Repl,
+    /// The clients in MONITOR mode.
+    pub monitors: crate::cmd::monitor::Monitors,
+    /// CLIENT PAUSE.
+    pub pause: crate::cmd::pause::Pause,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -184,6 +188,8 @@ impl Shared {
             slowlog: Default::default(),
             scripts: Default::default(),
             repl: Default::default(),
+            monitors: Default::default(),
+            pause: Default::default(),
         }
     }
 

@@ -24,6 +24,10 @@
 //! write that is not yet on disk); then write each output buffer once (pipelined
 //! requests cost one write).
 //!
+//! A connection whose next request waits for CLIENT PAUSE to end is left in the
+//! loop's `paused` list, its request unrun, and served again once the pause is over
+//! (the poll sleeps no longer than the pause's end; CLIENT UNPAUSE wakes every loop).
+//!
 //! A request that breaks the protocol, or an input buffer past
 //! `client-query-buffer-limit`, gets one error reply and the connection is closed; the
 //! server and the other clients carry on.
@@ -137,6 +141,8 @@ struct Loop {
     blocked: Vec<Token>,
     /// Replicas' connections (fed from the replication stream each round).
     replicas: Vec<Token>,
+    /// Connections held by CLIENT PAUSE (run again once it ends).
+    paused: Vec<Token>,
 }
 
 /// Where the acceptor puts a loop's new connections (the loop is woken through the
@@ -266,6 +272,7 @@ impl Server {
                 inbox,
                 blocked: Vec::new(),
                 replicas: Vec::new(),
+                paused: Vec::new(),
             });
             mailboxes.push(Mailbox { send });
         }
@@ -433,7 +440,10 @@ impl Loop {
                     .filter_map(|t| self.conns.get(t)?.blocked)
                     .filter(|&d| d != 0)
                     .min();
-                let ms = first.map_or(100, |d| (d + 1).saturating_sub(now).min(100));
+                let mut ms = first.map_or(100, |d| (d + 1).saturating_sub(now).min(100));
+                if !self.paused.is_empty() {
+                    ms = ms.min(shared.pause.left(now));
+                }
                 Duration::from_millis(ms)
             } else {
                 Duration::ZERO
@@ -540,6 +550,7 @@ impl Loop {
                         unread: false,
                         read_round: 0,
                         blocked: None,
+                        paused: false,
                     },
                 );
                 ready.push(token);
@@ -553,6 +564,10 @@ impl Loop {
                 &mut touched,
                 &mut closed,
             );
+            // Clients held by a pause that is over run again.
+            if !self.paused.is_empty() && !shared.pause.active(now_ms()) {
+                ready.append(&mut self.paused);
+            }
             // Settings changed by CONFIG SET on any loop.
             if shared.config_version() != env.version {
                 (env.config, env.version) = shared.config();
@@ -581,6 +596,9 @@ impl Loop {
                     if c.session.replica.is_some() && !self.replicas.contains(token) {
                         self.replicas.push(*token);
                     }
+                    if c.paused && !self.paused.contains(token) {
+                        self.paused.push(*token);
+                    }
                     self.conns.insert(*token, c);
                 } else if let Some(c) = self.conns.get_mut(token) {
                     serve_one(c, &mut env);
@@ -594,6 +612,9 @@ impl Loop {
                     }
                     if c.session.replica.is_some() && !self.replicas.contains(token) {
                         self.replicas.push(*token);
+                    }
+                    if c.paused && !self.paused.contains(token) {
+                        self.paused.push(*token);
                     }
                 }
             }
@@ -736,6 +757,10 @@ impl Loop {
             };
             match msg {
                 Msg::Kill => closed.push(token),
+                Msg::Monitor(line) => {
+                    c.output.extend_from_slice(&line);
+                    touched.push(token);
+                }
                 Msg::Unblocked { reply, seq } => {
                     c.output.extend_from_slice(&reply);
                     c.wait_seq = c.wait_seq.max(seq);
@@ -800,6 +825,12 @@ impl Loop {
                     shared.repl.detach(c.session.id);
                 }
                 c.session.subs.forget(&shared.hub, c.session.id);
+                if c.session.monitor {
+                    shared.monitors.remove(c.session.id);
+                }
+                if c.paused {
+                    shared.pause.count(false);
+                }
                 shared.hub.unregister(c.session.id);
                 let _ = self.poll.registry().deregister(&mut c.sock);
                 if c.killed {

@@ -235,8 +235,14 @@ pub fn free_port() -> u16 {
 
 /// A Redis server without persistence, or None when redis-server is not installed.
 pub fn redis_server() -> Option<(Killed, String)> {
+    redis_server_on(None)
+}
+
+/// [`redis_server`], started on the configuration file `conf` when given.
+pub fn redis_server_on(conf: Option<&std::path::Path>) -> Option<(Killed, String)> {
     let port = free_port();
     let child = Command::new("redis-server")
+        .args(conf)
         .args([
             "--port",
             &port.to_string(),
@@ -278,6 +284,22 @@ pub fn both() -> Option<([Killed; 2], redis::Connection, redis::Connection)> {
     let (ws, ws_addr) = kvs_serve(&["--port", "0"]);
     let (theirs, ours) = (connect(&redis_addr), connect(&ws_addr));
     Some(([redis, ws], theirs, ours))
+}
+
+/// Sends each of `cases` to both servers; fails with every reply that differed.
+pub fn same_replies(
+    theirs: &mut redis::Connection,
+    ours: &mut redis::Connection,
+    cases: &[&[&str]],
+) {
+    let mut differ = Vec::new();
+    for c in cases {
+        let (t, o) = (try_cmd(theirs, c), try_cmd(ours, c));
+        if format!("{t:?}") != format!("{o:?}") {
+            differ.push(format!("{c:?}: redis {t:?}, ours {o:?}"));
+        }
+    }
+    same(&differ);
 }
 
 /// Fails with every reply that differed.

@@ -4,7 +4,8 @@
 //! Each connection has a [`ClientMeta`] in the hub's registry, shared with its loop:
 //! fixed facts (id, addresses, start) and a few atomics its loop updates as it serves
 //! (last command, last interaction, subscription counts, protocol), so listing needs no
-//! lock of another loop. Fields a listing shows that this server does not track per
+//! lock of another loop (flags: `O` for a monitor, `P` for a subscriber, else `N`).
+//! Fields a listing shows that this server does not track per
 //! client (buffer sizes other than the pending output, memory) are reported as 0.
 //! CLIENT KILL marks the clients it matches and has their loops close them (a client
 //! that kills itself is closed after its reply).
@@ -43,6 +44,8 @@ pub struct ClientMeta {
     pub omem: AtomicUsize,
     /// The selected database.
     pub db: AtomicUsize,
+    /// In MONITOR mode.
+    pub monitor: AtomicBool,
 }
 
 impl ClientMeta {
@@ -77,7 +80,13 @@ impl ClientMeta {
             i => table::COMMANDS.get(i - 1).map_or("NULL", |c| c.name),
         };
         let s = |i: usize| self.subs[i].load(Ordering::Relaxed);
-        let flags = if self.is_pubsub() { "P" } else { "N" };
+        let flags = if self.monitor.load(Ordering::Relaxed) {
+            "O"
+        } else if self.is_pubsub() {
+            "P"
+        } else {
+            "N"
+        };
         let omem = self.omem.load(Ordering::Relaxed);
         format!(
             "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={omem} events=r cmd={cmd} user=default redir=-1 resp={} lib-name= lib-ver=",

@@ -1,4 +1,4 @@
-//! Settings ([`Config`]) and CONFIG GET/SET/RESETSTAT.
+//! Settings ([`Config`]) and CONFIG GET/SET/RESETSTAT (REWRITE and HELP: [`super::rewrite`]).
 
 use super::{eq, glob, Ctx, Stats};
 use crate::aof::Fsync;
@@ -53,6 +53,8 @@ pub struct Config {
     pub notify: u32,
     /// Values given to the Redis settings in [`COMPAT`] (accepted, shown, no effect).
     pub compat: std::collections::BTreeMap<&'static str, String>,
+    /// The configuration file the server was started with (CONFIG REWRITE writes it).
+    pub config_file: Option<std::path::PathBuf>,
 }
 
 /// Redis 7 settings this server accepts (CONFIG SET, configuration files) and shows
@@ -339,6 +341,7 @@ impl Default for Config {
             slowlog_slower_than: 10_000,
             slowlog_max_len: 128,
             compat: Default::default(),
+            config_file: None,
         }
     }
 }
@@ -391,6 +394,15 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
             Err(e) => w.error(&e),
         }
+    } else if eq(args[1], "rewrite") && args.len() == 2 {
+        super::rewrite::rewrite(ctx, w);
+    } else if eq(args[1], "help") && args.len() == 2 {
+        super::rewrite::help(w);
+    } else if eq(args[1], "rewrite") || eq(args[1], "help") {
+        w.error(&format!(
+            "ERR wrong number of arguments for 'config|{}' command",
+            super::lower(args[1])
+        ));
     } else if eq(args[1], "resetstat") {
         ctx.keys.shared().stats.reset();
         *ctx.stats = Stats::default();

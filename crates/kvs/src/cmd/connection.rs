@@ -27,6 +27,7 @@ pub fn echo(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// RESP2, no name, and authenticated only if no password is set.
 pub fn reset(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     ctx.session.tx.end();
+    super::monitor::leave(ctx);
     let hub = &ctx.keys.shared().hub;
     ctx.session.subs.forget(hub, ctx.session.id);
     if let Some(m) = &ctx.session.meta {
@@ -183,6 +184,15 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         super::clients::kill(ctx, args, w);
     } else if eq(sub, "no-evict") && args.len() == 3 {
         super::clients::no_evict(ctx, args, w);
+    } else if eq(sub, "pause") && args.len() > 2 {
+        super::pause::pause(ctx, args, w);
+    } else if eq(sub, "unpause") && args.len() == 2 {
+        super::pause::unpause(ctx, args, w);
+    } else if (eq(sub, "pause") || eq(sub, "unpause")) && args.len() > 1 {
+        w.error(&format!(
+            "ERR wrong number of arguments for 'client|{}' command",
+            super::lower(sub)
+        ));
     } else if eq(sub, "getredir") && args.len() == 2 {
         w.int(-1);
     } else if eq(sub, "help") && args.len() == 2 {
@@ -202,6 +212,10 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
                 "LIST [options ...]",
                 "    Return information about client connections. Options: TYPE, ID.",
+                "UNPAUSE",
+                "    Stop the current client pause, resuming traffic.",
+                "PAUSE <timeout> [WRITE|ALL]",
+                "    Suspend all, or just write, clients for <timeout> milliseconds.",
                 "NO-EVICT (ON|OFF)",
                 "    Protect current client connection from eviction.",
                 "REPLY (ON|OFF|SKIP)",

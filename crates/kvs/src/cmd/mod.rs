@@ -9,8 +9,9 @@
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
 //! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
-//! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), with
-//! the settings in [`config`].
+//! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), [`monitor`],
+//! [`pause`] (CLIENT PAUSE), with the settings in [`config`] and [`rewrite`] (CONFIG
+//! REWRITE).
 
 pub mod admin;
 pub mod blocking;
@@ -25,10 +26,13 @@ pub mod glob;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
+pub mod monitor;
 pub mod multi;
 pub mod notify;
+pub mod pause;
 pub mod pubsub;
 pub mod replication;
+pub mod rewrite;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -77,6 +81,8 @@ pub struct Session {
     pub replica: Option<u64>,
     /// The port a replica said it listens on (REPLCONF listening-port).
     pub replica_port: u16,
+    /// In MONITOR mode.
+    pub monitor: bool,
     /// What CLIENT LIST shows of this connection (None for a session without one).
     pub meta: Option<std::sync::Arc<clients::ClientMeta>>,
 }
@@ -296,6 +302,9 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
         ctx.stats.per_command.rejected(cmd);
         return w.error("NOAUTH Authentication required.");
     }
+    if let Some(e) = monitor::refused(ctx, cmd) {
+        return w.error(e);
+    }
     if ctx.session.subs.active() && ctx.session.proto == Proto::Resp2 && !pubsub::allowed(cmd) {
         return w.error(&format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
@@ -331,7 +340,14 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     };
     let t = weight.map(|_| std::time::Instant::now());
     let start = ctx.effects.len();
+    let watched = ctx.keys.shared().monitors.any();
+    if watched {
+        monitor::feed(ctx, cmd, args, true);
+    }
     (cmd.handler)(ctx, args, w);
+    if watched {
+        monitor::feed(ctx, cmd, args, false);
+    }
     let (expired, gone, created) = ctx.keys.take_events();
     ctx.stats.expired += expired;
     if !gone.is_empty() || !created.is_empty() {

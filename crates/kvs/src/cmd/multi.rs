@@ -140,6 +140,11 @@ impl Tx {
         self.watched.clear();
     }
 
+    /// Whether a queued command passes `test` (CLIENT PAUSE WRITE holds such an EXEC).
+    pub(crate) fn writes(&self, test: impl Fn(&Command) -> bool) -> bool {
+        self.queued.iter().flatten().any(|q| test(q.cmd))
+    }
+
     /// Ends the transaction (if any) and unwatches every key.
     pub(crate) fn end(&mut self) {
         self.queued = None;

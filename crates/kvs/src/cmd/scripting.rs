@@ -403,7 +403,7 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
             ctx.ready.extend(args[1..].iter().map(|a| (db, a.to_vec())));
         }
     }
-    super::run(ctx, cmd, args, w);
+    super::monitor::scripted(|| super::run(ctx, cmd, args, w));
 }
 
 /// SCRIPT LOAD | EXISTS | FLUSH | KILL | HELP.

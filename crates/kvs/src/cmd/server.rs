@@ -76,7 +76,7 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         out.push_str(&format!(
             "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\npubsub_clients:{}\r\n\r\n",
             st.connected,
-            ctx.keys.shared().hub.blocked_count(),
+            ctx.keys.shared().hub.blocked_count() + ctx.keys.shared().pause.held(),
             ctx.keys.shared().hub.subs().clients()
         ));
     }

@@ -11,8 +11,8 @@
 
 use super::scripting::{self, functions};
 use super::{
-    admin, arity, blocking, cluster, config, connection, dbs, eq, hashes, keys, lists, multi,
-    pubsub, replication, server, sets, sort, strings, zscan, zsets, zstore, Ctx,
+    admin, arity, blocking, cluster, config, connection, dbs, eq, hashes, keys, lists, monitor,
+    multi, pubsub, replication, server, sets, sort, strings, zscan, zsets, zstore, Ctx,
 };
 use crate::resp::Writer;
 
@@ -284,6 +284,7 @@ pub static COMMANDS: &[Command] = &[
     row!("ltrim", 4, WRITE, KEY1, "list", lists::edit, "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
     row!("memory", -2, READONLY, (2, 2, 1), "server", server::memory, "A container for memory diagnostics commands."),
     row!("mget", -2, READONLY | FAST, KEYS, "string", strings::mget, "Atomically returns the string values of one or more keys."),
+    row!("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", monitor::monitor, "Listens for all requests received by the server in real-time."),
     row!("move", 3, WRITE | FAST, KEY1, "generic", dbs::move_key, "Moves a key to another database."),
     row!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::mset, "Atomically creates or modifies the string values of one or more keys."),
     row!("msetnx", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::msetnx, "Atomically modifies the string values of one or more keys only when all keys don't exist."),

@@ -100,7 +100,13 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
     // The shards of the databases in use, a few in turn (one sweep step each), so a
     // key nobody reads goes within a few rounds whatever the number of databases.
     let shards = (shared.max_used() + 1) * shared.shards();
-    for _ in 0..SWEEP_SHARDS.min(shards) {
+    // Not while clients are paused (keys past their time stay until it ends).
+    let sweeps = if shared.pause.active(now) {
+        0
+    } else {
+        SWEEP_SHARDS
+    };
+    for _ in 0..sweeps.min(shards) {
         let i = *sweep % shards;
         *sweep = i + 1;
         sweep_one(shared, stats, i, now);

@@ -1,0 +1,170 @@
+//! CLIENT PAUSE timeout [WRITE|ALL] and CLIENT UNPAUSE, as in Redis 7.0.
+//!
+//! While a pause lasts, a client's next command is held, unanswered and not run, when
+//! the pause is ALL (every command, CLIENT UNPAUSE and the pausing client's own
+//! included), or when it is WRITE and the command may change the dataset: a write
+//! command (also inside MULTI, where it is held before it is queued), EVAL, EVALSHA and
+//! FCALL (not their `_RO` forms), PUBLISH, SPUBLISH, PFCOUNT, and an EXEC whose queue
+//! holds such a command. Reads go on under WRITE. A held client runs nothing more of
+//! its input until the pause ends (its timeout, or CLIENT UNPAUSE), then its commands
+//! run in order. Held clients count in INFO `blocked_clients`. A MONITOR client is
+//! never held (Redis treats it as a replica).
+//!
+//! Pauses combine as in Redis: a new one keeps the more restrictive mode and the later
+//! end of the two. The active expiry sweep stops during a pause (keys past their time
+//! that no command reads stay until it ends).
+//!
+//! The state is two atomics in the keyspace's shared state: a command costs one load
+//! while no pause is set. A loop keeps its held connections in a list, runs them again
+//! once the pause is over, and sleeps no longer than the pause's end; CLIENT UNPAUSE
+//! wakes every loop.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::table::{lookup, Command, WRITE};
+use super::{eq, parse_i64, Ctx, Session, SYNTAX};
+use crate::resp::Writer;
+
+const NONE: u8 = 0;
+const WRITES: u8 = 1;
+const ALL: u8 = 2;
+
+/// The server's pause.
+#[derive(Debug, Default)]
+pub struct Pause {
+    /// NONE, WRITES or ALL (read once per command).
+    mode: AtomicU8,
+    /// When it ends, ms since the epoch.
+    end: AtomicU64,
+    /// Clients held now (INFO `blocked_clients`).
+    held: AtomicUsize,
+    /// Serializes changes.
+    change: Mutex<()>,
+}
+
+impl Pause {
+    /// True while a pause is set (it may have just run out): one atomic load.
+    #[inline]
+    pub fn on(&self) -> bool {
+        self.mode.load(Ordering::Acquire) != NONE
+    }
+
+    /// The mode in force at `now` (NONE once the end has passed, which clears it).
+    fn mode(&self, now: u64) -> u8 {
+        let mode = self.mode.load(Ordering::Acquire);
+        if mode != NONE && now >= self.end.load(Ordering::Acquire) {
+            let _g = self.change.lock().unwrap_or_else(|p| p.into_inner());
+            if now >= self.end.load(Ordering::Acquire) {
+                self.mode.store(NONE, Ordering::Release);
+            }
+            return self.mode.load(Ordering::Acquire);
+        }
+        mode
+    }
+
+    /// True while a pause is in force at `now` (the expiry sweep waits).
+    pub fn active(&self, now: u64) -> bool {
+        self.on() && self.mode(now) != NONE
+    }
+
+    /// Milliseconds from `now` to the pause's end (0 when none).
+    pub fn left(&self, now: u64) -> u64 {
+        if self.mode(now) == NONE {
+            return 0;
+        }
+        self.end.load(Ordering::Acquire).saturating_sub(now)
+    }
+
+    fn set(&self, mode: u8, end: u64) {
+        let _g = self.change.lock().unwrap_or_else(|p| p.into_inner());
+        let now_mode = self.mode.load(Ordering::Acquire);
+        if now_mode == NONE {
+            self.end.store(end, Ordering::Release);
+        } else {
+            self.end.fetch_max(end, Ordering::AcqRel);
+        }
+        self.mode.store(now_mode.max(mode), Ordering::Release);
+    }
+
+    fn clear(&self) {
+        let _g = self.change.lock().unwrap_or_else(|p| p.into_inner());
+        self.mode.store(NONE, Ordering::Release);
+        self.end.store(0, Ordering::Release);
+    }
+
+    /// Whether the request `argv` of `session` waits for the pause to end at `now`.
+    /// Call only when [`Pause::on`].
+    pub(crate) fn holds(&self, session: &Session, argv: &[&[u8]], now: u64) -> bool {
+        match self.mode(now) {
+            ALL => !session.monitor,
+            WRITES => {
+                let Some(cmd) = lookup(argv[0]) else {
+                    return false;
+                };
+                !session.monitor
+                    && (may_write(cmd) || (cmd.name == "exec" && session.tx.writes(may_write)))
+            }
+            _ => false,
+        }
+    }
+
+    /// A client is held (`true`) or let go (`false`).
+    pub(crate) fn count(&self, held: bool) {
+        if held {
+            self.held.fetch_add(1, Ordering::AcqRel);
+        } else {
+            self.held.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Clients held now.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+}
+
+/// Commands a WRITE pause holds: writes, and those that may propagate a change.
+fn may_write(cmd: &Command) -> bool {
+    cmd.has(WRITE)
+        || matches!(
+            cmd.name,
+            "eval" | "evalsha" | "fcall" | "publish" | "spublish" | "pfcount"
+        )
+}
+
+/// CLIENT PAUSE timeout [WRITE|ALL].
+pub fn pause(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if !(3..=4).contains(&args.len()) {
+        return w.error(
+            "ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.",
+        );
+    }
+    let mode = match args.get(3) {
+        None => ALL,
+        Some(m) if eq(m, "all") => ALL,
+        Some(m) if eq(m, "write") => WRITES,
+        Some(_) => return w.error("ERR CLIENT PAUSE mode must be WRITE or ALL"),
+    };
+    let ms = match parse_i64(args[2]) {
+        None => return w.error("ERR timeout is not an integer or out of range"),
+        Some(ms) if ms < 0 => return w.error("ERR timeout is negative"),
+        Some(ms) => ms as u64,
+    };
+    let end = crate::server::now_ms().saturating_add(ms);
+    ctx.keys.shared().pause.set(mode, end);
+    w.simple("OK");
+}
+
+/// CLIENT UNPAUSE: held clients run now, on every loop.
+pub fn unpause(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if args.len() != 2 {
+        return w.error(SYNTAX);
+    }
+    let shared = ctx.keys.shared();
+    shared.pause.clear();
+    for i in 0..ctx.config.threads {
+        shared.hub.wake(i);
+    }
+    w.simple("OK");
+}
