@@ -443,6 +443,14 @@ fn a_long_script_gets_busy_replies_and_script_kill_from_another_loop() {
         }
     };
     assert!(busy.contains("SCRIPT KILL"), "{busy}");
+    // New clients are dealt to the loop that is not busy: each gets a reply at once
+    // (whichever loop the round-robin would have given it).
+    for _ in 0..4 {
+        let mut late = connect(&addr);
+        let t = Instant::now();
+        let pong = try_cmd(&mut late, &["PING"]);
+        assert!(t.elapsed() < Duration::from_secs(2), "{pong:?}");
+    }
     assert_eq!(cmd(&mut admin, &["SCRIPT", "KILL"]), Value::Okay);
     let mut reply = [0u8; 256];
     runner

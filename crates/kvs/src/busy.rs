@@ -110,6 +110,8 @@ fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) {
                 eprintln!("kvs: SHUTDOWN NOSAVE while a script runs: exiting now");
                 std::process::exit(0);
             } else {
+                // Refused inside MULTI: EXEC then discards the transaction.
+                c.session.tx.refuse();
                 w.error(&scripting::busy_error(&shared.scripts.busy));
             }
         }

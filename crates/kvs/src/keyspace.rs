@@ -37,7 +37,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+mod absolute;
+mod route;
 mod stats;
+pub use route::{scan_shards, shard_index};
 pub use stats::SharedStats;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -317,73 +320,6 @@ impl Shared {
     }
 }
 
-/// The shard of `key` among `shards` (a power of two).
-#[inline]
-pub fn shard_index(key: &[u8], shards: usize) -> usize {
-    if shards <= 1 {
-        return 0;
-    }
-    (route_hash(key) >> 32) as usize & (shards - 1)
-}
-
-/// A SCAN step over `shards` shards: the cursor holds the shard in its low bits and
-/// that shard's table cursor above them. `step(shard, table cursor, budget)` scans
-/// about `budget` keys of one shard and returns its next table cursor (0: that shard
-/// is done) and the keys it saw; the scan goes on to the next shards, in ascending
-/// order, while fewer than `count` keys were seen. Returns the next cursor (0: the scan
-/// is complete). Every key present in a shard for the whole scan is returned at least
-/// once, as each shard's table cursor guarantees for its keys.
-pub fn scan_shards(
-    shards: usize,
-    cursor: u64,
-    count: usize,
-    mut step: impl FnMut(usize, u64, usize) -> (u64, usize),
-) -> u64 {
-    let bits = shards.trailing_zeros();
-    let mut shard = (cursor & (shards as u64 - 1)) as usize;
-    let mut table = cursor >> bits;
-    let mut budget = count.max(1);
-    loop {
-        let (next, seen) = step(shard, table, budget);
-        if next != 0 {
-            return (next << bits) | shard as u64;
-        }
-        shard += 1;
-        if shard == shards {
-            return 0;
-        }
-        table = 0;
-        budget = budget.saturating_sub(seen);
-        if budget == 0 {
-            return shard as u64;
-        }
-    }
-}
-
-/// A fast hash for routing keys to shards (not the tables' keyed hash: a client that
-/// aims keys at one shard only makes that shard busier, and the table inside it hashes
-/// with its own random key).
-#[inline]
-fn route_hash(key: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (key.len() as u64).wrapping_mul(K);
-    let mut chunks = key.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
-    }
-    h ^= h >> 31;
-    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h ^ (h >> 29)
-}
-
 /// A locked shard of a [`Keys`] view, with its memory when locked.
 #[derive(Debug)]
 struct Held<'s> {
@@ -641,45 +577,6 @@ impl<'s> Keys<'s> {
             created.extend(e.created.into_iter().map(|k| (db, k)));
         }
         (count, expired, created)
-    }
-
-    /// A change that is not the same applied twice (a list push, pop, trim, removal
-    /// or insertion, which the log records as the command) as the state it left: the
-    /// key's removal and, if it is there, its whole value (see [`Log::append_with`]);
-    /// a transaction's changes likewise. None for changes already absolute.
-    fn absolute(&mut self, e: &Effect) -> Option<Vec<Effect>> {
-        const RELATIVE: &[&str] = &["lpush", "rpush", "lpop", "rpop", "lrem", "linsert", "ltrim"];
-        match e.inner() {
-            Effect::Batch(b) => {
-                let mut out = Vec::with_capacity(b.len());
-                let mut changed = false;
-                for x in b {
-                    match self.absolute(x) {
-                        Some(state) => {
-                            changed = true;
-                            out.extend(state);
-                        }
-                        None => out.push(x.clone()),
-                    }
-                }
-                changed.then(|| vec![Effect::Batch(out)])
-            }
-            Effect::Cmd(argv) if argv.len() >= 2 => {
-                let name = std::str::from_utf8(&argv[0]).ok()?.to_ascii_lowercase();
-                if !RELATIVE.contains(&name.as_str()) {
-                    return None;
-                }
-                let (db, key) = (e.db(), &argv[1]);
-                let i = db * self.shards() + self.shared.shard_of(key);
-                let p = self.held.binary_search_by_key(&i, |h| h.index).ok()?;
-                let mut state = vec![Effect::Del { key: key.clone() }];
-                if let Some(entry) = self.held[p].store.peek(key) {
-                    state.extend(crate::aof::dump(key, entry));
-                }
-                Some(state.into_iter().map(|x| Effect::in_db(db, x)).collect())
-            }
-            _ => None,
-        }
     }
 
     /// Unlocks every shard held, adding their memory changes to the total.

@@ -83,6 +83,7 @@ use crate::limits::OutputWatch;
 
 mod accept;
 mod persist;
+mod round;
 pub use accept::somaxconn;
 use accept::{listen, Acceptor};
 use persist::housekeeping;
@@ -334,10 +335,16 @@ impl Server {
         if loops.is_empty() {
             return Err(io::Error::other("the server has already run"));
         }
-        loops[0]
-            .poll
-            .registry()
-            .register(&mut self.listener, LISTENER, Interest::READABLE)?;
+        // Every loop listens (a copy of the socket each), so a loop busy with a long
+        // script does not keep new clients from being accepted by the others.
+        let mut listeners = Vec::with_capacity(loops.len());
+        for l in &loops {
+            let mut copy = accept::listener_copy(&self.listener)?;
+            l.poll
+                .registry()
+                .register(&mut copy, LISTENER, Interest::READABLE)?;
+            listeners.push(copy);
+        }
         let mut rest = loops.split_off(1);
         let mut first = loops.pop().ok_or_else(|| io::Error::other("no loop"))?;
         let stop_all = |mailboxes: &[Mailbox]| {
@@ -349,12 +356,20 @@ impl Server {
         let result = std::thread::scope(|scope| {
             let handles: Vec<_> = rest
                 .iter_mut()
+                .zip(&listeners[1..])
                 .enumerate()
-                .map(|(i, l)| {
+                .map(|(i, (l, listener))| {
                     let (shared, stop, mailboxes) = (&self.shared, &stop, &self.mailboxes);
                     let stop_all = &stop_all;
+                    let next_id = &self.next_id;
                     scope.spawn(move || {
-                        let r = l.run(shared, i + 1, stop, None);
+                        let accept = Acceptor {
+                            listener,
+                            mailboxes,
+                            next_id,
+                            shared,
+                        };
+                        let r = l.run(shared, i + 1, stop, Some(accept));
                         if r.is_err() {
                             stop_all(mailboxes);
                         }
@@ -367,7 +382,7 @@ impl Server {
             let stop_ref = &stop;
             scope.spawn(move || crate::repl::replica::manager(shared, stop_ref));
             let accept = Acceptor {
-                listener: &self.listener,
+                listener: &listeners[0],
                 mailboxes: &self.mailboxes,
                 next_id: &self.next_id,
                 shared: &self.shared,
@@ -385,7 +400,7 @@ impl Server {
             }
             result
         });
-        let _ = first.poll.registry().deregister(&mut self.listener);
+        drop(listeners);
         if let Some(log) = &self.shared.log {
             log.flush_all()?;
         }
@@ -692,179 +707,6 @@ impl Loop {
             shared.stats.disconnected(gone);
         }
         Ok(())
-    }
-
-    /// Copies what the replication stream gained into this loop's replicas' output (a
-    /// replica that fell out of the backlog is closed: it syncs again), and wakes the
-    /// other loops when the stream grew since this loop last looked (their replicas
-    /// wait otherwise until their next round).
-    fn feed_replicas(
-        &mut self,
-        shared: &Shared,
-        index: usize,
-        fed: &mut u64,
-        touched: &mut Vec<Token>,
-        closed: &mut Vec<Token>,
-    ) {
-        let offset = shared.repl.offset();
-        if offset != *fed {
-            *fed = offset;
-            for i in 0..shared.hub.loops() {
-                if i != index {
-                    shared.hub.wake(i);
-                }
-            }
-        }
-        self.replicas.retain(|t| self.conns.contains_key(t));
-        for &t in &self.replicas {
-            let Some(c) = self.conns.get_mut(&t) else {
-                continue;
-            };
-            let Some(sent) = c.session.replica else {
-                continue;
-            };
-            if sent >= offset {
-                continue;
-            }
-            match shared.repl.since(sent) {
-                Some(bytes) => {
-                    c.session.replica = Some(sent + bytes.len() as u64);
-                    c.output.extend_from_slice(&bytes);
-                    touched.push(t);
-                }
-                None => closed.push(t),
-            }
-        }
-    }
-
-    /// Hands this loop's clients what the hub holds for them (pub/sub messages, the
-    /// replies of blocked clients served elsewhere), and answers the blocked clients
-    /// whose time ran out; a client that can run again joins `ready`.
-    fn deliver_mail(
-        &mut self,
-        shared: &Shared,
-        index: usize,
-        mail: &mut Vec<(u64, Msg)>,
-        ready: &mut Vec<Token>,
-        touched: &mut Vec<Token>,
-        closed: &mut Vec<Token>,
-    ) {
-        shared.hub.drain(index, mail);
-        for (id, msg) in mail.drain(..) {
-            let token = Token(FIRST_CONN + id as usize);
-            let Some(c) = self.conns.get_mut(&token) else {
-                continue;
-            };
-            match msg {
-                Msg::Kill => closed.push(token),
-                Msg::Monitor(line) => {
-                    c.output.extend_from_slice(&line);
-                    touched.push(token);
-                }
-                Msg::Unblocked { reply, seq } => {
-                    c.output.extend_from_slice(&reply);
-                    c.wait_seq = c.wait_seq.max(seq);
-                    c.blocked = None;
-                    ready.push(token);
-                    touched.push(token);
-                }
-                m => {
-                    if crate::cmd::pubsub::encode(
-                        &mut c.output,
-                        c.session.proto,
-                        &c.session.subs,
-                        &m,
-                    ) {
-                        touched.push(token);
-                    }
-                }
-            }
-        }
-        if self.blocked.is_empty() {
-            return;
-        }
-        let now = now_ms();
-        let conns = &mut self.conns;
-        self.blocked.retain(|token| {
-            let Some(c) = conns.get_mut(token) else {
-                return false;
-            };
-            match c.blocked {
-                None => false,
-                // Past it (strictly: `now` is whole milliseconds, truncated).
-                Some(d) if d != 0 && d < now => {
-                    // Claimed by no one else: its time is up (else its reply is on the way).
-                    if let Some(w) = shared.hub.claim(c.session.id) {
-                        // Counted once, now that it is answered.
-                        if let Some(cmd) = w.argv.first().and_then(|n| crate::cmd::table::lookup(n))
-                        {
-                            shared.stats.per_command.ran(cmd);
-                        }
-                        c.output
-                            .extend_from_slice(&crate::cmd::blocking::timed_out(c.session.proto));
-                        c.blocked = None;
-                        ready.push(*token);
-                        touched.push(*token);
-                        return false;
-                    }
-                    true
-                }
-                Some(_) => true,
-            }
-        });
-    }
-
-    /// Removes a connection; true when it was there.
-    fn close(&mut self, token: Token, shared: &Shared) -> bool {
-        match self.conns.remove(&token) {
-            Some(mut c) => {
-                if c.blocked.is_some() {
-                    shared.hub.claim(c.session.id);
-                }
-                if c.session.replica.is_some() {
-                    shared.repl.detach(c.session.id);
-                }
-                c.session.subs.forget(&shared.hub, c.session.id);
-                if c.session.monitor {
-                    shared.monitors.remove(c.session.id);
-                }
-                if c.paused {
-                    shared.pause.count(false);
-                }
-                shared.hub.unregister(c.session.id);
-                let _ = self.poll.registry().deregister(&mut c.sock);
-                if c.killed {
-                    shared.stats.output_limit_kill();
-                }
-                shared.stats.client_buffers_changed(c.accounted, 0);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Writes pending output unless it waits for the log; checks the output limit;
-    /// updates the buffers' count.
-    fn flush(&mut self, token: Token, shared: &Shared, config: &Config, now: u64) -> Flushed {
-        let Some(c) = self.conns.get_mut(&token) else {
-            return Flushed::Open;
-        };
-        let held = match &shared.log {
-            Some(log) => c.wait_seq > 0 && !c.output.is_empty() && !log.covers(c.wait_seq),
-            None => false,
-        };
-        let result = if held {
-            Flushed::Held
-        } else if c.write_out(token, self.poll.registry()) {
-            Flushed::Close
-        } else {
-            Flushed::Open
-        };
-        if c.over_output_limit(config, now) {
-            return Flushed::Close;
-        }
-        c.account(&shared.stats);
-        result
     }
 }
 

@@ -317,6 +317,8 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
         return w.error(&e);
     }
     if let Err(e) = scripting::wait_busy(ctx, cmd, args) {
+        // Refused inside MULTI: EXEC then discards the transaction, as in Redis.
+        multi::flag_error(ctx);
         return w.error(&e);
     }
     if ctx.session.tx.queuing() && !multi::runs_now(cmd) {

@@ -128,6 +128,13 @@ pub struct Tx {
 }
 
 impl Tx {
+    /// Marks the transaction being queued (if any) as refused.
+    pub fn refuse(&mut self) {
+        if self.queuing() {
+            self.refused = true;
+        }
+    }
+
     /// True between MULTI and EXEC/DISCARD.
     pub fn queuing(&self) -> bool {
         self.queued.is_some()
@@ -170,9 +177,7 @@ pub fn runs_now(cmd: &Command) -> bool {
 
 /// Marks the transaction being queued (if any) as refused: EXEC will discard it.
 pub fn flag_error(ctx: &mut Ctx) {
-    if ctx.session.tx.queuing() {
-        ctx.session.tx.refused = true;
-    }
+    ctx.session.tx.refuse();
 }
 
 /// Queues a checked command inside MULTI.

@@ -61,6 +61,8 @@ pub struct Busy {
     function: AtomicBool,
     /// The busy threshold as of its start, ms.
     threshold: AtomicU64,
+    /// The client running it.
+    client: AtomicU64,
 }
 
 impl Busy {
@@ -124,6 +126,14 @@ impl Default for Scripts {
 }
 
 impl Scripts {
+    /// The event loop whose client runs a script past the busy threshold, if any.
+    pub fn busy_loop(&self, hub: &crate::hub::Hub) -> Option<usize> {
+        if !self.busy.past_threshold() {
+            return None;
+        }
+        hub.loop_of(self.busy.client.load(Ordering::Relaxed))
+    }
+
     fn bodies(&self) -> MutexGuard<'_, HashMap<String, Arc<[u8]>>> {
         self.bodies.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -324,6 +334,7 @@ pub(crate) fn run(
     busy.wrote.store(false, Ordering::Relaxed);
     busy.function.store(origin.function, Ordering::Relaxed);
     busy.threshold.store(busy_threshold(ctx), Ordering::Relaxed);
+    busy.client.store(ctx.session.id, Ordering::Relaxed);
     busy.since
         .store(crate::server::now_ms().max(1), Ordering::Release);
     // From here to the end no other command touches the keyspace.

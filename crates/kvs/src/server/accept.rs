@@ -41,15 +41,30 @@ pub(super) struct Acceptor<'a> {
     pub(super) shared: &'a Shared,
 }
 
+/// Another handle on the listening socket (one per event loop).
+pub(super) fn listener_copy(l: &TcpListener) -> io::Result<TcpListener> {
+    use std::os::fd::AsFd;
+    let fd = l.as_fd().try_clone_to_owned()?;
+    Ok(TcpListener::from_std(std::net::TcpListener::from(fd)))
+}
+
 impl Acceptor<'_> {
-    /// Accepts what is waiting.
+    /// Accepts what is waiting: round-robin over the loops, passing over one whose
+    /// client runs a script past the busy threshold (its new clients would wait).
     pub(super) fn accept(&self) {
+        let loops = self.mailboxes.len();
         loop {
             match self.listener.accept() {
                 Ok((sock, _)) => {
                     let _ = sock.set_nodelay(true);
-                    let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                    let i = id as usize % self.mailboxes.len();
+                    let mut id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                    let busy = self.shared.scripts.busy_loop(&self.shared.hub);
+                    // A client's loop is its id modulo the loops (the hub's routing):
+                    // the next id, then, for a client the busy loop would get.
+                    while loops > 1 && busy == Some(id as usize % loops) {
+                        id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let i = id as usize % loops;
                     if self.mailboxes[i].send.send((sock, id)).is_ok() {
                         self.shared.hub.wake(i);
                         self.shared.stats.connected(1);

@@ -1,0 +1,68 @@
+//! Which shard a key lives in, and a SCAN cursor over the shards.
+
+/// The shard of `key` among `shards` (a power of two).
+#[inline]
+pub fn shard_index(key: &[u8], shards: usize) -> usize {
+    if shards <= 1 {
+        return 0;
+    }
+    (route_hash(key) >> 32) as usize & (shards - 1)
+}
+
+/// A SCAN step over `shards` shards: the cursor holds the shard in its low bits and
+/// that shard's table cursor above them. `step(shard, table cursor, budget)` scans
+/// about `budget` keys of one shard and returns its next table cursor (0: that shard
+/// is done) and the keys it saw; the scan goes on to the next shards, in ascending
+/// order, while fewer than `count` keys were seen. Returns the next cursor (0: the scan
+/// is complete). Every key present in a shard for the whole scan is returned at least
+/// once, as each shard's table cursor guarantees for its keys.
+pub fn scan_shards(
+    shards: usize,
+    cursor: u64,
+    count: usize,
+    mut step: impl FnMut(usize, u64, usize) -> (u64, usize),
+) -> u64 {
+    let bits = shards.trailing_zeros();
+    let mut shard = (cursor & (shards as u64 - 1)) as usize;
+    let mut table = cursor >> bits;
+    let mut budget = count.max(1);
+    loop {
+        let (next, seen) = step(shard, table, budget);
+        if next != 0 {
+            return (next << bits) | shard as u64;
+        }
+        shard += 1;
+        if shard == shards {
+            return 0;
+        }
+        table = 0;
+        budget = budget.saturating_sub(seen);
+        if budget == 0 {
+            return shard as u64;
+        }
+    }
+}
+
+/// A fast hash for routing keys to shards (not the tables' keyed hash: a client that
+/// aims keys at one shard only makes that shard busier, and the table inside it hashes
+/// with its own random key).
+#[inline]
+fn route_hash(key: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (key.len() as u64).wrapping_mul(K);
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 31;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^ (h >> 29)
+}

@@ -1,0 +1,191 @@
+//! An event loop's work besides reading and running requests: feeding replicas,
+//! delivering the hub's messages, closing and flushing connections.
+
+use mio::Token;
+
+use super::{now_ms, Loop, FIRST_CONN};
+use crate::cmd::Config;
+use crate::conn::Flushed;
+use crate::hub::Msg;
+use crate::keyspace::Shared;
+
+impl Loop {
+    /// Copies what the replication stream gained into this loop's replicas' output (a
+    /// replica that fell out of the backlog is closed: it syncs again), and wakes the
+    /// other loops when the stream grew since this loop last looked (their replicas
+    /// wait otherwise until their next round).
+    pub(super) fn feed_replicas(
+        &mut self,
+        shared: &Shared,
+        index: usize,
+        fed: &mut u64,
+        touched: &mut Vec<Token>,
+        closed: &mut Vec<Token>,
+    ) {
+        let offset = shared.repl.offset();
+        if offset != *fed {
+            *fed = offset;
+            for i in 0..shared.hub.loops() {
+                if i != index {
+                    shared.hub.wake(i);
+                }
+            }
+        }
+        self.replicas.retain(|t| self.conns.contains_key(t));
+        for &t in &self.replicas {
+            let Some(c) = self.conns.get_mut(&t) else {
+                continue;
+            };
+            let Some(sent) = c.session.replica else {
+                continue;
+            };
+            if sent >= offset {
+                continue;
+            }
+            match shared.repl.since(sent) {
+                Some(bytes) => {
+                    c.session.replica = Some(sent + bytes.len() as u64);
+                    c.output.extend_from_slice(&bytes);
+                    touched.push(t);
+                }
+                None => closed.push(t),
+            }
+        }
+    }
+
+    /// Hands this loop's clients what the hub holds for them (pub/sub messages, the
+    /// replies of blocked clients served elsewhere), and answers the blocked clients
+    /// whose time ran out; a client that can run again joins `ready`.
+    pub(super) fn deliver_mail(
+        &mut self,
+        shared: &Shared,
+        index: usize,
+        mail: &mut Vec<(u64, Msg)>,
+        ready: &mut Vec<Token>,
+        touched: &mut Vec<Token>,
+        closed: &mut Vec<Token>,
+    ) {
+        shared.hub.drain(index, mail);
+        for (id, msg) in mail.drain(..) {
+            let token = Token(FIRST_CONN + id as usize);
+            let Some(c) = self.conns.get_mut(&token) else {
+                continue;
+            };
+            match msg {
+                Msg::Kill => closed.push(token),
+                Msg::Monitor(line) => {
+                    c.output.extend_from_slice(&line);
+                    touched.push(token);
+                }
+                Msg::Unblocked { reply, seq } => {
+                    c.output.extend_from_slice(&reply);
+                    c.wait_seq = c.wait_seq.max(seq);
+                    c.blocked = None;
+                    ready.push(token);
+                    touched.push(token);
+                }
+                m => {
+                    if crate::cmd::pubsub::encode(
+                        &mut c.output,
+                        c.session.proto,
+                        &c.session.subs,
+                        &m,
+                    ) {
+                        touched.push(token);
+                    }
+                }
+            }
+        }
+        if self.blocked.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let conns = &mut self.conns;
+        self.blocked.retain(|token| {
+            let Some(c) = conns.get_mut(token) else {
+                return false;
+            };
+            match c.blocked {
+                None => false,
+                // Past it (strictly: `now` is whole milliseconds, truncated).
+                Some(d) if d != 0 && d < now => {
+                    // Claimed by no one else: its time is up (else its reply is on the way).
+                    if let Some(w) = shared.hub.claim(c.session.id) {
+                        // Counted once, now that it is answered.
+                        if let Some(cmd) = w.argv.first().and_then(|n| crate::cmd::table::lookup(n))
+                        {
+                            shared.stats.per_command.ran(cmd);
+                        }
+                        c.output
+                            .extend_from_slice(&crate::cmd::blocking::timed_out(c.session.proto));
+                        c.blocked = None;
+                        ready.push(*token);
+                        touched.push(*token);
+                        return false;
+                    }
+                    true
+                }
+                Some(_) => true,
+            }
+        });
+    }
+
+    /// Removes a connection; true when it was there.
+    pub(super) fn close(&mut self, token: Token, shared: &Shared) -> bool {
+        match self.conns.remove(&token) {
+            Some(mut c) => {
+                if c.blocked.is_some() {
+                    shared.hub.claim(c.session.id);
+                }
+                if c.session.replica.is_some() {
+                    shared.repl.detach(c.session.id);
+                }
+                c.session.subs.forget(&shared.hub, c.session.id);
+                if c.session.monitor {
+                    shared.monitors.remove(c.session.id);
+                }
+                if c.paused {
+                    shared.pause.count(false);
+                }
+                shared.hub.unregister(c.session.id);
+                let _ = self.poll.registry().deregister(&mut c.sock);
+                if c.killed {
+                    shared.stats.output_limit_kill();
+                }
+                shared.stats.client_buffers_changed(c.accounted, 0);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Writes pending output unless it waits for the log; checks the output limit;
+    /// updates the buffers' count.
+    pub(super) fn flush(
+        &mut self,
+        token: Token,
+        shared: &Shared,
+        config: &Config,
+        now: u64,
+    ) -> Flushed {
+        let Some(c) = self.conns.get_mut(&token) else {
+            return Flushed::Open;
+        };
+        let held = match &shared.log {
+            Some(log) => c.wait_seq > 0 && !c.output.is_empty() && !log.covers(c.wait_seq),
+            None => false,
+        };
+        let result = if held {
+            Flushed::Held
+        } else if c.write_out(token, self.poll.registry()) {
+            Flushed::Close
+        } else {
+            Flushed::Open
+        };
+        if c.over_output_limit(config, now) {
+            return Flushed::Close;
+        }
+        c.account(&shared.stats);
+        result
+    }
+}
