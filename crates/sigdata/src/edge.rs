@@ -5,9 +5,22 @@
 //! no code with the verifiers under test.
 
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
-use curve25519_dalek::scalar::Scalar;
+pub use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::IsIdentity;
 use sha2::{Digest, Sha512};
+
+/// A point of edwards25519.
+pub type Point = EdwardsPoint;
+
+/// P + Q.
+pub fn add(p: &Point, q: &Point) -> Point {
+    p + q
+}
+
+/// The canonical encoding of `p`.
+pub fn encode(p: &Point) -> [u8; 32] {
+    p.compress().to_bytes()
+}
 
 /// p = 2^255 - 19, little-endian.
 pub const P_BYTES: [u8; 32] = [
