@@ -5,10 +5,11 @@
 //!
 //! Built on the project's own point and scalar arithmetic (`wirespeed_ed25519::serial`,
 //! `wirespeed_field::Scalar`); decoding accepts what curve25519-dalek's decoder accepts
-//! (y >= p reduced, x = 0 with either sign bit). The sets were first generated with
-//! curve25519-dalek, and `tests/kat_edge.rs` pins digests of their bytes from that
-//! implementation, so they stay an independent yardstick for the verifiers that share
-//! this arithmetic.
+//! (y >= p reduced, x = 0 with either sign bit). The module was first written on
+//! curve25519-dalek; `tests/kat_edge.rs` pins digests, recorded from that version, of the
+//! fixed sets and of everything five seeds drive (scalars, [x]B, torsion-shifted points in
+//! every encoding, raw signatures), so a change in the shared arithmetic that moved these
+//! bytes would fail there rather than silently move the yardstick of the verifier tests.
 
 use sha2::{Digest, Sha512};
 use wirespeed_ed25519::point::Extended;
