@@ -4,15 +4,14 @@
 //! encoding, non-canonical encodings, S >= L, wrong lengths, points off the curve,
 //! mixed-order keys), all deterministic in their seeds.
 
-use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
-use curve25519_dalek::scalar::Scalar;
 use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use wirespeed_ed25519::Item;
 use wirespeed_sigdata::edge::{
-    add_le, all_encodings, base_encoding, noncanonical_ordinary_encodings, random_scalar, sign_raw,
-    small_order_encodings, torsion, L_BYTES,
+    add, add_le, all_encodings, base_encoding, decode, encode, mul_base,
+    noncanonical_ordinary_encodings, random_scalar, sign_raw, small_order_encodings, torsion,
+    Scalar, L_BYTES,
 };
 use wirespeed_sigdata::Record;
 
@@ -89,7 +88,7 @@ pub(super) fn rec(msg: &[u8], sig: &[u8], pk: &[u8]) -> Record {
 pub(super) fn off_curve(rng: &mut ChaCha20Rng) -> [u8; 32] {
     loop {
         let b: [u8; 32] = rng.gen();
-        if CompressedEdwardsY(b).decompress().is_none() {
+        if decode(&b).is_none() {
             return b;
         }
     }
@@ -148,16 +147,14 @@ pub(super) fn edge_cases(rng: &mut ChaCha20Rng) -> Vec<Record> {
             let a = random_scalar(rng);
             let nonce = random_scalar(rng);
             let m = msg(rng);
-            let big_a = EdwardsPoint::mul_base(&a) + t[ti];
+            let big_a = add(&mul_base(&a), &t[ti]);
             for enc in all_encodings(&big_a).iter().map(|e| e.bytes) {
                 let sig = sign_raw(&base_encoding(&nonce), &enc, &nonce, &a, &m);
                 out.push(rec(&m, &sig, &enc));
             }
             let b = random_scalar(rng);
             let pk = base_encoding(&b);
-            let r = (EdwardsPoint::mul_base(&nonce) + t[ti])
-                .compress()
-                .to_bytes();
+            let r = encode(&add(&mul_base(&nonce), &t[ti]));
             out.push(rec(&m, &sign_raw(&r, &pk, &nonce, &b, &m), &pk));
         }
     }

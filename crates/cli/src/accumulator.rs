@@ -23,6 +23,7 @@ use clap::{Args, Subcommand};
 use num_bigint::BigUint;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use wirespeed_engine::backend::cpu;
 use wirespeed_rsa::accumulator::{
     hash_to_prime, Accumulator, AccumulatorError, RsaGroup, MAX_MEMBERS, U256,
 };
@@ -250,7 +251,8 @@ fn load_state(path: &Path) -> Result<State, CliError> {
         parse_number(s, max).map_err(|e| malformed(path, format!("{name}: {e}")))
     };
     let n = field("modulus", &f.modulus)?;
-    let group = RsaGroup::new(&n).map_err(|e| malformed(path, format!("modulus: {e}")))?;
+    let group =
+        RsaGroup::new_with(&n, cpu()).map_err(|e| malformed(path, format!("modulus: {e}")))?;
     let base = field("base", &f.base)?;
     let value = field("value", &f.value)?;
     if f.members.len() > MAX_MEMBERS {
@@ -368,8 +370,8 @@ fn run_add(a: &AddArgs) -> Result<(), CliError> {
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let n = new_modulus(a.modulus.as_deref(), true)?;
-            let group =
-                RsaGroup::new(&n).map_err(|e| CliError::Invalid(format!("--modulus: {e}")))?;
+            let group = RsaGroup::new_with(&n, cpu())
+                .map_err(|e| CliError::Invalid(format!("--modulus: {e}")))?;
             State {
                 acc: Accumulator::new(group),
                 elements: vec![],

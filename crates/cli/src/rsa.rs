@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use std::time::Instant;
 
-use wirespeed_rsa::{batch_verify, pkcs1v15, pss, Hash, Padding, PrivateKey, PublicKey, RsaError};
+use wirespeed_engine::rsa::{private_key_from_pem, public_key_from_pem};
+use wirespeed_rsa::{batch_verify, pkcs1v15, pss, Hash, Padding, PublicKey, RsaError};
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text};
@@ -199,9 +200,9 @@ pub(crate) fn load_public(path: &Path) -> Result<PublicKey, CliError> {
 /// knows the factors of N).
 pub(crate) fn load_public_or_private(path: &Path) -> Result<(PublicKey, bool), CliError> {
     let pem = read_bounded_text(path, MAX_KEY_BYTES)?;
-    match PublicKey::from_pem(&pem) {
+    match public_key_from_pem(&pem) {
         Ok(k) => Ok((k, false)),
-        Err(public_err) => match PrivateKey::from_pem(&pem) {
+        Err(public_err) => match private_key_from_pem(&pem) {
             Ok(k) => Ok((k.public().clone(), true)),
             // A private key that parsed but cannot be used (its size, its parts): that
             // is what is wrong with the file, not that it is no public key.
@@ -243,7 +244,7 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
     match cmd {
         RsaCommand::Sign(a) => {
             let pem = read_bounded_text(&a.key, MAX_KEY_BYTES)?;
-            let key = PrivateKey::from_pem(&pem).map_err(|e| key_error(&a.key, e))?;
+            let key = private_key_from_pem(&pem).map_err(|e| key_error(&a.key, e))?;
             let msg = read_bounded_bytes(&a.input, MAX_MESSAGE_BYTES)?;
             let sig = if a.pss {
                 pss::sign(&key, a.hash, &msg, &mut rand::thread_rng())
@@ -289,7 +290,7 @@ pub fn run(cmd: &RsaCommand) -> Result<(), CliError> {
         }
         RsaCommand::BatchSign(a) => {
             let pem = read_bounded_text(&a.key, MAX_KEY_BYTES)?;
-            let key = PrivateKey::from_pem(&pem).map_err(|e| key_error(&a.key, e))?;
+            let key = private_key_from_pem(&pem).map_err(|e| key_error(&a.key, e))?;
             let msgs = hex_lines(&a.input)?;
             let threads = a.threads.unwrap_or_else(crate::args::all_cores);
             let t = Instant::now();

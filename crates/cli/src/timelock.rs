@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use wirespeed_engine::backend::cpu;
 use wirespeed_vdf::timelock::{self, Lcs35, Puzzle, TimelockError, MAX_MESSAGE};
 use wirespeed_vdf::{EvalOptions, U4096};
 
@@ -131,7 +132,8 @@ fn create(a: &CreateArgs) -> Result<(), CliError> {
         }
     };
     let mut rng = rand::rngs::OsRng;
-    let (puzzle, _) = timelock::create(a.bits, a.t, &message, &mut rng).map_err(tl_err(&a.out))?;
+    let (puzzle, _) =
+        timelock::create_with(a.bits, a.t, &message, &mut rng, cpu()).map_err(tl_err(&a.out))?;
     write_file(&a.out, puzzle.to_json().as_bytes())?;
     if !a.json {
         return Ok(());

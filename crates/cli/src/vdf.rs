@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
+use wirespeed_engine::backend::cpu;
 use wirespeed_vdf::encode::MAX_JSON_LEN;
 use wirespeed_vdf::resume::{self, Audit, ResumeError, RunOptions, State};
 use wirespeed_vdf::{eval, prove, EvalOptions, Evaluation, Modulus, ProofKind, VdfProof, U4096};
@@ -222,9 +223,9 @@ fn modulus_from(hex: &Option<String>, file: &Option<PathBuf>) -> Result<Modulus,
     let hex = match (hex, file) {
         (Some(h), _) => h.clone(),
         (None, Some(path)) => read_bounded_text(path, MAX_JSON_LEN)?,
-        (None, None) => return Ok(Modulus::rsa2048()),
+        (None, None) => return Ok(Modulus::rsa2048_with(cpu())),
     };
-    Modulus::new(&hex_value(&hex)?).map_err(CliError::Vdf)
+    Modulus::new_with(&hex_value(&hex)?, cpu()).map_err(CliError::Vdf)
 }
 
 /// Where an evaluation's result goes.

@@ -15,12 +15,10 @@
 mod common;
 
 use common::{
-    base_encoding, expected, model_cofactored_strict, model_libsodium, mul_base,
+    add, base_encoding, encode, expected, model_cofactored_strict, model_libsodium, mul_base,
     noncanonical_ordinary_encodings, random_scalar, sign_raw, small_order_encodings, torsion,
-    L_BYTES,
+    Point, Scalar, L_BYTES,
 };
-use curve25519_dalek::edwards::EdwardsPoint;
-use curve25519_dalek::scalar::Scalar as DScalar;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode};
@@ -43,7 +41,7 @@ struct Input {
 struct Pools {
     small: Vec<[u8; 32]>,
     noncanonical: Vec<[u8; 32]>,
-    torsion: [EdwardsPoint; 8],
+    torsion: [Point; 8],
 }
 
 impl Pools {
@@ -60,7 +58,7 @@ struct Gen {
     rng: ChaCha8Rng,
     pools: Pools,
     /// Honest key pairs (secret, canonical encoding), reused across inputs.
-    keys: Vec<(DScalar, [u8; 32])>,
+    keys: Vec<(Scalar, [u8; 32])>,
 }
 
 impl Gen {
@@ -90,7 +88,7 @@ impl Gen {
         m
     }
 
-    fn scalar(&mut self) -> DScalar {
+    fn scalar(&mut self) -> Scalar {
         random_scalar(&mut self.rng)
     }
 
@@ -109,7 +107,7 @@ impl Gen {
     }
 
     /// A small-order point other than the identity.
-    fn torsion_point(&mut self) -> EdwardsPoint {
+    fn torsion_point(&mut self) -> Point {
         self.pools.torsion[self.rng.gen_range(1..8)]
     }
 
@@ -121,7 +119,7 @@ impl Gen {
     }
 
     /// An honest key, message and signature: (secret, pk, msg, sig).
-    fn honest(&mut self) -> (DScalar, [u8; 32], Vec<u8>, [u8; 64]) {
+    fn honest(&mut self) -> (Scalar, [u8; 32], Vec<u8>, [u8; 64]) {
         let (a, pk) = self.keys[self.rng.gen_range(0..self.keys.len())];
         let msg = self.msg();
         let r = self.scalar();
@@ -177,7 +175,7 @@ impl Gen {
             6 => {
                 // Small-order R, re-signed with nonce 0: the cofactored equation holds.
                 let r = self.small();
-                let s = sign_raw(&r, pk[..].try_into().unwrap(), &DScalar::ZERO, &a, &msg);
+                let s = sign_raw(&r, pk[..].try_into().unwrap(), &Scalar::ZERO, &a, &msg);
                 sig = s;
                 "small-order R, S = k a"
             }
@@ -190,7 +188,7 @@ impl Gen {
                 // Small-order A with R = [r]B, S = r: the cofactored equation holds.
                 let t = self.small();
                 let r = self.scalar();
-                sig = sign_raw(&base_encoding(&r), &t, &r, &DScalar::ZERO, &msg);
+                sig = sign_raw(&base_encoding(&r), &t, &r, &Scalar::ZERO, &msg);
                 pk = t.to_vec();
                 "small-order A, S = r"
             }
@@ -224,7 +222,7 @@ impl Gen {
             14 => {
                 // Mixed-order key A = [a]B + T, honest signature.
                 let t = self.torsion_point();
-                let p = (mul_base(&a) + t).compress().to_bytes();
+                let p = encode(&add(&mul_base(&a), &t));
                 let r = self.scalar();
                 sig = sign_raw(&base_encoding(&r), &p, &r, &a, &msg);
                 pk = p.to_vec();
@@ -234,7 +232,7 @@ impl Gen {
                 // Mixed-order R = [r]B + T.
                 let t = self.torsion_point();
                 let r = self.scalar();
-                let rb = (mul_base(&r) + t).compress().to_bytes();
+                let rb = encode(&add(&mul_base(&r), &t));
                 sig = sign_raw(&rb, pk[..].try_into().unwrap(), &r, &a, &msg);
                 "mixed-order R"
             }
@@ -244,7 +242,7 @@ impl Gen {
                     pk = e.to_vec();
                     "y >= p A"
                 } else {
-                    sig = sign_raw(&e, pk[..].try_into().unwrap(), &DScalar::ZERO, &a, &msg);
+                    sig = sign_raw(&e, pk[..].try_into().unwrap(), &Scalar::ZERO, &a, &msg);
                     "y >= p R"
                 }
             }

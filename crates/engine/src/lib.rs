@@ -12,11 +12,12 @@
 //! - [`ed25519`]: verify, verify_many (all cores or the calling thread), and a stream of
 //!   micro-batches.
 //! - [`msm`]: BLS12-377 G1 MSM, one-shot or against prepared bases.
-//! - [`rsa`]: RSA private operations, batch signing, public modexp and modmul batches.
+//! - [`rsa`]: RSA private operations, batch signing, public modexp and modmul batches,
+//!   and keys parsed with their contexts built for this CPU's features.
 //! - [`eccvm`]: the lane VM.
 //!
-//! Below this crate, the CPU crates (ed25519, msm, rsa, eccvm) take their lanes as
-//! arguments and `wirespeed-gpu` holds only the device (runtime, kernels, device entry
+//! Below this crate, the CPU crates (ed25519, msm, rsa, eccvm, vdf) take their lanes or
+//! CPU features as arguments and `wirespeed-gpu` holds only the device (runtime, kernels, device entry
 //! points that return `GpuError`). Above it, `sigverify` and the CLI call only this
 //! crate for hardware choice.
 

@@ -11,16 +11,31 @@
 //! at the smallest width that holds the modulus (variable time: public data only).
 //!
 //! Lanes: the CPU paths run one item per core (rayon); [`Lanes`] does not narrow them.
+//!
+//! Keys: [`private_key_from_pem`] and [`public_key_from_pem`] build the keys' Montgomery
+//! contexts for this CPU's features ([`crate::backend::cpu`]), as the batches' own
+//! contexts are.
 
 use num_bigint::BigUint;
 use rayon::prelude::*;
 use wirespeed_bigint::{MontCtx, Uint};
 use wirespeed_gpu::rsa::GPU_MAX_MODULUS_BITS;
 use wirespeed_gpu::{Gpu, GpuError};
-use wirespeed_rsa::{PrivateKey, RsaError};
+use wirespeed_rsa::{PrivateKey, PublicKey, RsaError};
 
 use crate::backend::{Backend, Chosen, Lanes, Op};
 use crate::fallback::{dispatch, dispatch_on, Policy};
+
+/// A private key from PEM (PKCS#1 or PKCS#8), its contexts built for this CPU's features.
+pub fn private_key_from_pem(pem: &str) -> Result<PrivateKey, RsaError> {
+    PrivateKey::from_pem_with(pem, crate::backend::cpu())
+}
+
+/// A public key from PEM (PKCS#1 or SubjectPublicKeyInfo), its context built for this
+/// CPU's features.
+pub fn public_key_from_pem(pem: &str) -> Result<PublicKey, RsaError> {
+    PublicKey::from_pem_with(pem, crate::backend::cpu())
+}
 
 /// m^d mod n for every input, as `key.raw(m)` would give it: one result per input, in
 /// order, each exactly `key.public().size()` bytes or the same error as the CPU path
@@ -333,7 +348,7 @@ mod tests {
     fn key(bits: u32) -> PrivateKey {
         let k = openssl::rsa::Rsa::generate(bits).expect("keygen");
         let pem = String::from_utf8(k.private_key_to_pem().expect("pem")).expect("utf8");
-        PrivateKey::from_pem(&pem).expect("key")
+        private_key_from_pem(&pem).expect("key")
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! Contexts: a public key holds one [`DynMontCtx`] (the Montgomery context of n at its
 //! width); a private key one CRT context per key size, whose two half-width prime
 //! contexts share a width so that their powers can run interleaved
-//! ([`MontCtx::pow_ct_pair`]).
+//! ([`MontCtx::pow_ct_pair`]). Every constructor has a `_with` form that takes the
+//! [`CpuFeatures`] its contexts choose their kernel by (the engine passes its own); the
+//! plain names use this process's detected features.
 //!
 //! Timing: the private operation is constant-time in the key and the input: reductions,
 //! Montgomery products, fixed-window powers with masked table scans
@@ -19,7 +21,7 @@
 
 use num_bigint::BigUint;
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
-use wirespeed_bigint::{DynMontCtx, MontCtx, Uint, U4096};
+use wirespeed_bigint::{CpuFeatures, DynMontCtx, Kernel, MontCtx, Uint, U4096};
 
 use crate::RsaError;
 
@@ -106,6 +108,15 @@ fn limbs(b: &BigUint) -> Vec<u64> {
 impl PublicKey {
     /// From the modulus and public exponent (big-endian integers).
     pub fn from_components(n: &BigUint, e: &BigUint) -> Result<PublicKey, RsaError> {
+        Self::from_components_with(n, e, CpuFeatures::get())
+    }
+
+    /// [`PublicKey::from_components`] with n's context built for a CPU with features `f`.
+    pub fn from_components_with(
+        n: &BigUint,
+        e: &BigUint,
+        f: &CpuFeatures,
+    ) -> Result<PublicKey, RsaError> {
         let bits = n.bits() as usize;
         if !matches!(bits, 2048 | 3072 | 4096) {
             return Err(RsaError::UnsupportedSize(bits));
@@ -119,7 +130,7 @@ impl PublicKey {
             ));
         }
         let err = |_| RsaError::BadKey("modulus rejected by the Montgomery context");
-        let ctx = DynMontCtx::from_biguint(n).map_err(err)?;
+        let ctx = DynMontCtx::from_biguint_with(n, f).map_err(err)?;
         Ok(PublicKey {
             n: n.clone(),
             e: e.clone(),
@@ -131,27 +142,42 @@ impl PublicKey {
 
     /// From PEM: PKCS#1 (`RSA PUBLIC KEY`) or SubjectPublicKeyInfo (`PUBLIC KEY`).
     pub fn from_pem(pem: &str) -> Result<PublicKey, RsaError> {
+        Self::from_pem_with(pem, CpuFeatures::get())
+    }
+
+    /// [`PublicKey::from_pem`] for a CPU with features `f`.
+    pub fn from_pem_with(pem: &str, f: &CpuFeatures) -> Result<PublicKey, RsaError> {
         use rsa::pkcs1::DecodeRsaPublicKey;
         use rsa::pkcs8::DecodePublicKey;
         let k = rsa::RsaPublicKey::from_pkcs1_pem(pem)
             .or_else(|_| rsa::RsaPublicKey::from_public_key_pem(pem))
             .map_err(|e| RsaError::Parse(explain_pem(pem).unwrap_or_else(|| e.to_string())))?;
-        PublicKey::from_components(&dig(k.n()), &dig(k.e()))
+        PublicKey::from_components_with(&dig(k.n()), &dig(k.e()), f)
     }
 
     /// From DER: PKCS#1 or SubjectPublicKeyInfo.
     pub fn from_der(der: &[u8]) -> Result<PublicKey, RsaError> {
+        Self::from_der_with(der, CpuFeatures::get())
+    }
+
+    /// [`PublicKey::from_der`] for a CPU with features `f`.
+    pub fn from_der_with(der: &[u8], f: &CpuFeatures) -> Result<PublicKey, RsaError> {
         use rsa::pkcs1::DecodeRsaPublicKey;
         use rsa::pkcs8::DecodePublicKey;
         let k = rsa::RsaPublicKey::from_pkcs1_der(der)
             .or_else(|_| rsa::RsaPublicKey::from_public_key_der(der))
             .map_err(|e| RsaError::Parse(e.to_string()))?;
-        PublicKey::from_components(&dig(k.n()), &dig(k.e()))
+        PublicKey::from_components_with(&dig(k.n()), &dig(k.e()), f)
     }
 
     /// Modulus size in bits.
     pub fn bits(&self) -> usize {
         self.bits
+    }
+
+    /// The Montgomery kernel n's context runs.
+    pub fn kernel(&self) -> Kernel {
+        self.ctx.kernel()
     }
 
     /// Modulus size in bytes (the signature length).
@@ -201,15 +227,15 @@ fn add_mod<const L: usize>(a: &Uint<L>, b: &Uint<L>, m: &Uint<L>) -> Uint<L> {
 }
 
 impl<const L: usize, const H: usize> CrtCtx<L, H> {
-    fn new(p: &BigUint, q: &BigUint, d: &BigUint) -> Result<Self, RsaError> {
+    fn new(p: &BigUint, q: &BigUint, d: &BigUint, f: &CpuFeatures) -> Result<Self, RsaError> {
         let one = BigUint::from(1u8);
         let bad = |_| RsaError::BadKey("prime rejected by the Montgomery context");
         let (pc, qc) = (
-            MontCtx::new(&to_uint::<H>(p)).map_err(bad)?,
-            MontCtx::new(&to_uint::<H>(q)).map_err(bad)?,
+            MontCtx::new_with(&to_uint::<H>(p), f).map_err(bad)?,
+            MontCtx::new_with(&to_uint::<H>(q), f).map_err(bad)?,
         );
         let n = p * q;
-        let nc = MontCtx::new(&to_uint::<L>(&n)).map_err(bad)?;
+        let nc = MontCtx::new_with(&to_uint::<L>(&n), f).map_err(bad)?;
         let qinv = q
             .modinv(p)
             .ok_or(RsaError::BadKey("primes are not coprime"))?;
@@ -283,14 +309,14 @@ impl<const L: usize, const H: usize> CrtCtx<L, H> {
 }
 
 impl PrivateKey {
-    fn from_rsa(k: &rsa::RsaPrivateKey) -> Result<PrivateKey, RsaError> {
+    fn from_rsa(k: &rsa::RsaPrivateKey, f: &CpuFeatures) -> Result<PrivateKey, RsaError> {
         let primes = k.primes();
         if primes.len() != 2 {
             return Err(RsaError::BadKey("only two-prime keys are supported"));
         }
         let (n, e, d) = (dig(k.n()), dig(k.e()), dig(k.d()));
         let (p, q) = (dig(&primes[0]), dig(&primes[1]));
-        let public = PublicKey::from_components(&n, &e)?;
+        let public = PublicKey::from_components_with(&n, &e, f)?;
         if &p * &q != n {
             return Err(RsaError::BadKey("p q != n"));
         }
@@ -307,31 +333,41 @@ impl PrivateKey {
             }
         }
         let ctx = match public.bits {
-            2048 => PrivCtx::K2048(Box::new(CrtCtx::new(&p, &q, &d)?)),
-            3072 => PrivCtx::K3072(Box::new(CrtCtx::new(&p, &q, &d)?)),
-            _ => PrivCtx::K4096(Box::new(CrtCtx::new(&p, &q, &d)?)),
+            2048 => PrivCtx::K2048(Box::new(CrtCtx::new(&p, &q, &d, f)?)),
+            3072 => PrivCtx::K3072(Box::new(CrtCtx::new(&p, &q, &d, f)?)),
+            _ => PrivCtx::K4096(Box::new(CrtCtx::new(&p, &q, &d, f)?)),
         };
         Ok(PrivateKey { public, ctx })
     }
 
     /// From PEM: PKCS#1 (`RSA PRIVATE KEY`) or PKCS#8 (`PRIVATE KEY`).
     pub fn from_pem(pem: &str) -> Result<PrivateKey, RsaError> {
+        Self::from_pem_with(pem, CpuFeatures::get())
+    }
+
+    /// [`PrivateKey::from_pem`] with the contexts built for a CPU with features `f`.
+    pub fn from_pem_with(pem: &str, f: &CpuFeatures) -> Result<PrivateKey, RsaError> {
         use rsa::pkcs1::DecodeRsaPrivateKey;
         use rsa::pkcs8::DecodePrivateKey;
         let k = rsa::RsaPrivateKey::from_pkcs1_pem(pem)
             .or_else(|_| rsa::RsaPrivateKey::from_pkcs8_pem(pem))
             .map_err(|e| RsaError::Parse(explain_pem(pem).unwrap_or_else(|| e.to_string())))?;
-        PrivateKey::from_rsa(&k)
+        PrivateKey::from_rsa(&k, f)
     }
 
     /// From DER: PKCS#1 or PKCS#8.
     pub fn from_der(der: &[u8]) -> Result<PrivateKey, RsaError> {
+        Self::from_der_with(der, CpuFeatures::get())
+    }
+
+    /// [`PrivateKey::from_der`] with the contexts built for a CPU with features `f`.
+    pub fn from_der_with(der: &[u8], f: &CpuFeatures) -> Result<PrivateKey, RsaError> {
         use rsa::pkcs1::DecodeRsaPrivateKey;
         use rsa::pkcs8::DecodePrivateKey;
         let k = rsa::RsaPrivateKey::from_pkcs1_der(der)
             .or_else(|_| rsa::RsaPrivateKey::from_pkcs8_der(der))
             .map_err(|e| RsaError::Parse(e.to_string()))?;
-        PrivateKey::from_rsa(&k)
+        PrivateKey::from_rsa(&k, f)
     }
 
     /// The prime factors (p, q) of the modulus: secret (the accumulator's trapdoor is
@@ -356,6 +392,15 @@ impl PrivateKey {
     /// The public half.
     pub fn public(&self) -> &PublicKey {
         &self.public
+    }
+
+    /// The Montgomery kernel the CRT contexts (modulo p and q) run.
+    pub fn kernel(&self) -> Kernel {
+        match &self.ctx {
+            PrivCtx::K2048(c) => c.p.kernel(),
+            PrivCtx::K3072(c) => c.p.kernel(),
+            PrivCtx::K4096(c) => c.p.kernel(),
+        }
     }
 
     /// m^d mod n for a big-endian m < n of at most [`PublicKey::size`] bytes: CRT,

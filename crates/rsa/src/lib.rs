@@ -4,7 +4,8 @@
 //!
 //! - [`key`]: key parsing (PKCS#1, PKCS#8; PEM or DER) and the raw operations: the
 //!   private one by the CRT in constant time with a fault check, the public one
-//!   variable-time.
+//!   variable-time. The `_with` constructors take the [`CpuFeatures`] that choose the
+//!   Montgomery kernel (the engine passes its own; the plain ones use the detected).
 //! - [`pkcs1v15`], [`pss`]: the encodings; verification re-encodes and compares (v1.5)
 //!   or runs every RFC 8017 check (PSS).
 //! - [`accumulator`]: an RSA accumulator (a set commitment in a group of unknown order):
@@ -19,6 +20,7 @@ pub mod pkcs1v15;
 pub mod pss;
 
 pub use key::{CrtParams, PrivateKey, PublicKey};
+pub use wirespeed_bigint::{CpuFeatures, Kernel};
 
 use sha2::Digest;
 

@@ -1,13 +1,40 @@
 //! Encodings at the edges of the Ed25519 rules, for differential tests of any verifier
 //! (the CPU lanes, the GPU kernels): the small-order points of edwards25519 and every
 //! 32-byte string that decodes to each, non-canonical encodings (y + p), and a signer
-//! that can publish any key encoding and any R. Built on curve25519-dalek, so they share
-//! no code with the verifiers under test.
+//! that can publish any key encoding and any R.
+//!
+//! Built on the project's own point and scalar arithmetic (`wirespeed_ed25519::serial`,
+//! `wirespeed_field::Scalar`); decoding accepts what curve25519-dalek's decoder accepts
+//! (y >= p reduced, x = 0 with either sign bit). The module was first written on
+//! curve25519-dalek; `tests/kat_edge.rs` pins digests, recorded from that version, of the
+//! fixed sets and of everything five seeds drive (scalars, [x]B, torsion-shifted points in
+//! every encoding, raw signatures), so a change in the shared arithmetic that moved these
+//! bytes would fail there rather than silently move the yardstick of the verifier tests.
 
-use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
-use curve25519_dalek::scalar::Scalar;
-use curve25519_dalek::traits::IsIdentity;
 use sha2::{Digest, Sha512};
+use wirespeed_ed25519::point::Extended;
+use wirespeed_ed25519::serial::{vartime_basepoint_mul, vartime_decompress};
+use wirespeed_field::Fe51;
+pub use wirespeed_field::Scalar;
+
+/// A point of edwards25519 (extended coordinates).
+pub type Point = Extended<Fe51>;
+
+/// P + Q.
+pub fn add(p: &Point, q: &Point) -> Point {
+    p.add_niels(&q.to_proj_niels()).to_extended()
+}
+
+/// The canonical encoding of `p`.
+pub fn encode(p: &Point) -> [u8; 32] {
+    p.compress()
+}
+
+/// The point `b` decodes to, if any (every encoding the rule modes can meet: y >= p is
+/// reduced, x = 0 takes either sign bit).
+pub fn decode(b: &[u8; 32]) -> Option<Point> {
+    vartime_decompress(b).map(|d| d.point)
+}
 
 /// p = 2^255 - 19, little-endian.
 pub const P_BYTES: [u8; 32] = [
@@ -27,31 +54,34 @@ pub const ORDER8_Y: [u8; 32] = [
     0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x05,
 ];
 
-/// k = SHA-512(R || A || M) mod L over the bytes exactly as given.
-pub fn challenge(r: &[u8], a: &[u8], msg: &[u8]) -> Scalar {
+/// SHA-512(R || A || M) over the bytes exactly as given (k before reduction).
+pub fn challenge_hash(r: &[u8], a: &[u8], msg: &[u8]) -> [u8; 64] {
     let mut h = Sha512::new();
     h.update(r);
     h.update(a);
     h.update(msg);
-    Scalar::from_bytes_mod_order_wide(&h.finalize().into())
+    h.finalize().into()
+}
+
+/// k = SHA-512(R || A || M) mod L over the bytes exactly as given.
+pub fn challenge(r: &[u8], a: &[u8], msg: &[u8]) -> Scalar {
+    Scalar::from_bytes_mod_order_wide(&challenge_hash(r, a, msg))
 }
 
 /// A generator of the 8-torsion subgroup.
-pub fn order8_point() -> EdwardsPoint {
-    let t = CompressedEdwardsY(ORDER8_Y)
-        .decompress()
-        .unwrap_or_else(|| unreachable!("the order-8 y is on the curve"));
+pub fn order8_point() -> Point {
+    let t = decode(&ORDER8_Y).unwrap_or_else(|| unreachable!("the order-8 y is on the curve"));
     debug_assert!(t.mul_by_cofactor().is_identity());
-    debug_assert!(!(t + t + t + t).is_identity());
+    debug_assert!(!t.double().double().is_identity());
     t
 }
 
 /// The 8 small-order points, [i]T8 for i = 0..8.
-pub fn torsion() -> [EdwardsPoint; 8] {
+pub fn torsion() -> [Point; 8] {
     let t = order8_point();
-    let mut out = [EdwardsPoint::default(); 8];
+    let mut out = [Point::identity(); 8];
     for i in 1..8 {
-        out[i] = out[i - 1] + t;
+        out[i] = add(&out[i - 1], &t);
     }
     out
 }
@@ -75,10 +105,11 @@ pub struct Encoding {
     pub canonical: bool,
 }
 
-/// Every 32-byte string that decodes (under curve25519-dalek's decoder) to `p`: the
-/// canonical one, y + p where that fits in 255 bits, and either sign bit where x = 0.
-pub fn all_encodings(p: &EdwardsPoint) -> Vec<Encoding> {
-    let canon = p.compress().to_bytes();
+/// Every 32-byte string that decodes (under [`decode`], which accepts what
+/// curve25519-dalek's decoder accepts) to `p`: the canonical one, y + p where that fits in
+/// 255 bits, and either sign bit where x = 0.
+pub fn all_encodings(p: &Point) -> Vec<Encoding> {
+    let canon = encode(p);
     let mut y = canon;
     y[31] &= 0x7f;
     let mut ys = vec![y];
@@ -88,7 +119,7 @@ pub fn all_encodings(p: &EdwardsPoint) -> Vec<Encoding> {
         for sign in [0u8, 0x80] {
             let mut b = y;
             b[31] |= sign;
-            if CompressedEdwardsY(b).decompress() == Some(*p) {
+            if decode(&b).is_some_and(|q| encode(&q) == canon) {
                 out.push(Encoding {
                     bytes: b,
                     canonical: b == canon,
@@ -117,10 +148,7 @@ pub fn noncanonical_ordinary_encodings() -> Vec<[u8; 32]> {
         for sign in [0u8, 0x80] {
             let mut b = big;
             b[31] |= sign;
-            if CompressedEdwardsY(b)
-                .decompress()
-                .is_some_and(|p| !p.is_small_order())
-            {
+            if decode(&b).is_some_and(|p| !p.is_small_order()) {
                 out.push(b);
             }
         }
@@ -135,14 +163,14 @@ pub fn random_scalar<R: rand::RngCore>(rng: &mut R) -> Scalar {
     Scalar::from_bytes_mod_order_wide(&w)
 }
 
-/// [x]B.
-pub fn mul_base(x: &Scalar) -> EdwardsPoint {
-    EdwardsPoint::mul_base(x)
+/// [x]B (variable time: test data only).
+pub fn mul_base(x: &Scalar) -> Point {
+    vartime_basepoint_mul(x)
 }
 
 /// The encoding of [x]B.
 pub fn base_encoding(x: &Scalar) -> [u8; 32] {
-    mul_base(x).compress().to_bytes()
+    encode(&mul_base(x))
 }
 
 /// Signs with the raw equation: R is published as `r_bytes`, the key as `pk_bytes`, and
@@ -156,10 +184,10 @@ pub fn sign_raw(
     msg: &[u8],
 ) -> [u8; 64] {
     let k = challenge(r_bytes, pk_bytes, msg);
-    let s = nonce + k * secret;
+    let s = nonce.add(&k.mul(secret));
     let mut sig = [0u8; 64];
     sig[..32].copy_from_slice(r_bytes);
-    sig[32..].copy_from_slice(s.as_bytes());
+    sig[32..].copy_from_slice(&s.to_bytes());
     sig
 }
 
@@ -189,9 +217,7 @@ mod tests {
         }
         let nc = noncanonical_ordinary_encodings();
         assert!(!nc.is_empty());
-        assert!(nc
-            .iter()
-            .all(|b| CompressedEdwardsY(*b).decompress().is_some()));
+        assert!(nc.iter().all(|b| decode(b).is_some()));
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //!
 //! - Modulus: any odd N of 1024..=4096 bits; arithmetic runs at the smallest of 1024,
 //!   2048, 3072, 4096 bits that holds N. Default: the RSA-2048 challenge number
-//!   ([`Modulus::rsa2048`]). See [`modulus`].
+//!   ([`Modulus::rsa2048`]). See [`modulus`]. The `_with` constructors
+//!   ([`Modulus::new_with`], [`timelock::create_with`]) take the [`CpuFeatures`] every
+//!   Montgomery context of that group is built for; the plain ones use the detected.
 //! - Input: 1 < x < N - 1. x >= N is refused with [`VdfError::InputOutOfRange`], and 0, 1
 //!   and N - 1, whose powers are 0 or 1 for every T >= 1, with [`VdfError::TrivialInput`].
 //!   (An x sharing a factor with N is not detected; finding one factors N.)
@@ -52,7 +54,7 @@ pub use eval::{eval, EvalOptions, Evaluation, MAX_DELAY};
 pub use modulus::Modulus;
 pub use pietrzak::{prove_pietrzak, verify_pietrzak};
 pub use wesolowski::{prove_wesolowski, prove_wesolowski_simple, verify_wesolowski};
-pub use wirespeed_bigint::U4096;
+pub use wirespeed_bigint::{CpuFeatures, Kernel, U4096};
 
 /// Which proof to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,11 +131,11 @@ impl VdfProof {
                 trusted: trusted.fingerprint(),
             });
         }
+        // In the caller's modulus (equal to the proof's), so that its contexts are built
+        // for the features the caller chose.
         match &self.proof {
-            Proof::Wesolowski { pi } => {
-                verify_wesolowski(&self.modulus, &self.x, self.t, &self.y, pi)
-            }
-            Proof::Pietrzak { mu } => verify_pietrzak(&self.modulus, &self.x, self.t, &self.y, mu),
+            Proof::Wesolowski { pi } => verify_wesolowski(trusted, &self.x, self.t, &self.y, pi),
+            Proof::Pietrzak { mu } => verify_pietrzak(trusted, &self.x, self.t, &self.y, mu),
         }
     }
 

@@ -15,10 +15,14 @@
 //!   functions", 2018, and of (Z/NZ)* / {1, -1} in Wesolowski, "Efficient verifiable delay
 //!   functions", 2019). Outputs, proof values and hashed intermediate values are canonical; inputs x are any
 //!   1 < x < N - 1.
+//! - Hardware: [`Modulus::new_with`] (and the other `_with` constructors) build the
+//!   context for the [`CpuFeatures`] passed in, and the modulus keeps them: every other
+//!   Montgomery context the crate builds for this group (the Wesolowski prime l, the
+//!   time-lock primes) uses them too. The plain constructors use the detected features.
 //! - The default modulus is the RSA-2048 factoring challenge number (RSA Laboratories,
 //!   1991): 617 decimal digits, factorization unknown.
 
-use wirespeed_bigint::{DynMontCtx, Uint, U1024, U2048, U3072, U4096};
+use wirespeed_bigint::{CpuFeatures, DynMontCtx, Kernel, Uint, U1024, U2048, U3072, U4096};
 
 use crate::VdfError;
 
@@ -48,6 +52,8 @@ pub struct Modulus {
     n: U4096,
     bits: usize,
     ctx: DynMontCtx,
+    /// The features the contexts are built for.
+    features: CpuFeatures,
 }
 
 impl PartialEq for Modulus {
@@ -61,6 +67,11 @@ impl Eq for Modulus {}
 impl Modulus {
     /// Validates N (odd, 1024..=4096 bits) and builds its context.
     pub fn new(n: &U4096) -> Result<Self, VdfError> {
+        Self::new_with(n, CpuFeatures::get())
+    }
+
+    /// [`Modulus::new`] with the context built for a CPU with features `f`.
+    pub fn new_with(n: &U4096, f: &CpuFeatures) -> Result<Self, VdfError> {
         let bits = n.bits();
         if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) {
             return Err(VdfError::ModulusSize { bits });
@@ -70,23 +81,48 @@ impl Modulus {
         }
         // N is odd and above 1 (at least 1024 bits), so the context cannot refuse it;
         // its error is mapped anyway.
-        let ctx = DynMontCtx::new(n).map_err(|_| VdfError::EvenModulus)?;
-        Ok(Modulus { n: *n, bits, ctx })
+        let ctx = DynMontCtx::new_with(n, f).map_err(|_| VdfError::EvenModulus)?;
+        Ok(Modulus {
+            n: *n,
+            bits,
+            ctx,
+            features: f.clone(),
+        })
     }
 
     /// N from big-endian bytes (leading zero bytes allowed).
     pub fn from_be_bytes(b: &[u8]) -> Result<Self, VdfError> {
+        Self::from_be_bytes_with(b, CpuFeatures::get())
+    }
+
+    /// [`Modulus::from_be_bytes`] for a CPU with features `f`.
+    pub fn from_be_bytes_with(b: &[u8], f: &CpuFeatures) -> Result<Self, VdfError> {
         let first = b.iter().position(|&x| x != 0).unwrap_or(b.len());
         let n = U4096::from_be_bytes(&b[first..]).map_err(|_| VdfError::ModulusSize {
             bits: 8 * (b.len() - first),
         })?;
-        Self::new(&n)
+        Self::new_with(&n, f)
     }
 
     /// The RSA-2048 challenge number ([`RSA_2048_HEX`]), the default modulus.
     pub fn rsa2048() -> Self {
+        Self::rsa2048_with(CpuFeatures::get())
+    }
+
+    /// [`Modulus::rsa2048`] for a CPU with features `f`.
+    pub fn rsa2048_with(f: &CpuFeatures) -> Self {
         let n = wirespeed_bigint::constants::rsa_2048().resize::<64>();
-        Self::new(&n).expect("RSA-2048 is an odd 2048-bit number")
+        Self::new_with(&n, f).expect("RSA-2048 is an odd 2048-bit number")
+    }
+
+    /// The CPU features this modulus' contexts are built for.
+    pub fn features(&self) -> &CpuFeatures {
+        &self.features
+    }
+
+    /// The Montgomery kernel N's context runs.
+    pub fn kernel(&self) -> Kernel {
+        self.ctx.kernel()
     }
 
     /// N.

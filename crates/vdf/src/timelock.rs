@@ -18,7 +18,7 @@ use chacha20poly1305::aead::{Aead, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use wirespeed_bigint::{MontCtx, Uint};
+use wirespeed_bigint::{CpuFeatures, MontCtx, Uint};
 
 use crate::modulus::Modulus;
 use crate::{eval, EvalOptions, VdfError, U4096};
@@ -99,8 +99,13 @@ fn small_primes() -> Vec<u64> {
 }
 
 /// Miller-Rabin with `rounds` random bases, constant time in the candidate's value.
-fn is_probable_prime<const H: usize>(n: &Uint<H>, rounds: usize, rng: &mut dyn RngCore) -> bool {
-    let Ok(ctx) = MontCtx::new(n) else {
+fn is_probable_prime<const H: usize>(
+    n: &Uint<H>,
+    rounds: usize,
+    rng: &mut dyn RngCore,
+    f: &CpuFeatures,
+) -> bool {
+    let Ok(ctx) = MontCtx::new_with(n, f) else {
         return false;
     };
     let (nm1, _) = n.overflowing_sub(&Uint::ONE);
@@ -138,7 +143,7 @@ fn is_probable_prime<const H: usize>(n: &Uint<H>, rounds: usize, rng: &mut dyn R
 }
 
 /// A random prime of exactly 64 H bits (top two bits set, so products have 128 H bits).
-fn random_prime<const H: usize>(rng: &mut dyn RngCore) -> Uint<H> {
+fn random_prime<const H: usize>(rng: &mut dyn RngCore, f: &CpuFeatures) -> Uint<H> {
     let primes = small_primes();
     loop {
         let mut l = [0u64; H];
@@ -151,14 +156,14 @@ fn random_prime<const H: usize>(rng: &mut dyn RngCore) -> Uint<H> {
         if primes.iter().any(|&p| c.rem_u64(p) == 0) {
             continue;
         }
-        if is_probable_prime(&c, 40, rng) {
+        if is_probable_prime(&c, 40, rng, f) {
             return c;
         }
     }
 }
 
 /// 2^T mod (p - 1) for an odd prime p (see the module docs).
-fn two_pow_mod_pminus1<const H: usize>(p: &Uint<H>, t: u64) -> Uint<H> {
+fn two_pow_mod_pminus1<const H: usize>(p: &Uint<H>, t: u64, f: &CpuFeatures) -> Uint<H> {
     let (pm1, _) = p.overflowing_sub(&Uint::ONE);
     let s = (0..Uint::<H>::BITS).find(|&i| pm1.bit(i)).unwrap_or(0) as u64;
     if t < s {
@@ -171,7 +176,7 @@ fn two_pow_mod_pminus1<const H: usize>(p: &Uint<H>, t: u64) -> Uint<H> {
         Uint::ZERO
     } else {
         // m is odd: 2^(T - s) mod m with Montgomery arithmetic modulo m.
-        let Ok(ctx) = MontCtx::new(&m) else {
+        let Ok(ctx) = MontCtx::new_with(&m, f) else {
             return Uint::ZERO;
         };
         let two = ctx.to_mont(&Uint::from_u64(2));
@@ -189,16 +194,17 @@ fn trapdoor<const H: usize, const L: usize>(
     q: &Uint<H>,
     a: &Uint<L>,
     t: u64,
+    f: &CpuFeatures,
 ) -> Option<Uint<L>> {
-    let cp = MontCtx::new(p).ok()?;
-    let cq = MontCtx::new(q).ok()?;
+    let cp = MontCtx::new_with(p, f).ok()?;
+    let cq = MontCtx::new_with(q, f).ok()?;
     let wp = cp.from_mont(&cp.pow_ct(
         &cp.reduce_to_mont(&reduce_wide::<H, L>(a, &cp)),
-        &two_pow_mod_pminus1(p, t),
+        &two_pow_mod_pminus1(p, t, f),
     ));
     let wq = cq.from_mont(&cq.pow_ct(
         &cq.reduce_to_mont(&reduce_wide::<H, L>(a, &cq)),
-        &two_pow_mod_pminus1(q, t),
+        &two_pow_mod_pminus1(q, t, f),
     ));
     // h = (w_p - w_q) q^-1 mod p, q^-1 = q^(p-2) mod p.
     let (pm2, _) = p.overflowing_sub(&Uint::from_u64(2));
@@ -282,18 +288,30 @@ pub fn create(
     message: &[u8],
     rng: &mut dyn RngCore,
 ) -> Result<(Puzzle, U4096), TimelockError> {
+    create_with(bits, t, message, rng, CpuFeatures::get())
+}
+
+/// [`create`] with every Montgomery context (the prime tests, the trapdoor, N's) built
+/// for a CPU with features `f`.
+pub fn create_with(
+    bits: usize,
+    t: u64,
+    message: &[u8],
+    rng: &mut dyn RngCore,
+    f: &CpuFeatures,
+) -> Result<(Puzzle, U4096), TimelockError> {
     if message.len() > MAX_MESSAGE {
         return Err(TimelockError::MessageTooLong(message.len()));
     }
     crate::eval::check_delay(t)?;
     let a = U4096::from_u64(2);
     let (n, w) = match bits {
-        1024 => make::<8, 16>(t, rng),
-        2048 => make::<16, 32>(t, rng),
+        1024 => make::<8, 16>(t, rng, f),
+        2048 => make::<16, 32>(t, rng, f),
         b => return Err(TimelockError::Bits(b)),
     }
     .ok_or_else(|| TimelockError::Malformed("prime generation failed".into()))?;
-    let modulus = Modulus::new(&n)?;
+    let modulus = Modulus::new_with(&n, f)?;
     let mut nonce = [0u8; 12];
     rng.fill_bytes(&mut nonce);
     let mut puzzle = Puzzle {
@@ -310,14 +328,18 @@ pub fn create(
     Ok((puzzle, w))
 }
 
-fn make<const H: usize, const L: usize>(t: u64, rng: &mut dyn RngCore) -> Option<(U4096, U4096)> {
-    let p = random_prime::<H>(rng);
-    let mut q = random_prime::<H>(rng);
+fn make<const H: usize, const L: usize>(
+    t: u64,
+    rng: &mut dyn RngCore,
+    f: &CpuFeatures,
+) -> Option<(U4096, U4096)> {
+    let p = random_prime::<H>(rng, f);
+    let mut q = random_prime::<H>(rng, f);
     while q == p {
-        q = random_prime::<H>(rng);
+        q = random_prime::<H>(rng, f);
     }
     let n: Uint<L> = mul_wide(&p, &q);
-    let w = trapdoor::<H, L>(&p, &q, &Uint::from_u64(2), t)?;
+    let w = trapdoor::<H, L>(&p, &q, &Uint::from_u64(2), t, f)?;
     Some((n.resize(), w.resize()))
 }
 
@@ -471,7 +493,18 @@ impl Lcs35 {
         secret: &U4096,
         rng: &mut dyn RngCore,
     ) -> Result<Lcs35, TimelockError> {
-        let (p, w) = create(bits, t, b"", rng)?;
+        Self::create_with(bits, t, secret, rng, CpuFeatures::get())
+    }
+
+    /// [`Lcs35::create`] for a CPU with features `f`.
+    pub fn create_with(
+        bits: usize,
+        t: u64,
+        secret: &U4096,
+        rng: &mut dyn RngCore,
+        f: &CpuFeatures,
+    ) -> Result<Lcs35, TimelockError> {
+        let (p, w) = create_with(bits, t, b"", rng, f)?;
         let mut l = Lcs35 {
             modulus: p.modulus,
             t,

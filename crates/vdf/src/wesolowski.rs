@@ -25,7 +25,7 @@
 //!   The blocks are split into one range per rayon worker (x^q = prod_i C_i^(Q_i) needs no
 //!   coordination between ranges); the partial products are multiplied at the end.
 
-use wirespeed_bigint::{MontCtx, Uint, U4096};
+use wirespeed_bigint::{CpuFeatures, MontCtx, Uint, U4096};
 
 use crate::eval::check_delay;
 use crate::modulus::{canon, dispatch, narrow, widen};
@@ -117,7 +117,7 @@ fn simple_inner<const L: usize>(ctx: &MontCtx<L>, x: &U4096, t: u64, l: u128) ->
 pub fn prove_wesolowski(n: &Modulus, ev: &Evaluation) -> Result<U4096, VdfError> {
     ev.check(n)?;
     let l = challenge(n, &ev.x, &ev.output, ev.t);
-    Ok(dispatch!(n, ctx => checkpoint_inner(ctx, ev, l)))
+    Ok(dispatch!(n, ctx => checkpoint_inner(ctx, ev, l, n.features())))
 }
 
 /// Window width minimising gamma (blocks + 2^(kappa+1)) + kappa (gamma - 1), gamma =
@@ -134,7 +134,12 @@ fn choose_window(k: u64, blocks: u64) -> u32 {
     best.1
 }
 
-fn checkpoint_inner<const L: usize>(ctx: &MontCtx<L>, ev: &Evaluation, l: u128) -> U4096 {
+fn checkpoint_inner<const L: usize>(
+    ctx: &MontCtx<L>,
+    ev: &Evaluation,
+    l: u128,
+    f: &CpuFeatures,
+) -> U4096 {
     let (t, k) = (ev.t, ev.checkpoint_every);
     if t < 128 {
         // q = floor(2^T / l) = 0 since l > 2^127.
@@ -146,7 +151,7 @@ fn checkpoint_inner<const L: usize>(ctx: &MontCtx<L>, ev: &Evaluation, l: u128) 
         .iter()
         .map(|(_, v)| ctx.to_mont(&narrow::<L>(v)))
         .collect();
-    let Ok(lctx) = MontCtx::new(&to_uint(l)) else {
+    let Ok(lctx) = MontCtx::new_with(&to_uint(l), f) else {
         return U4096::ONE; // l is an odd prime > 2^127: unreachable
     };
     // x^q = prod_i C_i^(Q_i) splits over block ranges: one range per worker thread
@@ -266,7 +271,7 @@ pub fn verify_wesolowski(
         return Err(VdfError::ProofValueOutOfRange);
     }
     let l = challenge(n, x, y, t);
-    let Ok(lctx) = MontCtx::new(&to_uint(l)) else {
+    let Ok(lctx) = MontCtx::new_with(&to_uint(l), n.features()) else {
         return Err(VdfError::ProofRejected); // l is an odd prime: unreachable
     };
     let r = from_uint(&pow2_mod(&lctx, t));

@@ -27,8 +27,8 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let der = theirs
         .to_pkcs1_der()
         .map_err(|e| CliError::Internal(format!("key encoding: {e}")))?;
-    let key =
-        PrivateKey::from_der(der.as_bytes()).map_err(|e| CliError::Internal(e.to_string()))?;
+    let key = PrivateKey::from_der_with(der.as_bytes(), wirespeed_engine::backend::cpu())
+        .map_err(|e| CliError::Internal(e.to_string()))?;
     let msgs: Vec<Vec<u8>> = (0..count as u32)
         .map(|i| format!("message {i}").into_bytes())
         .collect();

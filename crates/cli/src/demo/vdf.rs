@@ -20,7 +20,7 @@ pub const SECTION: Section = Section {
 
 fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     let t: u64 = if opts.quick { 1 << 12 } else { 1 << 18 };
-    let n = Modulus::rsa2048();
+    let n = Modulus::rsa2048_with(wirespeed_engine::backend::cpu());
     let x = U4096::from_u64(0x5eed);
     let start = Instant::now();
     let ev = eval(&n, &x, t, &EvalOptions::default()).map_err(CliError::Vdf)?;

@@ -9,7 +9,9 @@
 //!   byte-level helpers (`sc25519_is_canonical`, `ge25519_is_canonical`,
 //!   `ge25519_has_small_order`), ported as written.
 //! - The small-order points of edwards25519 and every encoding of them, and a signer that
-//!   can publish any key encoding and any R.
+//!   can publish any key encoding and any R (`wirespeed_sigdata::edge`, whose sets are
+//!   pinned there to digests recorded from a curve25519-dalek implementation). The models
+//!   hash and reduce k themselves ([`model_challenge`]), on curve25519-dalek.
 
 #![allow(dead_code)]
 
@@ -20,9 +22,9 @@ use wirespeed_ed25519::{Backend, Mode};
 // Not every test file uses every builder.
 #[allow(unused_imports)]
 pub use wirespeed_sigdata::edge::{
-    add_le, all_encodings, base_encoding, challenge, mul_base, noncanonical_ordinary_encodings,
-    order8_point, random_scalar, sign_raw, small_order_encodings, torsion, Encoding, L_BYTES,
-    ORDER8_Y, P_BYTES,
+    add, add_le, all_encodings, base_encoding, challenge, challenge_hash, encode, mul_base,
+    noncanonical_ordinary_encodings, order8_point, random_scalar, sign_raw, small_order_encodings,
+    torsion, Encoding, Point, Scalar, L_BYTES, ORDER8_Y, P_BYTES,
 };
 
 /// y of a point of order 8, as it stands in libsodium's blocklist (the same point as
@@ -102,6 +104,12 @@ pub fn decode_canonical(b: &[u8; 32]) -> Option<EdwardsPoint> {
     Some(p)
 }
 
+/// k = SHA-512(R || A || M) mod L over the bytes as given, reduced by curve25519-dalek
+/// (the models share no arithmetic with the verifier under test).
+pub fn model_challenge(r: &[u8], a: &[u8], msg: &[u8]) -> DScalar {
+    DScalar::from_bytes_mod_order_wide(&challenge_hash(r, a, msg))
+}
+
 /// The cofactored-strict rules, literally: S < L; A and R canonical, decodable and not of
 /// small order; [8]([S]B - [k]A - R) = 0 with k over the bytes as given.
 pub fn model_cofactored_strict(msg: &[u8], sig: &[u8], pk: &[u8]) -> bool {
@@ -125,7 +133,7 @@ pub fn model_cofactored_strict(msg: &[u8], sig: &[u8], pk: &[u8]) -> bool {
     if r.is_small_order() {
         return false;
     }
-    let k = challenge(&r_bytes, pk, msg);
+    let k = model_challenge(&r_bytes, pk, msg);
     let q = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &-a, &s);
     (q - r).mul_by_cofactor().is_identity()
 }
@@ -199,7 +207,7 @@ pub fn model_libsodium(msg: &[u8], sig: &[u8], pk: &[u8]) -> bool {
     let Some(a) = CompressedEdwardsY(*pk).decompress() else {
         return false;
     };
-    let h = challenge(&sig[..32], pk, msg);
+    let h = model_challenge(&sig[..32], pk, msg);
     // S < L here (checked above, or its top four bits are clear), so this is S itself.
     let s = DScalar::from_bytes_mod_order(sig[32..].try_into().expect("32 bytes"));
     let r = EdwardsPoint::vartime_double_scalar_mul_basepoint(&h, &-a, &s);
@@ -245,7 +253,7 @@ pub fn models(msg: &[u8], sig: &[u8], pk: &[u8]) -> (bool, bool) {
     if !cs_pre && !ls_pre {
         return (false, false);
     }
-    let k = challenge(&r_bytes, pk, msg);
+    let k = model_challenge(&r_bytes, pk, msg);
     let q = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &-a, &s);
     let cs = cs_pre && {
         let r = decode_canonical(&r_bytes).expect("checked above");

@@ -4,7 +4,7 @@
 //! root-factor recursion and the product tree.
 
 use num_bigint::BigUint;
-use wirespeed_bigint::{DynMontCtx, MontCtx, Uint, U4096};
+use wirespeed_bigint::{CpuFeatures, DynMontCtx, MontCtx, Uint, U4096};
 
 use super::{AccumulatorError, MAX_MODULUS_BITS, MIN_MODULUS_BITS, PARALLEL_MIN, PRIME_BITS, U256};
 
@@ -28,6 +28,11 @@ impl Eq for RsaGroup {}
 impl RsaGroup {
     /// Validates n (odd, 1024 to 4096 bits) and builds its context.
     pub fn new(n: &BigUint) -> Result<RsaGroup, AccumulatorError> {
+        Self::new_with(n, CpuFeatures::get())
+    }
+
+    /// [`RsaGroup::new`] with n's context built for a CPU with features `f`.
+    pub fn new_with(n: &BigUint, f: &CpuFeatures) -> Result<RsaGroup, AccumulatorError> {
         let bits = n.bits() as usize;
         if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) {
             return Err(AccumulatorError::ModulusSize { bits });
@@ -36,7 +41,7 @@ impl RsaGroup {
             return Err(AccumulatorError::EvenModulus);
         }
         // n is odd and above 1, so the context cannot refuse it; mapped anyway.
-        let ctx = DynMontCtx::from_biguint(n).map_err(|_| AccumulatorError::EvenModulus)?;
+        let ctx = DynMontCtx::from_biguint_with(n, f).map_err(|_| AccumulatorError::EvenModulus)?;
         Ok(RsaGroup {
             n: n.clone(),
             bits,
