@@ -296,3 +296,32 @@ fn restore_and_dump_use_the_selected_database() {
     select(&mut c, 0);
     assert_eq!(content(&mut c, "k"), z);
 }
+
+#[test]
+fn restore_idletime_sets_when_the_key_was_last_used() {
+    let (_server, addr) = common::kvs_serve(&["--port", "0"]);
+    let mut c = common::connect(&addr);
+    common::cmd(&mut c, &["SET", "src", "v"]);
+    let payload = dump(&mut c, "src");
+    let mut r = redis::cmd("RESTORE");
+    r.arg("old")
+        .arg(0)
+        .arg(&payload[..])
+        .arg("IDLETIME")
+        .arg(1000);
+    r.query::<()>(&mut c).unwrap();
+    let idle: i64 = redis::cmd("OBJECT")
+        .arg("IDLETIME")
+        .arg("old")
+        .query(&mut c)
+        .unwrap();
+    assert!((1000..=1001).contains(&idle), "{idle}");
+    // Reading it makes it used now.
+    common::cmd(&mut c, &["GET", "old"]);
+    let idle: i64 = redis::cmd("OBJECT")
+        .arg("IDLETIME")
+        .arg("old")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(idle, 0);
+}

@@ -174,6 +174,9 @@ const SCRIPT: &[&[&str]] = &[
     &["OBJECT", "ENCODING", "long"],
     &["OBJECT", "ENCODING", "nosuch"],
     &["OBJECT", "REFCOUNT", "i"],
+    &["OBJECT", "IDLETIME", "i"],
+    &["OBJECT", "FREQ", "i"],
+    &["OBJECT", "IDLETIME", "nosuch"],
     &["OBJECT", "NOSUCH", "i"],
     &["OBJECT", "ENCODING"],
     // Transactions.

@@ -26,8 +26,20 @@ pub struct Entry {
     pub value: Value,
     /// Expiry time in milliseconds since the epoch; 0 when the key does not expire.
     pub expires_at: u64,
-    /// Last read or write, in the store's logical clock (for LRU eviction).
+    /// Last read or write (for LRU eviction and OBJECT IDLETIME): the time in ms
+    /// shifted left by [`USE_SEQ_BITS`], below it a count that orders the uses made
+    /// within one millisecond ([`Entry::used_ms`] reads the time back).
     pub touched: u64,
+}
+
+/// Bits of [`Entry::touched`] below the time: a sequence for uses within one ms.
+pub const USE_SEQ_BITS: u32 = 10;
+
+impl Entry {
+    /// When the key was last read or written, ms since the epoch.
+    pub fn used_ms(&self) -> u64 {
+        self.touched >> USE_SEQ_BITS
+    }
 }
 
 /// Bytes a heap block of `n` bytes takes: `n` rounded up to jemalloc's size classes
@@ -89,7 +101,7 @@ pub struct Store {
     /// Heap bytes of the keys' and values' blocks and of the deadline records' keys,
     /// each rounded by [`block`] (the table's nodes and buckets are counted by it).
     heap: usize,
-    /// Logical clock for LRU: one tick per access.
+    /// The last use mark given (see [`Store::tick`]).
     clock: u64,
     /// State of the sampler that picks eviction candidates (xorshift).
     rng: u64,
@@ -216,9 +228,19 @@ impl Store {
         }
     }
 
-    fn tick(&mut self) -> u64 {
-        self.clock += 1;
+    /// The next use mark: the time shifted left, or one past the last mark when that
+    /// is later (more than 1,024 uses in a millisecond), so the marks of one store only
+    /// grow.
+    fn tick(&mut self, now: u64) -> u64 {
+        self.clock = (self.clock + 1).max(now << USE_SEQ_BITS);
         self.clock
+    }
+
+    /// Marks `key` as last used at `now_ms` less `idle_ms` (RESTORE ... IDLETIME).
+    pub fn set_idle(&mut self, key: &[u8], now_ms: u64, idle_ms: u64) {
+        if let Some(e) = self.map.get_mut(key) {
+            e.touched = now_ms.saturating_sub(idle_ms) << USE_SEQ_BITS;
+        }
     }
 
     /// Evicts one key chosen by sampled LRU: of `samples` keys drawn at random, the
@@ -324,7 +346,7 @@ impl Store {
             self.note_expired(k);
             return None;
         }
-        let t = self.tick();
+        let t = self.tick(now);
         let e = self.map.at_mut(at)?;
         e.touched = t;
         Some(e)
@@ -363,7 +385,7 @@ impl Store {
         if expires_at != 0 {
             self.push_deadline(key, expires_at);
         }
-        let touched = self.tick();
+        let touched = self.tick(now);
         let old = self.map.insert(
             key,
             Entry {
@@ -403,7 +425,7 @@ impl Store {
         if !self.live(key, now) {
             return None;
         }
-        let t = self.tick();
+        let t = self.tick(now);
         let e = self.map.get_mut(key)?;
         e.touched = t;
         let (payload, heap) = (e.value.payload(), e.value.heap());

@@ -119,11 +119,10 @@ fn verify_status(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::common::{
-        add_le, all_encodings, base_encoding, mul_base, noncanonical_ordinary_encodings,
+        add, add_le, encode, all_encodings, base_encoding, mul_base, noncanonical_ordinary_encodings,
         random_scalar, sign_raw, small_order_encodings, torsion, L_BYTES, P_BYTES,
     };
     use super::*;
-    use curve25519_dalek::scalar::Scalar as DScalar;
     use rand::{Rng, RngCore, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use sha2::{Digest, Sha512};
@@ -419,7 +418,7 @@ mod tests {
                     &base_encoding(&nonce),
                     &e.bytes,
                     &nonce,
-                    &DScalar::ZERO,
+                    &Scalar::ZERO,
                     &msg,
                 );
                 cases.push(case(format!("small A #{i}.{j}"), &msg, &sig, &e.bytes));
@@ -437,7 +436,7 @@ mod tests {
                 let a = random_scalar(&mut r);
                 let pk = base_encoding(&a);
                 let msg = random_msg(&mut r);
-                let sig = sign_raw(&e.bytes, &pk, &DScalar::ZERO, &a, &msg);
+                let sig = sign_raw(&e.bytes, &pk, &Scalar::ZERO, &a, &msg);
                 cases.push(case(format!("small R #{i}.{j}"), &msg, &sig, &pk));
             }
             // Both small, S = 0.
@@ -466,12 +465,12 @@ mod tests {
             // y >= p as A, with R = [r]B, S = r.
             let msg = random_msg(&mut r);
             let nonce = random_scalar(&mut r);
-            let sig = sign_raw(&base_encoding(&nonce), enc, &nonce, &DScalar::ZERO, &msg);
+            let sig = sign_raw(&base_encoding(&nonce), enc, &nonce, &Scalar::ZERO, &msg);
             cases.push(case(format!("y >= p A #{i}"), &msg, &sig, enc));
             // y >= p as R, honest key.
             let a = random_scalar(&mut r);
             let pk = base_encoding(&a);
-            let sig = sign_raw(enc, &pk, &DScalar::ZERO, &a, &msg);
+            let sig = sign_raw(enc, &pk, &Scalar::ZERO, &a, &msg);
             cases.push(case(format!("y >= p R #{i}"), &msg, &sig, &pk));
         }
         // Honest signatures with the sign bit of R or of A flipped (another point).
@@ -510,13 +509,13 @@ mod tests {
                 // A = [a]B + T, signed honestly with a: cofactored modes accept, the
                 // cofactorless ones only when [k]T = 0.
                 let a = random_scalar(&mut r);
-                let pk = (mul_base(&a) + t[ti]).compress().to_bytes();
+                let pk = encode(&add(&mul_base(&a), &t[ti]));
                 let msg = random_msg(&mut r);
                 let nonce = random_scalar(&mut r);
                 let sig = sign_raw(&base_encoding(&nonce), &pk, &nonce, &a, &msg);
                 cases.push(case(format!("mixed A T{ti} #{j}"), &msg, &sig, &pk));
                 // Every encoding of that A (the sign bit, y >= p where it exists).
-                for (k, e) in all_encodings(&(mul_base(&a) + t[ti])).iter().enumerate() {
+                for (k, e) in all_encodings(&add(&mul_base(&a), &t[ti])).iter().enumerate() {
                     let sig = sign_raw(&base_encoding(&nonce), &e.bytes, &nonce, &a, &msg);
                     cases.push(case(
                         format!("mixed A T{ti} #{j} enc {k}"),
@@ -528,7 +527,7 @@ mod tests {
                 // R = [r]B + T with an honest key.
                 let b = random_scalar(&mut r);
                 let pk = base_encoding(&b);
-                let rp = (mul_base(&nonce) + t[ti]).compress().to_bytes();
+                let rp = encode(&add(&mul_base(&nonce), &t[ti]));
                 let sig = sign_raw(&rp, &pk, &nonce, &b, &msg);
                 cases.push(case(format!("mixed R T{ti} #{j}"), &msg, &sig, &pk));
             }

@@ -284,6 +284,11 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             "ERR wrong number of arguments for 'object|{subname}' command"
         ));
     }
+    let idle_since = ctx
+        .keys
+        .store(args[2])
+        .peek(args[2])
+        .map_or(ctx.now, |e| e.used_ms());
     let Some(e) = ctx.keys.get(args[2], ctx.now) else {
         return w.null();
     };
@@ -313,7 +318,8 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else if eq(sub, "freq") {
         w.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     } else {
-        // IDLETIME: this server keeps a logical use clock per key, not a time.
-        w.error("ERR OBJECT IDLETIME is not supported by this server");
+        // IDLETIME: seconds since the key was last read or written (this lookup
+        // aside: it was read from the entry before the lookup marked it used).
+        w.int((ctx.now.saturating_sub(idle_since) / 1000) as i64);
     }
 }

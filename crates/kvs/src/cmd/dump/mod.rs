@@ -16,9 +16,9 @@
 //! restored key is written as COPY writes one: through the store's memory count, the
 //! append-only log (its whole value), WATCH, blocked clients (RESTORE is a write, so
 //! clients waiting on the key are served after it) and the `restore` notification.
-//! IDLETIME and FREQ are checked as Redis checks them and have no effect here: this
-//! server's LRU clock is logical and it keeps no LFU counter, so a restored key counts
-//! as just used.
+//! IDLETIME sets when the key counts as last used (OBJECT IDLETIME, LRU eviction);
+//! FREQ is checked as Redis checks it and has no effect: this server keeps no LFU
+//! counter.
 
 mod decode;
 mod encode;
@@ -119,7 +119,7 @@ pub fn dump(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ f].
 pub fn restore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (key, now) = (args[1], ctx.now);
-    let (mut replace, mut absttl, mut idle, mut freq) = (false, false, false, false);
+    let (mut replace, mut absttl, mut idle, mut freq) = (false, false, None, false);
     let mut i = 4;
     while i < args.len() {
         let more = i + 1 < args.len();
@@ -131,10 +131,10 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             match parse_i64(args[i + 1]) {
                 None => return w.error(NOT_INT),
                 Some(s) if s < 0 => return w.error("ERR Invalid IDLETIME value, must be >= 0"),
-                Some(_) => idle = true,
+                Some(s) => idle = Some(s as u64),
             }
             i += 1;
-        } else if eq(args[i], "freq") && more && !idle {
+        } else if eq(args[i], "freq") && more && idle.is_none() {
             match parse_i64(args[i + 1]) {
                 None => return w.error(NOT_INT),
                 Some(f) if !(0..=255).contains(&f) => {
@@ -176,5 +176,10 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     ctx.keys.put(key, value, at, now);
     ctx.log_key(key);
+    if let Some(s) = idle {
+        ctx.keys
+            .store(key)
+            .set_idle(key, now, s.saturating_mul(1000));
+    }
     w.simple("OK");
 }
