@@ -119,8 +119,9 @@ fn verify_status(msg: &[u8], sig: &[u8], pk: &[u8], mode: Mode) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::common::{
-        add, add_le, encode, all_encodings, base_encoding, mul_base, noncanonical_ordinary_encodings,
-        random_scalar, sign_raw, small_order_encodings, torsion, L_BYTES, P_BYTES,
+        add, add_le, all_encodings, base_encoding, encode, mul_base,
+        noncanonical_ordinary_encodings, random_scalar, sign_raw, small_order_encodings, torsion,
+        L_BYTES, P_BYTES,
     };
     use super::*;
     use rand::{Rng, RngCore, SeedableRng};
@@ -515,7 +516,10 @@ mod tests {
                 let sig = sign_raw(&base_encoding(&nonce), &pk, &nonce, &a, &msg);
                 cases.push(case(format!("mixed A T{ti} #{j}"), &msg, &sig, &pk));
                 // Every encoding of that A (the sign bit, y >= p where it exists).
-                for (k, e) in all_encodings(&add(&mul_base(&a), &t[ti])).iter().enumerate() {
+                for (k, e) in all_encodings(&add(&mul_base(&a), &t[ti]))
+                    .iter()
+                    .enumerate()
+                {
                     let sig = sign_raw(&base_encoding(&nonce), &e.bytes, &nonce, &a, &msg);
                     cases.push(case(
                         format!("mixed A T{ti} #{j} enc {k}"),
