@@ -16,6 +16,8 @@
 //!   and foreign files are refused untouched; the `check-aof` checker and repair).
 //! - [`hub`]: what the loops tell each other: pub/sub messages, blocked clients'
 //!   replies, and the registries of subscribers and blocked clients.
+//! - [`repl`]: replication: the stream to replicas (a backlog of the log's records) and
+//!   a replica's link to its primary (REPLICAOF).
 //! - [`server`]: the mio event loops, pipelined batches with one write per batch.
 //! - `conn` (private): one client connection: read, run, write, its buffer limits.
 //! - `busy` (private): a loop's other clients answered while a script runs too long.
