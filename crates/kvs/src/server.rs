@@ -600,37 +600,27 @@ impl Loop {
                     let loan = crate::busy::lend(&mut self.conns, shared, env.config.limits);
                     serve_one(&mut c, &mut env);
                     drop(loan);
-                    if c.killed {
-                        closed.push(*token);
-                    } else {
-                        touched.push(*token);
-                    }
-                    if c.blocked.is_some() && !self.blocked.contains(token) {
-                        self.blocked.push(*token);
-                    }
-                    if c.session.replica.is_some() && !self.replicas.contains(token) {
-                        self.replicas.push(*token);
-                    }
-                    if c.paused && !self.paused.contains(token) {
-                        self.paused.push(*token);
-                    }
                     self.conns.insert(*token, c);
                 } else if let Some(c) = self.conns.get_mut(token) {
                     serve_one(c, &mut env);
-                    if c.killed {
-                        closed.push(*token);
-                    } else {
-                        touched.push(*token);
-                    }
-                    if c.blocked.is_some() && !self.blocked.contains(token) {
-                        self.blocked.push(*token);
-                    }
-                    if c.session.replica.is_some() && !self.replicas.contains(token) {
-                        self.replicas.push(*token);
-                    }
-                    if c.paused && !self.paused.contains(token) {
-                        self.paused.push(*token);
-                    }
+                }
+                // What the requests left it as: closing, blocked, a replica, paused.
+                let Some(c) = self.conns.get(token) else {
+                    continue;
+                };
+                if c.killed {
+                    closed.push(*token);
+                } else {
+                    touched.push(*token);
+                }
+                if c.blocked.is_some() && !self.blocked.contains(token) {
+                    self.blocked.push(*token);
+                }
+                if c.session.replica.is_some() && !self.replicas.contains(token) {
+                    self.replicas.push(*token);
+                }
+                if c.paused && !self.paused.contains(token) {
+                    self.paused.push(*token);
                 }
             }
             let now = now_ms();
