@@ -344,6 +344,9 @@ impl Conn {
                             };
                             hub.block(self.session.id, waiter, false);
                             self.blocked = Some(b.deadline);
+                        } else if let Some((_, _, deadline)) = self.session.wait_acks {
+                            // WAIT: the loop answers once enough replicas acknowledge.
+                            self.blocked = Some(deadline);
                         }
                         let seq = env.keys.end_command(&mut env.effects);
                         if seq > 0 {

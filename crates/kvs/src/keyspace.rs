@@ -241,7 +241,7 @@ impl Shared {
     /// Which keys the stores keep for notifications (see [`Store::keep_events`]).
     #[inline]
     pub fn keep(&self) -> u8 {
-        self.keep.load(Ordering::Relaxed)
+        self.keep.load(Ordering::Relaxed) | self.repl.keep_bits()
     }
 
     /// Locks shard `i` (of [`Shared::total_shards`]) alone (for work outside commands:

@@ -125,6 +125,10 @@ pub struct Store {
 pub const KEEP_EXPIRED: u8 = 1;
 /// [`Store::keep_events`]: keep the keys created.
 pub const KEEP_NEW: u8 = 2;
+/// [`Store::keep_events`]: expired keys are hidden from reads but not removed (a
+/// replica: its primary's DEL removes them, so a key the primary still holds, because
+/// its clock is behind, is not lost here).
+pub const HIDE_EXPIRED: u8 = 4;
 
 /// What happened to keys since the owner last asked ([`Store::take_events`]).
 #[derive(Debug, Default)]
@@ -272,6 +276,9 @@ impl Store {
             if !Store::expired(e, now) {
                 return Some(k.to_vec());
             }
+            if self.keep & HIDE_EXPIRED != 0 {
+                continue;
+            }
             let k = k.to_vec();
             self.remove(&k);
         }
@@ -299,7 +306,7 @@ impl Store {
     }
 
     /// Which keys [`Store::take_events`] returns: those that expire ([`KEEP_EXPIRED`]),
-    /// those created ([`KEEP_NEW`]).
+    /// those created ([`KEEP_NEW`]); and whether expired keys stay ([`HIDE_EXPIRED`]).
     #[inline]
     pub fn keep_events(&mut self, keep: u8) {
         self.keep = keep;
@@ -328,8 +335,10 @@ impl Store {
         match self.map.get(key) {
             None => false,
             Some(e) if Store::expired(e, now) => {
-                self.remove(key);
-                self.note_expired_ref(key);
+                if self.keep & HIDE_EXPIRED == 0 {
+                    self.remove(key);
+                    self.note_expired_ref(key);
+                }
                 false
             }
             Some(_) => true,
@@ -340,6 +349,9 @@ impl Store {
     pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
         let at = self.map.find(key)?;
         if Store::expired(self.map.at_mut(at)?, now) {
+            if self.keep & HIDE_EXPIRED != 0 {
+                return None;
+            }
             let (k, e) = self.map.remove_at(at)?;
             self.sub_blocks(k.len(), &e.value);
             self.account(e.expires_at, 0);
@@ -520,6 +532,9 @@ impl Store {
     /// Looks at up to `budget` deadline records and removes the keys that expired;
     /// returns how many keys it removed.
     pub fn sweep(&mut self, now: u64, budget: usize) -> usize {
+        if self.keep & HIDE_EXPIRED != 0 {
+            return 0;
+        }
         let mut removed = 0;
         let mut looked = 0;
         while looked < budget && !self.deadlines.is_empty() {

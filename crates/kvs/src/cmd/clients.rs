@@ -46,6 +46,8 @@ pub struct ClientMeta {
     pub db: AtomicUsize,
     /// In MONITOR mode.
     pub monitor: AtomicBool,
+    /// A replica's connection (after PSYNC).
+    pub replica: AtomicBool,
 }
 
 impl ClientMeta {
@@ -73,6 +75,21 @@ impl ClientMeta {
         self.subs.iter().any(|s| s.load(Ordering::Relaxed) > 0)
     }
 
+    /// True when this client is of CLIENT LIST / KILL's `TYPE t` (normal, replica or
+    /// slave, pubsub, master: none here, the link to a primary is not a client).
+    fn is_type(&self, t: &[u8]) -> bool {
+        let replica = self.replica.load(Ordering::Relaxed);
+        if eq(t, "replica") || eq(t, "slave") {
+            replica
+        } else if eq(t, "pubsub") {
+            !replica && self.is_pubsub()
+        } else if eq(t, "normal") {
+            !replica && !self.is_pubsub()
+        } else {
+            false
+        }
+    }
+
     /// The CLIENT LIST line (without the line end).
     fn line(&self, now: u64) -> String {
         let cmd = match self.last_cmd.load(Ordering::Relaxed) {
@@ -82,6 +99,8 @@ impl ClientMeta {
         let s = |i: usize| self.subs[i].load(Ordering::Relaxed);
         let flags = if self.monitor.load(Ordering::Relaxed) {
             "O"
+        } else if self.replica.load(Ordering::Relaxed) {
+            "S"
         } else if self.is_pubsub() {
             "P"
         } else {
@@ -144,12 +163,8 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         if ids.as_ref().is_some_and(|v| !v.contains(&m.id)) {
             continue;
         }
-        if let Some(t) = kind {
-            let pubsub = m.is_pubsub();
-            let keep = (eq(t, "pubsub") && pubsub) || (eq(t, "normal") && !pubsub);
-            if !keep {
-                continue;
-            }
+        if kind.is_some_and(|t| !m.is_type(t)) {
+            continue;
         }
         out.push_str(&m.line(now));
         out.push('\n');
@@ -240,12 +255,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         let matches = id.is_none_or(|i| i == m.id)
             && addr.is_none_or(|a| a == m.addr.as_bytes())
             && laddr.is_none_or(|a| a == m.laddr.as_bytes())
-            && kind.is_none_or(|t| {
-                (eq(t, "pubsub") == m.is_pubsub())
-                    && !eq(t, "master")
-                    && !eq(t, "replica")
-                    && !eq(t, "slave")
-            })
+            && kind.is_none_or(|t| m.is_type(t))
             && user.is_none_or(|u| u == b"default")
             && maxage.is_none_or(|a| now.saturating_sub(m.created_ms) / 1000 >= a);
         if !matches {

@@ -51,6 +51,11 @@ pub struct Config {
     /// `notify-keyspace-events`: the classes of keyspace notifications sent
     /// ([`super::notify`] flags; 0: none).
     pub notify: u32,
+    /// `min-replicas-to-write`: writes are refused (NOREPLICAS) while fewer replicas
+    /// than this acknowledged within `min-replicas-max-lag` seconds (0: no check).
+    pub min_replicas: u32,
+    /// `min-replicas-max-lag`, seconds.
+    pub min_replicas_lag: u32,
     /// Values given to the Redis settings in [`COMPAT`] (accepted, shown, no effect).
     pub compat: std::collections::BTreeMap<&'static str, String>,
     /// The configuration file the server was started with (CONFIG REWRITE writes it).
@@ -99,13 +104,13 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("maxclients", "10000"),
     ("maxmemory-eviction-tenacity", "10"),
     ("maxmemory-samples", "5"),
-    ("min-replicas-max-lag", "10"),
-    ("min-replicas-to-write", "0"),
     ("protected-mode", "no"),
     ("rdbchecksum", "yes"),
     ("rdbcompression", "yes"),
     ("repl-backlog-size", "1048576"),
     ("repl-timeout", "60"),
+    ("replica-announced", "yes"),
+    ("replica-priority", "100"),
     ("replica-read-only", "yes"),
     ("replica-serve-stale-data", "yes"),
     ("sanitize-dump-payload", "no"),
@@ -146,6 +151,8 @@ const RUNTIME: &[&str] = &[
     "notify-keyspace-events",
     "slowlog-log-slower-than",
     "slowlog-max-len",
+    "min-replicas-to-write",
+    "min-replicas-max-lag",
 ];
 
 /// Settings fixed once the server runs (CONFIG GET shows them; CONFIG SET refuses).
@@ -196,6 +203,8 @@ impl Config {
                 self.slowlog_slower_than.to_string(),
             ),
             ("slowlog-max-len", self.slowlog_max_len.to_string()),
+            ("min-replicas-to-write", self.min_replicas.to_string()),
+            ("min-replicas-max-lag", self.min_replicas_lag.to_string()),
         ];
         for (name, default) in COMPAT {
             let v = self.compat.get(name).cloned();
@@ -247,6 +256,17 @@ impl Config {
                 {
                     Some(n) if n <= i64::MAX as u64 => n as usize,
                     _ => return Err("argument couldn't be parsed into an integer".into()),
+                }
+            }
+            "min-replicas-to-write" | "min-replicas-max-lag" => {
+                let n = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<u32>().ok().filter(|&n| n <= i32::MAX as u32))
+                    .ok_or("argument couldn't be parsed into an integer")?;
+                if name == "min-replicas-to-write" {
+                    self.min_replicas = n;
+                } else {
+                    self.min_replicas_lag = n;
                 }
             }
             "notify-keyspace-events" => {
@@ -340,6 +360,8 @@ impl Default for Config {
             notify: 0,
             slowlog_slower_than: 10_000,
             slowlog_max_len: 128,
+            min_replicas: 0,
+            min_replicas_lag: 10,
             compat: Default::default(),
             config_file: None,
         }

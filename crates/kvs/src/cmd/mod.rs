@@ -81,6 +81,12 @@ pub struct Session {
     pub replica: Option<u64>,
     /// The port a replica said it listens on (REPLCONF listening-port).
     pub replica_port: u16,
+    /// The stream's generation when this replica attached (see
+    /// [`crate::repl::Repl::generation`]): it is dropped once that moves.
+    pub replica_gen: u64,
+    /// Blocked in WAIT: for this many replicas to acknowledge this offset, until this
+    /// deadline (ms since the epoch, 0: none).
+    pub wait_acks: Option<(u64, usize, u64)>,
     /// In MONITOR mode.
     pub monitor: bool,
     /// What CLIENT LIST shows of this connection (None for a session without one).
@@ -352,6 +358,18 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     }
     let (expired, gone, created) = ctx.keys.take_events();
     ctx.stats.expired += expired;
+    if !gone.is_empty()
+        && ctx.logging
+        && ctx.keys.shared().repl.keep_bits() == crate::store::KEEP_EXPIRED
+    {
+        // Replicas remove a key when this server does (see `HIDE_EXPIRED`): each key
+        // that expired as the command ran goes to the stream as a DEL, before the
+        // command's own changes.
+        let dels = gone
+            .iter()
+            .map(|(db, k)| Effect::in_db(*db, Effect::Del { key: k.to_vec() }));
+        ctx.effects.splice(start..start, dels);
+    }
     if !gone.is_empty() || !created.is_empty() {
         notify::key_events(&ctx.keys.shared().hub, ctx.config.notify, gone, created);
     }
@@ -380,8 +398,15 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
 /// applied when a commit failed keeps its reply until the log holds it (see the
 /// server's round). The error is the reply.
 pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
-    if cmd.has(WRITE) && ctx.keys.shared().repl.is_replica() {
-        return Err("READONLY You can't write against a read only replica.".into());
+    if cmd.has(WRITE) {
+        let repl = &ctx.keys.shared().repl;
+        if repl.is_replica() {
+            return Err("READONLY You can't write against a read only replica.".into());
+        }
+        let min = ctx.config.min_replicas;
+        if min > 0 && repl.good_replicas(ctx.now, ctx.config.min_replicas_lag) < min as usize {
+            return Err("NOREPLICAS Not enough good replicas to write.".into());
+        }
     }
     if !within_memory(ctx, cmd) {
         return Err("OOM command not allowed when used memory > 'maxmemory'.".into());

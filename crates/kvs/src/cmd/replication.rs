@@ -1,9 +1,11 @@
 //! The replication commands (see [`crate::repl`]): REPLICAOF / SLAVEOF, ROLE, and
 //! what a replica sends its primary: REPLCONF and PSYNC.
 
+use std::sync::atomic::Ordering;
+
 use super::{eq, parse_i64, Ctx, SYNTAX};
 use crate::aof::{dump, encode, format, Effect};
-use crate::repl::{replica, Attached, Role, DEFAULT_BACKLOG};
+use crate::repl::{backlog_capacity, replica, Attached, Role};
 use crate::resp::Writer;
 
 /// REPLICAOF host port | NO ONE (and SLAVEOF).
@@ -50,9 +52,7 @@ pub fn role(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
             }
         }
         Role::Replica { host, port } => {
-            let up = repl
-                .link()
-                .is_some_and(|l| l.up.load(std::sync::atomic::Ordering::Acquire));
+            let up = repl.link().is_some_and(|l| l.up.load(Ordering::Acquire));
             w.array(5);
             w.bulk(b"slave");
             w.bulk(host.as_bytes());
@@ -74,7 +74,14 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             // Not answered, as in Redis.
             if let Some(off) = parse_i64(value).filter(|&o| o >= 0) {
                 let now = ctx.now;
-                ctx.keys.shared().repl.ack(ctx.session.id, off as u64, now);
+                let shared = ctx.keys.shared();
+                shared.repl.ack(ctx.session.id, off as u64, now);
+                if shared.repl.any_waiting() {
+                    // Clients in WAIT, on any loop, count again.
+                    for i in 0..shared.hub.loops() {
+                        shared.hub.wake(i);
+                    }
+                }
             }
             return;
         } else if eq(opt, "listening-port") {
@@ -92,49 +99,74 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     w.simple("OK");
 }
 
-/// PSYNC replid offset: always a full sync (`+FULLRESYNC`, then the snapshot); the
-/// connection then receives the stream.
-pub fn psync(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+/// PSYNC replid offset: `+CONTINUE id` when this server's backlog holds that point
+/// of that stream (the replica then receives the stream from there), else a full
+/// sync (`+FULLRESYNC id offset`, then the snapshot). A replica serves replicas of
+/// its own from the stream it gets.
+pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let shared = ctx.keys.shared();
-    if shared.repl.is_replica() {
-        return w.error("ERR this replica does not serve replicas of its own");
-    }
     if ctx.session.tx.queuing() {
         return w.error("ERR Command not allowed inside a transaction");
     }
-    // The keyspace at one offset: every shard of every database is held while it is
-    // copied, and the stream continues from there.
+    if shared.repl.is_replica()
+        && !shared
+            .repl
+            .link()
+            .is_some_and(|l| l.up.load(Ordering::Acquire))
+    {
+        return w.error("NOMASTERLINK Can't SYNC while not connected with my master");
+    }
+    let asked = std::str::from_utf8(args[1]).unwrap_or("");
+    let next = std::str::from_utf8(args[2])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok());
+    // The keyspace at one offset: every shard of every database is held while the
+    // point to resume from, or the snapshot, is taken; the stream continues from there.
     ctx.keys.lock_every_db();
-    let capacity = ctx
-        .config
-        .compat
-        .get("repl-backlog-size")
-        .and_then(|s| super::parse_memory(s))
-        .unwrap_or(DEFAULT_BACKLOG)
-        .max(16 * 1024);
-    let offset = shared.repl.start_backlog(capacity);
-    let mut snap = format::header().to_vec();
-    for e in shared.rewrite_preamble() {
-        encode(&e, &mut snap);
-    }
-    let per_db = ctx.keys.shards();
+    let generation = shared.repl.generation();
     let now = ctx.now;
-    for db in 0..=shared.max_used() {
-        for i in 0..per_db {
-            ctx.keys
-                .shard_at(db * per_db + i)
-                .scan_entries(0, usize::MAX, now, |k, e| {
-                    for rec in dump(k, e) {
-                        encode(&Effect::in_db(db, rec), &mut snap);
-                    }
-                });
+    let resume = next.and_then(|n| shared.repl.resume_point(asked, n));
+    let (offset, partial) = match resume {
+        Some(from) => {
+            w.simple(&format!("CONTINUE {}", shared.repl.replid()));
+            (from, true)
         }
+        None => {
+            let offset = shared.repl.start_backlog(backlog_capacity(ctx.config));
+            let mut snap = format::header().to_vec();
+            for e in shared.rewrite_preamble() {
+                encode(&e, &mut snap);
+            }
+            let per_db = ctx.keys.shards();
+            for db in 0..=shared.max_used() {
+                for i in 0..per_db {
+                    ctx.keys
+                        .shard_at(db * per_db + i)
+                        .scan_entries(0, usize::MAX, now, |k, e| {
+                            for rec in dump(k, e) {
+                                encode(&Effect::in_db(db, rec), &mut snap);
+                            }
+                        });
+                }
+            }
+            let replid = shared.repl.replid();
+            w.simple(&format!("FULLRESYNC {replid} {offset}"));
+            w.raw(format!("${}\r\n", snap.len()).as_bytes());
+            w.raw(&snap);
+            eprintln!(
+                "kvs: replica {} synced: {} bytes of snapshot at offset {offset}",
+                ctx.session.id,
+                snap.len()
+            );
+            (offset, false)
+        }
+    };
+    shared.repl.count_sync(partial, asked != "?");
+    if let Some(m) = &ctx.session.meta {
+        m.replica.store(true, Ordering::Relaxed);
     }
-    let replid = shared.repl.replid();
-    w.simple(&format!("FULLRESYNC {replid} {offset}"));
-    w.raw(format!("${}\r\n", snap.len()).as_bytes());
-    w.raw(&snap);
     ctx.session.replica = Some(offset);
+    ctx.session.replica_gen = generation;
     let ip = ctx
         .session
         .meta
@@ -151,10 +183,42 @@ pub fn psync(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
         port: ctx.session.replica_port,
         ack: offset,
         ack_ms: now,
+        partial,
     });
-    eprintln!(
-        "kvs: replica {} synced: {} bytes of snapshot at offset {offset}",
-        ctx.session.id,
-        snap.len()
-    );
+    if partial {
+        eprintln!(
+            "kvs: replica {} resumed at offset {offset} (partial resync)",
+            ctx.session.id
+        );
+    }
+}
+
+/// WAIT numreplicas timeout: blocks until that many replicas acknowledged every
+/// change made so far (or the timeout, ms, 0: none, passes); answers how many did.
+pub fn wait(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let repl = &ctx.keys.shared().repl;
+    if repl.is_replica() {
+        return w.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+    }
+    let Some(n) = parse_i64(args[1]) else {
+        return w.error("ERR value is not an integer or out of range");
+    };
+    let Some(timeout) = parse_i64(args[2]) else {
+        return w.error("ERR timeout is not an integer or out of range");
+    };
+    if timeout < 0 {
+        return w.error("ERR timeout is negative");
+    }
+    let target = repl.offset();
+    let count = repl.acked(target);
+    if !ctx.can_block || n <= 0 || count >= n as usize {
+        return w.int(count as i64);
+    }
+    let deadline = if timeout == 0 {
+        0
+    } else {
+        ctx.now + timeout as u64
+    };
+    ctx.session.wait_acks = Some((target, n as usize, deadline));
+    repl.wait_count(true);
 }

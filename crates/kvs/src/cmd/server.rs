@@ -65,9 +65,10 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let mut out = String::new();
     if want("server") {
         out.push_str(&format!(
-            "# Server\r\nredis_version:7.2.0\r\nwirespeed_version:{}\r\nredis_mode:standalone\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\n\r\n",
+            "# Server\r\nredis_version:7.2.0\r\nwirespeed_version:{}\r\nredis_mode:standalone\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\n\r\n",
             env!("CARGO_PKG_VERSION"),
             std::process::id(),
+            ctx.keys.shared().repl.run_id,
             ctx.config.port,
             ctx.now.saturating_sub(st.started_ms) / 1000
         ));
@@ -94,9 +95,10 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("stats") {
         out.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n{}\r\n",
             st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses,
-            ctx.keys.shared().stats.output_limit_kills()
+            ctx.keys.shared().stats.output_limit_kills(),
+            ctx.keys.shared().repl.sync_stats(),
         ));
     }
     let explicit = |s: &str| {
@@ -118,7 +120,12 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ));
     }
     if want("replication") {
-        out.push_str(&ctx.keys.shared().repl.info(ctx.now));
+        let priority = ctx
+            .config
+            .compat
+            .get("replica-priority")
+            .map_or("100", String::as_str);
+        out.push_str(&ctx.keys.shared().repl.info(ctx.now, priority));
     }
     if want("cpu") {
         let [user, sys, cuser, csys] = cpu_seconds();

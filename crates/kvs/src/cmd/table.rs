@@ -360,6 +360,7 @@ pub static COMMANDS: &[Command] = &[
     row!("unlink", -2, WRITE | FAST, KEYS, "generic", keys::del, "Asynchronously deletes one or more keys."),
     row!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to channels."),
     row!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::unwatch, "Forgets about watched keys of a transaction."),
+    row!("wait", 3, NOSCRIPT, NOKEY, "generic", replication::wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     row!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, KEYS, "transactions", multi::watch, "Monitors changes to keys to determine the execution of a transaction."),
     row!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
     row!("zcard", 2, READONLY | FAST, KEY1, "sorted-set", zsets::zcard, "Returns the number of members in a sorted set."),

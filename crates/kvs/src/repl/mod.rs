@@ -26,13 +26,23 @@
 pub mod replica;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::aof::{encode, Effect};
 
 /// Bytes of backlog when `repl-backlog-size` is not set (Redis's default).
 pub const DEFAULT_BACKLOG: usize = 1 << 20;
+
+/// The backlog's size from `repl-backlog-size` (16 KiB at least, as Redis).
+pub fn backlog_capacity(config: &crate::cmd::Config) -> usize {
+    config
+        .compat
+        .get("repl-backlog-size")
+        .and_then(|s| crate::cmd::parse_memory(s))
+        .unwrap_or(DEFAULT_BACKLOG)
+        .max(16 * 1024)
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -100,6 +110,8 @@ pub struct Attached {
     pub ack: u64,
     /// When it last acknowledged, ms since the epoch.
     pub ack_ms: u64,
+    /// It resumed with `+CONTINUE` (else it loaded a full snapshot).
+    pub partial: bool,
 }
 
 /// The state of the link to the primary, on a replica.
@@ -115,15 +127,37 @@ pub struct Link {
     pub stop: AtomicBool,
     /// Set by the thread once it applies nothing more from this link.
     pub done: AtomicBool,
+    /// When the link went down, ms since the epoch (0: it has not been up yet).
+    pub down_since_ms: AtomicU64,
+    /// Full and partial syncs done over this link.
+    pub full_syncs: AtomicU64,
+    /// See `full_syncs`.
+    pub partial_syncs: AtomicU64,
 }
 
 /// Replication state, shared by the event loops.
 #[derive(Debug)]
 pub struct Repl {
+    /// This process's run id (INFO `run_id`: Sentinel tells restarts by it).
+    pub run_id: String,
     role: Mutex<Role>,
     /// The role is [`Role::Replica`] (the writers' check, one load).
     replica: AtomicBool,
     replid: Mutex<String>,
+    /// The id of the stream this one continues (a promoted replica's old primary's)
+    /// and the first offset not in it (`second_repl_offset`; 0: none).
+    replid2: Mutex<(String, u64)>,
+    /// The id and offset describe a stream whose data this server holds (it synced
+    /// from a primary, or was promoted from a replica): a new link may resume it.
+    resumable: AtomicBool,
+    /// Moves when the stream's history is replaced (a full sync from a primary, or a
+    /// new primary to follow): replicas attached before are dropped (they sync again).
+    generation: AtomicU64,
+    /// Full syncs served, partial resyncs served, and resync requests that could not
+    /// continue (INFO `sync_full`, `sync_partial_ok`, `sync_partial_err`).
+    syncs: [AtomicU64; 3],
+    /// Clients blocked in WAIT (acknowledgements wake the loops only while some are).
+    waiting: AtomicUsize,
     /// Changes go to the backlog (a replica has synced since the start).
     active: AtomicBool,
     backlog: Mutex<Backlog>,
@@ -137,9 +171,15 @@ pub struct Repl {
 impl Default for Repl {
     fn default() -> Repl {
         Repl {
+            run_id: new_replid(),
             role: Mutex::new(Role::Primary),
             replica: AtomicBool::new(false),
             replid: Mutex::new(new_replid()),
+            replid2: Mutex::new((NO_REPLID.to_string(), 0)),
+            resumable: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
+            syncs: Default::default(),
             active: AtomicBool::new(false),
             backlog: Mutex::new(Backlog {
                 capacity: DEFAULT_BACKLOG,
@@ -151,6 +191,9 @@ impl Default for Repl {
         }
     }
 }
+
+/// The id Redis shows when there is none.
+pub const NO_REPLID: &str = "0000000000000000000000000000000000000000";
 
 /// A new replication id: 40 hex digits from the system's random source.
 pub fn new_replid() -> String {
@@ -176,6 +219,20 @@ impl Repl {
         self.active.load(Ordering::Relaxed)
     }
 
+    /// What the stores keep or hide of expired keys for replication: a primary with
+    /// replicas keeps them (each goes to the stream as a DEL); a replica hides them
+    /// and waits for its primary's DEL ([`crate::store::HIDE_EXPIRED`]).
+    #[inline]
+    pub fn keep_bits(&self) -> u8 {
+        if self.replica.load(Ordering::Relaxed) {
+            crate::store::HIDE_EXPIRED
+        } else if self.active.load(Ordering::Relaxed) {
+            crate::store::KEEP_EXPIRED
+        } else {
+            0
+        }
+    }
+
     /// The role.
     pub fn role(&self) -> Role {
         lock(&self.role).clone()
@@ -198,15 +255,116 @@ impl Repl {
     }
 
     /// Appends changes to the stream (called with their shards locked, so the stream
-    /// has the changes to a key in the order they were made).
-    pub fn feed(&self, effects: &[Effect]) {
+    /// has the changes to a key in the order they were made); returns the offset
+    /// after them.
+    pub fn feed(&self, effects: &[Effect]) -> u64 {
         let mut bytes = Vec::new();
         for e in effects {
             encode(e, &mut bytes);
         }
+        self.feed_raw(&bytes)
+    }
+
+    /// Appends encoded records to the stream (a replica: the bytes its primary sent,
+    /// as they came, so its offsets are its primary's); returns the offset after them.
+    pub fn feed_raw(&self, bytes: &[u8]) -> u64 {
         let mut b = lock(&self.backlog);
-        b.push(&bytes);
-        self.offset.store(b.end(), Ordering::Release);
+        b.push(bytes);
+        let end = b.end();
+        self.offset.store(end, Ordering::Release);
+        end
+    }
+
+    /// Counts a sync served: full or partial, and whether the replica asked to resume
+    /// (a full sync after a request to resume is a `sync_partial_err`).
+    pub fn count_sync(&self, partial: bool, asked_to_resume: bool) {
+        self.syncs[usize::from(partial)].fetch_add(1, Ordering::Relaxed);
+        if !partial && asked_to_resume {
+            self.syncs[2].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// INFO stats' lines on syncs served.
+    pub fn sync_stats(&self) -> String {
+        let [full, ok, err] = [0, 1, 2].map(|i| self.syncs[i].load(Ordering::Relaxed));
+        format!("sync_full:{full}\r\nsync_partial_ok:{ok}\r\nsync_partial_err:{err}\r\n")
+    }
+
+    /// The generation of the stream's history (see the field).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Where a replica that asks `PSYNC replid offset` resumes: the backlog offset to
+    /// send from, when this server's history contains that point of that stream (its
+    /// own id, or the id it continues up to `second_repl_offset`) and the backlog
+    /// still holds it. `offset` is the first byte the replica lacks, plus one (Redis's
+    /// numbering, as `repl_backlog_first_byte_offset`).
+    pub fn resume_point(&self, replid: &str, offset: u64) -> Option<u64> {
+        if !self.active() || offset == 0 {
+            return None;
+        }
+        let from = offset - 1;
+        let ours = *lock(&self.replid) == replid;
+        let (id2, second) = lock(&self.replid2).clone();
+        let theirs = id2 == replid && offset <= second;
+        if !ours && !theirs {
+            return None;
+        }
+        let b = lock(&self.backlog);
+        (from >= b.start && from <= b.end()).then_some(from)
+    }
+
+    /// What a replica sends in PSYNC to resume: its primary's id and the next offset
+    /// (Redis's numbering), or `?` and -1 when it holds no stream's data.
+    pub fn psync_args(&self) -> (String, i64) {
+        if self.resumable.load(Ordering::Acquire) {
+            (self.replid(), self.offset() as i64 + 1)
+        } else {
+            ("?".to_string(), -1)
+        }
+    }
+
+    /// The primary answered `+CONTINUE newid`: the stream goes on under `newid`,
+    /// which continues this one (the primary was promoted) when it differs.
+    pub fn continued(&self, newid: &str) {
+        let mut id = lock(&self.replid);
+        if *id != newid && !newid.is_empty() {
+            *lock(&self.replid2) = (
+                std::mem::replace(&mut *id, newid.to_string()),
+                self.offset() + 1,
+            );
+        }
+    }
+
+    /// How many replicas acknowledged `offset` (WAIT).
+    pub fn acked(&self, offset: u64) -> usize {
+        lock(&self.replicas)
+            .iter()
+            .filter(|a| a.ack >= offset)
+            .count()
+    }
+
+    /// How many replicas acknowledged within `lag_s` seconds (min-replicas-to-write).
+    pub fn good_replicas(&self, now: u64, lag_s: u32) -> usize {
+        lock(&self.replicas)
+            .iter()
+            .filter(|a| now.saturating_sub(a.ack_ms) <= lag_s as u64 * 1000)
+            .count()
+    }
+
+    /// A client starts (+1) or stops (-1) waiting in WAIT.
+    pub fn wait_count(&self, start: bool) {
+        if start {
+            self.waiting.fetch_add(1, Ordering::AcqRel);
+        } else {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// True while clients wait in WAIT.
+    pub fn any_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Acquire) > 0
     }
 
     /// Starts the backlog (before the first full sync; with every shard locked) and
@@ -216,6 +374,7 @@ impl Repl {
         if !self.active.load(Ordering::Acquire) {
             b.capacity = capacity;
             self.active.store(true, Ordering::Release);
+            self.resumable.store(true, Ordering::Release);
         }
         b.end()
     }
@@ -245,27 +404,33 @@ impl Repl {
         }
     }
 
+    /// True when no replica is attached.
+    pub fn replicas_empty(&self) -> bool {
+        lock(&self.replicas).is_empty()
+    }
+
     /// The attached replicas.
     pub fn replicas(&self) -> Vec<Attached> {
         lock(&self.replicas).clone()
     }
 
     /// Becomes a replica of `host:port` with `link` (the thread that follows it);
-    /// stops the previous link, if any.
+    /// stops the previous link, if any. Replicas attached to this server are dropped
+    /// (they sync again, from what this server gets from its new primary).
     pub fn follow(&self, host: String, port: u16, link: Arc<Link>) {
-        self.unfollow();
+        self.stop_link();
         *lock(&self.role) = Role::Replica { host, port };
         *lock(&self.link) = Some(link);
         self.replica.store(true, Ordering::Release);
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Stops following a primary and becomes one, under a new replication id (as
-    /// REPLICAOF NO ONE does).
-    pub fn unfollow(&self) {
+    /// Stops the link's thread; nothing from the old primary is applied after this
+    /// returns (the thread checks the flag before each record; 2 s at most, a stuck
+    /// read).
+    fn stop_link(&self) {
         if let Some(link) = lock(&self.link).take() {
             link.stop.store(true, Ordering::Release);
-            // Nothing from the old primary is applied after this returns (the thread
-            // checks the flag before each record; 2 s at most, a stuck read).
             let start = std::time::Instant::now();
             while !link.done.load(Ordering::Acquire)
                 && start.elapsed() < std::time::Duration::from_secs(2)
@@ -273,26 +438,41 @@ impl Repl {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
+    }
+
+    /// Stops following a primary and becomes one, under a new replication id (as
+    /// REPLICAOF NO ONE does).
+    ///
+    /// The stream so far stays resumable under the old id up to this offset
+    /// (`master_replid2`, `second_repl_offset`), so the other replicas of the old
+    /// primary resume from this one with `+CONTINUE`.
+    pub fn unfollow(&self) {
+        self.stop_link();
         let was_replica = self.is_replica();
         *lock(&self.role) = Role::Primary;
         self.replica.store(false, Ordering::Release);
         if was_replica {
-            *lock(&self.replid) = new_replid();
+            let mut id = lock(&self.replid);
+            let old = std::mem::replace(&mut *id, new_replid());
+            if self.resumable.load(Ordering::Acquire) {
+                *lock(&self.replid2) = (old, self.offset() + 1);
+            }
         }
     }
 
-    /// Takes the primary's id and offset (after a full sync from it).
-    pub fn synced(&self, replid: &str, offset: u64) {
+    /// Takes the primary's id and offset after a full sync from it: the backlog
+    /// starts there (empty), and replicas of this server sync again.
+    pub fn synced(&self, replid: &str, offset: u64, capacity: usize) {
         *lock(&self.replid) = replid.to_string();
+        *lock(&self.replid2) = (NO_REPLID.to_string(), 0);
         let mut b = lock(&self.backlog);
         b.bytes.clear();
         b.start = offset;
+        b.capacity = capacity;
         self.offset.store(offset, Ordering::Release);
-    }
-
-    /// Advances the offset by bytes applied from the primary (a replica's own stream).
-    pub fn advance(&self, n: u64) {
-        self.offset.fetch_add(n, Ordering::AcqRel);
+        self.active.store(true, Ordering::Release);
+        self.resumable.store(true, Ordering::Release);
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// The link to the primary, on a replica.
@@ -300,42 +480,56 @@ impl Repl {
         lock(&self.link).clone()
     }
 
-    /// INFO's replication section.
-    pub fn info(&self, now: u64) -> String {
+    /// INFO's replication section; `priority` is `replica-priority`.
+    pub fn info(&self, now: u64, priority: &str) -> String {
         let replid = self.replid();
+        let (replid2, second) = lock(&self.replid2).clone();
         let offset = self.offset();
         let mut out = String::from("# Replication\r\n");
-        match self.role() {
-            Role::Primary => {
-                out.push_str("role:master\r\n");
-                let replicas = self.replicas();
-                out.push_str(&format!("connected_slaves:{}\r\n", replicas.len()));
-                for (i, a) in replicas.iter().enumerate() {
-                    out.push_str(&format!(
-                        "slave{i}:ip={},port={},state=online,offset={},lag={}\r\n",
-                        a.ip,
-                        a.port,
-                        a.ack,
-                        now.saturating_sub(a.ack_ms) / 1000
-                    ));
-                }
+        if let Role::Replica { host, port } = self.role() {
+            let link = self.link();
+            let get = |f: fn(&Link) -> &AtomicU64| {
+                link.as_ref().map_or(0, |l| f(l).load(Ordering::Acquire))
+            };
+            let up = link.as_ref().is_some_and(|l| l.up.load(Ordering::Acquire));
+            let last = get(|l| &l.last_io_ms);
+            out.push_str(&format!(
+                "role:slave\r\nmaster_host:{host}\r\nmaster_port:{port}\r\nmaster_link_status:{}\r\nmaster_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:0\r\nslave_read_repl_offset:{offset}\r\nslave_repl_offset:{offset}\r\n",
+                if up { "up" } else { "down" },
+                if up { now.saturating_sub(last) as i64 / 1000 } else { -1 },
+            ));
+            if !up {
+                // Since the link went down, or (never up) since the server started,
+                // as Redis counts it.
+                let since = get(|l| &l.down_since_ms);
+                let secs = if since == 0 {
+                    -1
+                } else {
+                    (now.saturating_sub(since) / 1000) as i64
+                };
+                out.push_str(&format!("master_link_down_since_seconds:{secs}\r\n"));
             }
-            Role::Replica { host, port } => {
-                let link = self.link();
-                let up = link.as_ref().is_some_and(|l| l.up.load(Ordering::Acquire));
-                let last = link
-                    .as_ref()
-                    .map_or(0, |l| l.last_io_ms.load(Ordering::Acquire));
-                out.push_str(&format!(
-                    "role:slave\r\nmaster_host:{host}\r\nmaster_port:{port}\r\nmaster_link_status:{}\r\nmaster_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:0\r\nslave_read_repl_offset:{offset}\r\nslave_repl_offset:{offset}\r\nslave_priority:100\r\nslave_read_only:1\r\nreplica_announced:1\r\nconnected_slaves:0\r\n",
-                    if up { "up" } else { "down" },
-                    if up { now.saturating_sub(last) as i64 / 1000 } else { -1 },
-                ));
-            }
+            out.push_str(&format!(
+                "slave_priority:{priority}\r\nslave_read_only:1\r\nreplica_announced:1\r\n"
+            ));
+        } else {
+            out.push_str("role:master\r\n");
+        }
+        let replicas = self.replicas();
+        out.push_str(&format!("connected_slaves:{}\r\n", replicas.len()));
+        for (i, a) in replicas.iter().enumerate() {
+            out.push_str(&format!(
+                "slave{i}:ip={},port={},state=online,offset={},lag={}\r\n",
+                a.ip,
+                a.port,
+                a.ack,
+                now.saturating_sub(a.ack_ms) / 1000
+            ));
         }
         let b = lock(&self.backlog);
         out.push_str(&format!(
-            "master_failover_state:no-failover\r\nmaster_replid:{replid}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{offset}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n\r\n",
+            "master_failover_state:no-failover\r\nmaster_replid:{replid}\r\nmaster_replid2:{replid2}\r\nmaster_repl_offset:{offset}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n\r\n",
+            if second == 0 { -1 } else { second as i64 },
             u8::from(self.active()),
             b.capacity,
             b.start + 1,

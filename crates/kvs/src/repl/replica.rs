@@ -28,7 +28,10 @@ const MAX_RECORD: usize = format::MAX_RECORD as usize;
 pub fn manager(shared: &Shared, stop: &AtomicBool) {
     let stopped = || stop.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed);
     while !stopped() {
-        let target = match (shared.repl.role(), shared.repl.link()) {
+        // The link first: `follow` sets the role before the link, so a new link is
+        // always read with its own role.
+        let link = shared.repl.link();
+        let target = match (shared.repl.role(), link) {
             (Role::Replica { host, port }, Some(link)) if !link.stop.load(Ordering::Acquire) => {
                 Some((host, port, link))
             }
@@ -49,7 +52,9 @@ pub fn manager(shared: &Shared, stop: &AtomicBool) {
 fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: &dyn Fn() -> bool) {
     while !gone() {
         if let Err(e) = follow(shared, host, port, link, gone) {
-            link.up.store(false, Ordering::Release);
+            if link.up.swap(false, Ordering::AcqRel) {
+                link.down_since_ms.store(now_ms(), Ordering::Release);
+            }
             if !gone() {
                 eprintln!("kvs: replication from {host}:{port}: {e}");
             }
@@ -138,15 +143,48 @@ fn follow(
         ],
     )?;
     ask(&mut r, &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
-    let reply = ask(&mut r, &[b"PSYNC", b"?", b"-1"])?;
+    let (id, next) = shared.repl.psync_args();
+    let reply = ask(
+        &mut r,
+        &[b"PSYNC", id.as_bytes(), next.to_string().as_bytes()],
+    )?;
     let mut words = reply.split_whitespace();
-    let (Some("+FULLRESYNC"), Some(replid), Some(offset)) =
-        (words.next(), words.next(), words.next())
-    else {
-        return Err(bad(format!("PSYNC answered {reply}")));
-    };
-    let offset: u64 = offset.parse().map_err(|_| bad("a bad offset"))?;
-    let len = line(&mut r)?;
+    match words.next() {
+        Some("+CONTINUE") => {
+            // The primary holds our point of its stream: it goes on from there.
+            shared.repl.continued(words.next().unwrap_or(""));
+            link.partial_syncs.fetch_add(1, Ordering::Relaxed);
+            eprintln!(
+                "kvs: replica of {host}:{port} resumed at offset {} (partial resync)",
+                shared.repl.offset()
+            );
+        }
+        Some("+FULLRESYNC") => {
+            let (Some(replid), Some(offset)) = (words.next(), words.next()) else {
+                return Err(bad(format!("PSYNC answered {reply}")));
+            };
+            let offset: u64 = offset.parse().map_err(|_| bad("a bad offset"))?;
+            full_sync(shared, &mut r, replid, offset)?;
+            link.full_syncs.fetch_add(1, Ordering::Relaxed);
+            eprintln!("kvs: replica of {host}:{port} in sync at offset {offset}");
+        }
+        _ => return Err(bad(format!("PSYNC answered {reply}"))),
+    }
+    link.up.store(true, Ordering::Release);
+    link.last_io_ms.store(now_ms(), Ordering::Release);
+    let mut keys = Keys::new(shared);
+    stream(shared, &mut keys, &mut r, link, gone)
+}
+
+/// Loads the snapshot that follows `+FULLRESYNC replid offset`; the stream then
+/// continues from `offset`.
+fn full_sync(
+    shared: &Shared,
+    r: &mut BufReader<TcpStream>,
+    replid: &str,
+    offset: u64,
+) -> io::Result<()> {
+    let len = line(r)?;
     let len: u64 = len
         .strip_prefix('$')
         .and_then(|n| n.parse().ok())
@@ -164,12 +202,10 @@ fn follow(
         ));
     }
     let mut keys = Keys::new(shared);
-    load_snapshot(shared, &mut keys, &mut r, len - head.len() as u64)?;
-    shared.repl.synced(replid, offset);
-    link.up.store(true, Ordering::Release);
-    link.last_io_ms.store(now_ms(), Ordering::Release);
-    eprintln!("kvs: replica of {host}:{port} in sync at offset {offset}");
-    stream(shared, &mut keys, &mut r, link, gone)
+    load_snapshot(shared, &mut keys, r, len - head.len() as u64)?;
+    let capacity = super::backlog_capacity(&shared.config().0);
+    shared.repl.synced(replid, offset, capacity);
+    Ok(())
 }
 
 /// Empties every database and the libraries, then applies the snapshot's records.
@@ -187,37 +223,40 @@ fn load_snapshot(
         b"FLUSH".to_vec(),
     ]));
     for e in clear {
-        apply_one(shared, keys, e);
+        apply_one(shared, keys, e, &[]);
     }
     while left > 0 {
-        let (e, n) = record(r)?;
+        let (e, raw) = record(r)?;
         left = left
-            .checked_sub(n)
+            .checked_sub(raw.len() as u64)
             .ok_or_else(|| bad("a record past the snapshot"))?;
-        apply_one(shared, keys, e);
+        apply_one(shared, keys, e, &[]);
     }
     Ok(())
 }
 
-/// Reads one framed record: the effect and the bytes it took.
-fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, u64)> {
-    let mut frame = [0u8; 8];
-    r.read_exact(&mut frame)?;
-    let len = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
-    let crc = u32::from_le_bytes([frame[4], frame[5], frame[6], frame[7]]);
+/// Reads one framed record: the effect and its bytes as they came (frame included).
+fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, Vec<u8>)> {
+    let mut raw = vec![0u8; 8];
+    r.read_exact(&mut raw)?;
+    let len = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize;
+    let crc = u32::from_le_bytes([raw[4], raw[5], raw[6], raw[7]]);
     if len > MAX_RECORD {
         return Err(bad("a record longer than any this server writes"));
     }
-    let mut payload = vec![0u8; len];
-    r.read_exact(&mut payload)?;
-    if crc32fast::hash(&payload) != crc {
+    raw.resize(8 + len, 0);
+    r.read_exact(&mut raw[8..])?;
+    let payload = &raw[8..];
+    if crc32fast::hash(payload) != crc {
         return Err(bad("a record whose checksum does not match"));
     }
-    let e = decode(&payload).ok_or_else(|| bad("a record this server cannot read"))?;
-    Ok((e, 8 + len as u64))
+    let e = decode(payload).ok_or_else(|| bad("a record this server cannot read"))?;
+    Ok((e, raw))
 }
 
-/// Applies the stream until the link is dropped; acknowledges the offset every second.
+/// Applies the stream until the link is dropped. The offset is acknowledged each
+/// time the records that came are all applied (so WAIT hears of them at once), and
+/// at least once a second.
 fn stream(
     shared: &Shared,
     keys: &mut Keys,
@@ -227,16 +266,19 @@ fn stream(
 ) -> io::Result<()> {
     r.get_ref()
         .set_read_timeout(Some(Duration::from_millis(100)))?;
-    let mut last_ack = 0u64;
+    let (mut last_ack, mut acked) = (0u64, u64::MAX);
     loop {
         if gone() {
             return Ok(());
         }
         let now = now_ms();
-        if now >= last_ack + 1000 {
-            last_ack = now;
-            let off = shared.repl.offset().to_string();
-            send(r.get_mut(), &[b"REPLCONF", b"ACK", off.as_bytes()])?;
+        let offset = shared.repl.offset();
+        if r.buffer().is_empty() && (offset != acked || now >= last_ack + 1000) {
+            (last_ack, acked) = (now, offset);
+            send(
+                r.get_mut(),
+                &[b"REPLCONF", b"ACK", offset.to_string().as_bytes()],
+            )?;
         }
         // Wait for the next record's first byte without losing a partial one.
         match r.fill_buf() {
@@ -254,26 +296,40 @@ fn stream(
         }
         r.get_ref()
             .set_read_timeout(Some(Duration::from_secs(30)))?;
-        let (e, n) = record(r)?;
+        let (e, raw) = record(r)?;
         r.get_ref()
             .set_read_timeout(Some(Duration::from_millis(100)))?;
         if gone() {
             return Ok(());
         }
-        apply_one(shared, keys, e);
-        shared.repl.advance(n);
-        link.offset.store(shared.repl.offset(), Ordering::Release);
+        apply_one(shared, keys, e, &raw);
+        let offset = shared.repl.offset();
+        link.offset.store(offset, Ordering::Release);
         link.last_io_ms.store(now_ms(), Ordering::Release);
+        if r.buffer().is_empty() && !shared.repl.replicas_empty() {
+            // Replicas of this replica: the loops feed them.
+            for i in 0..shared.hub.loops() {
+                shared.hub.wake(i);
+            }
+        }
     }
 }
 
-/// Applies one change as a command would: under its shard's lock, logged, WATCH moved.
-fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect) {
-    let now = now_ms();
+/// Applies one change as a command would: under its shard's lock, logged, WATCH moved;
+/// `raw` (the record as the primary sent it) goes to this server's own stream before
+/// the shard is unlocked, so a snapshot for a replica of this one has it or its offset
+/// counts it, never one without the other.
+fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8]) {
+    // Nothing is expired as the primary's changes apply: a key goes when the primary
+    // says so (its DEL), whatever this server's clock says.
+    let now = 0;
     match e.inner() {
         Effect::Batch(b) => {
             for x in b.clone() {
-                apply_one(shared, keys, x);
+                apply_one(shared, keys, x, &[]);
+            }
+            if !raw.is_empty() {
+                shared.repl.feed_raw(raw);
             }
             return;
         }
@@ -299,10 +355,15 @@ fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect) {
         }
     }
     keys.end_command(&mut vec![e]);
+    if !raw.is_empty() {
+        shared.repl.feed_raw(raw);
+    }
     keys.unlock();
 }
 
 /// Starts following `host:port` (REPLICAOF host port).
 pub fn start(shared: &Shared, host: String, port: u16) {
-    shared.repl.follow(host, port, Arc::new(Link::default()));
+    let link = Link::default();
+    link.down_since_ms.store(now_ms(), Ordering::Relaxed);
+    shared.repl.follow(host, port, Arc::new(link));
 }

@@ -145,11 +145,21 @@ fn sweep_one(shared: &Shared, stats: &mut Stats, i: usize, now: u64) {
         return;
     };
     let before = store.memory();
-    store.keep_events(shared.keep() & crate::store::KEEP_EXPIRED);
+    store.keep_events(shared.keep() & (crate::store::KEEP_EXPIRED | crate::store::HIDE_EXPIRED));
     if store.sweep(now, 64) > 0 {
         shared.account(before, store.memory());
     }
     let events = store.take_events();
+    if !events.expired.is_empty() && shared.repl.keep_bits() == crate::store::KEEP_EXPIRED {
+        // To the replicas, under the shard's lock (ordered with the key's other changes).
+        let db = i / shared.shards();
+        let dels: Vec<Effect> = events
+            .expired
+            .iter()
+            .map(|k| Effect::in_db(db, Effect::Del { key: k.to_vec() }))
+            .collect();
+        shared.repl.feed(&dels);
+    }
     drop(store);
     stats.expired += events.expired_count;
     if !events.expired.is_empty() {

@@ -32,6 +32,7 @@ impl Loop {
             }
         }
         self.replicas.retain(|t| self.conns.contains_key(t));
+        let generation = shared.repl.generation();
         for &t in &self.replicas {
             let Some(c) = self.conns.get_mut(&t) else {
                 continue;
@@ -39,6 +40,11 @@ impl Loop {
             let Some(sent) = c.session.replica else {
                 continue;
             };
+            if c.session.replica_gen != generation {
+                // The history it followed was replaced: it syncs again.
+                closed.push(t);
+                continue;
+            }
             if sent >= offset {
                 continue;
             }
@@ -105,6 +111,20 @@ impl Loop {
             let Some(c) = conns.get_mut(token) else {
                 return false;
             };
+            if let Some((offset, n, deadline)) = c.session.wait_acks {
+                // WAIT: answered with the count once it is reached or time is up.
+                let count = shared.repl.acked(offset);
+                if count < n && (deadline == 0 || deadline >= now) {
+                    return true;
+                }
+                c.session.wait_acks = None;
+                shared.repl.wait_count(false);
+                crate::resp::Writer::new(&mut c.output, c.session.proto).int(count as i64);
+                c.blocked = None;
+                ready.push(*token);
+                touched.push(*token);
+                return false;
+            }
             match c.blocked {
                 None => false,
                 // Past it (strictly: `now` is whole milliseconds, truncated).
@@ -139,6 +159,9 @@ impl Loop {
                 }
                 if c.session.replica.is_some() {
                     shared.repl.detach(c.session.id);
+                }
+                if c.session.wait_acks.is_some() {
+                    shared.repl.wait_count(false);
                 }
                 c.session.subs.forget(&shared.hub, c.session.id);
                 if c.session.monitor {

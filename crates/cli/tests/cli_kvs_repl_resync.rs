@@ -1,0 +1,248 @@
+//! Replication beyond the first sync, through the real binaries: WAIT and
+//! min-replicas-to-write, partial resync (`+CONTINUE`) after a dropped link and after a
+//! promotion, chained replicas, expiry that follows the primary's DEL, and client
+//! types (a replica's connection is not a `normal` client).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{bulk, cmd, connect, kvs_serve, try_cmd, Killed};
+use redis::{Connection, Value};
+
+fn field(c: &mut Connection, section: &str, name: &str) -> String {
+    let info: String = redis::cmd("INFO").arg(section).query(c).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string))
+        .unwrap_or_else(|| panic!("INFO {section} has no {name}: {info}"))
+}
+
+fn port_of(addr: &str) -> &str {
+    addr.rsplit_once(':').map_or(addr, |(_, p)| p)
+}
+
+/// Waits (10 s at most) until `f` holds.
+fn until(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "timed out: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the replica's link is up and its offset is the primary's.
+fn synced(p: &mut Connection, r: &mut Connection) {
+    let start = Instant::now();
+    loop {
+        let link = field(r, "replication", "master_link_status");
+        let want = field(p, "replication", "master_repl_offset");
+        let have = field(r, "replication", "slave_repl_offset");
+        if link == "up" && want == have {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "replica not in sync: link {link}, primary at {want}, replica at {have}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A replica of `primary` (host:port), and a connection to it, synced.
+fn replica_of(primary: &str, p: &mut Connection) -> (Killed, String, Connection) {
+    let (k, addr) = kvs_serve(&["--port", "0", "--replicaof", "127.0.0.1", port_of(primary)]);
+    let mut r = connect(&addr);
+    synced(p, &mut r);
+    (k, addr, r)
+}
+
+fn int(v: Value) -> i64 {
+    match v {
+        Value::Int(n) => n,
+        v => panic!("not an integer: {v:?}"),
+    }
+}
+
+#[test]
+fn wait_counts_the_replicas_that_acknowledged_and_min_replicas_refuses_writes() {
+    let (_p, paddr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&paddr);
+    let (_r1, _, mut r1) = replica_of(&paddr, &mut p);
+    let (r2k, _, _r2) = replica_of(&paddr, &mut p);
+    for i in 0..200 {
+        cmd(&mut p, &["SET", &format!("k{i}"), "v"]);
+    }
+    let start = Instant::now();
+    assert_eq!(int(cmd(&mut p, &["WAIT", "2", "5000"])), 2);
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(cmd(&mut r1, &["GET", "k199"]), bulk("v"));
+    // Nothing to wait for: the count at once.
+    assert_eq!(int(cmd(&mut p, &["WAIT", "0", "0"])), 2);
+    // One replica gone: WAIT 2 times out with 1.
+    drop(r2k);
+    until("replica 2 detached", || {
+        field(&mut p, "replication", "connected_slaves") == "1"
+    });
+    cmd(&mut p, &["SET", "after", "1"]);
+    let start = Instant::now();
+    assert_eq!(int(cmd(&mut p, &["WAIT", "2", "300"])), 1);
+    assert!(
+        start.elapsed() >= Duration::from_millis(290),
+        "{:?}",
+        start.elapsed()
+    );
+    // In a transaction, WAIT answers at once.
+    let tx: Vec<Value> = redis::pipe()
+        .atomic()
+        .cmd("SET")
+        .arg("t")
+        .arg(1)
+        .cmd("WAIT")
+        .arg(5)
+        .arg(0)
+        .query(&mut p)
+        .unwrap();
+    assert!(matches!(tx[1], Value::Int(0..=1)), "{tx:?}");
+    // A replica refuses WAIT.
+    let e = try_cmd(&mut r1, &["WAIT", "1", "10"]).unwrap_err();
+    assert!(e.to_string().contains("replica"), "{e}");
+    // min-replicas-to-write: 2 wanted, 1 connected.
+    cmd(&mut p, &["CONFIG", "SET", "min-replicas-to-write", "2"]);
+    let e = try_cmd(&mut p, &["SET", "x", "1"]).unwrap_err();
+    assert!(
+        e.to_string().contains("Not enough good replicas to write"),
+        "{e}"
+    );
+    assert_eq!(cmd(&mut p, &["GET", "after"]), bulk("1"), "reads go on");
+    cmd(&mut p, &["CONFIG", "SET", "min-replicas-to-write", "1"]);
+    assert_eq!(cmd(&mut p, &["SET", "x", "1"]), Value::Okay);
+    assert_eq!(
+        cmd(&mut p, &["CONFIG", "GET", "min-replicas-to-write"]),
+        Value::Array(vec![bulk("min-replicas-to-write"), bulk("1")])
+    );
+}
+
+#[test]
+fn a_dropped_link_resumes_with_a_partial_resync() {
+    let (_p, paddr) = kvs_serve(&["--port", "0"]);
+    let mut p = connect(&paddr);
+    for i in 0..1000 {
+        cmd(&mut p, &["RPUSH", "list", &i.to_string()]);
+    }
+    let (_r, _, mut r) = replica_of(&paddr, &mut p);
+    assert_eq!(field(&mut p, "stats", "sync_full"), "1");
+    // A normal-client kill leaves the replica's connection alone.
+    cmd(&mut p, &["CLIENT", "KILL", "TYPE", "normal"]);
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("TYPE")
+        .arg("replica")
+        .query(&mut p)
+        .unwrap();
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(list.contains("flags=S"), "{list}");
+    // The link drops; writes go on meanwhile; the replica comes back where it was.
+    assert_eq!(int(cmd(&mut p, &["CLIENT", "KILL", "TYPE", "replica"])), 1);
+    for i in 0..500 {
+        cmd(&mut p, &["LPOP", "list"]);
+        cmd(&mut p, &["SET", &format!("n{i}"), "x"]);
+    }
+    synced(&mut p, &mut r);
+    assert_eq!(field(&mut p, "stats", "sync_full"), "1");
+    assert_eq!(field(&mut p, "stats", "sync_partial_ok"), "1");
+    assert_eq!(
+        cmd(&mut r, &["LRANGE", "list", "0", "0"]),
+        Value::Array(vec![bulk("500")])
+    );
+    assert_eq!(int(cmd(&mut r, &["DBSIZE"])), 501);
+    assert_eq!(int(cmd(&mut r, &["LLEN", "list"])), 500);
+}
+
+#[test]
+fn a_promoted_replica_lets_the_other_continue_and_serves_a_chain() {
+    let (_p, paddr) = kvs_serve(&["--port", "0"]);
+    let mut p = connect(&paddr);
+    let (_r1, a1, mut r1) = replica_of(&paddr, &mut p);
+    let (_r2, _, mut r2) = replica_of(&paddr, &mut p);
+    for i in 0..300 {
+        cmd(&mut p, &["HSET", "h", &format!("f{i}"), &i.to_string()]);
+    }
+    synced(&mut p, &mut r1);
+    synced(&mut p, &mut r2);
+    let old_id = field(&mut p, "replication", "master_replid");
+    // r1 becomes the primary; r2 follows it and resumes without a snapshot.
+    cmd(&mut r1, &["REPLICAOF", "NO", "ONE"]);
+    assert_eq!(field(&mut r1, "replication", "master_replid2"), old_id);
+    assert_ne!(field(&mut r1, "replication", "master_replid"), old_id);
+    cmd(&mut r2, &["REPLICAOF", "127.0.0.1", port_of(&a1)]);
+    cmd(&mut r1, &["HSET", "h", "new", "1"]);
+    synced(&mut r1, &mut r2);
+    assert_eq!(field(&mut r1, "stats", "sync_partial_ok"), "1");
+    assert_eq!(field(&mut r1, "stats", "sync_full"), "0");
+    assert_eq!(cmd(&mut r2, &["HGET", "h", "new"]), bulk("1"));
+    assert_eq!(int(cmd(&mut r2, &["HLEN", "h"])), 301);
+    // A chain: r3 follows r2 (itself a replica of r1).
+    let (_r3, a3) = kvs_serve(&["--port", "0"]);
+    let mut r3 = connect(&a3);
+    let r2addr = {
+        let port = field(&mut r2, "server", "tcp_port");
+        format!("127.0.0.1:{port}")
+    };
+    cmd(&mut r3, &["REPLICAOF", "127.0.0.1", port_of(&r2addr)]);
+    cmd(&mut r1, &["SET", "through-the-chain", "yes"]);
+    until("the chain delivers", || {
+        cmd(&mut r3, &["GET", "through-the-chain"]) == bulk("yes")
+    });
+    assert_eq!(int(cmd(&mut r3, &["HLEN", "h"])), 301);
+}
+
+#[test]
+fn replicas_remove_expired_keys_when_the_primary_does() {
+    let (_p, paddr) = kvs_serve(&["--port", "0"]);
+    let mut p = connect(&paddr);
+    let (_r, _, mut r) = replica_of(&paddr, &mut p);
+    cmd(&mut p, &["SET", "soon", "v", "PX", "150"]);
+    cmd(&mut p, &["SET", "later", "v", "EX", "1000"]);
+    synced(&mut p, &mut r);
+    std::thread::sleep(Duration::from_millis(300));
+    // Past its deadline: a read on the replica misses, but the key stays until the
+    // primary removes it.
+    assert_eq!(cmd(&mut r, &["GET", "soon"]), Value::Nil);
+    assert_eq!(int(cmd(&mut r, &["EXISTS", "soon"])), 0);
+    // The primary's own sweep may already have removed it; a read there does if not.
+    assert_eq!(cmd(&mut p, &["GET", "soon"]), Value::Nil);
+    until("the primary's DEL reaches the replica", || {
+        int(cmd(&mut r, &["DBSIZE"])) == 1
+    });
+    assert_eq!(cmd(&mut r, &["GET", "later"]), bulk("v"));
+}
+
+#[test]
+fn an_expired_key_the_replica_still_holds_is_dropped_only_by_the_primary() {
+    // The primary's keys expire by its clock: with the sweep idle (the key just set)
+    // and no read on the primary, the replica must keep the key it hides.
+    let (_p, paddr) = kvs_serve(&["--port", "0"]);
+    let mut p = connect(&paddr);
+    let (_r, _, mut r) = replica_of(&paddr, &mut p);
+    cmd(&mut p, &["SET", "k", "v", "PX", "100"]);
+    synced(&mut p, &mut r);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(cmd(&mut r, &["GET", "k"]), Value::Nil);
+    // Either the replica still holds it (the primary has not removed it yet) or the
+    // primary did, and then its DEL went through the stream: the offsets say which.
+    let held = int(cmd(&mut r, &["DBSIZE"]));
+    let dels_sent = field(&mut p, "replication", "master_repl_offset")
+        != field(&mut r, "replication", "slave_repl_offset")
+        || int(cmd(&mut p, &["DBSIZE"])) == 0;
+    assert!(
+        held == 1 || dels_sent,
+        "the replica removed a key on its own"
+    );
+}
