@@ -1,0 +1,311 @@
+//! Failover by Redis Sentinel (the real `redis-sentinel`): three wirespeed servers (a
+//! primary and two replicas, each on its own configuration file) and three Sentinels
+//! (quorum 2). Five rounds: clients write, each write acknowledged with `WAIT 1`;
+//! the primary is killed with -9; Sentinel promotes a replica and points the other at
+//! it; the killed server, restarted on its file, is turned into a replica by Sentinel.
+//! Every acknowledged write is on the new primary after each round. Then redis-py's
+//! `Sentinel` client writes across one more failover.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{free_port, kvs_serve, missing_client, python3_runs, temp, Killed};
+use redis::Connection;
+
+/// One wirespeed server: its configuration file, port, and process while it runs.
+struct Node {
+    conf: PathBuf,
+    port: u16,
+    proc: Option<Killed>,
+}
+
+impl Node {
+    fn start(&mut self) {
+        let conf = self.conf.to_str().expect("path").to_string();
+        self.proc = Some(kvs_serve(&["--config", &conf]).0);
+    }
+}
+
+fn conn(port: u16) -> redis::RedisResult<Connection> {
+    let c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))?;
+    c.get_connection_with_timeout(Duration::from_millis(500))
+}
+
+fn info_field(port: u16, name: &str) -> Option<String> {
+    let mut c = conn(port).ok()?;
+    let info: String = redis::cmd("INFO").arg("replication").query(&mut c).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string))
+}
+
+/// The primary's port as the first Sentinel that answers says.
+fn primary_port(sentinels: &[u16]) -> Option<u16> {
+    sentinels.iter().find_map(|&s| {
+        let mut c = conn(s).ok()?;
+        let (_, port): (String, String) = redis::cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg("mymaster")
+            .query(&mut c)
+            .ok()?;
+        port.parse().ok()
+    })
+}
+
+/// Waits (`secs` at most) until `f` holds; panics with `what` otherwise.
+fn until(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "timed out: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Writes `w{writer}:{n}` keys to the primary Sentinel names, each followed by
+/// `WAIT 1 1000`; the keys acknowledged by a replica go to `acked`. Reconnects
+/// (asking Sentinel again) after any error, until `stop`.
+fn writer(id: usize, sentinels: Vec<u16>, acked: Arc<Mutex<Vec<String>>>, stop: Arc<AtomicBool>) {
+    let mut n = 0u64;
+    let mut c: Option<Connection> = None;
+    while !stop.load(Ordering::Relaxed) {
+        if c.is_none() {
+            c = primary_port(&sentinels).and_then(|p| conn(p).ok());
+            if c.is_none() {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+        }
+        let con = c.as_mut().expect("connected");
+        let key = format!("w{id}:{n}");
+        n += 1;
+        let r: redis::RedisResult<(String, i64)> = redis::pipe()
+            .cmd("SET")
+            .arg(&key)
+            .arg(n)
+            .cmd("WAIT")
+            .arg(1)
+            .arg(1000)
+            .query(con);
+        match r {
+            Ok((_, replicas)) if replicas >= 1 => acked.lock().unwrap().push(key),
+            Ok(_) => {}
+            Err(_) => {
+                c = None;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+fn sentinel_conf(dir: &std::path::Path, port: u16, primary: u16) -> String {
+    format!(
+        "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {}\nlogfile \"\"\n\
+         sentinel monitor mymaster 127.0.0.1 {primary} 2\n\
+         sentinel down-after-milliseconds mymaster 1000\n\
+         sentinel failover-timeout mymaster 10000\n\
+         sentinel parallel-syncs mymaster 2\n",
+        dir.display()
+    )
+}
+
+#[test]
+fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
+    if Command::new("redis-sentinel")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return missing_client("redis-sentinel");
+    }
+    // The servers, on configuration files that CONFIG REWRITE keeps up to date.
+    let mut nodes: Vec<Node> = (0..3)
+        .map(|i| {
+            let port = free_port();
+            let conf = temp("sentinel", &format!("node{i}.conf"));
+            let mut text = format!("port {port}\n");
+            if i > 0 {
+                text.push_str("replicaof 127.0.0.1 PRIMARY\n");
+            }
+            std::fs::write(&conf, text).expect("write the config");
+            Node {
+                conf,
+                port,
+                proc: None,
+            }
+        })
+        .collect();
+    let first = nodes[0].port;
+    for n in &mut nodes {
+        let text = std::fs::read_to_string(&n.conf).unwrap();
+        std::fs::write(&n.conf, text.replace("PRIMARY", &first.to_string())).unwrap();
+        n.start();
+    }
+    for n in &nodes[1..] {
+        until(10, "replicas attached", || {
+            info_field(n.port, "master_link_status").as_deref() == Some("up")
+        });
+    }
+    let sentinel_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let _sentinels: Vec<Killed> = sentinel_ports
+        .iter()
+        .enumerate()
+        .map(|(i, &port)| {
+            let dir = temp("sentinel", &format!("s{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let conf = dir.join("sentinel.conf");
+            std::fs::write(&conf, sentinel_conf(&dir, port, first)).unwrap();
+            Killed(
+                Command::new("redis-sentinel")
+                    .arg(&conf)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("start redis-sentinel"),
+            )
+        })
+        .collect();
+    // Every Sentinel sees both replicas and the two other Sentinels.
+    until(20, "sentinels ready", || {
+        sentinel_ports.iter().all(|&s| {
+            conn(s)
+                .and_then(|mut c| {
+                    redis::cmd("SENTINEL")
+                        .arg("master")
+                        .arg("mymaster")
+                        .query::<Vec<String>>(&mut c)
+                })
+                .is_ok_and(|kv| {
+                    let get = |k: &str| kv.iter().position(|x| x == k).map(|i| kv[i + 1].clone());
+                    get("num-slaves").as_deref() == Some("2")
+                        && get("num-other-sentinels").as_deref() == Some("2")
+                })
+        })
+    });
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    for round in 0..5 {
+        let primary = primary_port(&sentinel_ports).expect("a primary");
+        let stop = Arc::new(AtomicBool::new(false));
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let (s, a, st) = (sentinel_ports.clone(), acked.clone(), stop.clone());
+                std::thread::spawn(move || writer(round * 10 + w, s, a, st))
+            })
+            .collect();
+        until(10, "writes acknowledged", || {
+            acked.lock().unwrap().len() > 200 * (round + 1)
+        });
+        // kill -9 of the primary, writers still going.
+        let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
+        let killed_at = Instant::now();
+        victim.proc = None;
+        until(30, "Sentinel promotes a replica", || {
+            primary_port(&sentinel_ports).is_some_and(|p| p != primary)
+        });
+        let promoted = primary_port(&sentinel_ports).unwrap();
+        let before = acked.lock().unwrap().len();
+        until(20, "a write acknowledged on the new primary", || {
+            acked.lock().unwrap().len() > before + 10
+        });
+        eprintln!(
+            "round {round}: {primary} killed, {promoted} promoted, writes acknowledged again after {:?}",
+            killed_at.elapsed()
+        );
+        // The killed server comes back on its file and Sentinel makes it a replica.
+        let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
+        victim.start();
+        until(40, "the old primary rejoins as a replica", || {
+            info_field(primary, "master_port") == Some(promoted.to_string())
+                && info_field(primary, "master_link_status").as_deref() == Some("up")
+        });
+        stop.store(true, Ordering::Relaxed);
+        for w in writers {
+            w.join().expect("writer");
+        }
+        // Every acknowledged write is on the new primary.
+        let mut c = conn(promoted).expect("the new primary");
+        let keys = acked.lock().unwrap().clone();
+        let mut missing = Vec::new();
+        for chunk in keys.chunks(500) {
+            let found: Vec<Option<String>> =
+                redis::cmd("MGET").arg(chunk).query(&mut c).expect("MGET");
+            missing.extend(
+                chunk
+                    .iter()
+                    .zip(found)
+                    .filter(|(_, v)| v.is_none())
+                    .map(|(k, _)| k.clone()),
+            );
+        }
+        assert!(
+            missing.is_empty(),
+            "round {round}: {} of {} acknowledged writes lost: {:?}",
+            missing.len(),
+            keys.len(),
+            &missing[..missing.len().min(10)]
+        );
+        // The other replica follows the new primary too.
+        for n in nodes.iter().filter(|n| n.port != promoted) {
+            until(20, "replicas follow the new primary", || {
+                info_field(n.port, "master_port") == Some(promoted.to_string())
+            });
+        }
+    }
+    // The configuration files say who follows whom (CONFIG REWRITE from Sentinel).
+    let promoted = primary_port(&sentinel_ports).unwrap();
+    for n in &nodes {
+        let text = std::fs::read_to_string(&n.conf).unwrap();
+        let follows = text.lines().any(|l| l.starts_with("replicaof "));
+        assert_eq!(follows, n.port != promoted, "{}: {text}", n.port);
+    }
+    // redis-py's Sentinel client finds the primary and keeps writing across a failover.
+    if !python3_runs("import redis.sentinel") {
+        return missing_client("redis-py");
+    }
+    let script = format!(
+        r#"
+import time, redis
+from redis.sentinel import Sentinel
+s = Sentinel([('127.0.0.1', p) for p in {ports:?}], socket_timeout=0.5)
+m = s.master_for('mymaster', socket_timeout=0.5)
+first = s.discover_master('mymaster')
+ok, seen = 0, set()
+deadline = time.time() + 30
+while time.time() < deadline:
+    try:
+        m.set('py:%d' % ok, 'x')
+        ok += 1
+        seen.add(s.discover_master('mymaster'))
+        if len(seen) > 1 and ok > 50:
+            break
+    except (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError):
+        time.sleep(0.05)
+print(first[1], ok, len(seen))
+"#,
+        ports = sentinel_ports
+    );
+    let py = Command::new("python3")
+        .args(["-c", &script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    std::thread::sleep(Duration::from_secs(2));
+    let victim = nodes.iter_mut().find(|n| n.port == promoted).expect("node");
+    victim.proc = None;
+    let out = py.wait_with_output().expect("python3 ran");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(words.len(), 3, "redis-py said: {text}");
+    assert_eq!(words[0], promoted.to_string(), "{text}");
+    assert!(words[1].parse::<u64>().unwrap() > 50, "{text}");
+    assert_eq!(
+        words[2], "2",
+        "redis-py wrote to the old and the new primary: {text}"
+    );
+}
