@@ -1,13 +1,14 @@
 //! Replication beyond the first sync, through the real binaries: WAIT and
 //! min-replicas-to-write, partial resync (`+CONTINUE`) after a dropped link and after a
 //! promotion, chained replicas, expiry that follows the primary's DEL, and client
-//! types (a replica's connection is not a `normal` client).
+//! types (a replica's connection is not a `normal` client), and a replica killed with
+//! -9 under load that comes back from its log and resumes without a full sync.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{bulk, cmd, connect, kvs_serve, try_cmd, Killed};
+use common::{bulk, cmd, connect, durable_args, fresh_log, kvs_serve, try_cmd, Killed};
 use redis::{Connection, Value};
 
 fn field(c: &mut Connection, section: &str, name: &str) -> String {
@@ -245,4 +246,113 @@ fn an_expired_key_the_replica_still_holds_is_dropped_only_by_the_primary() {
         held == 1 || dels_sent,
         "the replica removed a key on its own"
     );
+}
+
+/// Every key's type and content, sorted (lists in order, hashes by field).
+fn contents(c: &mut Connection) -> Vec<(String, String)> {
+    let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(c).unwrap();
+    keys.sort();
+    keys.into_iter()
+        .map(|k| {
+            let kind: String = redis::cmd("TYPE").arg(&k).query(c).unwrap();
+            let v = match kind.as_str() {
+                "string" => redis::cmd("GET").arg(&k).query::<String>(c).unwrap(),
+                "list" => redis::cmd("LRANGE")
+                    .arg(&k)
+                    .arg(0)
+                    .arg(-1)
+                    .query::<Vec<String>>(c)
+                    .unwrap()
+                    .join(","),
+                "hash" => {
+                    let mut kv: Vec<(String, String)> =
+                        redis::cmd("HGETALL").arg(&k).query(c).unwrap();
+                    kv.sort();
+                    format!("{kv:?}")
+                }
+                other => panic!("type {other}"),
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+#[test]
+fn a_replica_killed_under_load_resumes_from_its_log_with_a_partial_resync() {
+    let (_p, paddr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut p = connect(&paddr);
+    // Room for what is written while the replica is away (a few MB a second here).
+    cmd(&mut p, &["CONFIG", "SET", "repl-backlog-size", "256mb"]);
+    for i in 0..2000 {
+        cmd(&mut p, &["RPUSH", "list", &i.to_string()]);
+    }
+    let aof = fresh_log("kvs-replica-resume");
+    let mut args: Vec<&str> = durable_args(&aof).to_vec();
+    args.extend(["--replicaof", "127.0.0.1", port_of(&paddr)]);
+    let (replica, raddr) = kvs_serve(&args);
+    let mut r = connect(&raddr);
+    synced(&mut p, &mut r);
+    assert_eq!(field(&mut p, "stats", "sync_full"), "1");
+    // Writes of every kind, relative ones (list pushes and pops) included, while the
+    // replica is killed and comes back.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (paddr, stop) = (paddr.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut c = connect(&paddr);
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                redis::pipe()
+                    .cmd("RPUSH")
+                    .arg("list")
+                    .arg(i)
+                    .cmd("LPOP")
+                    .arg("list")
+                    .cmd("INCR")
+                    .arg("n")
+                    .cmd("HINCRBY")
+                    .arg("h")
+                    .arg(i % 10)
+                    .arg(1)
+                    .cmd("MULTI")
+                    .cmd("LPUSH")
+                    .arg("tx")
+                    .arg(i)
+                    .cmd("LTRIM")
+                    .arg("tx")
+                    .arg(0)
+                    .arg(9)
+                    .cmd("EXEC")
+                    .query::<()>(&mut c)
+                    .expect("write");
+                i += 1;
+            }
+            i
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    drop(replica);
+    std::thread::sleep(Duration::from_millis(300));
+    let (_replica, raddr, said) = common::kvs_serve_start(&args);
+    assert!(
+        said.iter().any(|l| l.contains("the log ends at offset")),
+        "{said:?}"
+    );
+    let mut r = connect(&raddr);
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let rounds = writer.join().expect("writer");
+    assert!(rounds > 50, "{rounds}");
+    synced(&mut p, &mut r);
+    assert_eq!(
+        field(&mut p, "stats", "sync_full"),
+        "1",
+        "no second full sync"
+    );
+    assert_eq!(field(&mut p, "stats", "sync_partial_ok"), "1");
+    let (got, want) = (contents(&mut r), contents(&mut p));
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g, w);
+    }
 }

@@ -238,6 +238,20 @@ impl Shared {
         crate::cmd::scripting::functions::records(&self.scripts.libraries)
     }
 
+    /// The first records of a log rewrite: [`Shared::rewrite_preamble`] and, on a
+    /// replica, its place in the primary's stream (read once changes go to the
+    /// rewrite's tail: a change it counts that the snapshot misses is in the tail).
+    pub fn log_preamble(&self) -> Vec<Effect> {
+        let mut out = self.rewrite_preamble();
+        if self.repl.is_replica() {
+            out.push(Effect::Position {
+                replid: self.repl.replid().into_bytes(),
+                offset: self.repl.offset(),
+            });
+        }
+        out
+    }
+
     /// Which keys the stores keep for notifications (see [`Store::keep_events`]).
     #[inline]
     pub fn keep(&self) -> u8 {

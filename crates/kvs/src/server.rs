@@ -259,6 +259,7 @@ impl Server {
             log,
             load,
             functions,
+            position,
         } = persist::load(config.aof.as_ref(), shards, dbs)?;
         let mut loops = Vec::new();
         let mut mailboxes = Vec::new();
@@ -288,6 +289,15 @@ impl Server {
         }
         shared.hub = crate::hub::Hub::new(wakers);
         if let Some((host, port)) = config.replicaof {
+            // A replica back from its log resumes from where the log says it was (a
+            // server started as a primary takes writes of its own: it does not).
+            if let Some((id, offset)) = position.filter(|(id, _)| !id.is_empty()) {
+                let capacity = crate::repl::backlog_capacity(&shared.config().0);
+                shared
+                    .repl
+                    .resume_from(&String::from_utf8_lossy(&id), offset, capacity);
+                eprintln!("kvs: the log ends at offset {offset} of the primary's stream");
+            }
             crate::repl::replica::start(&shared, host, port);
         }
         Ok(Server {

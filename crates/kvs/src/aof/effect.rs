@@ -42,6 +42,16 @@ pub enum Effect {
         /// The other.
         b: u32,
     },
+    /// A replica's place in its primary's stream once the changes before it are
+    /// applied: the primary's replication id (empty: no place, the server took writes
+    /// of its own since) and the offset. Logged with the changes it follows, in one
+    /// record, so a replica restarted from its log resumes with PSYNC from there.
+    Position {
+        /// The replication id.
+        replid: Vec<u8>,
+        /// The offset.
+        offset: u64,
+    },
     /// A change to a database other than 0 (SELECT): `effect` is never a batch, a
     /// swap or another of these. Changes to database 0 are not wrapped.
     Db {
@@ -61,7 +71,11 @@ impl Effect {
             }
             Effect::Cmd(argv) => argv.get(1).map(Vec::as_slice),
             Effect::Db { effect, .. } => effect.key(),
-            Effect::Clear | Effect::Batch(_) | Effect::SwapDb { .. } | Effect::Function(_) => None,
+            Effect::Clear
+            | Effect::Batch(_)
+            | Effect::SwapDb { .. }
+            | Effect::Function(_)
+            | Effect::Position { .. } => None,
         }
     }
 
@@ -89,7 +103,7 @@ impl Effect {
                 Effect::Batch(b.into_iter().map(|e| Effect::in_db(db, e)).collect())
             }
             Effect::Db { effect, .. } => Effect::in_db(db, *effect),
-            e @ (Effect::SwapDb { .. } | Effect::Function(_)) => e,
+            e @ (Effect::SwapDb { .. } | Effect::Function(_) | Effect::Position { .. }) => e,
             e => Effect::Db {
                 db: db as u32,
                 effect: Box::new(e),

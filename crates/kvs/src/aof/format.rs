@@ -9,8 +9,10 @@
 //! `[payload length: u32 LE][CRC-32 of the payload: u32 LE][payload]`, the payload an
 //! effect (tag byte, length-prefixed key and value, u64 deadlines). A change to a
 //! database other than 0 is tag 7, the database (u32 LE) and the change's payload;
-//! SWAPDB is tag 8 and the two databases. Builds from before databases refuse a log
-//! holding either (an unknown record), never misread it.
+//! SWAPDB is tag 8 and the two databases; tag 9 is a change to the function
+//! libraries; tag 10 is a replica's replication position (the primary's replication
+//! id, length-prefixed, and the offset, u64 LE). Older builds refuse a log holding a
+//! tag they do not know (an unknown record), never misread it.
 //!
 //! [`classify`] names what a file is before any of it is read as records: empty (a new
 //! log), a prefix of our own header (a crash while creating the log), a wirespeed log
@@ -49,6 +51,7 @@ const CMD: u8 = 6;
 const DB: u8 = 7;
 const SWAPDB: u8 = 8;
 const FUNCTION: u8 = 9;
+const POSITION: u8 = 10;
 
 /// The header of a version-`version` log.
 pub fn header_of(version: u32) -> [u8; 16] {
@@ -116,6 +119,11 @@ fn encode_payload(e: &Effect, out: &mut Vec<u8>) {
                 put_bytes(out, a);
             }
         }
+        Effect::Position { replid, offset } => {
+            out.push(POSITION);
+            put_bytes(out, replid);
+            out.extend_from_slice(&offset.to_le_bytes());
+        }
         Effect::SwapDb { a, b } => {
             out.push(SWAPDB);
             out.extend_from_slice(&a.to_le_bytes());
@@ -176,6 +184,10 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             at: read_u64(&mut r)?,
         },
         CLEAR => Effect::Clear,
+        POSITION => Effect::Position {
+            replid: read_bytes(&mut r)?,
+            offset: read_u64(&mut r)?,
+        },
         SWAPDB => {
             let (a, tail) = r.split_at_checked(4)?;
             let (b, tail) = tail.split_at_checked(4)?;
@@ -223,7 +235,7 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             if db == 0
                 || matches!(
                     tail.first(),
-                    Some(&DB) | Some(&BATCH) | Some(&SWAPDB) | Some(&FUNCTION)
+                    Some(&DB) | Some(&BATCH) | Some(&SWAPDB) | Some(&FUNCTION) | Some(&POSITION)
                 )
             {
                 return None;

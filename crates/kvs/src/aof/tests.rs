@@ -683,10 +683,18 @@ fn changes_to_other_databases_round_trip_and_bad_wrappers_are_refused() {
     assert_eq!(Effect::in_db(3, function.clone()), function);
     assert_eq!(function.key(), None);
     all.push(function);
+    let position = Effect::Position {
+        replid: b"0123456789abcdef0123456789abcdef01234567".to_vec(),
+        offset: 1 << 40,
+    };
+    assert_eq!(Effect::in_db(5, position.clone()), position);
+    assert_eq!(position.key(), None);
+    all.push(position.clone());
     all.push(Effect::Batch(vec![
         Effect::in_db(2, Effect::Clear),
         swap.clone(),
         Effect::Del { key: b"k".to_vec() },
+        position,
     ]));
     for e in all {
         let mut out = Vec::new();

@@ -189,7 +189,7 @@ fn rewrite_now(ctx: &mut Ctx) -> Result<(), String> {
     };
     // The rewrite locks each shard in turn: this command holds none meanwhile.
     ctx.keys.unlock();
-    log.start_rewrite(|| shared.rewrite_preamble())
+    log.start_rewrite(|| shared.log_preamble())
         .map_err(|e| format!("ERR {e}"))?;
     while log.rewriting() {
         match crate::server::rewrite_step(shared, log, crate::server::now_ms()) {

@@ -14,6 +14,11 @@ pub fn replicaof(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if eq(args[1], "no") && eq(args[2], "one") {
         if repl.is_replica() {
             repl.unfollow();
+            // Writes of its own follow: its log no longer names a place in a stream.
+            ctx.effects.push(Effect::Position {
+                replid: Vec::new(),
+                offset: 0,
+            });
             eprintln!("kvs: replication stopped (REPLICAOF NO ONE): now a primary");
         }
         return w.simple("OK");

@@ -367,12 +367,13 @@ impl Repl {
         self.waiting.load(Ordering::Acquire) > 0
     }
 
-    /// Starts the backlog (before the first full sync; with every shard locked) and
-    /// returns the offset the stream continues from.
+    /// Starts the backlog (before the first full sync; with every shard locked), or
+    /// resizes it, and returns the offset the stream continues from.
     pub fn start_backlog(&self, capacity: usize) -> u64 {
         let mut b = lock(&self.backlog);
+        // `repl-backlog-size` as it is now (CONFIG SET may have changed it).
+        b.capacity = capacity;
         if !self.active.load(Ordering::Acquire) {
-            b.capacity = capacity;
             self.active.store(true, Ordering::Release);
             self.resumable.store(true, Ordering::Release);
         }
@@ -458,6 +459,13 @@ impl Repl {
                 *lock(&self.replid2) = (old, self.offset() + 1);
             }
         }
+    }
+
+    /// Takes a position from the log at start (a replica back from a restart): its
+    /// data is the primary's stream `replid` up to `offset`, so it may resume there.
+    /// Replicas of this one sync in full (the backlog starts empty).
+    pub fn resume_from(&self, replid: &str, offset: u64, capacity: usize) {
+        self.synced(replid, offset, capacity);
     }
 
     /// Takes the primary's id and offset after a full sync from it: the backlog

@@ -153,6 +153,7 @@ fn follow(
         Some("+CONTINUE") => {
             // The primary holds our point of its stream: it goes on from there.
             shared.repl.continued(words.next().unwrap_or(""));
+            log_position(shared);
             link.partial_syncs.fetch_add(1, Ordering::Relaxed);
             eprintln!(
                 "kvs: replica of {host}:{port} resumed at offset {} (partial resync)",
@@ -202,9 +203,15 @@ fn full_sync(
         ));
     }
     let mut keys = Keys::new(shared);
+    // Until the snapshot is whole, the log names no place to resume from.
+    keys.end_command(&mut vec![Effect::Position {
+        replid: Vec::new(),
+        offset: 0,
+    }]);
     load_snapshot(shared, &mut keys, r, len - head.len() as u64)?;
     let capacity = super::backlog_capacity(&shared.config().0);
     shared.repl.synced(replid, offset, capacity);
+    log_position(shared);
     Ok(())
 }
 
@@ -315,24 +322,76 @@ fn stream(
     }
 }
 
-/// Applies one change as a command would: under its shard's lock, logged, WATCH moved;
-/// `raw` (the record as the primary sent it) goes to this server's own stream before
-/// the shard is unlocked, so a snapshot for a replica of this one has it or its offset
-/// counts it, never one without the other.
+/// Writes this server's place in its primary's stream to its log (after a sync).
+fn log_position(shared: &Shared) {
+    let mut keys = Keys::new(shared);
+    keys.end_command(&mut vec![Effect::Position {
+        replid: shared.repl.replid().into_bytes(),
+        offset: shared.repl.offset(),
+    }]);
+}
+
+/// Applies one record of the primary's as a command would: under its shards' locks
+/// (a transaction's all at once, in ascending order), logged as one record, WATCH
+/// moved. For a record of the stream (`raw`: its bytes as the primary sent them) the
+/// bytes go to this server's own stream, and the offset after them to its log in the
+/// same record as the changes, before the shards are unlocked: a snapshot for a
+/// replica of this one has the record or its offset counts it, never one without the
+/// other, and a restart from the log knows where to resume.
 fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8]) {
+    let mut changes = match e {
+        Effect::Batch(b) => {
+            lock_for(shared, keys, &b);
+            b
+        }
+        e => vec![e],
+    };
+    for x in &changes {
+        apply_change(shared, keys, x);
+    }
+    if !raw.is_empty() {
+        let offset = shared.repl.feed_raw(raw);
+        changes.push(Effect::Position {
+            replid: shared.repl.replid().into_bytes(),
+            offset,
+        });
+    }
+    let mut record = if changes.len() == 1 {
+        changes
+    } else {
+        vec![Effect::Batch(changes)]
+    };
+    keys.end_command(&mut record);
+    keys.unlock();
+}
+
+/// Locks up front, in ascending order, every shard a transaction's changes touch (all
+/// of them when one is not about a single key).
+fn lock_for(shared: &Shared, keys: &mut Keys, changes: &[Effect]) {
+    let per_db = keys.shards();
+    let mut at = Vec::with_capacity(changes.len());
+    for x in changes {
+        match x.inner().key() {
+            Some(key) if x.db() < shared.dbs() => {
+                at.push(x.db() * per_db + shared.shard_of(key));
+            }
+            Some(_) => {}
+            None => return keys.lock_every_db(),
+        }
+    }
+    at.sort_unstable();
+    at.dedup();
+    for i in at {
+        keys.shard_at(i);
+    }
+}
+
+/// Applies one change (not a batch) under its shard's lock.
+fn apply_change(shared: &Shared, keys: &mut Keys, e: &Effect) {
     // Nothing is expired as the primary's changes apply: a key goes when the primary
     // says so (its DEL), whatever this server's clock says.
     let now = 0;
     match e.inner() {
-        Effect::Batch(b) => {
-            for x in b.clone() {
-                apply_one(shared, keys, x, &[]);
-            }
-            if !raw.is_empty() {
-                shared.repl.feed_raw(raw);
-            }
-            return;
-        }
         Effect::Function(argv) => {
             let _ = crate::cmd::scripting::functions::replay(&shared.scripts.libraries, argv);
         }
@@ -344,6 +403,7 @@ fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8]) {
                 keys.clear();
             }
         }
+        Effect::Batch(_) | Effect::Position { .. } => {}
         inner => {
             let db = e.db();
             if let Some(key) = inner.key().filter(|_| db < shared.dbs()) {
@@ -354,11 +414,6 @@ fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8]) {
             }
         }
     }
-    keys.end_command(&mut vec![e]);
-    if !raw.is_empty() {
-        shared.repl.feed_raw(raw);
-    }
-    keys.unlock();
 }
 
 /// Starts following `host:port` (REPLICAOF host port).

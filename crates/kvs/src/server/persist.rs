@@ -22,6 +22,8 @@ pub(super) struct Loaded {
     pub load: LoadReport,
     /// The changes to the function libraries, in order (`FUNCTION ...`).
     pub functions: Vec<Vec<Vec<u8>>>,
+    /// The last replication position the log holds (a replica's), if any.
+    pub position: Option<(Vec<u8>, u64)>,
 }
 
 /// The stores of `dbs` databases of `shards` shards each, filled from the log at
@@ -33,6 +35,7 @@ pub(super) fn load(
 ) -> Result<Loaded, BindError> {
     let mut stores: Vec<Store> = (0..shards * dbs).map(|_| Store::new()).collect();
     let mut functions = Vec::new();
+    let mut position = None;
     let (log, load) = match aof {
         Some((path, policy)) => {
             let now = now_ms();
@@ -43,6 +46,10 @@ pub(super) fn load(
                 top = top.max(db);
                 if let Effect::Function(argv) = e {
                     functions.push(argv);
+                    return;
+                }
+                if let Effect::Position { replid, offset } = e {
+                    position = Some((replid, offset));
                     return;
                 }
                 if let Effect::SwapDb { a, b } = e {
@@ -89,6 +96,7 @@ pub(super) fn load(
         log,
         load,
         functions,
+        position,
     })
 }
 
@@ -117,7 +125,7 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
     if shared.rewrite_requested.load(Ordering::Relaxed)
         && shared.rewrite_requested.swap(false, Ordering::Relaxed)
     {
-        if let Err(e) = log.start_rewrite(|| shared.rewrite_preamble()) {
+        if let Err(e) = log.start_rewrite(|| shared.log_preamble()) {
             eprintln!("kvs: cannot start the log rewrite: {e}");
         }
     }
