@@ -448,8 +448,10 @@ impl Accumulator {
         if !well_shaped(x) {
             return Err(AccumulatorError::NotInvertible);
         }
-        let root = with_width!(self.group.ctx(), c => ct_root(c, &self.value, &trapdoor.lambda, x))
-            .ok_or(AccumulatorError::NotInvertible)?;
+        let root = with_width!(self.group.ctx(), c => {
+            ct_root(c, &self.value, &trapdoor.lambda, x, self.group.features())
+        })
+        .ok_or(AccumulatorError::NotInvertible)?;
         let ok = with_width!(self.group.ctx(), c => vartime_check(c, &root, x, &self.value));
         if !ok {
             return Err(AccumulatorError::CheckFailed);
