@@ -309,7 +309,7 @@ fn one_line(s: &str) -> String {
 /// ([`wirespeed_vdf::Modulus::fingerprint`]); an accumulator's modulus (odd, 1024 to
 /// 4096 bits) is always one it takes.
 fn fingerprint(n: &BigUint) -> String {
-    wirespeed_vdf::Modulus::from_be_bytes(&n.to_bytes_be())
+    wirespeed_vdf::Modulus::from_be_bytes_with(&n.to_bytes_be(), cpu())
         .map(|m| m.fingerprint())
         .unwrap_or_else(|_| format!("{n:x}"))
 }
