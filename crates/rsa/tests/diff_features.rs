@@ -4,7 +4,7 @@
 //! accumulator groups, on keys of every supported size from a seeded generator; and
 //! accumulators in groups built for either give the same values, witnesses, trapdoor
 //! witnesses and removals (the trapdoor root's context modulo the element prime is built
-//! for the group's features) and the same verdicts.
+//! for the group's features) and the same verdicts; elements hash to the same primes.
 
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
@@ -12,7 +12,8 @@ use rand::{Rng, SeedableRng};
 use rsa::pkcs1::{EncodeRsaPrivateKey, EncodeRsaPublicKey};
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use wirespeed_rsa::accumulator::{
-    verify_element, Accumulator, AccumulatorError, RsaGroup, Trapdoor,
+    hash_to_prime, hash_to_prime_with, verify_element, Accumulator, AccumulatorError, RsaGroup,
+    Trapdoor,
 };
 use wirespeed_rsa::{pkcs1v15, CpuFeatures, Hash, Kernel, PrivateKey, PublicKey};
 
@@ -173,5 +174,18 @@ fn accumulator_trapdoor_operations_agree() {
             Err(AccumulatorError::WitnessRejected),
             "{bits} bits"
         );
+    }
+}
+
+#[test]
+fn elements_hash_to_the_same_primes() {
+    let widest = CpuFeatures::get();
+    let none = CpuFeatures::none();
+    for i in 0..200u32 {
+        let e = format!("element {i}");
+        let x = hash_to_prime_with(e.as_bytes(), &none);
+        assert_eq!(x, hash_to_prime_with(e.as_bytes(), widest), "{e}");
+        assert_eq!(x, hash_to_prime(e.as_bytes()), "{e}");
+        assert_eq!(x.bits(), 256, "{e}");
     }
 }

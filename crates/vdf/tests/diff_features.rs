@@ -5,6 +5,7 @@
 //! decoders that build a modulus from bytes (proofs in JSON and binary, saved states,
 //! time-lock puzzles, LCS35 texts) build it for the features they are given, and what
 //! they decode gives the same verdicts, resumed evaluations and solutions either way.
+//! Wesolowski's challenge and the 128-bit primality test answer the same for both.
 
 mod common;
 
@@ -14,6 +15,7 @@ use rand::{Rng, SeedableRng};
 use std::time::Duration;
 use wirespeed_bigint::Uint;
 
+use wirespeed_vdf::prime::{hash_to_prime_with, is_probable_prime_with};
 use wirespeed_vdf::resume::{self, RunOptions, State};
 use wirespeed_vdf::timelock::{self, create_with, Lcs35, Puzzle};
 use wirespeed_vdf::{
@@ -243,5 +245,26 @@ fn decoded_puzzles_solve_alike() {
         assert_eq!(m.modulus.kernel(), kernel);
         assert_eq!(m, l);
         assert_eq!(ok(m.solve(&opts)), secret);
+    }
+}
+
+#[test]
+fn challenges_and_primality_agree() {
+    let widest = CpuFeatures::get();
+    let none = CpuFeatures::none();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(81);
+    let mut primes = 0;
+    for i in 0..3000 {
+        let c: u128 = rng.gen::<u128>() | 1;
+        let p = is_probable_prime_with(c, &none);
+        assert_eq!(p, is_probable_prime_with(c, widest), "case {i}: {c}");
+        primes += p as usize;
+    }
+    assert!(primes > 20, "{primes} primes");
+    for t in 1..40u64 {
+        let (n, x, y) = ([0xc5u8; 128], [7u8; 128], t.to_be_bytes());
+        let l = hash_to_prime_with(&n, &x, &y, t, &none);
+        assert_eq!(l, hash_to_prime_with(&n, &x, &y, t, widest), "T {t}");
+        assert!(l >> 127 == 1 && is_probable_prime_with(l, &none), "T {t}");
     }
 }
