@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use rayon::prelude::*;
-use wirespeed_ed25519::{verify, verify_many, verify_many_with, Backend, Item, Mode};
+use wirespeed_ed25519::{verify_many_with, verify_with, Backend, Item, Mode};
+use wirespeed_engine::backend::cpu;
 use wirespeed_sigdata::{gen, Record};
 
 use crate::machine::{self, Machine};
@@ -116,9 +117,9 @@ impl Config {
 /// One implementation (and calling convention) being timed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Contender {
-    /// `wirespeed_ed25519::verify(.., Mode::Strict)` per item.
+    /// `wirespeed_ed25519::verify_with(.., Mode::Strict, cpu)` per item.
     WsVerify,
-    /// `wirespeed_ed25519::verify_many(.., Mode::Strict)` (backend auto).
+    /// `wirespeed_ed25519::verify_many_with(.., Mode::Strict, Backend::Auto, cpu)`.
     WsVerifyMany,
     /// `verify_many_with(.., Mode::Strict, Backend::Serial)`.
     WsVerifyManySerial,
@@ -217,12 +218,14 @@ impl Contender {
     pub fn count_valid(&self, data: &Dataset<'_>) -> usize {
         let items = &data.items;
         match self {
-            Contender::WsVerifyMany => count_ok(&verify_many(items, Mode::Strict)),
+            Contender::WsVerifyMany => {
+                count_ok(&verify_many_with(items, Mode::Strict, Backend::Auto, cpu()))
+            }
             Contender::WsVerifyManySerial => count_ok(&verify_many_with(
                 items,
                 Mode::Strict,
                 Backend::Serial,
-                wirespeed_ed25519::CpuFeatures::get(),
+                cpu(),
             )),
             Contender::DalekVerifyPreparsed | Contender::DalekVerifyStrictPreparsed => {
                 let strict = *self == Contender::DalekVerifyStrictPreparsed;
@@ -248,7 +251,7 @@ impl Contender {
     pub fn verify_one(&self, it: &Item<'_>) -> bool {
         match self {
             Contender::WsVerify | Contender::WsVerifyMany | Contender::WsVerifyManySerial => {
-                verify(it.msg, it.sig, it.pk, Mode::Strict).is_ok()
+                verify_with(it.msg, it.sig, it.pk, Mode::Strict, cpu()).is_ok()
             }
             Contender::DalekVerify | Contender::DalekVerifyPreparsed => dalek(it, false),
             Contender::DalekVerifyStrict | Contender::DalekVerifyStrictPreparsed => dalek(it, true),
@@ -556,7 +559,7 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
         machine: Machine::detect(),
         date: machine::utc_now(),
         config: cfg.clone(),
-        auto_backend: Backend::Auto.resolve().name(),
+        auto_backend: Backend::Auto.resolve_on(cpu()).name(),
         openssl_version: openssl::version::version(),
         command: command.to_string(),
         throughput,

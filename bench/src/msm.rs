@@ -12,8 +12,9 @@ use ark_bls12_377::{Fr as ArkFr, G1Affine, G1Projective};
 use ark_ec::VariableBaseMSM;
 use ark_ff::PrimeField;
 use clap::Args;
+use wirespeed_engine::backend::cpu;
 use wirespeed_msm::ark::{affine_to_ark, jacobian_to_ark};
-use wirespeed_msm::{gen, msm, Affine, Scalar};
+use wirespeed_msm::{gen, msm_with, Affine, Scalar};
 
 use crate::machine::{utc_now, Machine};
 use crate::vdf::median;
@@ -110,7 +111,7 @@ fn measure(
     for rep in 0..=reps {
         let t = Instant::now();
         let a = pool
-            .install(|| msm(points, scalars))
+            .install(|| msm_with(points, scalars, cpu()))
             .map_err(|e| e.to_string())?;
         let a_secs = t.elapsed().as_secs_f64();
         let t = Instant::now();
@@ -222,13 +223,13 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         for groups in [2usize, 4] {
             eprintln!("msm: n = 2^{k}, precomputed K = {groups}");
             let t = Instant::now();
-            let pre = pool.install(|| wirespeed_msm::Precomputed::new(&points, groups));
+            let pre = pool.install(|| wirespeed_msm::Precomputed::new_with(&points, groups, cpu()));
             let init = t.elapsed().as_secs_f64();
             let (mut plain, mut fixed) = (vec![], vec![]);
             for rep in 0..=reps {
                 let t = Instant::now();
                 let a = pool
-                    .install(|| msm(&points, &scalars))
+                    .install(|| msm_with(&points, &scalars, cpu()))
                     .map_err(|e| e.to_string())?;
                 let a_secs = t.elapsed().as_secs_f64();
                 let t = Instant::now();

@@ -12,6 +12,7 @@ use openssl::rsa::Rsa;
 use openssl::sign::{Signer, Verifier};
 use rayon::prelude::*;
 use rsa::pkcs1::DecodeRsaPrivateKey;
+use wirespeed_engine::backend::cpu;
 use wirespeed_rsa::{batch_sign, batch_verify, Hash, Padding, PrivateKey};
 
 use crate::machine::{utc_now, Machine};
@@ -70,7 +71,7 @@ fn measure(bits: u32, threads: usize, reps: usize, quick: bool) -> Result<Row, S
     let pem =
         String::from_utf8(rsa_key.private_key_to_pem().map_err(e)?).map_err(|x| x.to_string())?;
     let pkey = PKey::from_rsa(rsa_key).map_err(e)?;
-    let ours = PrivateKey::from_pem(&pem).map_err(|x| x.to_string())?;
+    let ours = PrivateKey::from_pem_with(&pem, cpu()).map_err(|x| x.to_string())?;
     let theirs = rsa::RsaPrivateKey::from_pkcs1_pem(&pem).map_err(|x| x.to_string())?;
     let signs = if quick {
         40
@@ -205,7 +206,7 @@ fn ct_check(samples: usize) -> Result<(f64, usize), String> {
             .map_err(e)?,
     )
     .map_err(|x| x.to_string())?;
-    let key = PrivateKey::from_pem(&pem).map_err(|x| x.to_string())?;
+    let key = PrivateKey::from_pem_with(&pem, cpu()).map_err(|x| x.to_string())?;
     let mut rng = rand::thread_rng();
     let fixed = vec![0x01u8; 255];
     let t = dudect(samples, |class| {
@@ -227,7 +228,7 @@ fn ct_check_exponent(samples: usize) -> Result<(f64, f64), String> {
     let mut n = Uint::<16>(rng.gen());
     n.0[0] |= 1;
     n.0[15] |= 1 << 63;
-    let ctx = MontCtx::new(&n).map_err(|e| e.to_string())?;
+    let ctx = MontCtx::new_with(&n, cpu()).map_err(|e| e.to_string())?;
     let base = ctx.to_mont(&Uint::<16>::from_u64(0x1234_5678));
     let mut sparse = Uint::<16>::ZERO;
     sparse.0[15] = 1 << 63;
@@ -260,7 +261,7 @@ fn modexp_row<const L: usize>(reps: usize, count: usize) -> Result<[f64; 4], Str
     n.0.iter_mut().for_each(|l| *l = rng.gen());
     n.0[0] |= 1;
     n.0[L - 1] |= 1 << 63;
-    let ctx = MontCtx::new(&n).map_err(|e| e.to_string())?;
+    let ctx = MontCtx::new_with(&n, cpu()).map_err(|e| e.to_string())?;
     let mut x = Uint::<L>([0; L]);
     x.0.iter_mut().for_each(|l| *l = rng.gen());
     x.0[L - 1] >>= 1;
@@ -316,7 +317,7 @@ fn accumulator_row(members: usize) -> Result<[f64; 3], String> {
     use wirespeed_rsa::accumulator::{Accumulator, RsaGroup};
     let n = BigUint::parse_bytes(wirespeed_bigint::RSA_2048_HEX.as_bytes(), 16)
         .ok_or("RSA-2048 modulus")?;
-    let group = RsaGroup::new(&n).map_err(|e| e.to_string())?;
+    let group = RsaGroup::new_with(&n, cpu()).map_err(|e| e.to_string())?;
     let mut acc = Accumulator::new(group.clone());
     let elements: Vec<Vec<u8>> = (0..members as u64)
         .map(|i| i.to_le_bytes().to_vec())

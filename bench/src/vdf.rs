@@ -12,6 +12,7 @@ use num_bigint::BigUint;
 use openssl::bn::{BigNum, BigNumContext};
 use rug::Assign;
 use wirespeed_bigint::{MontCtx, Uint};
+use wirespeed_engine::backend::cpu;
 use wirespeed_vdf::{eval, prove, EvalOptions, Modulus, ProofKind, U4096};
 
 use crate::machine::{utc_now, Machine};
@@ -174,7 +175,7 @@ fn inputs<const L: usize>(seed: u64) -> (Uint<L>, Uint<L>) {
 /// Times a squaring chain of `chain` steps for every contender and checks they agree.
 pub fn squaring_row<const L: usize>(chain: u64, reps: usize) -> Result<SquaringRow, String> {
     let (n, x) = inputs::<L>(0x9e37_79b9_7f4a_7c15 ^ L as u64);
-    let ctx = MontCtx::new(&n).map_err(|e| e.to_string())?;
+    let ctx = MontCtx::new_with(&n, cpu()).map_err(|e| e.to_string())?;
     let (nb, xb) = (
         BigUint::from_bytes_be(&n.to_be_bytes()),
         BigUint::from_bytes_be(&x.to_be_bytes()),
@@ -280,7 +281,7 @@ pub struct ProofRow {
 
 /// Evaluates once and times both provers and verifiers.
 pub fn proof_rows(t: u64) -> Result<Vec<ProofRow>, String> {
-    let n = Modulus::rsa2048();
+    let n = Modulus::rsa2048_with(cpu());
     let x = U4096::from_u64(3);
     let start = Instant::now();
     let ev = eval(&n, &x, t, &EvalOptions::default()).map_err(|e| e.to_string())?;

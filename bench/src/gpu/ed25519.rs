@@ -23,6 +23,7 @@ use wirespeed_sigdata::Record;
 
 use super::ed25519_inputs::{edge_cases, honest_records, mixed, random_records, tile, BLOCK};
 use super::{median, tally, time_runs, Bench, Check, Options, Report};
+use wirespeed_engine::backend::cpu;
 use wirespeed_engine::ed25519::{verify_many, Stream, StreamConfig};
 use wirespeed_engine::{Backend, GpuError};
 
@@ -108,9 +109,9 @@ pub(super) fn run(
     // Benchmarks: honest signatures of 128-byte messages, strict mode.
     let recs = honest_records(*sz.bench.iter().min().unwrap_or(&1), 128, rng.gen());
     let cpu_items = tile(&recs, sz.cpu_bench);
-    let _ = wirespeed_ed25519::verify_many(&cpu_items, Mode::Strict);
+    let _ = cpu_verify_many(&cpu_items, Mode::Strict);
     let cpu: Vec<f64> = time_runs(opts.runs, || {
-        let _ = wirespeed_ed25519::verify_many(&cpu_items, Mode::Strict);
+        let _ = cpu_verify_many(&cpu_items, Mode::Strict);
         Ok::<(), GpuError>(())
     })?
     .iter()
@@ -254,9 +255,14 @@ fn diff(
     })
 }
 
+/// The CPU's verdicts on a batch: the widest lanes of the features the engine reads.
+fn cpu_verify_many(items: &[Item<'_>], mode: Mode) -> Vec<Result<(), VerifyError>> {
+    wirespeed_ed25519::verify_many_with(items, mode, wirespeed_ed25519::Backend::Auto, cpu())
+}
+
 /// The GPU's verdicts on a batch against the CPU's.
 fn compare(name: &str, items: &[Item<'_>], mode: Mode) -> Check {
-    let want = wirespeed_ed25519::verify_many(items, mode);
+    let want = cpu_verify_many(items, mode);
     let (mismatches, detail) = match verify_many(Backend::Gpu, items, mode) {
         Ok(got) => diff(items, &got, &want),
         Err(e) => (0, Some(format!("GPU error: {e}"))),
@@ -286,7 +292,7 @@ fn stream_check(backend: Backend, items: &[Item<'_>], mode: Mode) -> Check {
     };
     let want: Vec<Result<(), VerifyError>> = items
         .par_iter()
-        .map(|it| wirespeed_ed25519::verify(it.msg, it.sig, it.pk, mode))
+        .map(|it| wirespeed_ed25519::verify_with(it.msg, it.sig, it.pk, mode, cpu()))
         .collect();
     let cfg = StreamConfig {
         mode,

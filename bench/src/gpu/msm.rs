@@ -108,7 +108,8 @@ fn show(p: &Jacobian) -> String {
 
 /// The CPU's sum.
 fn cpu(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, GpuError> {
-    wirespeed_msm::msm(points, scalars).map_err(|e| GpuError::Unsupported(e.to_string()))
+    wirespeed_msm::msm_with(points, scalars, wirespeed_engine::backend::cpu())
+        .map_err(|e| GpuError::Unsupported(e.to_string()))
 }
 
 /// "2^16" for powers of two from 2^10, the number otherwise.
@@ -452,8 +453,7 @@ fn benches(opts: &Options, rng: &mut ChaCha20Rng, report: &mut Report) -> Result
             .map_err(Clone::clone)
             .and_then(|_| time_runs(runs, || msm(Backend::Gpu, p, s).map(|_| ())).map(ms));
         let cpu_runs = if log <= 20 {
-            let t = time_runs(runs, || wirespeed_msm::msm(p, s).map(|_| ()))
-                .map_err(|e| GpuError::Unsupported(e.to_string()))?;
+            let t = time_runs(runs, || cpu(p, s).map(|_| ()))?;
             Some(median(&ms(t)))
         } else {
             None

@@ -181,7 +181,8 @@ fn generate_keys(sizes: &[usize]) -> Result<Vec<PrivateKey>, GpuError> {
         let mut rng = ChaCha20Rng::seed_from_u64(KEY_SEED ^ bits as u64);
         let k = ::rsa::RsaPrivateKey::new(&mut rng, bits).map_err(|e| e.to_string())?;
         let der = k.to_pkcs1_der().map_err(|e| e.to_string())?;
-        PrivateKey::from_der(der.as_bytes()).map_err(|e| e.to_string())
+        PrivateKey::from_der_with(der.as_bytes(), wirespeed_engine::backend::cpu())
+            .map_err(|e| e.to_string())
     };
     let keys: Vec<Result<PrivateKey, String>> = std::thread::scope(|s| {
         let hs: Vec<_> = sizes.iter().map(|&b| s.spawn(move || make(b))).collect();

@@ -16,10 +16,16 @@
 //! perspective", section 3.6). The Jacobi symbol uses the binary algorithm (shifts and
 //! subtractions only), the square test a bit-by-bit integer square root.
 //!
+//! The Montgomery context modulo n is built for the CPU features the `_with` forms are
+//! given ([`is_probable_prime_with`], ...; the kernel does not change any answer); the
+//! plain forms use the detected features.
+//!
 //! The whole module is variable time: it is meant for public values (challenges, hashed
 //! candidates), not for secret primes.
 
 use sha2::{Digest, Sha256};
+
+use wirespeed_util::cpu::CpuFeatures;
 
 use crate::mont::MontCtx;
 use crate::uint::Uint;
@@ -31,7 +37,14 @@ const SMALL_PRIMES: [u64; 18] = [
 
 /// Baillie-PSW: true for primes, false for composites (no counterexample known; none
 /// below 2^64).
+///
+/// Convenience wrapper: [`is_probable_prime_with`] this process's detected features.
 pub fn is_probable_prime<const L: usize>(n: &Uint<L>) -> bool {
+    is_probable_prime_with(n, CpuFeatures::get())
+}
+
+/// [`is_probable_prime`] with the context modulo n built for a CPU with features `f`.
+pub fn is_probable_prime_with<const L: usize>(n: &Uint<L>, f: &CpuFeatures) -> bool {
     for p in SMALL_PRIMES {
         if *n == Uint::from_u64(p) {
             return true;
@@ -44,18 +57,25 @@ pub fn is_probable_prime<const L: usize>(n: &Uint<L>) -> bool {
         // n < 4096 = 64^2 with no prime factor below 64: prime (and 0, 1 are not).
         return *n > Uint::ONE;
     }
-    let Ok(ctx) = MontCtx::new(n) else {
+    let Ok(ctx) = MontCtx::new_with(n, f) else {
         return false;
     };
     mr_base2(&ctx) && lucas(&ctx)
 }
 
 /// Strong probable-prime test to base 2 for odd n > 2 (false for other n).
+///
+/// Convenience wrapper: [`miller_rabin_base2_with`] this process's detected features.
 pub fn miller_rabin_base2<const L: usize>(n: &Uint<L>) -> bool {
+    miller_rabin_base2_with(n, CpuFeatures::get())
+}
+
+/// [`miller_rabin_base2`] with the context modulo n built for a CPU with features `f`.
+pub fn miller_rabin_base2_with<const L: usize>(n: &Uint<L>, f: &CpuFeatures) -> bool {
     if *n < Uint::from_u64(3) || !n.is_odd() {
         return false;
     }
-    match MontCtx::new(n) {
+    match MontCtx::new_with(n, f) {
         Ok(ctx) => mr_base2(&ctx),
         Err(_) => false,
     }
@@ -63,11 +83,18 @@ pub fn miller_rabin_base2<const L: usize>(n: &Uint<L>) -> bool {
 
 /// Strong Lucas probable-prime test with Selfridge's method A parameters, for odd n > 2
 /// (false for even n, n < 3, perfect squares and the all-ones value 2^(64 L) - 1).
+///
+/// Convenience wrapper: [`strong_lucas_with`] this process's detected features.
 pub fn strong_lucas<const L: usize>(n: &Uint<L>) -> bool {
+    strong_lucas_with(n, CpuFeatures::get())
+}
+
+/// [`strong_lucas`] with the context modulo n built for a CPU with features `f`.
+pub fn strong_lucas_with<const L: usize>(n: &Uint<L>, f: &CpuFeatures) -> bool {
     if *n < Uint::from_u64(3) || !n.is_odd() {
         return false;
     }
-    match MontCtx::new(n) {
+    match MontCtx::new_with(n, f) {
         Ok(ctx) => lucas(&ctx),
         Err(_) => false,
     }

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use wirespeed_engine::backend::cpu;
 use wirespeed_rsa::accumulator::{
-    hash_to_prime, Accumulator, AccumulatorError, RsaGroup, MAX_MEMBERS, U256,
+    hash_to_prime_with, Accumulator, AccumulatorError, RsaGroup, MAX_MEMBERS, U256,
 };
 
 use crate::error::CliError;
@@ -309,7 +309,7 @@ fn one_line(s: &str) -> String {
 /// ([`wirespeed_vdf::Modulus::fingerprint`]); an accumulator's modulus (odd, 1024 to
 /// 4096 bits) is always one it takes.
 fn fingerprint(n: &BigUint) -> String {
-    wirespeed_vdf::Modulus::from_be_bytes(&n.to_bytes_be())
+    wirespeed_vdf::Modulus::from_be_bytes_with(&n.to_bytes_be(), cpu())
         .map(|m| m.fingerprint())
         .unwrap_or_else(|_| format!("{n:x}"))
 }
@@ -411,7 +411,10 @@ fn run_witness(a: &WitnessArgs) -> Result<(), CliError> {
     let acc = &state.acc;
     let t = Instant::now();
     let ws = crate::args::in_pool(threads, || -> Result<Vec<BigUint>, CliError> {
-        let primes: Vec<U256> = elems.par_iter().map(|e| hash_to_prime(e)).collect();
+        let primes: Vec<U256> = elems
+            .par_iter()
+            .map(|e| hash_to_prime_with(e, cpu()))
+            .collect();
         let ws = acc.witnesses_for_primes(&primes).map_err(|e| match e {
             AccumulatorError::NotMember { index } => CliError::Invalid(format!(
                 "'{}' line {}: not a member",

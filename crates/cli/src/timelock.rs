@@ -152,14 +152,14 @@ fn solve(a: &SolveArgs) -> Result<(), CliError> {
     a.saving.need_dir(a.checkpoint_dir.as_deref())?;
     let text = read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?;
     let lcs35 = if a.lcs35 {
-        Some(Lcs35::parse(&text).map_err(tl_err(&a.puzzle))?)
+        Some(Lcs35::parse_with(&text, cpu()).map_err(tl_err(&a.puzzle))?)
     } else {
         None
     };
     let (modulus, t) = match &lcs35 {
         Some(p) => (p.modulus.clone(), p.t),
         None => {
-            let p = Puzzle::from_json(&text).map_err(tl_err(&a.puzzle))?;
+            let p = Puzzle::from_json_with(&text, cpu()).map_err(tl_err(&a.puzzle))?;
             if p.base != U4096::from_u64(2) {
                 return Err(CliError::Invalid(
                     "only base-2 puzzles are supported".into(),
@@ -262,8 +262,8 @@ fn open(a: &OpenArgs) -> Result<(), CliError> {
         },
         e => tl_err(&a.puzzle)(e),
     };
-    let p =
-        Puzzle::from_json(&read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?).map_err(puzzle_err)?;
+    let p = Puzzle::from_json_with(&read_bounded_text(&a.puzzle, 3 * MAX_MESSAGE)?, cpu())
+        .map_err(puzzle_err)?;
     let hex = match a.solution.strip_prefix('@') {
         Some(f) => read_bounded_text(Path::new(f), 4096)?,
         None => a.solution.clone(),

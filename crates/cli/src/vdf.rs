@@ -370,7 +370,7 @@ pub(crate) fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, Cl
     if !State::path(dir).exists() {
         return Ok(None);
     }
-    let old = State::load(dir).map_err(|e| match e {
+    let old = State::load_with(dir, cpu()).map_err(|e| match e {
         ResumeError::Malformed(message) => CliError::MalformedInput {
             path: State::path(dir),
             message,
@@ -436,7 +436,7 @@ impl SaveArgs {
 }
 
 fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
-    let state = State::load(&a.dir).map_err(|e| match e {
+    let state = State::load_with(&a.dir, cpu()).map_err(|e| match e {
         ResumeError::Malformed(message) => CliError::MalformedInput {
             path: State::path(&a.dir),
             message,
@@ -531,9 +531,9 @@ fn run_verify(path: &Path, trusted: &Modulus, json: bool) -> Result<(), CliError
     let decoded = if first == Some(&b'{') {
         std::str::from_utf8(&bytes)
             .map_err(|_| "not UTF-8 text".to_string())
-            .and_then(|s| VdfProof::from_json(s).map_err(|e| e.to_string()))
+            .and_then(|s| VdfProof::from_json_with(s, cpu()).map_err(|e| e.to_string()))
     } else {
-        VdfProof::from_bytes(&bytes).map_err(|e| e.to_string())
+        VdfProof::from_bytes_with(&bytes, cpu()).map_err(|e| e.to_string())
     };
     let proof = decoded.map_err(|message| CliError::MalformedInput {
         path: path.to_path_buf(),

@@ -21,6 +21,10 @@
 //! | m | y |
 //! | m | pi (Wesolowski) — or 1 byte c <= 64, then c values of m bytes (Pietrzak) |
 //!
+//! The decoders build the proof's modulus for the [`CpuFeatures`] passed to their `_with`
+//! forms ([`VdfProof::from_json_with`], [`VdfProof::from_bytes_with`]); the plain forms
+//! use the detected features.
+//!
 //! Both decoders then apply the same checks: N odd of 1024..=4096 bits; T in 1..=2^63;
 //! 1 < x < N - 1; y, pi and every mu in 1..=(N-1)/2 (canonical, see [`crate::modulus`]);
 //! exactly ceil(log2 T) mu values. Decoding does not verify the proof: call
@@ -30,7 +34,7 @@ use std::fmt;
 
 use serde::de::{IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-use wirespeed_bigint::U4096;
+use wirespeed_bigint::{CpuFeatures, U4096};
 
 use crate::eval::check_delay;
 use crate::pietrzak::{proof_len, MAX_MU};
@@ -117,16 +121,17 @@ fn parse_hex(field: &'static str, s: &str) -> Result<U4096, DecodeError> {
     U4096::from_hex(s).or(bad("not a hex string"))
 }
 
-/// The checks both decoders share (see the module docs).
+/// The checks both decoders share (see the module docs); N's context is built for `f`.
 fn validate(
     modulus: U4096,
     x: U4096,
     t: u64,
     y: U4096,
     proof: Proof,
+    f: &CpuFeatures,
 ) -> Result<VdfProof, DecodeError> {
     let invalid = |field, error| DecodeError::Invalid { field, error };
-    let n = Modulus::new(&modulus).map_err(|e| invalid("modulus", e))?;
+    let n = Modulus::new_with(&modulus, f).map_err(|e| invalid("modulus", e))?;
     check_delay(t).map_err(|e| invalid("t", e))?;
     n.check_input(&x).map_err(|e| invalid("x", e))?;
     if !n.is_canonical_element(&y) {
@@ -187,6 +192,11 @@ impl VdfProof {
 
     /// Strict JSON decoding (see the module docs); does not verify the proof.
     pub fn from_json(s: &str) -> Result<Self, DecodeError> {
+        Self::from_json_with(s, CpuFeatures::get())
+    }
+
+    /// [`VdfProof::from_json`] with the modulus built for a CPU with features `f`.
+    pub fn from_json_with(s: &str, f: &CpuFeatures) -> Result<Self, DecodeError> {
         if s.len() > MAX_JSON_LEN {
             return Err(DecodeError::TooLarge {
                 len: s.len(),
@@ -230,6 +240,7 @@ impl VdfProof {
             doc.t,
             parse_hex("y", &doc.y)?,
             proof,
+            f,
         )
     }
 
@@ -263,6 +274,11 @@ impl VdfProof {
     /// Strict binary decoding (see the module docs); does not verify the proof. Lengths
     /// are checked against the input before anything is stored.
     pub fn from_bytes(b: &[u8]) -> Result<Self, DecodeError> {
+        Self::from_bytes_with(b, CpuFeatures::get())
+    }
+
+    /// [`VdfProof::from_bytes`] with the modulus built for a CPU with features `f`.
+    pub fn from_bytes_with(b: &[u8], f: &CpuFeatures) -> Result<Self, DecodeError> {
         let truncated = |needed| DecodeError::Truncated {
             needed,
             got: b.len(),
@@ -325,6 +341,6 @@ impl VdfProof {
                 mu: (0..count).map(|i| value(start + i * m)).collect(),
             }
         };
-        validate(modulus, x, t, y, proof)
+        validate(modulus, x, t, y, proof, f)
     }
 }

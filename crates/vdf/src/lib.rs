@@ -13,8 +13,11 @@
 //! - Modulus: any odd N of 1024..=4096 bits; arithmetic runs at the smallest of 1024,
 //!   2048, 3072, 4096 bits that holds N. Default: the RSA-2048 challenge number
 //!   ([`Modulus::rsa2048`]). See [`modulus`]. The `_with` constructors
-//!   ([`Modulus::new_with`], [`timelock::create_with`]) take the [`CpuFeatures`] every
-//!   Montgomery context of that group is built for; the plain ones use the detected.
+//!   ([`Modulus::new_with`], [`timelock::create_with`]) and decoders
+//!   ([`VdfProof::from_json_with`], [`VdfProof::from_bytes_with`],
+//!   [`resume::State::load_with`], [`timelock::Puzzle::from_json_with`],
+//!   [`timelock::Lcs35::parse_with`]) take the [`CpuFeatures`] every Montgomery context
+//!   of that group is built for; the plain ones use the detected.
 //! - Input: 1 < x < N - 1. x >= N is refused with [`VdfError::InputOutOfRange`], and 0, 1
 //!   and N - 1, whose powers are 0 or 1 for every T >= 1, with [`VdfError::TrivialInput`].
 //!   (An x sharing a factor with N is not detected; finding one factors N.)

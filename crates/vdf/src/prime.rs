@@ -9,9 +9,13 @@
 //! Selfridge, Wagstaff, "The pseudoprimes to 25 10^9", 1980). No composite passing both is
 //! known; below 2^64 none exists (Feitsma, Galway).
 //!
+//! The `_with` forms build the test's Montgomery context for the CPU features they are
+//! given (Wesolowski's challenge uses the modulus' features); the plain forms use the
+//! detected features. The answers do not depend on them.
+//!
 //! The whole module is variable time: it only sees public values.
 
-use wirespeed_bigint::{prime, Uint};
+use wirespeed_bigint::{prime, CpuFeatures, Uint};
 
 fn to_uint(v: u128) -> Uint<2> {
     Uint([v as u64, (v >> 64) as u64])
@@ -20,18 +24,23 @@ fn to_uint(v: u128) -> Uint<2> {
 /// Baillie-PSW: true for primes, false for composites (no counterexample known; none
 /// below 2^64).
 pub fn is_probable_prime(n: u128) -> bool {
-    prime::is_probable_prime(&to_uint(n))
+    is_probable_prime_with(n, CpuFeatures::get())
+}
+
+/// [`is_probable_prime`] for a CPU with features `f`.
+pub fn is_probable_prime_with(n: u128, f: &CpuFeatures) -> bool {
+    prime::is_probable_prime_with(&to_uint(n), f)
 }
 
 /// Strong probable-prime test to base 2 for odd n > 2 (false for other n).
 pub fn miller_rabin_base2(n: u128) -> bool {
-    prime::miller_rabin_base2(&to_uint(n))
+    prime::miller_rabin_base2_with(&to_uint(n), CpuFeatures::get())
 }
 
 /// Strong Lucas probable-prime test with Selfridge's method A parameters, for odd n > 2
 /// (false for even n, n < 3, perfect squares and u128::MAX).
 pub fn strong_lucas(n: u128) -> bool {
-    prime::strong_lucas(&to_uint(n))
+    prime::strong_lucas_with(&to_uint(n), CpuFeatures::get())
 }
 
 /// Domain-separation tag of Wesolowski's challenge.
@@ -44,6 +53,17 @@ const CHALLENGE_TAG: &[u8] = b"wirespeed-vdf/v1/wesolowski-challenge";
 /// of N's byte length, T and the counter 8 bytes big-endian. About 44 candidates are
 /// tried on average.
 pub fn hash_to_prime(n_bytes: &[u8], x_bytes: &[u8], y_bytes: &[u8], t: u64) -> u128 {
+    hash_to_prime_with(n_bytes, x_bytes, y_bytes, t, CpuFeatures::get())
+}
+
+/// [`hash_to_prime`] with the primality test run for a CPU with features `f`.
+pub fn hash_to_prime_with(
+    n_bytes: &[u8],
+    x_bytes: &[u8],
+    y_bytes: &[u8],
+    t: u64,
+    f: &CpuFeatures,
+) -> u128 {
     let t = t.to_be_bytes();
     wirespeed_bigint::prime::hashed_candidates(&[CHALLENGE_TAG, n_bytes, x_bytes, y_bytes, &t])
         .map(|digest| {
@@ -51,7 +71,7 @@ pub fn hash_to_prime(n_bytes: &[u8], x_bytes: &[u8], y_bytes: &[u8], t: u64) -> 
             top.copy_from_slice(&digest[..16]);
             u128::from_be_bytes(top) | (1 << 127) | 1
         })
-        .find(|&c| is_probable_prime(c))
+        .find(|&c| is_probable_prime_with(c, f))
         .unwrap_or_else(|| unreachable!("the candidate stream is endless"))
 }
 

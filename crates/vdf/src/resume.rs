@@ -7,7 +7,9 @@
 //! proof: u8 (0 none, 1 Wesolowski, 2 Pietrzak) | c: u32 (checkpoints) |
 //! c times (index: u64 | value (m)) | SHA-256 of everything before (32 bytes).
 //!
-//! Decoding is strict: every length is checked against the bounds before allocating, the
+//! Decoding builds N's context for the [`CpuFeatures`] passed to the `_with` forms
+//! ([`State::from_bytes_with`], [`State::load_with`]; the plain forms use the detected
+//! features) and is strict: every length is checked against the bounds before allocating, the
 //! checksum must match (a torn or corrupted file is refused, never resumed), and the
 //! parts must fit together (checkpoints at 0, k, 2k, ... up to `done`, values below N).
 //!
@@ -37,7 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::eval::{check_delay, checkpoint_interval, Evaluation, MAX_CHECKPOINTS};
 use crate::modulus::{canon, dispatch, narrow, widen, Modulus};
-use crate::{ProofKind, VdfError, U4096};
+use crate::{CpuFeatures, ProofKind, VdfError, U4096};
 
 const MAGIC: &[u8; 8] = b"WSVDFST1";
 
@@ -157,6 +159,11 @@ impl State {
 
     /// Parses and checks a state (see the module docs for what is refused).
     pub fn from_bytes(b: &[u8]) -> Result<State, ResumeError> {
+        State::from_bytes_with(b, CpuFeatures::get())
+    }
+
+    /// [`State::from_bytes`] with N's context built for a CPU with features `f`.
+    pub fn from_bytes_with(b: &[u8], f: &CpuFeatures) -> Result<State, ResumeError> {
         let bad = |m: &str| ResumeError::Malformed(m.to_string());
         if b.len() < MAGIC.len() + 2 + 32 || &b[..8] != MAGIC {
             return Err(bad("not a wirespeed VDF state (bad magic or too short)"));
@@ -170,7 +177,7 @@ impl State {
         if !(128..=512).contains(&m) {
             return Err(bad("modulus length out of range"));
         }
-        let modulus = Modulus::from_be_bytes(r.take(m)?)
+        let modulus = Modulus::from_be_bytes_with(r.take(m)?, f)
             .map_err(|e| ResumeError::Malformed(e.to_string()))?;
         let value_of = |bytes: &[u8]| -> Result<U4096, ResumeError> {
             let v =
@@ -260,6 +267,11 @@ impl State {
 
     /// Loads the state saved in `dir` (the file is bounded by the state's own limits).
     pub fn load(dir: &Path) -> Result<State, ResumeError> {
+        State::load_with(dir, CpuFeatures::get())
+    }
+
+    /// [`State::load`] with N's context built for a CPU with features `f`.
+    pub fn load_with(dir: &Path, f: &CpuFeatures) -> Result<State, ResumeError> {
         let p = State::path(dir);
         let max = 64 + (MAX_CHECKPOINTS as usize + 4) * (512 + 8);
         // Bounded by the bytes read, not the size reported: a device or pipe put in
@@ -274,7 +286,7 @@ impl State {
                 "state file holds more than {max} bytes, more than any valid state"
             )),
         })?;
-        State::from_bytes(&bytes)
+        State::from_bytes_with(&bytes, f)
     }
 }
 

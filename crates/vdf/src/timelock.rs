@@ -417,6 +417,11 @@ impl Lcs35 {
     /// Parses `n = ...`, `t = ...`, `z = ...` (decimal; a number may span lines and
     /// contain spaces; other text is ignored). The text is bounded before parsing.
     pub fn parse(text: &str) -> Result<Lcs35, TimelockError> {
+        Self::parse_with(text, CpuFeatures::get())
+    }
+
+    /// [`Lcs35::parse`] with n's context built for a CPU with features `f`.
+    pub fn parse_with(text: &str, f: &CpuFeatures) -> Result<Lcs35, TimelockError> {
         if text.len() > 64 * 1024 {
             return Err(TimelockError::Malformed(
                 "LCS35 text longer than 64 KiB".into(),
@@ -455,7 +460,7 @@ impl Lcs35 {
             TimelockError::Malformed("z is not a decimal number below 2^4096".into())
         })?;
         Ok(Lcs35 {
-            modulus: Modulus::new(&n)?,
+            modulus: Modulus::new_with(&n, f)?,
             t,
             z,
         })
@@ -531,6 +536,11 @@ impl Puzzle {
     /// Strict decoding: every field present and well formed, the text and ciphertext
     /// bounded, base in 2..N-1, T in range.
     pub fn from_json(s: &str) -> Result<Puzzle, TimelockError> {
+        Self::from_json_with(s, CpuFeatures::get())
+    }
+
+    /// [`Puzzle::from_json`] with N's context built for a CPU with features `f`.
+    pub fn from_json_with(s: &str, f: &CpuFeatures) -> Result<Puzzle, TimelockError> {
         let bad = |m: &str| TimelockError::Malformed(m.to_string());
         if s.len() > 3 * MAX_MESSAGE {
             return Err(bad("puzzle text too long"));
@@ -549,7 +559,7 @@ impl Puzzle {
         let big = |k: &str| {
             U4096::from_hex(text(k)?).map_err(|e| TimelockError::Malformed(format!("'{k}': {e}")))
         };
-        let modulus = Modulus::new(&big("modulus")?)?;
+        let modulus = Modulus::new_with(&big("modulus")?, f)?;
         let base = big("base")?;
         modulus.check_input(&base)?;
         let t = o

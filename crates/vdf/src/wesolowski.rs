@@ -29,7 +29,7 @@ use wirespeed_bigint::{CpuFeatures, MontCtx, Uint, U4096};
 
 use crate::eval::check_delay;
 use crate::modulus::{canon, dispatch, narrow, widen};
-use crate::prime::hash_to_prime;
+use crate::prime::hash_to_prime_with;
 use crate::{Evaluation, Modulus, VdfError};
 
 type U128 = Uint<2>;
@@ -45,13 +45,15 @@ fn from_uint(v: &U128) -> u128 {
 /// Largest window width in bits (2^16 buckets).
 const MAX_WINDOW: u32 = 16;
 
-/// Wesolowski's challenge prime for the statement (N, x, y, T).
+/// Wesolowski's challenge prime for the statement (N, x, y, T), tested for primality
+/// with the modulus' CPU features.
 pub fn challenge(n: &Modulus, x: &U4096, y: &U4096, t: u64) -> u128 {
-    hash_to_prime(
+    hash_to_prime_with(
         &n.value_bytes(n.value()),
         &n.value_bytes(x),
         &n.value_bytes(y),
         t,
+        n.features(),
     )
 }
 

@@ -1,6 +1,8 @@
 //! [`RsaGroup`]: the group (Z/nZ)* of an odd modulus of 1024 to 4096 bits, with its
 //! Montgomery context ([`DynMontCtx`]: at the smallest of 1024, 2048, 3072 and 4096 bits
-//! that holds n), and the variable-time work on public data: powers, the witness check, the
+//! that holds n) built for the [`CpuFeatures`] passed to [`RsaGroup::new_with`], which the
+//! group keeps for every other context of its operations (the trapdoor root's context
+//! modulo the element prime), and the variable-time work on public data: powers, the witness check, the
 //! root-factor recursion and the product tree.
 
 use num_bigint::BigUint;
@@ -15,6 +17,8 @@ pub struct RsaGroup {
     n: BigUint,
     bits: usize,
     ctx: DynMontCtx,
+    /// The features the contexts are built for.
+    features: CpuFeatures,
 }
 
 impl PartialEq for RsaGroup {
@@ -46,7 +50,13 @@ impl RsaGroup {
             n: n.clone(),
             bits,
             ctx,
+            features: f.clone(),
         })
+    }
+
+    /// The CPU features this group's contexts are built for.
+    pub fn features(&self) -> &CpuFeatures {
+        &self.features
     }
 
     /// n's Montgomery context at its working width.

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use num_bigint::BigUint;
 use sha2::{Digest, Sha256};
-use wirespeed_bigint::prime;
+use wirespeed_bigint::{prime, CpuFeatures};
 
 #[cfg(doc)]
 use super::PRIME_BITS;
@@ -52,7 +52,16 @@ fn passes_sieve(c: &U256) -> bool {
 /// `wirespeed-rsa/v1/accumulator/hash-to-prime`, the counter 8 bytes big-endian. The
 /// result has exactly [`PRIME_BITS`] bits; about 89 candidates are drawn on average (most
 /// leave at a sieve by the primes below 256). Deterministic; variable time (public data).
+///
+/// Convenience wrapper: [`hash_to_prime_with`] this process's detected features (an
+/// accumulator uses its group's, [`super::RsaGroup::features`]).
 pub fn hash_to_prime(element: &[u8]) -> U256 {
+    hash_to_prime_with(element, CpuFeatures::get())
+}
+
+/// [`hash_to_prime`] with the primality test's context built for a CPU with features `f`
+/// (the prime does not depend on them).
+pub fn hash_to_prime_with(element: &[u8], f: &CpuFeatures) -> U256 {
     prime::hashed_candidates(&[PRIME_TAG, element])
         .map(|digest| {
             let mut c = U256::from_be_bytes(&digest).unwrap_or(U256::ZERO);
@@ -60,7 +69,7 @@ pub fn hash_to_prime(element: &[u8]) -> U256 {
             c.0[0] |= 1;
             c
         })
-        .find(|c| passes_sieve(c) && prime::is_probable_prime(c))
+        .find(|c| passes_sieve(c) && prime::is_probable_prime_with(c, f))
         .unwrap_or_else(|| unreachable!("the candidate stream is endless"))
 }
 

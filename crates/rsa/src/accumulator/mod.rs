@@ -97,7 +97,7 @@ mod trapdoor;
 
 pub use error::AccumulatorError;
 pub use group::RsaGroup;
-pub use hash::{derive_base, hash_to_prime};
+pub use hash::{derive_base, hash_to_prime, hash_to_prime_with};
 pub use trapdoor::Trapdoor;
 
 use group::{product_tree, vartime_check, vartime_root_factor, well_shaped};
@@ -238,9 +238,14 @@ impl Accumulator {
         self.index.contains_key(x)
     }
 
+    /// The prime of an element: [`hash_to_prime_with`] the group's CPU features.
+    fn prime_of(&self, element: &[u8]) -> U256 {
+        hash_to_prime_with(element, self.group.features())
+    }
+
     /// True when the element (hashed to its prime) is a member.
     pub fn contains(&self, element: &[u8]) -> bool {
-        self.contains_prime(&hash_to_prime(element))
+        self.contains_prime(&self.prime_of(element))
     }
 
     /// g^(product of the members), recomputed with one power (to check a loaded value).
@@ -259,7 +264,7 @@ impl Accumulator {
     ) -> Result<Vec<U256>, AccumulatorError> {
         let primes: Vec<U256> = elements
             .par_iter()
-            .map(|e| hash_to_prime(e.as_ref()))
+            .map(|e| self.prime_of(e.as_ref()))
             .collect();
         self.add_primes(&primes)?;
         Ok(primes)
@@ -278,10 +283,9 @@ impl Accumulator {
                 return Err(AccumulatorError::AlreadyMember { index: i });
             }
         }
-        if let Some(i) = primes
-            .par_iter()
-            .position_first(|x| !well_shaped(x) || !prime::is_probable_prime(x))
-        {
+        if let Some(i) = primes.par_iter().position_first(|x| {
+            !well_shaped(x) || !prime::is_probable_prime_with(x, self.group.features())
+        }) {
             return Err(AccumulatorError::BadMember { index: i });
         }
         let e = product_tree(primes);
@@ -303,7 +307,7 @@ impl Accumulator {
     ) -> Result<Vec<BigUint>, AccumulatorError> {
         let primes: Vec<U256> = elements
             .par_iter()
-            .map(|e| hash_to_prime(e.as_ref()))
+            .map(|e| self.prime_of(e.as_ref()))
             .collect();
         self.witnesses_for_primes(&primes)
     }
@@ -351,7 +355,7 @@ impl Accumulator {
     /// Checks a membership witness for an element: Ok when witness^x == A for the
     /// element's prime x.
     pub fn verify(&self, element: &[u8], witness: &BigUint) -> Result<(), AccumulatorError> {
-        self.verify_prime(&hash_to_prime(element), witness)
+        self.verify_prime(&self.prime_of(element), witness)
     }
 
     /// [`Accumulator::verify`] for a prime.
@@ -407,7 +411,7 @@ impl Accumulator {
     /// Removes an element with the trapdoor: A' = A^(x^-1 mod lambda(n)), constant time
     /// in the trapdoor, checked (A'^x == A) before it replaces A.
     pub fn remove(&mut self, element: &[u8], trapdoor: &Trapdoor) -> Result<(), AccumulatorError> {
-        self.remove_prime(&hash_to_prime(element), trapdoor)
+        self.remove_prime(&self.prime_of(element), trapdoor)
     }
 
     /// [`Accumulator::remove`] for a member prime.
@@ -433,7 +437,7 @@ impl Accumulator {
         element: &[u8],
         trapdoor: &Trapdoor,
     ) -> Result<BigUint, AccumulatorError> {
-        let x = hash_to_prime(element);
+        let x = self.prime_of(element);
         if !self.contains_prime(&x) {
             return Err(AccumulatorError::NotMember { index: 0 });
         }
@@ -448,8 +452,10 @@ impl Accumulator {
         if !well_shaped(x) {
             return Err(AccumulatorError::NotInvertible);
         }
-        let root = with_width!(self.group.ctx(), c => ct_root(c, &self.value, &trapdoor.lambda, x))
-            .ok_or(AccumulatorError::NotInvertible)?;
+        let root = with_width!(self.group.ctx(), c => {
+            ct_root(c, &self.value, &trapdoor.lambda, x, self.group.features())
+        })
+        .ok_or(AccumulatorError::NotInvertible)?;
         let ok = with_width!(self.group.ctx(), c => vartime_check(c, &root, x, &self.value));
         if !ok {
             return Err(AccumulatorError::CheckFailed);
@@ -489,5 +495,10 @@ pub fn verify_element(
     element: &[u8],
     witness: &BigUint,
 ) -> Result<(), AccumulatorError> {
-    verify_prime(group, value, &hash_to_prime(element), witness)
+    verify_prime(
+        group,
+        value,
+        &hash_to_prime_with(element, group.features()),
+        witness,
+    )
 }

@@ -2,13 +2,14 @@
 //! A^(x^-1 mod lambda(n)) ([`ct_root`]), in time independent of lambda: lambda mod x by
 //! Montgomery arithmetic, its inverse by Fermat's little theorem modulo the public prime
 //! x, the exact division by x as a multiplication by x^-1 mod 2^k, and the power with
-//! [`MontCtx::pow_ct`]. Building a [`Trapdoor`] uses num-bigint and is not constant
-//! time (once per key).
+//! [`MontCtx::pow_ct`]. The context modulo x is built for the group's [`CpuFeatures`]
+//! (those of [`super::RsaGroup::new_with`]). Building a [`Trapdoor`] uses num-bigint and
+//! is not constant time (once per key).
 
 use std::fmt;
 
 use num_bigint::BigUint;
-use wirespeed_bigint::{MontCtx, Uint};
+use wirespeed_bigint::{CpuFeatures, MontCtx, Uint};
 
 #[cfg(doc)]
 use super::PRIME_BITS;
@@ -24,9 +25,10 @@ const WIDE: usize = 72;
 /// r = lambda mod x (Horner over 256-bit chunks in Montgomery form modulo x), v = r^(x-2)
 /// mod x = lambda^-1 mod x (Fermat; the exponent is public), then lambda v - 1 = k x
 /// exactly with 0 < k < lambda, and x (lambda - k) = 1 mod lambda; k is found by
-/// multiplying lambda v - 1 by x^-1 mod 2^(64 WIDE) (an exact division).
-fn ct_inverse_mod<const L: usize>(lambda: &Uint<L>, x: &U256) -> Option<Uint<L>> {
-    let cx = MontCtx::<4>::new(x).ok()?;
+/// multiplying lambda v - 1 by x^-1 mod 2^(64 WIDE) (an exact division). The context
+/// modulo x is built for a CPU with features `f`.
+fn ct_inverse_mod<const L: usize>(lambda: &Uint<L>, x: &U256, f: &CpuFeatures) -> Option<Uint<L>> {
+    let cx = MontCtx::<4>::new_with(x, f).ok()?;
     // 2^256 mod x = 2^256 - x, since 2^255 <= x < 2^256.
     let t = cx.to_mont(&U256::ZERO.overflowing_sub(x).0);
     let mut acc = U256::ZERO;
@@ -134,13 +136,15 @@ fn gcd(a: &BigUint, b: &BigUint) -> BigUint {
 }
 
 /// value^(x^-1 mod lambda) mod n, constant time in lambda; None when x divides lambda.
+/// The context modulo x is built for a CPU with features `f` (the group's).
 pub(super) fn ct_root<const L: usize>(
     c: &MontCtx<L>,
     value: &BigUint,
     lambda: &Uint<64>,
     x: &U256,
+    f: &CpuFeatures,
 ) -> Option<BigUint> {
-    let u = ct_inverse_mod::<L>(&lambda.resize::<L>(), x)?;
+    let u = ct_inverse_mod::<L>(&lambda.resize::<L>(), x, f)?;
     let a = c.to_mont(&Uint::from_biguint_wrapping(value));
     Some(c.from_mont(&c.pow_ct(&a, &u)).to_biguint())
 }
@@ -168,9 +172,11 @@ mod tests {
         l[0] &= !1;
         let lambda = Uint::<16>(l);
         let lb = lambda.to_biguint();
-        let u = ct_inverse_mod(&lambda, &x).expect("invertible");
-        assert_eq!(u.to_biguint(), xb.modinv(&lb).expect("coprime"));
         let multiple = Uint::<16>::from_biguint_wrapping(&(&xb * 12345u32));
-        assert!(ct_inverse_mod(&multiple, &x).is_none());
+        for f in [CpuFeatures::none(), CpuFeatures::get().clone()] {
+            let u = ct_inverse_mod(&lambda, &x, &f).expect("invertible");
+            assert_eq!(u.to_biguint(), xb.modinv(&lb).expect("coprime"));
+            assert!(ct_inverse_mod(&multiple, &x, &f).is_none());
+        }
     }
 }
