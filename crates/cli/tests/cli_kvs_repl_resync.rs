@@ -356,3 +356,32 @@ fn a_replica_killed_under_load_resumes_from_its_log_with_a_partial_resync() {
         assert_eq!(g, w);
     }
 }
+
+#[test]
+fn a_replica_without_its_primary_says_the_link_is_down_and_connects_once_it_is_up() {
+    let port = common::free_port().to_string();
+    let (_r, raddr) = kvs_serve(&["--port", "0", "--replicaof", "127.0.0.1", &port]);
+    let mut r = connect(&raddr);
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(field(&mut r, "replication", "master_link_status"), "down");
+    let since: i64 = field(&mut r, "replication", "master_link_down_since_seconds")
+        .parse()
+        .unwrap();
+    assert!((0..=5).contains(&since), "{since}");
+    let e = try_cmd(&mut r, &["SET", "k", "v"]).unwrap_err();
+    assert!(e.to_string().contains("read only replica"), "{e}");
+    // The primary appears on that port: the replica connects and syncs.
+    let (_p, paddr) = kvs_serve(&["--port", &port]);
+    let mut p = connect(&paddr);
+    cmd(&mut p, &["SET", "k", "v"]);
+    synced(&mut p, &mut r);
+    assert_eq!(cmd(&mut r, &["GET", "k"]), bulk("v"));
+    assert!(
+        !redis::cmd("INFO")
+            .arg("replication")
+            .query::<String>(&mut r)
+            .unwrap()
+            .contains("master_link_down_since_seconds"),
+        "only while down"
+    );
+}
