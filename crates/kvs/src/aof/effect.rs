@@ -52,6 +52,9 @@ pub enum Effect {
         /// The offset.
         offset: u64,
     },
+    /// Not a change: a primary's request, in its replication stream, that each replica
+    /// acknowledge its offset at once (WAIT). Never logged.
+    GetAck,
     /// A change to a database other than 0 (SELECT): `effect` is never a batch, a
     /// swap or another of these. Changes to database 0 are not wrapped.
     Db {
@@ -75,7 +78,8 @@ impl Effect {
             | Effect::Batch(_)
             | Effect::SwapDb { .. }
             | Effect::Function(_)
-            | Effect::Position { .. } => None,
+            | Effect::Position { .. }
+            | Effect::GetAck => None,
         }
     }
 
@@ -103,7 +107,10 @@ impl Effect {
                 Effect::Batch(b.into_iter().map(|e| Effect::in_db(db, e)).collect())
             }
             Effect::Db { effect, .. } => Effect::in_db(db, *effect),
-            e @ (Effect::SwapDb { .. } | Effect::Function(_) | Effect::Position { .. }) => e,
+            e @ (Effect::SwapDb { .. }
+            | Effect::Function(_)
+            | Effect::Position { .. }
+            | Effect::GetAck) => e,
             e => Effect::Db {
                 db: db as u32,
                 effect: Box::new(e),

@@ -11,7 +11,8 @@
 //! database other than 0 is tag 7, the database (u32 LE) and the change's payload;
 //! SWAPDB is tag 8 and the two databases; tag 9 is a change to the function
 //! libraries; tag 10 is a replica's replication position (the primary's replication
-//! id, length-prefixed, and the offset, u64 LE). Older builds refuse a log holding a
+//! id, length-prefixed, and the offset, u64 LE); tag 11, alone, asks a replica for its
+//! offset (replication streams only, never in a log). Older builds refuse a log holding a
 //! tag they do not know (an unknown record), never misread it.
 //!
 //! [`classify`] names what a file is before any of it is read as records: empty (a new
@@ -52,6 +53,7 @@ const DB: u8 = 7;
 const SWAPDB: u8 = 8;
 const FUNCTION: u8 = 9;
 const POSITION: u8 = 10;
+const GETACK: u8 = 11;
 
 /// The header of a version-`version` log.
 pub fn header_of(version: u32) -> [u8; 16] {
@@ -107,6 +109,7 @@ fn encode_payload(e: &Effect, out: &mut Vec<u8>) {
             out.extend_from_slice(&at.to_le_bytes());
         }
         Effect::Clear => out.push(CLEAR),
+        Effect::GetAck => out.push(GETACK),
         Effect::Cmd(argv) | Effect::Function(argv) => {
             // [count: u32 LE] then each argument as [length: u32 LE][bytes].
             out.push(if matches!(e, Effect::Cmd(_)) {
@@ -184,6 +187,7 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             at: read_u64(&mut r)?,
         },
         CLEAR => Effect::Clear,
+        GETACK if !nested => Effect::GetAck,
         POSITION => Effect::Position {
             replid: read_bytes(&mut r)?,
             offset: read_u64(&mut r)?,
@@ -235,7 +239,12 @@ fn decode_at(p: &[u8], nested: bool) -> Option<Effect> {
             if db == 0
                 || matches!(
                     tail.first(),
-                    Some(&DB) | Some(&BATCH) | Some(&SWAPDB) | Some(&FUNCTION) | Some(&POSITION)
+                    Some(&DB)
+                        | Some(&BATCH)
+                        | Some(&SWAPDB)
+                        | Some(&FUNCTION)
+                        | Some(&POSITION)
+                        | Some(&GETACK)
                 )
             {
                 return None;

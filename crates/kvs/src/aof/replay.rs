@@ -100,7 +100,7 @@ pub fn apply(store: &mut Store, e: &Effect, now: u64) {
         Effect::Cmd(argv) => crate::cmd::replay(store, argv, now),
         Effect::Batch(b) => b.iter().for_each(|e| apply(store, e, now)),
         // Between databases: the caller's part (see the server's replay).
-        Effect::SwapDb { .. } | Effect::Function(_) | Effect::Position { .. } => {}
+        Effect::SwapDb { .. } | Effect::Function(_) | Effect::Position { .. } | Effect::GetAck => {}
         // The caller chose the database's store.
         Effect::Db { effect, .. } => apply(store, effect, now),
     }

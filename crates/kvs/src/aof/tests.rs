@@ -690,6 +690,7 @@ fn changes_to_other_databases_round_trip_and_bad_wrappers_are_refused() {
     assert_eq!(Effect::in_db(5, position.clone()), position);
     assert_eq!(position.key(), None);
     all.push(position.clone());
+    all.push(Effect::GetAck);
     all.push(Effect::Batch(vec![
         Effect::in_db(2, Effect::Clear),
         swap.clone(),

@@ -226,4 +226,5 @@ pub fn wait(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     };
     ctx.session.wait_acks = Some((target, n as usize, deadline));
     repl.wait_count(true);
+    repl.ask_acks();
 }

@@ -158,6 +158,9 @@ pub struct Repl {
     syncs: [AtomicU64; 3],
     /// Clients blocked in WAIT (acknowledgements wake the loops only while some are).
     waiting: AtomicUsize,
+    /// A WAIT asked the replicas for their offsets: a GETACK record goes to the stream
+    /// at the end of the round (one for all the WAITs of a round).
+    getack: AtomicBool,
     /// Changes go to the backlog (a replica has synced since the start).
     active: AtomicBool,
     backlog: Mutex<Backlog>,
@@ -179,6 +182,7 @@ impl Default for Repl {
             resumable: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
+            getack: AtomicBool::new(false),
             syncs: Default::default(),
             active: AtomicBool::new(false),
             backlog: Mutex::new(Backlog {
@@ -359,6 +363,19 @@ impl Repl {
             self.waiting.fetch_add(1, Ordering::AcqRel);
         } else {
             self.waiting.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Asks the replicas for their offsets (see the `getack` field).
+    pub fn ask_acks(&self) {
+        self.getack.store(true, Ordering::Release);
+    }
+
+    /// Sends the GETACK asked for since the last call, if any (an event loop, each
+    /// round, before it feeds its replicas).
+    pub fn send_getack(&self) {
+        if self.getack.load(Ordering::Relaxed) && self.getack.swap(false, Ordering::AcqRel) {
+            self.feed(&[Effect::GetAck]);
         }
     }
 

@@ -261,9 +261,9 @@ fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, Vec<u8>)> {
     Ok((e, raw))
 }
 
-/// Applies the stream until the link is dropped. The offset is acknowledged each
-/// time the records that came are all applied (so WAIT hears of them at once), and
-/// at least once a second.
+/// Applies the stream until the link is dropped. The offset is acknowledged once a
+/// second, and as soon as the records that came are applied after the primary asked
+/// (a GETACK record: a client waits in WAIT).
 fn stream(
     shared: &Shared,
     keys: &mut Keys,
@@ -273,15 +273,16 @@ fn stream(
 ) -> io::Result<()> {
     r.get_ref()
         .set_read_timeout(Some(Duration::from_millis(100)))?;
-    let (mut last_ack, mut acked) = (0u64, u64::MAX);
+    // Acknowledged at once when the primary asks (GETACK) and at the start.
+    let (mut last_ack, mut asked) = (0u64, true);
     loop {
         if gone() {
             return Ok(());
         }
         let now = now_ms();
         let offset = shared.repl.offset();
-        if r.buffer().is_empty() && (offset != acked || now >= last_ack + 1000) {
-            (last_ack, acked) = (now, offset);
+        if r.buffer().is_empty() && (asked || now >= last_ack + 1000) {
+            (last_ack, asked) = (now, false);
             send(
                 r.get_mut(),
                 &[b"REPLCONF", b"ACK", offset.to_string().as_bytes()],
@@ -309,7 +310,13 @@ fn stream(
         if gone() {
             return Ok(());
         }
-        apply_one(shared, keys, e, &raw);
+        if e == Effect::GetAck {
+            // Counted in the offset (and passed down a chain), not applied or logged.
+            shared.repl.feed_raw(&raw);
+            asked = true;
+        } else {
+            apply_one(shared, keys, e, &raw);
+        }
         let offset = shared.repl.offset();
         link.offset.store(offset, Ordering::Release);
         link.last_io_ms.store(now_ms(), Ordering::Release);

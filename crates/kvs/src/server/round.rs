@@ -22,6 +22,7 @@ impl Loop {
         touched: &mut Vec<Token>,
         closed: &mut Vec<Token>,
     ) {
+        shared.repl.send_getack();
         let offset = shared.repl.offset();
         if offset != *fed {
             *fed = offset;
