@@ -167,6 +167,18 @@ pub struct ServeArgs {
     #[arg(long, num_args = 2, value_names = ["HOST", "PORT"])]
     pub replicaof: Option<Vec<String>>,
 
+    /// Cluster mode (cluster-enabled yes): a node of a Redis Cluster, its bus on the port plus 10000
+    #[arg(long)]
+    pub cluster_enabled: bool,
+
+    /// The cluster's node file, written by the server (cluster-config-file) [default: nodes.conf]
+    #[arg(long, value_name = "FILE")]
+    pub cluster_config_file: Option<PathBuf>,
+
+    /// Milliseconds a node may be silent before it is flagged as failing (cluster-node-timeout) [default: 15000]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub cluster_node_timeout: Option<u64>,
+
     /// Append-only log: replayed at start, every write appended [default: none, memory only]
     #[arg(long, value_name = "FILE")]
     pub aof: Option<PathBuf>,
@@ -428,6 +440,20 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             .map_err(|_| CliError::Invalid(format!("--replicaof: a bad port '{}'", v[1])))?;
         config.replicaof = Some((v[0].clone(), port));
     }
+    if a.cluster_enabled || a.cluster_config_file.is_some() || a.cluster_node_timeout.is_some() {
+        let (file, timeout) = config.cluster.clone().unwrap_or_else(|| {
+            (
+                PathBuf::from(wirespeed_kvs::cluster::DEFAULT_FILE),
+                wirespeed_kvs::cluster::DEFAULT_TIMEOUT,
+            )
+        });
+        if a.cluster_enabled || config.cluster.is_some() {
+            config.cluster = Some((
+                a.cluster_config_file.clone().unwrap_or(file),
+                a.cluster_node_timeout.unwrap_or(timeout),
+            ));
+        }
+    }
     if let Some(path) = &a.aof {
         config.aof = Some((path.clone(), config.cmd.appendfsync));
     }
@@ -467,7 +493,7 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             message: error.message(&path),
             path,
         },
-        e @ BindError::Databases { .. } => CliError::Invalid(e.to_string()),
+        e @ (BindError::Databases { .. } | BindError::Cluster(_)) => CliError::Invalid(e.to_string()),
     })?;
     let local = server
         .local_addr()

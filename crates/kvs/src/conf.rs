@@ -29,6 +29,9 @@ const FIXED: &[&str] = &[
     "databases",
     "replicaof",
     "slaveof",
+    "cluster-enabled",
+    "cluster-config-file",
+    "cluster-node-timeout",
 ];
 
 /// Longest configuration file read (bytes).
@@ -59,6 +62,11 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
     let mut next = config.clone();
     let mut appendonly = next.aof.is_some();
     let mut filename = next.aof.as_ref().map(|(p, _)| p.clone());
+    let mut cluster = next.cluster.is_some();
+    let (mut cluster_file, mut node_timeout) = next
+        .cluster
+        .clone()
+        .unwrap_or_else(|| (PathBuf::from(crate::cluster::DEFAULT_FILE), crate::cluster::DEFAULT_TIMEOUT));
     for (n, raw) in text.lines().enumerate() {
         let err = |message: String| ConfError {
             line: n + 1,
@@ -142,6 +150,30 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                     .ok_or_else(|| err(format!("{name}: a bad port")))?;
                 next.replicaof = Some((String::from_utf8_lossy(host).into_owned(), port));
             }
+            "cluster-enabled" => {
+                single("yes or no")?;
+                cluster = match text.to_ascii_lowercase().as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => {
+                        return Err(err(format!(
+                            "cluster-enabled must be yes or no, not '{text}'"
+                        )))
+                    }
+                };
+            }
+            "cluster-config-file" => {
+                single("path")?;
+                cluster_file = PathBuf::from(text);
+            }
+            "cluster-node-timeout" => {
+                single("milliseconds")?;
+                node_timeout = text
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&t| t > 0)
+                    .ok_or_else(|| err(format!("cluster-node-timeout must be a positive number of ms, not '{text}'")))?;
+            }
             "appendfilename" => {
                 single("path")?;
                 filename = Some(PathBuf::from(text));
@@ -201,6 +233,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             next.cmd.appendfsync,
         )
     });
+    next.cluster = cluster.then_some((cluster_file, node_timeout));
     *config = next;
     Ok(warnings)
 }

@@ -135,6 +135,8 @@ pub struct Shared {
     pub scripts: crate::cmd::scripting::Scripts,
     /// Replication: the role, the stream to replicas, the link to a primary.
     pub repl: crate::repl::Repl,
+    /// Cluster mode's state (`cluster-enabled yes`), None otherwise.
+    pub cluster: Option<crate::cluster::Cluster>,
     /// The clients in MONITOR mode.
     pub monitors: crate::cmd::monitor::Monitors,
     /// CLIENT PAUSE.
@@ -191,6 +193,7 @@ impl Shared {
             slowlog: Default::default(),
             scripts: Default::default(),
             repl: Default::default(),
+            cluster: None,
             monitors: Default::default(),
             pause: Default::default(),
         }

@@ -18,6 +18,8 @@
 //!   replies, and the registries of subscribers and blocked clients.
 //! - [`repl`]: replication: the stream to replicas (a backlog of the log's records) and
 //!   a replica's link to its primary (REPLICAOF).
+//! - [`cluster`]: cluster mode: the nodes and slots this node knows, their file, the
+//!   routing of keyed commands (MOVED, CROSSSLOT), and the bus between nodes.
 //! - [`server`]: the mio event loops, pipelined batches with one write per batch.
 //! - `conn` (private): one client connection: read, run, write, its buffer limits.
 //! - `busy` (private): a loop's other clients answered while a script runs too long.
@@ -28,6 +30,7 @@
 
 pub mod aof;
 mod busy;
+pub mod cluster;
 pub mod cmd;
 pub mod conf;
 mod conn;

@@ -118,6 +118,9 @@ pub struct ServerConfig {
     pub aof: Option<(std::path::PathBuf, Fsync)>,
     /// The primary to follow from the start (`replicaof host port`).
     pub replicaof: Option<(String, u16)>,
+    /// Cluster mode (`cluster-enabled yes`): its file (`cluster-config-file`) and
+    /// `cluster-node-timeout` in ms.
+    pub cluster: Option<(std::path::PathBuf, u64)>,
 }
 
 impl Default for ServerConfig {
@@ -128,6 +131,7 @@ impl Default for ServerConfig {
             shards: 0,
             aof: None,
             replicaof: None,
+            cluster: None,
         }
     }
 }
@@ -203,6 +207,8 @@ pub enum BindError {
         /// Databases configured.
         databases: usize,
     },
+    /// The cluster's file (`cluster-config-file`) would not load.
+    Cluster(String),
 }
 
 impl From<io::Error> for BindError {
@@ -229,6 +235,7 @@ impl std::fmt::Display for BindError {
                 path.display(),
                 needed - 1
             ),
+            BindError::Cluster(e) => write!(f, "cluster-config-file {e}"),
         }
     }
 }
@@ -288,6 +295,18 @@ impl Server {
             }
         }
         shared.hub = crate::hub::Hub::new(wakers);
+        if let Some((file, timeout)) = &config.cluster {
+            let port = listener.local_addr()?.port();
+            let ip = shared.config().0.bind.clone();
+            let c = crate::cluster::Cluster::open(file.clone(), &ip, port, *timeout)
+                .map_err(BindError::Cluster)?;
+            eprintln!("kvs: cluster mode, node {}", c.my_id());
+            shared.cluster = Some(c);
+            // A replica in the file follows its primary again.
+            if let Some((host, port)) = crate::cluster::primary_addr(&shared) {
+                crate::repl::replica::start(&shared, host, port);
+            }
+        }
         if let Some((host, port)) = config.replicaof {
             // A replica back from its log resumes from where the log says it was (a
             // server started as a primary takes writes of its own: it does not).
@@ -391,6 +410,8 @@ impl Server {
             let shared = &self.shared;
             let stop_ref = &stop;
             scope.spawn(move || crate::repl::replica::manager(shared, stop_ref));
+            // The cluster bus, in cluster mode.
+            scope.spawn(move || crate::cluster::bus::run(shared, stop_ref));
             let accept = Acceptor {
                 listener: &listeners[0],
                 mailboxes: &self.mailboxes,

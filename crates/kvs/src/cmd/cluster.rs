@@ -28,8 +28,13 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc & 16383
 }
 
-/// CLUSTER KEYSLOT / INFO / SLOTS / SHARDS.
+/// CLUSTER: the one-node answers without cluster mode (KEYSLOT, INFO, SLOTS, SHARDS:
+/// this node serves every slot), the cluster's commands in cluster mode
+/// ([`super::cluster_cmds`]).
 pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if ctx.keys.shared().cluster.is_some() {
+        return super::cluster_cmds::cluster(ctx, args, w);
+    }
     let sub = args[1];
     let node_id = "0000000000000000000000000000000000000001";
     if eq(sub, "keyslot") && args.len() == 3 {

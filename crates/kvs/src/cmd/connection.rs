@@ -71,6 +71,9 @@ pub fn auth(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SELECT index: the database the connection's next commands work on.
 pub fn select(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if ctx.keys.shared().cluster.is_some() && parse_i64(args[1]) != Some(0) {
+        return w.error("ERR SELECT is not allowed in cluster mode");
+    }
     match db_index(ctx, args[1]) {
         Ok(db) => {
             ctx.session.db = db;

@@ -17,6 +17,7 @@ pub mod admin;
 pub mod blocking;
 pub mod clients;
 pub mod cluster;
+pub mod cluster_cmds;
 pub mod cmdstats;
 pub mod config;
 pub mod connection;
@@ -84,6 +85,8 @@ pub struct Session {
     /// The stream's generation when this replica attached (see
     /// [`crate::repl::Repl::generation`]): it is dropped once that moves.
     pub replica_gen: u64,
+    /// READONLY (cluster mode): reads of the primary's slots are served by a replica.
+    pub cluster_readonly: bool,
     /// Blocked in WAIT: for this many replicas to acknowledge this offset, until this
     /// deadline (ms since the epoch, 0: none).
     pub wait_acks: Option<(u64, usize, u64)>,
@@ -316,6 +319,11 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             cmd.name
         ));
+    }
+    if let Some(e) = cluster_cmds::refused(ctx, cmd, args) {
+        multi::flag_error(ctx);
+        ctx.stats.per_command.rejected(cmd);
+        return w.error(&e);
     }
     if let Err(e) = admit(ctx, cmd) {
         multi::flag_error(ctx);

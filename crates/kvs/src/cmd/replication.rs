@@ -10,6 +10,9 @@ use crate::resp::Writer;
 
 /// REPLICAOF host port | NO ONE (and SLAVEOF).
 pub fn replicaof(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    if ctx.keys.shared().cluster.is_some() {
+        return w.error("ERR REPLICAOF not allowed in cluster mode.");
+    }
     let repl = &ctx.keys.shared().repl;
     if eq(args[1], "no") && eq(args[2], "one") {
         if repl.is_replica() {

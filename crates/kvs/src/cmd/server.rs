@@ -127,6 +127,10 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             .map_or("100", String::as_str);
         out.push_str(&ctx.keys.shared().repl.info(ctx.now, priority));
     }
+    if want("cluster") {
+        let on = u8::from(ctx.keys.shared().cluster.is_some());
+        out.push_str(&format!("# Cluster\r\ncluster_enabled:{on}\r\n\r\n"));
+    }
     if want("cpu") {
         let [user, sys, cuser, csys] = cpu_seconds();
         out.push_str(&format!(

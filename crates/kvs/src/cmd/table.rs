@@ -11,7 +11,7 @@
 
 use super::scripting::{self, functions};
 use super::{
-    admin, arity, blocking, cluster, config, connection, dbs, eq, hashes, keys, lists, monitor,
+    admin, arity, blocking, cluster, cluster_cmds, config, connection, dbs, eq, hashes, keys, lists, monitor,
     multi, pubsub, replication, server, sets, sort, strings, zscan, zsets, zstore, Ctx,
 };
 use crate::resp::Writer;
@@ -304,6 +304,8 @@ pub static COMMANDS: &[Command] = &[
     row!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::unsubscribe, "Stops listening to messages published to channels that match one or more patterns."),
     row!("quit", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::quit, "Closes the connection."),
     row!("randomkey", 1, READONLY, NOKEY, "generic", keys::randomkey, "Returns a random key name from the database."),
+    row!("readonly", 1, FAST | LOADING | STALE, NOKEY, "cluster", cluster_cmds::readonly, "Enables read-only queries for a connection to a Redis Cluster replica node."),
+    row!("readwrite", 1, FAST | LOADING | STALE, NOKEY, "cluster", cluster_cmds::readwrite, "Enables read-write queries for a connection to a Redis Cluster replica node."),
     row!("rename", 3, WRITE, (1, 2, 1), "generic", keys::rename, "Renames a key and overwrites the destination."),
     row!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", keys::rename, "Renames a key only when the target key name doesn't exist."),
     row!("replconf", -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY, NOKEY, "server", replication::replconf, "An internal command for configuring the replication stream."),

@@ -1,0 +1,519 @@
+//! The cluster bus: this server's own messages on the client port plus 10000.
+//!
+//! A message is one line of space-separated fields:
+//! `MEET|PING id ip port cport m|s master|- config-epoch current-epoch slots|- n`
+//! followed by `n` gossip entries `id ip port cport m|s master|-` about other nodes;
+//! `slots` is comma-separated ranges (`0-5460,6000`). Every 100 ms each node sends one
+//! to every node it knows (MEET to those met by address and not yet heard from) over
+//! a connection of its own; what comes in on accepted connections is read by a thread
+//! per connection. Lines are bounded (1 MiB) and a line that does not parse is
+//! dropped with its connection.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::{ranges, Cluster, Node, State, SLOTS};
+use crate::keyspace::Shared;
+use crate::server::now_ms;
+
+/// Longest message line read.
+const MAX_LINE: u64 = 1 << 20;
+/// How often a node tells the others (ms).
+const PERIOD_MS: u64 = 100;
+
+/// One node's description in a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct About {
+    /// Node id.
+    pub id: String,
+    /// Client address.
+    pub ip: String,
+    /// Client port.
+    pub port: u16,
+    /// Bus port.
+    pub cport: u16,
+    /// A replica.
+    pub replica: bool,
+    /// Its primary, for a replica.
+    pub master: Option<String>,
+}
+
+/// A bus message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Msg {
+    /// MEET (the receiver adds an unknown sender) or PING.
+    pub meet: bool,
+    /// The sender.
+    pub from: About,
+    /// The sender's config epoch.
+    pub config_epoch: u64,
+    /// The sender's current epoch.
+    pub current_epoch: u64,
+    /// The slots the sender serves (a primary).
+    pub slots: Vec<u16>,
+    /// Other nodes the sender knows.
+    pub gossip: Vec<About>,
+}
+
+fn about_fields(a: &About, out: &mut String) {
+    out.push_str(&format!(
+        " {} {} {} {} {} {}",
+        a.id,
+        if a.ip.is_empty() { "-" } else { &a.ip },
+        a.port,
+        a.cport,
+        if a.replica { "s" } else { "m" },
+        a.master.as_deref().unwrap_or("-")
+    ));
+}
+
+impl Msg {
+    /// The message as a line (with its line end).
+    pub fn encode(&self) -> String {
+        let mut out = String::from(if self.meet { "MEET" } else { "PING" });
+        about_fields(&self.from, &mut out);
+        out.push_str(&format!(" {} {} ", self.config_epoch, self.current_epoch));
+        let r = ranges(&self.slots);
+        if r.is_empty() {
+            out.push('-');
+        } else {
+            let parts: Vec<String> = r
+                .iter()
+                .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+                .collect();
+            out.push_str(&parts.join(","));
+        }
+        out.push_str(&format!(" {}", self.gossip.len()));
+        for g in &self.gossip {
+            about_fields(g, &mut out);
+        }
+        out.push('\n');
+        out
+    }
+
+    /// Reads a line; None when it is not a message.
+    pub fn decode(line: &str) -> Option<Msg> {
+        let mut w = line.split_ascii_whitespace();
+        let meet = match w.next()? {
+            "MEET" => true,
+            "PING" => false,
+            _ => return None,
+        };
+        let about = |w: &mut std::str::SplitAsciiWhitespace| -> Option<About> {
+            let id = w.next()?.to_string();
+            if id.len() != 40 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let ip = w.next()?;
+            Some(About {
+                id,
+                ip: if ip == "-" { String::new() } else { ip.to_string() },
+                port: w.next()?.parse().ok()?,
+                cport: w.next()?.parse().ok()?,
+                replica: match w.next()? {
+                    "s" => true,
+                    "m" => false,
+                    _ => return None,
+                },
+                master: match w.next()? {
+                    "-" => None,
+                    m => Some(m.to_string()),
+                },
+            })
+        };
+        let from = about(&mut w)?;
+        let config_epoch = w.next()?.parse().ok()?;
+        let current_epoch = w.next()?.parse().ok()?;
+        let mut slots = Vec::new();
+        let defs = w.next()?;
+        if defs != "-" {
+            for d in defs.split(',') {
+                let (a, b) = match d.split_once('-') {
+                    Some((a, b)) => (a.parse::<u16>().ok()?, b.parse::<u16>().ok()?),
+                    None => {
+                        let a = d.parse::<u16>().ok()?;
+                        (a, a)
+                    }
+                };
+                if a > b || b as usize >= SLOTS {
+                    return None;
+                }
+                slots.extend(a..=b);
+            }
+        }
+        let n: usize = w.next()?.parse().ok()?;
+        if n > 10_000 {
+            return None;
+        }
+        let mut gossip = Vec::with_capacity(n);
+        for _ in 0..n {
+            gossip.push(about(&mut w)?);
+        }
+        w.next().is_none().then_some(Msg {
+            meet,
+            from,
+            config_epoch,
+            current_epoch,
+            slots,
+            gossip,
+        })
+    }
+}
+
+fn about(n: &Node) -> About {
+    About {
+        id: n.id.clone(),
+        ip: n.ip.clone(),
+        port: n.port,
+        cport: n.cport,
+        replica: n.replica,
+        master: n.master.clone(),
+    }
+}
+
+impl Cluster {
+    /// The message this node sends (MEET or PING).
+    fn message(&self, st: &State, meet: bool) -> Msg {
+        let me = &st.nodes[0];
+        Msg {
+            meet,
+            from: about(me),
+            config_epoch: me.config_epoch,
+            current_epoch: st.current_epoch,
+            slots: if me.replica { Vec::new() } else { self.slots_of(0) },
+            gossip: st.nodes[1..]
+                .iter()
+                .filter(|n| !n.gone && !n.handshake)
+                .map(about)
+                .collect(),
+        }
+    }
+
+    /// Takes in a message that came from `peer_ip`.
+    pub fn receive(&self, msg: Msg, peer_ip: &str) {
+        let now = now_ms();
+        let mut st = self.state();
+        st.received += 1;
+        if msg.from.id == st.nodes[0].id {
+            return;
+        }
+        let ip = if msg.from.ip.is_empty() || msg.from.ip == "0.0.0.0" {
+            peer_ip.to_string()
+        } else {
+            msg.from.ip.clone()
+        };
+        let mut changed = false;
+        let i = match st.find(&msg.from.id) {
+            Some(i) => i,
+            None => {
+                let met = st
+                    .nodes
+                    .iter()
+                    .position(|n| n.handshake && !n.gone && n.ip == ip && n.cport == msg.from.cport);
+                match met {
+                    Some(i) => i,
+                    None if msg.meet => {
+                        st.nodes.push(Node::default());
+                        st.nodes.len() - 1
+                    }
+                    None => return,
+                }
+            }
+        };
+        {
+            let n = &mut st.nodes[i];
+            let before = (
+                n.id.clone(),
+                n.ip.clone(),
+                n.port,
+                n.cport,
+                n.replica,
+                n.master.clone(),
+                n.config_epoch,
+                n.handshake,
+            );
+            n.id = msg.from.id.clone();
+            n.ip = ip.clone();
+            n.port = msg.from.port;
+            n.cport = msg.from.cport;
+            n.replica = msg.from.replica;
+            n.master = msg.from.master.clone();
+            n.config_epoch = msg.config_epoch;
+            n.handshake = false;
+            n.pong_recv = now;
+            n.pfail = false;
+            changed |= before
+                != (
+                    n.id.clone(),
+                    n.ip.clone(),
+                    n.port,
+                    n.cport,
+                    n.replica,
+                    n.master.clone(),
+                    n.config_epoch,
+                    n.handshake,
+                );
+        }
+        // Another entry met by the same address (a MEET and a gossip crossed) goes.
+        for (j, n) in st.nodes.iter_mut().enumerate() {
+            if j != i && n.handshake && !n.gone && n.ip == ip && n.cport == msg.from.cport {
+                n.gone = true;
+                changed = true;
+            }
+        }
+        if msg.current_epoch > st.current_epoch {
+            st.current_epoch = msg.current_epoch;
+            changed = true;
+        }
+        if !msg.from.replica {
+            // A slot goes to the primary that claims it with the higher config epoch.
+            for &slot in &msg.slots {
+                let owner = self.owner_of(slot);
+                if owner == Some(i) {
+                    continue;
+                }
+                let take = owner.is_none_or(|o| st.nodes[o].config_epoch < msg.config_epoch);
+                if take {
+                    self.set_owner(slot, Some(i));
+                    changed = true;
+                }
+            }
+        }
+        let my_id = st.nodes[0].id.clone();
+        for g in msg.gossip {
+            if g.id == my_id || st.find(&g.id).is_some() || g.ip.is_empty() {
+                continue;
+            }
+            let known = st
+                .nodes
+                .iter()
+                .any(|n| !n.gone && n.ip == g.ip && n.cport == g.cport);
+            if !known {
+                st.nodes.push(Node {
+                    id: g.id,
+                    ip: g.ip,
+                    port: g.port,
+                    cport: g.cport,
+                    replica: g.replica,
+                    master: g.master,
+                    handshake: true,
+                    ping_sent: now,
+                    ..Node::default()
+                });
+                changed = true;
+            }
+        }
+        if changed {
+            self.changed(&st);
+        }
+    }
+
+    /// Once a round: nodes silent past the node timeout are flagged `fail?`, nodes met
+    /// by address that never answered are dropped after it.
+    fn tick(&self, now: u64) {
+        let mut st = self.state();
+        let timeout = self.node_timeout.max(PERIOD_MS * 5);
+        let mut changed = false;
+        for n in st.nodes.iter_mut().skip(1).filter(|n| !n.gone) {
+            if n.handshake {
+                if now.saturating_sub(n.ping_sent) > timeout {
+                    n.gone = true;
+                    changed = true;
+                }
+                continue;
+            }
+            if n.pong_recv == 0 {
+                // Known (from the file) but not heard from yet: the clock starts now.
+                n.pong_recv = now;
+            }
+            n.pfail = now.saturating_sub(n.pong_recv) > timeout;
+        }
+        if changed {
+            self.changed(&st);
+        }
+    }
+}
+
+/// Runs the bus until `stop` or SHUTDOWN: the listener, a reader per accepted
+/// connection, and this thread sending every 100 ms.
+pub fn run(shared: &Shared, stop: &AtomicBool) {
+    let Some(c) = shared.cluster.as_ref() else {
+        return;
+    };
+    let stopped = || stop.load(Ordering::Relaxed) || shared.shutdown.load(Ordering::Relaxed);
+    let (bind, cport) = {
+        let st = c.state();
+        (shared.config().0.bind.clone(), st.nodes[0].cport)
+    };
+    let listener = match TcpListener::bind((bind.as_str(), cport)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("kvs: the cluster bus cannot listen on {bind}:{cport}: {e}");
+            return;
+        }
+    };
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stopped() {
+                match listener.accept() {
+                    Ok((sock, peer)) => {
+                        let peer_ip = peer.ip().to_string();
+                        scope.spawn(move || read_from(c, sock, &peer_ip, &stopped));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        let mut links: HashMap<(String, u16), TcpStream> = HashMap::new();
+        while !stopped() {
+            let now = now_ms();
+            let (meet, ping, targets) = {
+                let mut st = c.state();
+                let meet = c.message(&st, true).encode();
+                let ping = c.message(&st, false).encode();
+                let mut targets = Vec::new();
+                for n in st.nodes.iter_mut().skip(1).filter(|n| !n.gone) {
+                    if n.ping_sent == 0 {
+                        n.ping_sent = now;
+                    }
+                    targets.push((n.id.clone(), n.ip.clone(), n.cport, n.handshake));
+                }
+                (meet, ping, targets)
+            };
+            let mut sent = Vec::new();
+            for (id, ip, cport, handshake) in targets {
+                let key = (ip.clone(), cport);
+                let line = if handshake { &meet } else { &ping };
+                let ok = send(&mut links, key, line);
+                sent.push((id, ok));
+            }
+            {
+                let mut st = c.state();
+                for (id, ok) in sent {
+                    if let Some(n) = st.nodes.iter_mut().find(|n| n.id == id && !n.gone) {
+                        n.link = ok;
+                        if ok && !n.handshake {
+                            n.ping_sent = now;
+                        }
+                    }
+                    st.sent += u64::from(ok);
+                }
+            }
+            c.tick(now);
+            if let Err(e) = c.save_if_dirty() {
+                eprintln!("kvs: cannot write {}: {e}", c.file.display());
+            }
+            std::thread::sleep(Duration::from_millis(PERIOD_MS));
+        }
+    });
+    let _ = c.save_if_dirty();
+}
+
+/// Sends `line` on the link to `key` (connecting first if needed); false on failure
+/// (the link is dropped, to connect again next time).
+fn send(links: &mut HashMap<(String, u16), TcpStream>, key: (String, u16), line: &str) -> bool {
+    if !links.contains_key(&key) {
+        let Some(addr) = (key.0.as_str(), key.1)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+        else {
+            return false;
+        };
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                let _ = s.set_write_timeout(Some(Duration::from_millis(500)));
+                links.insert(key.clone(), s);
+            }
+            Err(_) => return false,
+        }
+    }
+    let ok = links
+        .get_mut(&key)
+        .is_some_and(|s| s.write_all(line.as_bytes()).is_ok());
+    if !ok {
+        links.remove(&key);
+    }
+    ok
+}
+
+/// Reads messages from an accepted connection until it closes or the bus stops.
+fn read_from(c: &Cluster, sock: TcpStream, peer_ip: &str, stopped: &dyn Fn() -> bool) {
+    if sock
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .is_err()
+    {
+        return;
+    }
+    let mut r = BufReader::new(sock);
+    let mut line = Vec::new();
+    while !stopped() {
+        match (&mut r).take(MAX_LINE).read_until(b'\n', &mut line) {
+            Ok(0) => return,
+            Ok(_) if line.ends_with(b"\n") => {
+                let text = String::from_utf8_lossy(&line);
+                match Msg::decode(&text) {
+                    Some(m) => c.receive(m, peer_ip),
+                    None => return,
+                }
+                line.clear();
+            }
+            // A line longer than any message.
+            Ok(_) if line.len() as u64 >= MAX_LINE => return,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_and_junk_is_refused() {
+        let a = About {
+            id: "a".repeat(40),
+            ip: "127.0.0.1".into(),
+            port: 7000,
+            cport: 17000,
+            replica: false,
+            master: None,
+        };
+        let b = About {
+            id: "b".repeat(40),
+            ip: "10.0.0.2".into(),
+            port: 7001,
+            cport: 17001,
+            replica: true,
+            master: Some("a".repeat(40)),
+        };
+        let m = Msg {
+            meet: true,
+            from: a,
+            config_epoch: 3,
+            current_epoch: 9,
+            slots: (0..=5460).chain([6000, 16383]).collect(),
+            gossip: vec![b],
+        };
+        let line = m.encode();
+        assert!(line.contains(" 0-5460,6000,16383 "), "{line}");
+        assert_eq!(Msg::decode(&line), Some(m.clone()));
+        assert_eq!(Msg::decode("HELLO"), None);
+        assert_eq!(Msg::decode(&line.replace("16383", "16384")), None);
+        assert_eq!(Msg::decode(&line.replace(" 1 ", " 2 ")), None);
+        assert_eq!(Msg::decode(&format!("{} extra", line.trim_end())), None);
+    }
+}

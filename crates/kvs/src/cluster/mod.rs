@@ -1,0 +1,432 @@
+//! Redis Cluster mode (`cluster-enabled yes`): this node's view of the cluster — the
+//! nodes it knows, which primary serves each of the 16384 hash slots, the epochs —
+//! persisted in `cluster-config-file` (Redis's `nodes.conf` lines, written atomically),
+//! and the routing of keyed commands (MOVED, CROSSSLOT, CLUSTERDOWN, READONLY
+//! replicas).
+//!
+//! The nodes talk over the cluster bus ([`bus`], the client port plus 10000), with this
+//! server's own messages: each node tells every node it knows, a few times a second,
+//! its id, address, role, primary, config epoch, current epoch and slots, and what it
+//! knows of the others (gossip), so that nodes met through one (`CLUSTER MEET`) meet
+//! the rest. A slot belongs to the primary that claims it with the highest config
+//! epoch, as in Redis. The tools talk to the client port only (`redis-cli --cluster`,
+//! cluster clients), with Redis's commands and replies; a real Redis node cannot join
+//! (its bus speaks Redis's binary protocol).
+
+pub mod bus;
+pub mod conf;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Hash slots.
+pub const SLOTS: usize = 16384;
+/// An unassigned slot in the owner table.
+const NONE: u32 = u32::MAX;
+/// `cluster-config-file` by default.
+pub const DEFAULT_FILE: &str = "nodes.conf";
+/// `cluster-node-timeout` by default (ms).
+pub const DEFAULT_TIMEOUT: u64 = 15_000;
+/// The bus port is the client port plus this.
+pub const BUS_OFFSET: u16 = 10000;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A node as this one knows it. Index 0 of [`State::nodes`] is this node.
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    /// 40 hex digits (a random one while in handshake).
+    pub id: String,
+    /// Address clients use.
+    pub ip: String,
+    /// Client port.
+    pub port: u16,
+    /// Bus port.
+    pub cport: u16,
+    /// A replica (of `master`), else a primary.
+    pub replica: bool,
+    /// Its primary's id, for a replica.
+    pub master: Option<String>,
+    /// Config epoch (its claim on its slots).
+    pub config_epoch: u64,
+    /// Met by address, its id not yet known (CLUSTER MEET, or gossip).
+    pub handshake: bool,
+    /// When the last message was sent to it / came from it, ms since the epoch.
+    pub ping_sent: u64,
+    /// See `ping_sent`.
+    pub pong_recv: u64,
+    /// A bus connection to it is up.
+    pub link: bool,
+    /// Silent for longer than the node timeout.
+    pub pfail: bool,
+    /// Removed (CLUSTER FORGET): its index stays, unused.
+    pub gone: bool,
+}
+
+impl Node {
+    /// Redis's flags field of CLUSTER NODES.
+    fn flags(&self, myself: bool) -> String {
+        let mut f = Vec::new();
+        if myself {
+            f.push("myself");
+        }
+        if self.handshake {
+            f.push("handshake");
+        } else {
+            f.push(if self.replica { "slave" } else { "master" });
+        }
+        if self.pfail {
+            f.push("fail?");
+        }
+        f.join(",")
+    }
+}
+
+/// What a node knows, under one lock.
+#[derive(Debug, Default)]
+pub struct State {
+    /// Every node known; 0 is this one.
+    pub nodes: Vec<Node>,
+    /// The highest epoch seen.
+    pub current_epoch: u64,
+    /// The last epoch this node voted in (kept for the file; elections are not run).
+    pub last_vote_epoch: u64,
+    /// Bus messages sent and received.
+    pub sent: u64,
+    /// See `sent`.
+    pub received: u64,
+}
+
+impl State {
+    fn find(&self, id: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| !n.gone && n.id == id)
+    }
+}
+
+/// The cluster as this node sees it.
+#[derive(Debug)]
+pub struct Cluster {
+    state: Mutex<State>,
+    /// Per slot: the index of the node serving it in [`State::nodes`], or [`NONE`]
+    /// (read without the lock by routing).
+    owner: Box<[AtomicU32]>,
+    /// The index of this node's primary when it is a replica, else [`NONE`].
+    my_master: AtomicU32,
+    /// Every slot has an owner (`cluster_state:ok`).
+    covered: AtomicBool,
+    /// The state changed since the file was written.
+    dirty: AtomicBool,
+    /// `cluster-config-file`.
+    pub file: std::path::PathBuf,
+    /// `cluster-node-timeout`, ms.
+    pub node_timeout: u64,
+    /// Bumped when the node set or the slots change (the bus re-reads its peers).
+    pub version: AtomicU64,
+}
+
+/// Where a keyed command goes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Served here.
+    Here,
+    /// Redis's error reply for it.
+    Error(String),
+}
+
+impl Cluster {
+    /// This node alone, with a new id, or what `file` holds when it exists.
+    pub fn open(
+        file: std::path::PathBuf,
+        ip: &str,
+        port: u16,
+        node_timeout: u64,
+    ) -> Result<Cluster, String> {
+        let owner: Box<[AtomicU32]> = (0..SLOTS).map(|_| AtomicU32::new(NONE)).collect();
+        let c = Cluster {
+            state: Mutex::new(State::default()),
+            owner,
+            my_master: AtomicU32::new(NONE),
+            covered: AtomicBool::new(false),
+            dirty: AtomicBool::new(false),
+            file,
+            node_timeout,
+            version: AtomicU64::new(0),
+        };
+        let loaded = match std::fs::read(&c.file) {
+            Ok(text) => Some(conf::parse(&String::from_utf8_lossy(&text)).map_err(|e| {
+                format!("{}: {e}", c.file.display())
+            })?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("{}: {e}", c.file.display())),
+        };
+        {
+            let mut st = lock(&c.state);
+            match loaded {
+                Some(l) => {
+                    st.current_epoch = l.current_epoch;
+                    st.last_vote_epoch = l.last_vote_epoch;
+                    st.nodes = l.nodes;
+                    // This node's address is what it is started with now.
+                    st.nodes[0].ip = ip.to_string();
+                    st.nodes[0].port = port;
+                    st.nodes[0].cport = port.saturating_add(BUS_OFFSET);
+                    for (slot, i) in l.slots {
+                        c.owner[slot as usize].store(i as u32, Ordering::Relaxed);
+                    }
+                }
+                None => {
+                    st.nodes.push(Node {
+                        id: crate::repl::new_replid(),
+                        ip: ip.to_string(),
+                        port,
+                        cport: port.saturating_add(BUS_OFFSET),
+                        ..Node::default()
+                    });
+                    c.dirty.store(true, Ordering::Relaxed);
+                }
+            }
+            c.refresh(&st);
+        }
+        Ok(c)
+    }
+
+    /// The state, locked.
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// This node's id.
+    pub fn my_id(&self) -> String {
+        self.state().nodes[0].id.clone()
+    }
+
+    /// Re-derives the lock-free views after a change (with the lock held).
+    fn refresh(&self, st: &State) {
+        let me = &st.nodes[0];
+        let master = if me.replica {
+            me.master.as_deref().and_then(|m| st.find(m)).map_or(NONE, |i| i as u32)
+        } else {
+            NONE
+        };
+        self.my_master.store(master, Ordering::Release);
+        let covered = self
+            .owner
+            .iter()
+            .all(|o| o.load(Ordering::Relaxed) != NONE);
+        self.covered.store(covered, Ordering::Release);
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Notes a change: the file is written by the bus's next round.
+    pub fn changed(&self, st: &State) {
+        self.refresh(st);
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// The owner index of `slot`.
+    pub fn owner_of(&self, slot: u16) -> Option<usize> {
+        match self.owner[slot as usize].load(Ordering::Acquire) {
+            NONE => None,
+            i => Some(i as usize),
+        }
+    }
+
+    /// Sets the owner of `slot` (with the state's lock held).
+    pub fn set_owner(&self, slot: u16, owner: Option<usize>) {
+        self.owner[slot as usize].store(owner.map_or(NONE, |i| i as u32), Ordering::Release);
+    }
+
+    /// The slots `node` serves, ascending.
+    pub fn slots_of(&self, node: usize) -> Vec<u16> {
+        (0..SLOTS as u16)
+            .filter(|&s| self.owner_of(s) == Some(node))
+            .collect()
+    }
+
+    /// Where a command with keys in `slots` goes. `read_ok`: a read from a client that
+    /// sent READONLY (a replica serves its primary's slots to it).
+    pub fn route(&self, mut slots: impl Iterator<Item = u16>, read_ok: bool) -> Route {
+        let Some(slot) = slots.next() else {
+            return Route::Here;
+        };
+        if slots.any(|s| s != slot) {
+            return Route::Error("CROSSSLOT Keys in request don't hash to the same slot".into());
+        }
+        if !self.covered.load(Ordering::Acquire) {
+            return Route::Error("CLUSTERDOWN Hash slot not served".into());
+        }
+        let owner = self.owner[slot as usize].load(Ordering::Acquire);
+        if owner == 0 && self.my_master.load(Ordering::Acquire) == NONE {
+            return Route::Here;
+        }
+        if owner == NONE {
+            return Route::Error("CLUSTERDOWN Hash slot not served".into());
+        }
+        if read_ok && owner == self.my_master.load(Ordering::Acquire) {
+            return Route::Here;
+        }
+        let st = self.state();
+        match st.nodes.get(owner as usize) {
+            Some(n) => Route::Error(format!("MOVED {slot} {}:{}", n.ip, n.port)),
+            None => Route::Error("CLUSTERDOWN Hash slot not served".into()),
+        }
+    }
+
+    /// Writes the file if the state changed (atomically: a new file, synced, renamed).
+    pub fn save_if_dirty(&self) -> std::io::Result<()> {
+        if !self.dirty.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let text = {
+            let st = self.state();
+            conf::render(self, &st)
+        };
+        let r = write_atomically(&self.file, text.as_bytes());
+        if r.is_err() {
+            self.dirty.store(true, Ordering::Release);
+        }
+        r
+    }
+
+    /// `cluster_state:ok`: every slot served.
+    pub fn ok(&self) -> bool {
+        self.covered.load(Ordering::Acquire)
+    }
+
+    /// CLUSTER NODES, one line per node.
+    pub fn nodes_text(&self, now: u64) -> String {
+        let st = self.state();
+        let mut out = String::new();
+        for (i, n) in st.nodes.iter().enumerate() {
+            if n.gone {
+                continue;
+            }
+            out.push_str(&self.node_line(&st, i, now));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// One CLUSTER NODES line (without its line end).
+    pub fn node_line(&self, st: &State, i: usize, _now: u64) -> String {
+        let n = &st.nodes[i];
+        let master = n.master.as_deref().unwrap_or("-");
+        let epoch = if n.replica {
+            n.master
+                .as_deref()
+                .and_then(|m| st.find(m))
+                .map_or(n.config_epoch, |m| st.nodes[m].config_epoch)
+        } else {
+            n.config_epoch
+        };
+        let connected = i == 0 || n.link;
+        let mut line = format!(
+            "{} {}:{}@{} {} {master} {} {} {epoch} {}",
+            n.id,
+            n.ip,
+            n.port,
+            n.cport,
+            n.flags(i == 0),
+            if i == 0 { 0 } else { n.ping_sent },
+            if i == 0 { 0 } else { n.pong_recv },
+            if connected { "connected" } else { "disconnected" },
+        );
+        for (a, b) in ranges(&self.slots_of(i)) {
+            if a == b {
+                line.push_str(&format!(" {a}"));
+            } else {
+                line.push_str(&format!(" {a}-{b}"));
+            }
+        }
+        line
+    }
+}
+
+/// The address of this node's primary, when the file says it is a replica.
+pub fn primary_addr(shared: &crate::keyspace::Shared) -> Option<(String, u16)> {
+    let c = shared.cluster.as_ref()?;
+    let st = c.state();
+    let m = st.nodes[0].master.as_deref().filter(|_| st.nodes[0].replica)?;
+    let n = &st.nodes[st.find(m)?];
+    Some((n.ip.clone(), n.port))
+}
+
+/// Contiguous runs of ascending `slots`, as (first, last).
+pub fn ranges(slots: &[u16]) -> Vec<(u16, u16)> {
+    let mut out: Vec<(u16, u16)> = Vec::new();
+    for &s in slots {
+        match out.last_mut() {
+            Some((_, b)) if *b + 1 == s => *b = s,
+            _ => out.push((s, s)),
+        }
+    }
+    out
+}
+
+/// Replaces the file at `path` with `text`: a new file beside it, synced, renamed over
+/// it, the directory synced.
+pub fn write_atomically(path: &std::path::Path, text: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(&dir)?.sync_all()
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_join_runs() {
+        assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), vec![(0, 2), (5, 5), (7, 8)]);
+        assert!(ranges(&[]).is_empty());
+    }
+
+    #[test]
+    fn routing_follows_the_owner_table() {
+        let dir = std::env::temp_dir().join(format!("ws-cluster-route-{}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        let c = Cluster::open(dir.clone(), "127.0.0.1", 7000, 15000).unwrap();
+        // Nothing assigned: down.
+        assert!(matches!(c.route([5u16].into_iter(), false), Route::Error(e) if e.starts_with("CLUSTERDOWN")));
+        {
+            let mut st = c.state();
+            st.nodes.push(Node {
+                id: "b".repeat(40),
+                ip: "127.0.0.1".into(),
+                port: 7001,
+                cport: 17001,
+                ..Node::default()
+            });
+            for s in 0..SLOTS as u16 {
+                c.set_owner(s, Some(usize::from(s >= 8192)));
+            }
+            c.changed(&st);
+        }
+        assert_eq!(c.route([5u16, 5].into_iter(), false), Route::Here);
+        assert_eq!(c.route(std::iter::empty(), false), Route::Here);
+        assert_eq!(
+            c.route([9000u16].into_iter(), false),
+            Route::Error("MOVED 9000 127.0.0.1:7001".into())
+        );
+        assert!(matches!(c.route([5u16, 9000].into_iter(), false), Route::Error(e) if e.starts_with("CROSSSLOT")));
+        let _ = std::fs::remove_file(&dir);
+    }
+}
