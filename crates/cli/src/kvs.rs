@@ -493,7 +493,9 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             message: error.message(&path),
             path,
         },
-        e @ (BindError::Databases { .. } | BindError::Cluster(_)) => CliError::Invalid(e.to_string()),
+        e @ (BindError::Databases { .. } | BindError::Cluster(_)) => {
+            CliError::Invalid(e.to_string())
+        }
     })?;
     let local = server
         .local_addr()

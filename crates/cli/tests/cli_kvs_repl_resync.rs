@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{bulk, cmd, connect, durable_args, fresh_log, kvs_serve, try_cmd, Killed};
+use common::{bulk, cmd, connect, durable_args, fresh_log, kvs_serve, try_cmd, until, Killed};
 use redis::{Connection, Value};
 
 fn field(c: &mut Connection, section: &str, name: &str) -> String {
@@ -20,18 +20,6 @@ fn field(c: &mut Connection, section: &str, name: &str) -> String {
 
 fn port_of(addr: &str) -> &str {
     addr.rsplit_once(':').map_or(addr, |(_, p)| p)
-}
-
-/// Waits (10 s at most) until `f` holds.
-fn until(what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "timed out: {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Waits until the replica's link is up and its offset is the primary's.
@@ -88,7 +76,7 @@ fn wait_counts_the_replicas_that_acknowledged_and_min_replicas_refuses_writes() 
     assert_eq!(int(cmd(&mut p, &["WAIT", "0", "0"])), 2);
     // One replica gone: WAIT 2 times out with 1.
     drop(r2k);
-    until("replica 2 detached", || {
+    until(10, "replica 2 detached", || {
         field(&mut p, "replication", "connected_slaves") == "1"
     });
     cmd(&mut p, &["SET", "after", "1"]);
@@ -198,7 +186,7 @@ fn a_promoted_replica_lets_the_other_continue_and_serves_a_chain() {
     };
     cmd(&mut r3, &["REPLICAOF", "127.0.0.1", port_of(&r2addr)]);
     cmd(&mut r1, &["SET", "through-the-chain", "yes"]);
-    until("the chain delivers", || {
+    until(10, "the chain delivers", || {
         cmd(&mut r3, &["GET", "through-the-chain"]) == bulk("yes")
     });
     assert_eq!(int(cmd(&mut r3, &["HLEN", "h"])), 301);
@@ -219,7 +207,7 @@ fn replicas_remove_expired_keys_when_the_primary_does() {
     assert_eq!(int(cmd(&mut r, &["EXISTS", "soon"])), 0);
     // The primary's own sweep may already have removed it; a read there does if not.
     assert_eq!(cmd(&mut p, &["GET", "soon"]), Value::Nil);
-    until("the primary's DEL reaches the replica", || {
+    until(10, "the primary's DEL reaches the replica", || {
         int(cmd(&mut r, &["DBSIZE"])) == 1
     });
     assert_eq!(cmd(&mut r, &["GET", "later"]), bulk("v"));

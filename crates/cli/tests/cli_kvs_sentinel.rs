@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{free_port, kvs_serve, missing_client, python3_runs, temp, Killed};
+use common::{free_port, kvs_serve, missing_client, python3_runs, temp, until, Killed};
 use redis::Connection;
 
 /// One wirespeed server: its configuration file, port, and process while it runs.
@@ -54,18 +54,6 @@ fn primary_port(sentinels: &[u16]) -> Option<u16> {
             .ok()?;
         port.parse().ok()
     })
-}
-
-/// Waits (`secs` at most) until `f` holds; panics with `what` otherwise.
-fn until(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < Duration::from_secs(secs),
-            "timed out: {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Writes `w{writer}:{n}` keys to the primary Sentinel names, each followed by

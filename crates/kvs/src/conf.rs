@@ -63,10 +63,12 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
     let mut appendonly = next.aof.is_some();
     let mut filename = next.aof.as_ref().map(|(p, _)| p.clone());
     let mut cluster = next.cluster.is_some();
-    let (mut cluster_file, mut node_timeout) = next
-        .cluster
-        .clone()
-        .unwrap_or_else(|| (PathBuf::from(crate::cluster::DEFAULT_FILE), crate::cluster::DEFAULT_TIMEOUT));
+    let (mut cluster_file, mut node_timeout) = next.cluster.clone().unwrap_or_else(|| {
+        (
+            PathBuf::from(crate::cluster::DEFAULT_FILE),
+            crate::cluster::DEFAULT_TIMEOUT,
+        )
+    });
     for (n, raw) in text.lines().enumerate() {
         let err = |message: String| ConfError {
             line: n + 1,
@@ -168,11 +170,11 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             }
             "cluster-node-timeout" => {
                 single("milliseconds")?;
-                node_timeout = text
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|&t| t > 0)
-                    .ok_or_else(|| err(format!("cluster-node-timeout must be a positive number of ms, not '{text}'")))?;
+                node_timeout = text.parse::<u64>().ok().filter(|&t| t > 0).ok_or_else(|| {
+                    err(format!(
+                        "cluster-node-timeout must be a positive number of ms, not '{text}'"
+                    ))
+                })?;
             }
             "appendfilename" => {
                 single("path")?;

@@ -311,3 +311,15 @@ pub fn same(differ: &[String]) {
         differ.join("\n")
     );
 }
+
+/// Waits (`secs` at most, polling every 50 ms) until `f` holds; panics naming `what`.
+pub fn until(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(secs),
+            "timed out: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

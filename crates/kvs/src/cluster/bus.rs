@@ -82,7 +82,13 @@ impl Msg {
         } else {
             let parts: Vec<String> = r
                 .iter()
-                .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+                .map(|&(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                })
                 .collect();
             out.push_str(&parts.join(","));
         }
@@ -110,7 +116,11 @@ impl Msg {
             let ip = w.next()?;
             Some(About {
                 id,
-                ip: if ip == "-" { String::new() } else { ip.to_string() },
+                ip: if ip == "-" {
+                    String::new()
+                } else {
+                    ip.to_string()
+                },
                 port: w.next()?.parse().ok()?,
                 cport: w.next()?.parse().ok()?,
                 replica: match w.next()? {
@@ -183,7 +193,11 @@ impl Cluster {
             from: about(me),
             config_epoch: me.config_epoch,
             current_epoch: st.current_epoch,
-            slots: if me.replica { Vec::new() } else { self.slots_of(0) },
+            slots: if me.replica {
+                Vec::new()
+            } else {
+                self.slots_of(0)
+            },
             gossip: st.nodes[1..]
                 .iter()
                 .filter(|n| !n.gone && !n.handshake)
@@ -209,10 +223,9 @@ impl Cluster {
         let i = match st.find(&msg.from.id) {
             Some(i) => i,
             None => {
-                let met = st
-                    .nodes
-                    .iter()
-                    .position(|n| n.handshake && !n.gone && n.ip == ip && n.cport == msg.from.cport);
+                let met = st.nodes.iter().position(|n| {
+                    n.handshake && !n.gone && n.ip == ip && n.cport == msg.from.cport
+                });
                 match met {
                     Some(i) => i,
                     None if msg.meet => {

@@ -155,9 +155,10 @@ impl Cluster {
             version: AtomicU64::new(0),
         };
         let loaded = match std::fs::read(&c.file) {
-            Ok(text) => Some(conf::parse(&String::from_utf8_lossy(&text)).map_err(|e| {
-                format!("{}: {e}", c.file.display())
-            })?),
+            Ok(text) => Some(
+                conf::parse(&String::from_utf8_lossy(&text))
+                    .map_err(|e| format!("{}: {e}", c.file.display()))?,
+            ),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("{}: {e}", c.file.display())),
         };
@@ -206,15 +207,15 @@ impl Cluster {
     fn refresh(&self, st: &State) {
         let me = &st.nodes[0];
         let master = if me.replica {
-            me.master.as_deref().and_then(|m| st.find(m)).map_or(NONE, |i| i as u32)
+            me.master
+                .as_deref()
+                .and_then(|m| st.find(m))
+                .map_or(NONE, |i| i as u32)
         } else {
             NONE
         };
         self.my_master.store(master, Ordering::Release);
-        let covered = self
-            .owner
-            .iter()
-            .all(|o| o.load(Ordering::Relaxed) != NONE);
+        let covered = self.owner.iter().all(|o| o.load(Ordering::Relaxed) != NONE);
         self.covered.store(covered, Ordering::Release);
         self.version.fetch_add(1, Ordering::AcqRel);
     }
@@ -331,7 +332,11 @@ impl Cluster {
             n.flags(i == 0),
             if i == 0 { 0 } else { n.ping_sent },
             if i == 0 { 0 } else { n.pong_recv },
-            if connected { "connected" } else { "disconnected" },
+            if connected {
+                "connected"
+            } else {
+                "disconnected"
+            },
         );
         for (a, b) in ranges(&self.slots_of(i)) {
             if a == b {
@@ -348,7 +353,10 @@ impl Cluster {
 pub fn primary_addr(shared: &crate::keyspace::Shared) -> Option<(String, u16)> {
     let c = shared.cluster.as_ref()?;
     let st = c.state();
-    let m = st.nodes[0].master.as_deref().filter(|_| st.nodes[0].replica)?;
+    let m = st.nodes[0]
+        .master
+        .as_deref()
+        .filter(|_| st.nodes[0].replica)?;
     let n = &st.nodes[st.find(m)?];
     Some((n.ip.clone(), n.port))
 }
@@ -405,7 +413,9 @@ mod tests {
         let _ = std::fs::remove_file(&dir);
         let c = Cluster::open(dir.clone(), "127.0.0.1", 7000, 15000).unwrap();
         // Nothing assigned: down.
-        assert!(matches!(c.route([5u16].into_iter(), false), Route::Error(e) if e.starts_with("CLUSTERDOWN")));
+        assert!(
+            matches!(c.route([5u16].into_iter(), false), Route::Error(e) if e.starts_with("CLUSTERDOWN"))
+        );
         {
             let mut st = c.state();
             st.nodes.push(Node {
@@ -426,7 +436,9 @@ mod tests {
             c.route([9000u16].into_iter(), false),
             Route::Error("MOVED 9000 127.0.0.1:7001".into())
         );
-        assert!(matches!(c.route([5u16, 9000].into_iter(), false), Route::Error(e) if e.starts_with("CROSSSLOT")));
+        assert!(
+            matches!(c.route([5u16, 9000].into_iter(), false), Route::Error(e) if e.starts_with("CROSSSLOT"))
+        );
         let _ = std::fs::remove_file(&dir);
     }
 }

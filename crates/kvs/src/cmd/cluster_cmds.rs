@@ -91,7 +91,7 @@ fn node_by_id(st: &crate::cluster::State, id: &[u8]) -> Option<usize> {
 /// Keys in database 0 (cluster mode has that one only).
 fn dataset_empty(ctx: &mut Ctx) -> bool {
     ctx.keys.select(0);
-    ctx.keys.len() == 0
+    ctx.keys.is_empty()
 }
 
 /// CLUSTER ... in cluster mode.
@@ -113,7 +113,11 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "myshardid" => {
             let st = c.state();
             let me = &st.nodes[0];
-            let shard = if me.replica { me.master.clone().unwrap_or_default() } else { me.id.clone() };
+            let shard = if me.replica {
+                me.master.clone().unwrap_or_default()
+            } else {
+                me.id.clone()
+            };
             w.bulk(shard.as_bytes())
         }
         "nodes" => w.verbatim(c.nodes_text(ctx.now).as_bytes()),
@@ -124,7 +128,8 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             Ok(slot) => {
                 let mut n = 0;
                 ctx.keys.select(0);
-                ctx.keys.for_each_key(ctx.now, |k| n += i64::from(key_slot(k) == slot));
+                ctx.keys
+                    .for_each_key(ctx.now, |k| n += i64::from(key_slot(k) == slot));
                 w.int(n)
             }
             Err(e) => w.error(&e),
@@ -283,7 +288,12 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         "links" if rest.is_empty() => {
             let st = c.state();
-            let peers: Vec<&Node> = st.nodes.iter().skip(1).filter(|n| !n.gone && n.link).collect();
+            let peers: Vec<&Node> = st
+                .nodes
+                .iter()
+                .skip(1)
+                .filter(|n| !n.gone && n.link)
+                .collect();
             w.array(peers.len());
             for n in peers {
                 w.map(2);
@@ -324,10 +334,25 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 "SLOTS",
             ],
         ),
-        "keyslot" | "countkeysinslot" | "getkeysinslot" | "addslots" | "addslotsrange"
-        | "delslots" | "delslotsrange" | "flushslots" | "meet" | "forget" | "replicate"
-        | "replicas" | "slaves" | "set-config-epoch" | "bumpepoch" | "saveconfig"
-        | "count-failure-reports" | "links" | "reset" => arity(w),
+        "keyslot"
+        | "countkeysinslot"
+        | "getkeysinslot"
+        | "addslots"
+        | "addslotsrange"
+        | "delslots"
+        | "delslotsrange"
+        | "flushslots"
+        | "meet"
+        | "forget"
+        | "replicate"
+        | "replicas"
+        | "slaves"
+        | "set-config-epoch"
+        | "bumpepoch"
+        | "saveconfig"
+        | "count-failure-reports"
+        | "links"
+        | "reset" => arity(w),
         _ => w.error(&format!(
             "ERR unknown subcommand '{}'. Try CLUSTER HELP.",
             String::from_utf8_lossy(args[1])
@@ -371,8 +396,11 @@ fn info(c: &Cluster) -> String {
     )
 }
 
+/// A primary serving slots: it, its slot ranges, its replicas.
+type Shard = (Node, Vec<(u16, u16)>, Vec<Node>);
+
 /// The primaries serving slots, each with its slot ranges and its replicas.
-fn layout(c: &Cluster) -> Vec<(Node, Vec<(u16, u16)>, Vec<Node>)> {
+fn layout(c: &Cluster) -> Vec<Shard> {
     let st = c.state();
     let mut out = Vec::new();
     for (i, n) in st.nodes.iter().enumerate() {
@@ -436,7 +464,11 @@ fn shard_node(w: &mut Writer, n: &Node, role: &str) {
     w.bulk(b"replication-offset");
     w.int(0);
     w.bulk(b"health");
-    w.bulk(if n.pfail { b"fail".as_slice() } else { b"online" });
+    w.bulk(if n.pfail {
+        b"fail".as_slice()
+    } else {
+        b"online"
+    });
 }
 
 /// CLUSTER SHARDS: each primary's slots and nodes.
@@ -466,7 +498,9 @@ fn meet(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
     let port = parse_i64(rest[1]).filter(|p| (1..=65535).contains(p));
     let cport = match rest.get(2) {
         Some(a) => parse_i64(a).filter(|p| (1..=65535).contains(p)),
-        None => port.map(|p| p + crate::cluster::BUS_OFFSET as i64).filter(|&p| p <= 65535),
+        None => port
+            .map(|p| p + crate::cluster::BUS_OFFSET as i64)
+            .filter(|&p| p <= 65535),
     };
     let (Some(port), Some(cport), Ok(_)) = (port, cport, ip.parse::<std::net::IpAddr>()) else {
         return w.error(&format!(
@@ -504,10 +538,7 @@ fn replicate(ctx: &mut Ctx, id: &[u8], w: &mut Writer) {
     let (host, port) = {
         let mut st = c.state();
         let Some(i) = node_by_id(&st, id) else {
-            return w.error(&format!(
-                "ERR Unknown node {}",
-                String::from_utf8_lossy(id)
-            ));
+            return w.error(&format!("ERR Unknown node {}", String::from_utf8_lossy(id)));
         };
         if i == 0 {
             return w.error("ERR Can't replicate myself");
@@ -516,9 +547,8 @@ fn replicate(ctx: &mut Ctx, id: &[u8], w: &mut Writer) {
             return w.error("ERR I can only replicate a master, not a replica.");
         }
         if !st.nodes[0].replica && (!c.slots_of(0).is_empty() || !empty) {
-            return w.error(
-                "ERR To set a master the node must be empty and without assigned slots.",
-            );
+            return w
+                .error("ERR To set a master the node must be empty and without assigned slots.");
         }
         let (host, port) = (st.nodes[i].ip.clone(), st.nodes[i].port);
         st.nodes[0].replica = true;

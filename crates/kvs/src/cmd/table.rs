@@ -11,8 +11,9 @@
 
 use super::scripting::{self, functions};
 use super::{
-    admin, arity, blocking, cluster, cluster_cmds, config, connection, dbs, eq, hashes, keys, lists, monitor,
-    multi, pubsub, replication, server, sets, sort, strings, zscan, zsets, zstore, Ctx,
+    admin, arity, blocking, cluster, cluster_cmds, config, connection, dbs, eq, hashes, keys,
+    lists, monitor, multi, pubsub, replication, server, sets, sort, strings, zscan, zsets, zstore,
+    Ctx,
 };
 use crate::resp::Writer;
 

@@ -1,0 +1,257 @@
+//! Cluster mode through the real tools: six wirespeed nodes made into a three-primary,
+//! three-replica cluster by `redis-cli --cluster create`, checked by `redis-cli
+//! --cluster check`; redis-py's `RedisCluster` writes and reads 100,000 keys;
+//! `redis-benchmark --cluster` runs; MOVED, CROSSSLOT and hash tags as Redis answers
+//! them (followed by hand with the redis crate); READONLY reads on a replica; a node
+//! restarted on its `nodes.conf` keeps its id and rejoins.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{
+    bulk, cmd, connect, kvs_serve, missing_client, python3_runs, temp, try_cmd, until, Killed,
+};
+use redis::Value;
+
+/// A free port whose bus port (plus 10000) is free too.
+fn cluster_port() -> u16 {
+    loop {
+        let p = common::free_port();
+        if p < 55_000 && std::net::TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok() {
+            return p;
+        }
+    }
+}
+
+struct Node {
+    port: u16,
+    file: PathBuf,
+    proc: Option<Killed>,
+}
+
+impl Node {
+    fn start(&mut self) {
+        let (port, file) = (
+            self.port.to_string(),
+            self.file.to_str().unwrap().to_string(),
+        );
+        self.proc = Some(
+            kvs_serve(&[
+                "--port",
+                &port,
+                "--cluster-enabled",
+                "--cluster-config-file",
+                &file,
+            ])
+            .0,
+        );
+    }
+}
+
+fn redis_cli(args: &[&str]) -> (bool, String) {
+    let out = Command::new("redis-cli")
+        .args(args)
+        .output()
+        .expect("run redis-cli");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// `SET key value` sent to `port`, following MOVED (at most twice).
+fn set_following(port: u16, key: &str, value: &str) -> u16 {
+    let mut at = port;
+    for _ in 0..3 {
+        let mut c = connect(&format!("127.0.0.1:{at}"));
+        match try_cmd(&mut c, &["SET", key, value]) {
+            Ok(_) => return at,
+            Err(e) if e.kind() == redis::ErrorKind::Moved => {
+                let (addr, _) = e.redirect_node().expect("MOVED names a node");
+                at = addr.rsplit_once(':').unwrap().1.parse().unwrap();
+            }
+            Err(e) => panic!("SET {key}: {e}"),
+        }
+    }
+    panic!("too many redirections for {key}")
+}
+
+#[test]
+fn redis_cli_creates_a_six_node_cluster_that_clients_use() {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        return missing_client("redis-cli");
+    }
+    let mut nodes: Vec<Node> = (0..6)
+        .map(|i| Node {
+            port: cluster_port(),
+            file: temp("cluster", &format!("nodes-{i}.conf")),
+            proc: None,
+        })
+        .collect();
+    for n in &mut nodes {
+        let _ = std::fs::remove_file(&n.file);
+        n.start();
+    }
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let mut args = vec!["--cluster", "create"];
+    args.extend(addrs.iter().map(String::as_str));
+    args.extend(["--cluster-replicas", "1", "--cluster-yes"]);
+    let (ok, out) = redis_cli(&args);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("[OK] All nodes agree about slots configuration."),
+        "{out}"
+    );
+    assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
+    let (ok, out) = redis_cli(&["--cluster", "check", &addrs[3]]);
+    assert!(ok && out.contains("[OK] All 16384 slots covered."), "{out}");
+    assert_eq!(out.matches("M: ").count(), 3, "{out}");
+    assert_eq!(out.matches("S: ").count(), 3, "{out}");
+
+    // Routing as Redis answers it.
+    let p0 = nodes[0].port;
+    let mut c0 = connect(&addrs[0]);
+    let slot_of_foo = 12182;
+    let owner = set_following(p0, "foo", "bar");
+    let e = try_cmd(&mut c0, &["GET", "foo"]);
+    if owner != p0 {
+        let e = e.unwrap_err();
+        assert_eq!(e.kind(), redis::ErrorKind::Moved);
+        assert_eq!(
+            e.redirect_node(),
+            Some((format!("127.0.0.1:{owner}").as_str(), slot_of_foo))
+        );
+    }
+    let mut co = connect(&format!("127.0.0.1:{owner}"));
+    assert_eq!(cmd(&mut co, &["GET", "foo"]), bulk("bar"));
+    let e = try_cmd(&mut co, &["MSET", "foo", "1", "bar", "2"]).unwrap_err();
+    assert_eq!(e.kind(), redis::ErrorKind::CrossSlot, "{e}");
+    let tagged = set_following(p0, "{user1}.a", "1");
+    let mut ct = connect(&format!("127.0.0.1:{tagged}"));
+    assert_eq!(
+        cmd(&mut ct, &["MSET", "{user1}.b", "2", "{user1}.c", "3"]),
+        Value::Okay
+    );
+    let e = try_cmd(&mut c0, &["SELECT", "1"]).unwrap_err();
+    assert!(e.to_string().contains("not allowed in cluster mode"), "{e}");
+    // A replica of the owner: MOVED, then served after READONLY (reads only).
+    let owner_id = String::from_utf8(match cmd(&mut co, &["CLUSTER", "MYID"]) {
+        Value::BulkString(b) => b,
+        v => panic!("{v:?}"),
+    })
+    .unwrap();
+    let replica = nodes
+        .iter()
+        .find(|n| {
+            let mut c = connect(&format!("127.0.0.1:{}", n.port));
+            let text: String = redis::cmd("CLUSTER").arg("NODES").query(&mut c).unwrap();
+            text.lines()
+                .any(|l| l.contains("myself,slave") && l.contains(&owner_id))
+        })
+        .map(|n| n.port)
+        .expect("a replica of the owner");
+    let mut cr = connect(&format!("127.0.0.1:{replica}"));
+    until(10, "the replica has foo", || {
+        cmd(&mut cr, &["READONLY"]);
+        cmd(&mut cr, &["GET", "foo"]) == bulk("bar")
+    });
+    let e = try_cmd(&mut cr, &["SET", "foo", "x"]).unwrap_err();
+    assert_eq!(e.kind(), redis::ErrorKind::Moved, "{e}");
+    cmd(&mut cr, &["READWRITE"]);
+    let e = try_cmd(&mut cr, &["GET", "foo"]).unwrap_err();
+    assert_eq!(e.kind(), redis::ErrorKind::Moved, "{e}");
+
+    // redis-py's cluster client: 100,000 keys written and read back.
+    if python3_runs("import redis.cluster") {
+        let script = format!(
+            r#"
+from redis.cluster import RedisCluster
+rc = RedisCluster(host='127.0.0.1', port={p0}, protocol=2)
+n = 100000
+for start in range(0, n, 2000):
+    p = rc.pipeline()
+    for i in range(start, start + 2000):
+        p.set('key:%d' % i, i)
+    p.execute()
+ok = 0
+for start in range(0, n, 2000):
+    p = rc.pipeline()
+    for i in range(start, start + 2000):
+        p.get('key:%d' % i)
+    ok += sum(1 for i, v in zip(range(start, start + 2000), p.execute()) if v == str(i).encode())
+print(ok)
+"#
+        );
+        let out = Command::new("python3")
+            .args(["-c", &script])
+            .output()
+            .expect("python3");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.trim(),
+            "100000",
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        missing_client("redis-py");
+    }
+    // Each primary holds about a third of them.
+    let mut total = 0;
+    for n in &nodes {
+        let mut c = connect(&format!("127.0.0.1:{}", n.port));
+        let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
+        if info.contains("role:master") {
+            let Value::Int(k) = cmd(&mut c, &["DBSIZE"]) else {
+                panic!()
+            };
+            assert!((30_000..40_000).contains(&k), "{k}");
+            total += k;
+        }
+    }
+    assert!(total >= 100_000, "{total}");
+
+    // redis-benchmark's cluster mode.
+    let out = Command::new("redis-benchmark")
+        .args([
+            "--cluster",
+            "-p",
+            &p0.to_string(),
+            "-t",
+            "set,get",
+            "-n",
+            "20000",
+            "-q",
+        ])
+        .output();
+    match out {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{text}");
+            assert!(text.matches("requests per second").count() >= 2, "{text}");
+        }
+        Err(_) => missing_client("redis-benchmark"),
+    }
+
+    // A node restarted on its file keeps its id and rejoins.
+    let id_before = {
+        let mut c = connect(&addrs[1]);
+        cmd(&mut c, &["CLUSTER", "MYID"])
+    };
+    nodes[1].proc = None;
+    nodes[1].start();
+    let mut c1 = connect(&addrs[1]);
+    assert_eq!(cmd(&mut c1, &["CLUSTER", "MYID"]), id_before);
+    until(20, "the restarted node rejoins", || {
+        let (ok, out) = redis_cli(&["--cluster", "check", &addrs[1]]);
+        ok && out.contains("[OK] All nodes agree about slots configuration.")
+            && out.contains("[OK] All 16384 slots covered.")
+    });
+    let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c1).unwrap();
+    assert!(info.contains("cluster_state:ok"), "{info}");
+    assert!(info.contains("cluster_known_nodes:6"), "{info}");
+}
