@@ -50,6 +50,26 @@ impl Node {
     }
 }
 
+/// `n` fresh cluster-mode nodes (test group `group`), and their addresses.
+fn start_nodes(n: usize, group: &str) -> (Vec<Node>, Vec<String>) {
+    let mut nodes: Vec<Node> = (0..n)
+        .map(|i| Node {
+            port: cluster_port(),
+            file: temp(group, &format!("nodes-{i}.conf")),
+            proc: None,
+        })
+        .collect();
+    for n in &mut nodes {
+        let _ = std::fs::remove_file(&n.file);
+        n.start();
+    }
+    let addrs = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    (nodes, addrs)
+}
+
 fn redis_cli(args: &[&str]) -> (bool, String) {
     let out = Command::new("redis-cli")
         .args(args)
@@ -82,21 +102,7 @@ fn redis_cli_creates_a_six_node_cluster_that_clients_use() {
     if Command::new("redis-cli").arg("--version").output().is_err() {
         return missing_client("redis-cli");
     }
-    let mut nodes: Vec<Node> = (0..6)
-        .map(|i| Node {
-            port: cluster_port(),
-            file: temp("cluster", &format!("nodes-{i}.conf")),
-            proc: None,
-        })
-        .collect();
-    for n in &mut nodes {
-        let _ = std::fs::remove_file(&n.file);
-        n.start();
-    }
-    let addrs: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
+    let (mut nodes, addrs) = start_nodes(6, "cluster");
     let mut args = vec!["--cluster", "create"];
     args.extend(addrs.iter().map(String::as_str));
     args.extend(["--cluster-replicas", "1", "--cluster-yes"]);
@@ -254,4 +260,121 @@ print(ok)
     let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c1).unwrap();
     assert!(info.contains("cluster_state:ok"), "{info}");
     assert!(info.contains("cluster_known_nodes:6"), "{info}");
+}
+
+#[test]
+fn resharding_and_a_new_primary_under_load_lose_no_key() {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        return missing_client("redis-cli");
+    }
+    if !python3_runs("import redis.cluster") {
+        return missing_client("redis-py");
+    }
+    let (nodes, addrs) = start_nodes(4, "cluster-reshard");
+    let mut args = vec!["--cluster", "create"];
+    args.extend(addrs[..3].iter().map(String::as_str));
+    args.push("--cluster-yes");
+    let (ok, out) = redis_cli(&args);
+    assert!(ok, "{out}");
+    // A client writes (each key once, counted when acknowledged) and reads back what it
+    // wrote, following MOVED and ASK, until the stop file appears; then it checks
+    // every acknowledged key.
+    let stop = temp("cluster-reshard", "stop");
+    let _ = std::fs::remove_file(&stop);
+    let script = format!(
+        r#"
+import os, time
+from redis.cluster import RedisCluster
+rc = RedisCluster(host='127.0.0.1', port={port}, protocol=2)
+acked, bad, i = [], 0, 0
+while not os.path.exists({stop:?}) and i < 200000:
+    rc.set('w:%d' % i, i)
+    acked.append(i)
+    j = acked[(i * 7919) % len(acked)]
+    if rc.get('w:%d' % j) != str(j).encode():
+        bad += 1
+    i += 1
+missing = [k for k in acked if rc.get('w:%d' % k) != str(k).encode()]
+print(len(acked), bad, len(missing))
+"#,
+        port = nodes[0].port,
+        stop = stop.to_str().unwrap()
+    );
+    let client = Command::new("python3")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let ids: Vec<String> = nodes[..2]
+        .iter()
+        .map(|n| {
+            let mut c = connect(&format!("127.0.0.1:{}", n.port));
+            redis::cmd("CLUSTER").arg("MYID").query(&mut c).unwrap()
+        })
+        .collect();
+    let (ok, out) = redis_cli(&[
+        "--cluster",
+        "reshard",
+        &addrs[0],
+        "--cluster-from",
+        &ids[0],
+        "--cluster-to",
+        &ids[1],
+        "--cluster-slots",
+        "1000",
+        "--cluster-yes",
+    ]);
+    assert!(ok, "{out}");
+    // A fourth primary joins and takes its share.
+    let (ok, out) = redis_cli(&["--cluster", "add-node", &addrs[3], &addrs[0]]);
+    assert!(
+        ok && out.contains("[OK] New node added correctly."),
+        "{out}"
+    );
+    until(20, "the new node is known to all", || {
+        let (ok, out) = redis_cli(&["--cluster", "check", &addrs[0]]);
+        ok && out.matches("M: ").count() == 4 && out.contains("[OK] All nodes agree")
+    });
+    let (ok, out) = redis_cli(&[
+        "--cluster",
+        "rebalance",
+        &addrs[0],
+        "--cluster-use-empty-masters",
+    ]);
+    assert!(ok, "{out}");
+    std::fs::write(&stop, b"").unwrap();
+    let out = client.wait_with_output().expect("the client ran");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let words: Vec<u64> = text
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(
+        words.len(),
+        3,
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(words[0] > 500, "acknowledged writes: {text}");
+    assert_eq!(
+        (words[1], words[2]),
+        (0, 0),
+        "bad reads, missing keys: {text}"
+    );
+    let (ok, out) = redis_cli(&["--cluster", "check", &addrs[2]]);
+    assert!(ok && out.contains("[OK] All 16384 slots covered."), "{out}");
+    assert!(!out.contains("[WARNING]"), "{out}");
+    // Every primary serves slots now, and the keys add up.
+    let mut total = 0;
+    for a in &addrs {
+        let mut c = connect(a);
+        let Value::Int(k) = cmd(&mut c, &["DBSIZE"]) else {
+            panic!()
+        };
+        assert!(k > 0, "{a} holds no key");
+        total += k as u64;
+    }
+    assert_eq!(total, words[0]);
 }

@@ -290,6 +290,10 @@ impl Cluster {
                 }
                 let take = owner.is_none_or(|o| st.nodes[o].config_epoch < msg.config_epoch);
                 if take {
+                    if owner == Some(0) {
+                        // Lost to a newer claim: no longer moving it out.
+                        self.set_moving(&mut st, slot, None);
+                    }
                     self.set_owner(slot, Some(i));
                     changed = true;
                 }

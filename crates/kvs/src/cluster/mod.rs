@@ -23,6 +23,10 @@ use std::sync::{Mutex, MutexGuard};
 pub const SLOTS: usize = 16384;
 /// An unassigned slot in the owner table.
 const NONE: u32 = u32::MAX;
+/// A slot this node moves out.
+const MIGRATING: u8 = 1;
+/// A slot this node takes in.
+const IMPORTING: u8 = 2;
 /// `cluster-config-file` by default.
 pub const DEFAULT_FILE: &str = "nodes.conf";
 /// `cluster-node-timeout` by default (ms).
@@ -93,6 +97,10 @@ pub struct State {
     pub current_epoch: u64,
     /// The last epoch this node voted in (kept for the file; elections are not run).
     pub last_vote_epoch: u64,
+    /// Slots this node is moving out (MIGRATING), to the node with this id.
+    pub migrating: std::collections::BTreeMap<u16, String>,
+    /// Slots this node is taking in (IMPORTING), from the node with this id.
+    pub importing: std::collections::BTreeMap<u16, String>,
     /// Bus messages sent and received.
     pub sent: u64,
     /// See `sent`.
@@ -100,7 +108,8 @@ pub struct State {
 }
 
 impl State {
-    fn find(&self, id: &str) -> Option<usize> {
+    /// The index of the node with this id.
+    pub fn find(&self, id: &str) -> Option<usize> {
         self.nodes.iter().position(|n| !n.gone && n.id == id)
     }
 }
@@ -114,6 +123,8 @@ pub struct Cluster {
     owner: Box<[AtomicU32]>,
     /// The index of this node's primary when it is a replica, else [`NONE`].
     my_master: AtomicU32,
+    /// Per slot: [`MIGRATING`], [`IMPORTING`] or 0 (read without the lock by routing).
+    moving: Box<[std::sync::atomic::AtomicU8]>,
     /// Every slot has an owner (`cluster_state:ok`).
     covered: AtomicBool,
     /// The state changed since the file was written.
@@ -133,6 +144,8 @@ pub enum Route {
     Here,
     /// Redis's error reply for it.
     Error(String),
+    /// The slot is moving out: here when the keys are (all) here, else this ASK.
+    AskIfMissing(String),
 }
 
 impl Cluster {
@@ -148,6 +161,9 @@ impl Cluster {
             state: Mutex::new(State::default()),
             owner,
             my_master: AtomicU32::new(NONE),
+            moving: (0..SLOTS)
+                .map(|_| std::sync::atomic::AtomicU8::new(0))
+                .collect(),
             covered: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
             file,
@@ -248,7 +264,13 @@ impl Cluster {
 
     /// Where a command with keys in `slots` goes. `read_ok`: a read from a client that
     /// sent READONLY (a replica serves its primary's slots to it).
-    pub fn route(&self, mut slots: impl Iterator<Item = u16>, read_ok: bool) -> Route {
+    /// `asking`: the client sent ASKING (a slot being imported is served to it).
+    pub fn route(
+        &self,
+        mut slots: impl Iterator<Item = u16>,
+        read_ok: bool,
+        asking: bool,
+    ) -> Route {
         let Some(slot) = slots.next() else {
             return Route::Here;
         };
@@ -259,7 +281,18 @@ impl Cluster {
             return Route::Error("CLUSTERDOWN Hash slot not served".into());
         }
         let owner = self.owner[slot as usize].load(Ordering::Acquire);
+        let moving = self.moving[slot as usize].load(Ordering::Acquire);
         if owner == 0 && self.my_master.load(Ordering::Acquire) == NONE {
+            if moving == MIGRATING {
+                let st = self.state();
+                if let Some(n) = st.migrating.get(&slot).and_then(|id| st.find(id)) {
+                    let n = &st.nodes[n];
+                    return Route::AskIfMissing(format!("ASK {slot} {}:{}", n.ip, n.port));
+                }
+            }
+            return Route::Here;
+        }
+        if moving == IMPORTING && asking {
             return Route::Here;
         }
         if owner == NONE {
@@ -273,6 +306,25 @@ impl Cluster {
             Some(n) => Route::Error(format!("MOVED {slot} {}:{}", n.ip, n.port)),
             None => Route::Error("CLUSTERDOWN Hash slot not served".into()),
         }
+    }
+
+    /// CLUSTER SETSLOT slot MIGRATING/IMPORTING id (`to`: migrating) or STABLE (None);
+    /// with the state's lock held.
+    pub fn set_moving(&self, st: &mut State, slot: u16, to: Option<(bool, String)>) {
+        st.migrating.remove(&slot);
+        st.importing.remove(&slot);
+        let flag = match to {
+            Some((true, id)) => {
+                st.migrating.insert(slot, id);
+                MIGRATING
+            }
+            Some((false, id)) => {
+                st.importing.insert(slot, id);
+                IMPORTING
+            }
+            None => 0,
+        };
+        self.moving[slot as usize].store(flag, Ordering::Release);
     }
 
     /// Writes the file if the state changed (atomically: a new file, synced, renamed).
@@ -345,6 +397,14 @@ impl Cluster {
                 line.push_str(&format!(" {a}-{b}"));
             }
         }
+        if i == 0 {
+            for (slot, to) in &st.migrating {
+                line.push_str(&format!(" [{slot}->-{to}]"));
+            }
+            for (slot, from) in &st.importing {
+                line.push_str(&format!(" [{slot}-<-{from}]"));
+            }
+        }
         line
     }
 }
@@ -414,7 +474,7 @@ mod tests {
         let c = Cluster::open(dir.clone(), "127.0.0.1", 7000, 15000).unwrap();
         // Nothing assigned: down.
         assert!(
-            matches!(c.route([5u16].into_iter(), false), Route::Error(e) if e.starts_with("CLUSTERDOWN"))
+            matches!(c.route([5u16].into_iter(), false, false), Route::Error(e) if e.starts_with("CLUSTERDOWN"))
         );
         {
             let mut st = c.state();
@@ -430,15 +490,35 @@ mod tests {
             }
             c.changed(&st);
         }
-        assert_eq!(c.route([5u16, 5].into_iter(), false), Route::Here);
-        assert_eq!(c.route(std::iter::empty(), false), Route::Here);
+        assert_eq!(c.route([5u16, 5].into_iter(), false, false), Route::Here);
+        assert_eq!(c.route(std::iter::empty(), false, false), Route::Here);
         assert_eq!(
-            c.route([9000u16].into_iter(), false),
+            c.route([9000u16].into_iter(), false, false),
             Route::Error("MOVED 9000 127.0.0.1:7001".into())
         );
         assert!(
-            matches!(c.route([5u16, 9000].into_iter(), false), Route::Error(e) if e.starts_with("CROSSSLOT"))
+            matches!(c.route([5u16, 9000].into_iter(), false, false), Route::Error(e) if e.starts_with("CROSSSLOT"))
         );
+        // Slot 5 moving out to node 1: ASK unless the keys are here; slot 9000 coming
+        // in from node 1: served to a client that sent ASKING.
+        {
+            let mut st = c.state();
+            c.set_moving(&mut st, 5, Some((true, "b".repeat(40))));
+            c.set_moving(&mut st, 9000, Some((false, "b".repeat(40))));
+        }
+        assert_eq!(
+            c.route([5u16].into_iter(), false, false),
+            Route::AskIfMissing("ASK 5 127.0.0.1:7001".into())
+        );
+        assert_eq!(c.route([9000u16].into_iter(), false, true), Route::Here);
+        assert!(
+            matches!(c.route([9000u16].into_iter(), false, false), Route::Error(e) if e.starts_with("MOVED"))
+        );
+        {
+            let mut st = c.state();
+            c.set_moving(&mut st, 5, None);
+        }
+        assert_eq!(c.route([5u16].into_iter(), false, false), Route::Here);
         let _ = std::fs::remove_file(&dir);
     }
 }

@@ -11,9 +11,14 @@ use crate::cluster::{Cluster, Node, Route, SLOTS};
 use crate::resp::Writer;
 
 /// The routing of a keyed command in cluster mode: None to run it here, else the
-/// error (MOVED, CROSSSLOT, CLUSTERDOWN).
-pub(crate) fn refused(ctx: &Ctx, cmd: &table::Command, args: &[&[u8]]) -> Option<String> {
+/// error (MOVED, ASK, CROSSSLOT, CLUSTERDOWN, TRYAGAIN). ASKING counts for this
+/// command only.
+pub(crate) fn refused(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]]) -> Option<String> {
     let c = ctx.keys.shared().cluster.as_ref()?;
+    let asking = std::mem::take(&mut ctx.session.asking) || cmd.name == "restore-asking";
+    if cmd.name == "asking" {
+        ctx.session.asking = true;
+    }
     if cmd.first == 0 && !cmd.has(table::MOVABLEKEYS) {
         return None;
     }
@@ -22,10 +27,37 @@ pub(crate) fn refused(ctx: &Ctx, cmd: &table::Command, args: &[&[u8]]) -> Option
         return None;
     }
     let read_ok = ctx.session.cluster_readonly && !cmd.has(table::WRITE);
-    match c.route(keys.iter().map(|&i| key_slot(args[i])), read_ok) {
+    match c.route(keys.iter().map(|&i| key_slot(args[i])), read_ok, asking) {
         Route::Here => None,
         Route::Error(e) => Some(e),
+        Route::AskIfMissing(ask) => {
+            // Moving out: served while its keys are still here.
+            let now = ctx.now;
+            ctx.keys.select(0);
+            ctx.keys.lock_keys(keys.iter().map(|&i| args[i]));
+            let here = keys
+                .iter()
+                .filter(|&&i| ctx.keys.contains(args[i], now))
+                .count();
+            ctx.keys.unlock();
+            if here == keys.len() {
+                None
+            } else if here == 0 {
+                Some(ask)
+            } else {
+                Some("TRYAGAIN Multiple keys request during rehashing of slot".into())
+            }
+        }
     }
+}
+
+/// ASKING: the next command may use a slot this node is importing.
+pub fn asking(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    if ctx.keys.shared().cluster.is_none() {
+        return w.error("ERR This instance has cluster support disabled");
+    }
+    ctx.session.asking = true;
+    w.simple("OK");
 }
 
 /// READONLY: this connection may read a replica's slots from it.
@@ -304,6 +336,7 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
         }
         "reset" if rest.len() <= 1 => reset(ctx, rest, w),
+        "setslot" if rest.len() == 2 || rest.len() == 3 => setslot(c, rest, w),
         "help" => super::help(
             w,
             &[
@@ -328,6 +361,7 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 "REPLICATE <node-id>",
                 "RESET [HARD|SOFT]",
                 "SET-CONFIG-EPOCH <epoch>",
+                "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
                 "SAVECONFIG",
                 "REPLICAS <node-id>",
                 "SHARDS",
@@ -599,6 +633,77 @@ fn reset(ctx: &mut Ctx, rest: &[&[u8]], w: &mut Writer) {
         st.nodes[0].config_epoch = 0;
         st.current_epoch = 0;
         st.last_vote_epoch = 0;
+    }
+    c.changed(&st);
+    w.simple("OK");
+}
+
+/// CLUSTER SETSLOT slot IMPORTING id | MIGRATING id | STABLE | NODE id.
+fn setslot(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
+    let slot = match slot_arg(rest[0]) {
+        Ok(s) => s,
+        Err(e) => return w.error(&e),
+    };
+    let mut st = c.state();
+    if st.nodes[0].replica {
+        return w.error("ERR Please use SETSLOT only with masters.");
+    }
+    let what = rest[1];
+    let node = match rest.get(2) {
+        Some(id) => match node_by_id(&st, id) {
+            Some(i) => Some(i),
+            None => {
+                return w.error(&format!(
+                    "ERR I don't know about node {}",
+                    String::from_utf8_lossy(id)
+                ))
+            }
+        },
+        None => None,
+    };
+    let owner = c.owner_of(slot);
+    match (node, rest.len()) {
+        (Some(i), 3) if eq(what, "migrating") => {
+            if owner != Some(0) {
+                return w.error(&format!("ERR I'm not the owner of hash slot {slot}"));
+            }
+            if st.nodes[i].replica {
+                return w.error("ERR Target node is not a master");
+            }
+            let id = st.nodes[i].id.clone();
+            c.set_moving(&mut st, slot, Some((true, id)));
+        }
+        (Some(i), 3) if eq(what, "importing") => {
+            if owner == Some(0) {
+                return w.error(&format!("ERR I'm already the owner of hash slot {slot}"));
+            }
+            if st.nodes[i].replica {
+                return w.error("ERR Target node is not a master");
+            }
+            let id = st.nodes[i].id.clone();
+            c.set_moving(&mut st, slot, Some((false, id)));
+        }
+        (None, 2) if eq(what, "stable") => c.set_moving(&mut st, slot, None),
+        (Some(i), 3) if eq(what, "node") => {
+            if st.nodes[i].replica {
+                return w.error("ERR Target node is not a master");
+            }
+            let was_importing = st.importing.contains_key(&slot);
+            c.set_moving(&mut st, slot, None);
+            c.set_owner(slot, Some(i));
+            if i == 0 && was_importing {
+                // The slot is this node's now: a config epoch above every other
+                // node's, so the claim wins everywhere (Redis does the same).
+                let max = st.nodes.iter().map(|n| n.config_epoch).max().unwrap_or(0);
+                st.current_epoch = st.current_epoch.max(max) + 1;
+                st.nodes[0].config_epoch = st.current_epoch;
+            }
+        }
+        _ => {
+            return w.error(
+                "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP",
+            )
+        }
     }
     c.changed(&st);
     w.simple("OK");

@@ -27,6 +27,7 @@ pub mod glob;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
+pub mod migrate;
 pub mod monitor;
 pub mod multi;
 pub mod notify;
@@ -87,6 +88,8 @@ pub struct Session {
     pub replica_gen: u64,
     /// READONLY (cluster mode): reads of the primary's slots are served by a replica.
     pub cluster_readonly: bool,
+    /// ASKING was sent (cluster mode): the next command may use a slot being imported.
+    pub asking: bool,
     /// Blocked in WAIT: for this many replicas to acknowledge this offset, until this
     /// deadline (ms since the epoch, 0: none).
     pub wait_acks: Option<(u64, usize, u64)>,

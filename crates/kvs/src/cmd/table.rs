@@ -201,6 +201,7 @@ const KEYS: (i32, i32, i32) = (1, -1, 1);
 #[rustfmt::skip]
 pub static COMMANDS: &[Command] = &[
     row!("append", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::append, "Appends a string to the value of a key. Creates the key if it doesn't exist."),
+    row!("asking", 1, FAST, NOKEY, "cluster", cluster_cmds::asking, "Signals that a cluster client is following an -ASK redirect."),
     row!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::auth, "Authenticates the connection."),
     row!("bgrewriteaof", 1, ADMIN | NOSCRIPT, NOKEY, "server", server::bgrewriteaof, "Asynchronously rewrites the append-only file to disk."),
     row!("bgsave", -1, ADMIN | NOSCRIPT, NOKEY, "server", admin::bgsave, "Asynchronously saves the database(s) to disk."),
@@ -285,6 +286,7 @@ pub static COMMANDS: &[Command] = &[
     row!("ltrim", 4, WRITE, KEY1, "list", lists::edit, "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
     row!("memory", -2, READONLY, (2, 2, 1), "server", server::memory, "A container for memory diagnostics commands."),
     row!("mget", -2, READONLY | FAST, KEYS, "string", strings::mget, "Atomically returns the string values of one or more keys."),
+    row!("migrate", -6, WRITE, NOKEY, "generic", super::migrate::migrate, "Atomically transfers a key from one Redis instance to another."),
     row!("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", monitor::monitor, "Listens for all requests received by the server in real-time."),
     row!("move", 3, WRITE | FAST, KEY1, "generic", dbs::move_key, "Moves a key to another database."),
     row!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::mset, "Atomically creates or modifies the string values of one or more keys."),
@@ -313,6 +315,7 @@ pub static COMMANDS: &[Command] = &[
     row!("replicaof", 3, ADMIN | NOSCRIPT | STALE, NOKEY, "server", replication::replicaof, "Configures a server as replica of another, or promotes it to a master."),
     row!("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::reset, "Resets the connection."),
     row!("restore", -4, WRITE | DENYOOM, KEY1, "generic", super::dump::restore, "Creates a key from the serialized representation of a value."),
+    row!("restore-asking", -4, WRITE | DENYOOM, KEY1, "server", super::dump::restore, "An internal command for migrating keys in a cluster."),
     row!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NOKEY, "server", replication::role, "Returns the replication role."),
     row!("rpop", -2, WRITE | FAST, KEY1, "list", lists::pop, "Returns and removes the last elements of a list. Deletes the list if the last element was popped."),
     row!("rpoplpush", 3, WRITE | DENYOOM, (1, 2, 1), "list", lists::lmove, "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
