@@ -3,12 +3,16 @@
 //! --cluster check`; redis-py's `RedisCluster` writes and reads 100,000 keys;
 //! `redis-benchmark --cluster` runs; MOVED, CROSSSLOT and hash tags as Redis answers
 //! them (followed by hand with the redis crate); READONLY reads on a replica; a node
-//! restarted on its `nodes.conf` keeps its id and rejoins.
+//! restarted on its `nodes.conf` keeps its id and rejoins; resharding and a new primary
+//! under load; a failed primary replaced by its replica with no WAIT-acknowledged
+//! write lost, the old primary back as a replica.
 
 mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
+
+use std::time::Instant;
 
 use common::{
     bulk, cmd, connect, kvs_serve, missing_client, python3_runs, temp, try_cmd, until, Killed,
@@ -44,6 +48,8 @@ impl Node {
                 "--cluster-enabled",
                 "--cluster-config-file",
                 &file,
+                "--cluster-node-timeout",
+                "2000",
             ])
             .0,
         );
@@ -377,4 +383,97 @@ print(len(acked), bad, len(missing))
         total += k as u64;
     }
     assert_eq!(total, words[0]);
+}
+
+/// The port of the node serving `key` (asked of `port`, following MOVED).
+fn owner_port(port: u16, key: &str) -> u16 {
+    let mut c = connect(&format!("127.0.0.1:{port}"));
+    match try_cmd(&mut c, &["GET", key]) {
+        Ok(_) => port,
+        Err(e) => {
+            let (addr, _) = e.redirect_node().expect("MOVED");
+            addr.rsplit_once(':').unwrap().1.parse().unwrap()
+        }
+    }
+}
+
+#[test]
+fn a_failed_primary_is_replaced_by_its_replica_without_losing_acknowledged_writes() {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        return missing_client("redis-cli");
+    }
+    let (mut nodes, addrs) = start_nodes(6, "cluster-failover");
+    let mut args = vec!["--cluster", "create"];
+    args.extend(addrs.iter().map(String::as_str));
+    args.extend(["--cluster-replicas", "1", "--cluster-yes"]);
+    let (ok, out) = redis_cli(&args);
+    assert!(ok, "{out}");
+    until(10, "replicas in sync", || {
+        nodes.iter().all(|n| {
+            let mut c = connect(&format!("127.0.0.1:{}", n.port));
+            let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
+            info.contains("role:master") || info.contains("master_link_status:up")
+        })
+    });
+    // Writes to one primary, each acknowledged by its replica (WAIT 1).
+    let victim = owner_port(nodes[0].port, "foo");
+    let mut c = connect(&format!("127.0.0.1:{victim}"));
+    let mut acked = Vec::new();
+    let mut i = 0;
+    while acked.len() < 300 {
+        let key = format!("k{i}");
+        i += 1;
+        if try_cmd(&mut c, &["SET", &key, "v"]).is_err() {
+            continue; // another primary's slot
+        }
+        if cmd(&mut c, &["WAIT", "1", "1000"]) == Value::Int(1) {
+            acked.push(key);
+        }
+    }
+    let survivor = nodes.iter().find(|n| n.port != victim).unwrap().port;
+    let killed = Instant::now();
+    nodes.iter_mut().find(|n| n.port == victim).unwrap().proc = None;
+    until(
+        30,
+        "a replica takes over the failed primary's slots",
+        || owner_port(survivor, "foo") != victim,
+    );
+    let took = killed.elapsed();
+    eprintln!("failover after kill -9: {took:?} (node timeout 2000 ms)");
+    let promoted = owner_port(survivor, "foo");
+    let mut p = connect(&format!("127.0.0.1:{promoted}"));
+    let missing: Vec<&String> = acked
+        .iter()
+        .filter(|k| cmd(&mut p, &["GET", k]) != bulk("v"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} lost: {missing:?}",
+        missing.len(),
+        acked.len()
+    );
+    let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut p).unwrap();
+    assert!(info.contains("cluster_state:ok"), "{info}");
+    // The old primary, back on its file, follows the new one.
+    nodes.iter_mut().find(|n| n.port == victim).unwrap().start();
+    until(20, "the old primary becomes a replica", || {
+        let mut c = connect(&format!("127.0.0.1:{victim}"));
+        let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
+        info.contains("role:slave")
+            && info.contains(&format!("master_port:{promoted}"))
+            && info.contains("master_link_status:up")
+    });
+    let mut v = connect(&format!("127.0.0.1:{victim}"));
+    cmd(&mut v, &["READONLY"]);
+    assert_eq!(cmd(&mut v, &["GET", &acked[0]]), bulk("v"));
+    until(20, "the cluster agrees again", || {
+        let (ok, out) = redis_cli(&["--cluster", "check", &format!("127.0.0.1:{survivor}")]);
+        ok && out.contains("[OK] All nodes agree") && out.contains("[OK] All 16384 slots covered.")
+    });
+    // A manual failover back: the old primary takes its slots again.
+    assert_eq!(cmd(&mut v, &["CLUSTER", "FAILOVER"]), Value::Okay);
+    until(10, "the manual failover is seen", || {
+        owner_port(survivor, "foo") == victim
+    });
+    assert_eq!(cmd(&mut v, &["GET", &acked[0]]), bulk("v"));
 }

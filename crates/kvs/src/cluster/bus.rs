@@ -15,6 +15,7 @@ use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::failover::{act, Action};
 use super::{ranges, Cluster, Node, State, SLOTS};
 use crate::keyspace::Shared;
 use crate::server::now_ms;
@@ -23,6 +24,31 @@ use crate::server::now_ms;
 const MAX_LINE: u64 = 1 << 20;
 /// How often a node tells the others (ms).
 const PERIOD_MS: u64 = 100;
+
+/// What a message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The receiver adds an unknown sender.
+    Meet,
+    /// The sender's state, a few times a second.
+    Ping,
+    /// A replica whose primary failed asks for a vote (its current epoch is the
+    /// election's).
+    AuthReq,
+    /// A primary's vote for the sender's election (its current epoch).
+    AuthAck,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Meet => "MEET",
+            Kind::Ping => "PING",
+            Kind::AuthReq => "AUTHREQ",
+            Kind::AuthAck => "AUTHACK",
+        }
+    }
+}
 
 /// One node's description in a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,26 +65,31 @@ pub struct About {
     pub replica: bool,
     /// Its primary, for a replica.
     pub master: Option<String>,
+    /// In gossip, how the sender sees it: 0 reachable, 1 silent past the node timeout
+    /// (`fail?`), 2 failed (`fail`).
+    pub health: u8,
 }
 
 /// A bus message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Msg {
-    /// MEET (the receiver adds an unknown sender) or PING.
-    pub meet: bool,
+    /// What it is.
+    pub kind: Kind,
     /// The sender.
     pub from: About,
     /// The sender's config epoch.
     pub config_epoch: u64,
     /// The sender's current epoch.
     pub current_epoch: u64,
+    /// The sender's replication offset.
+    pub offset: u64,
     /// The slots the sender serves (a primary).
     pub slots: Vec<u16>,
     /// Other nodes the sender knows.
     pub gossip: Vec<About>,
 }
 
-fn about_fields(a: &About, out: &mut String) {
+fn about_fields(a: &About, out: &mut String, health: bool) {
     out.push_str(&format!(
         " {} {} {} {} {} {}",
         a.id,
@@ -68,14 +99,20 @@ fn about_fields(a: &About, out: &mut String) {
         if a.replica { "s" } else { "m" },
         a.master.as_deref().unwrap_or("-")
     ));
+    if health {
+        out.push_str(&format!(" {}", a.health));
+    }
 }
 
 impl Msg {
     /// The message as a line (with its line end).
     pub fn encode(&self) -> String {
-        let mut out = String::from(if self.meet { "MEET" } else { "PING" });
-        about_fields(&self.from, &mut out);
-        out.push_str(&format!(" {} {} ", self.config_epoch, self.current_epoch));
+        let mut out = String::from(self.kind.name());
+        about_fields(&self.from, &mut out, false);
+        out.push_str(&format!(
+            " {} {} {} ",
+            self.config_epoch, self.current_epoch, self.offset
+        ));
         let r = ranges(&self.slots);
         if r.is_empty() {
             out.push('-');
@@ -94,7 +131,7 @@ impl Msg {
         }
         out.push_str(&format!(" {}", self.gossip.len()));
         for g in &self.gossip {
-            about_fields(g, &mut out);
+            about_fields(g, &mut out, true);
         }
         out.push('\n');
         out
@@ -103,12 +140,14 @@ impl Msg {
     /// Reads a line; None when it is not a message.
     pub fn decode(line: &str) -> Option<Msg> {
         let mut w = line.split_ascii_whitespace();
-        let meet = match w.next()? {
-            "MEET" => true,
-            "PING" => false,
+        let kind = match w.next()? {
+            "MEET" => Kind::Meet,
+            "PING" => Kind::Ping,
+            "AUTHREQ" => Kind::AuthReq,
+            "AUTHACK" => Kind::AuthAck,
             _ => return None,
         };
-        let about = |w: &mut std::str::SplitAsciiWhitespace| -> Option<About> {
+        let about = |w: &mut std::str::SplitAsciiWhitespace, health: bool| -> Option<About> {
             let id = w.next()?.to_string();
             if id.len() != 40 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return None;
@@ -132,11 +171,17 @@ impl Msg {
                     "-" => None,
                     m => Some(m.to_string()),
                 },
+                health: if health {
+                    w.next()?.parse().ok().filter(|&h: &u8| h <= 2)?
+                } else {
+                    0
+                },
             })
         };
-        let from = about(&mut w)?;
+        let from = about(&mut w, false)?;
         let config_epoch = w.next()?.parse().ok()?;
         let current_epoch = w.next()?.parse().ok()?;
+        let offset = w.next()?.parse().ok()?;
         let mut slots = Vec::new();
         let defs = w.next()?;
         if defs != "-" {
@@ -160,13 +205,14 @@ impl Msg {
         }
         let mut gossip = Vec::with_capacity(n);
         for _ in 0..n {
-            gossip.push(about(&mut w)?);
+            gossip.push(about(&mut w, true)?);
         }
         w.next().is_none().then_some(Msg {
-            meet,
+            kind,
             from,
             config_epoch,
             current_epoch,
+            offset,
             slots,
             gossip,
         })
@@ -181,18 +227,20 @@ fn about(n: &Node) -> About {
         cport: n.cport,
         replica: n.replica,
         master: n.master.clone(),
+        health: if n.fail { 2 } else { u8::from(n.pfail) },
     }
 }
 
 impl Cluster {
-    /// The message this node sends (MEET or PING).
-    fn message(&self, st: &State, meet: bool) -> Msg {
+    /// A message from this node.
+    pub(super) fn message(&self, st: &State, kind: Kind) -> Msg {
         let me = &st.nodes[0];
         Msg {
-            meet,
+            kind,
             from: about(me),
             config_epoch: me.config_epoch,
             current_epoch: st.current_epoch,
+            offset: st.my_offset,
             slots: if me.replica {
                 Vec::new()
             } else {
@@ -206,13 +254,14 @@ impl Cluster {
         }
     }
 
-    /// Takes in a message that came from `peer_ip`.
-    pub fn receive(&self, msg: Msg, peer_ip: &str) {
+    /// Takes in a message that came from `peer_ip`; what this node must do about it
+    /// once the state is unlocked (follow a new primary).
+    pub fn receive(&self, msg: Msg, peer_ip: &str) -> Option<Action> {
         let now = now_ms();
         let mut st = self.state();
         st.received += 1;
         if msg.from.id == st.nodes[0].id {
-            return;
+            return None;
         }
         let ip = if msg.from.ip.is_empty() || msg.from.ip == "0.0.0.0" {
             peer_ip.to_string()
@@ -228,11 +277,11 @@ impl Cluster {
                 });
                 match met {
                     Some(i) => i,
-                    None if msg.meet => {
+                    None if msg.kind == Kind::Meet => {
                         st.nodes.push(Node::default());
                         st.nodes.len() - 1
                     }
-                    None => return,
+                    None => return None,
                 }
             }
         };
@@ -258,6 +307,11 @@ impl Cluster {
             n.handshake = false;
             n.pong_recv = now;
             n.pfail = false;
+            n.offset = msg.offset;
+            if n.fail {
+                n.fail = false;
+                changed = true;
+            }
             changed |= before
                 != (
                     n.id.clone(),
@@ -281,6 +335,13 @@ impl Cluster {
             st.current_epoch = msg.current_epoch;
             changed = true;
         }
+        // Whose slots this node follows: its own, or its primary's.
+        let mine = if st.nodes[0].replica {
+            st.nodes[0].master.as_deref().and_then(|m| st.find(m))
+        } else {
+            Some(0)
+        };
+        let had = mine.map_or(0, |m| self.slots_of(m).len());
         if !msg.from.replica {
             // A slot goes to the primary that claims it with the higher config epoch.
             for &slot in &msg.slots {
@@ -300,6 +361,28 @@ impl Cluster {
             }
         }
         let my_id = st.nodes[0].id.clone();
+        changed |= self.take_reports(&mut st, i, &msg.gossip, now);
+        let mut action = match msg.kind {
+            Kind::AuthReq => self.maybe_vote(&mut st, i, &msg, now),
+            Kind::AuthAck => {
+                self.count_vote(&mut st, i, msg.current_epoch);
+                None
+            }
+            Kind::Meet | Kind::Ping => None,
+        };
+        // The primary this node follows (or this node) lost its last slot to the sender:
+        // the sender took over (a failover), so this node follows it, as in Redis.
+        if let Some(m) = mine {
+            if had > 0 && self.slots_of(m).is_empty() && !msg.from.replica {
+                st.nodes[0].replica = true;
+                st.nodes[0].master = Some(st.nodes[i].id.clone());
+                changed = true;
+                action = Some(Action::Follow {
+                    host: st.nodes[i].ip.clone(),
+                    port: st.nodes[i].port,
+                });
+            }
+        }
         for g in msg.gossip {
             if g.id == my_id || st.find(&g.id).is_some() || g.ip.is_empty() {
                 continue;
@@ -326,11 +409,13 @@ impl Cluster {
         if changed {
             self.changed(&st);
         }
+        action
     }
 
     /// Once a round: nodes silent past the node timeout are flagged `fail?`, nodes met
-    /// by address that never answered are dropped after it.
-    fn tick(&self, now: u64) {
+    /// by address that never answered are dropped after it; then failure agreement
+    /// and this replica's failover ([`Cluster::failover_tick`]).
+    fn tick(&self, now: u64) -> Option<Action> {
         let mut st = self.state();
         let timeout = self.node_timeout.max(PERIOD_MS * 5);
         let mut changed = false;
@@ -348,9 +433,11 @@ impl Cluster {
             }
             n.pfail = now.saturating_sub(n.pong_recv) > timeout;
         }
+        let action = self.failover_tick(&mut st, now, timeout, &mut changed);
         if changed {
             self.changed(&st);
         }
+        action
     }
 }
 
@@ -381,7 +468,7 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
                 match listener.accept() {
                     Ok((sock, peer)) => {
                         let peer_ip = peer.ip().to_string();
-                        scope.spawn(move || read_from(c, sock, &peer_ip, &stopped));
+                        scope.spawn(move || read_from(shared, c, sock, &peer_ip, &stopped));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(20)),
                 }
@@ -390,10 +477,18 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
         let mut links: HashMap<(String, u16), TcpStream> = HashMap::new();
         while !stopped() {
             let now = now_ms();
-            let (meet, ping, targets) = {
+            let (meet, ping, targets, outbox) = {
                 let mut st = c.state();
-                let meet = c.message(&st, true).encode();
-                let ping = c.message(&st, false).encode();
+                st.my_offset = shared.repl.offset();
+                let meet = c.message(&st, Kind::Meet).encode();
+                let ping = c.message(&st, Kind::Ping).encode();
+                let outbox: Vec<((String, u16), String)> = std::mem::take(&mut st.outbox)
+                    .into_iter()
+                    .filter_map(|(id, line)| {
+                        let n = &st.nodes[st.find(&id)?];
+                        Some(((n.ip.clone(), n.cport), line))
+                    })
+                    .collect();
                 let mut targets = Vec::new();
                 for n in st.nodes.iter_mut().skip(1).filter(|n| !n.gone) {
                     if n.ping_sent == 0 {
@@ -401,8 +496,11 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
                     }
                     targets.push((n.id.clone(), n.ip.clone(), n.cport, n.handshake));
                 }
-                (meet, ping, targets)
+                (meet, ping, targets, outbox)
             };
+            for (key, line) in outbox {
+                send(&mut links, key, &line);
+            }
             let mut sent = Vec::new();
             for (id, ip, cport, handshake) in targets {
                 let key = (ip.clone(), cport);
@@ -422,7 +520,9 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
                     st.sent += u64::from(ok);
                 }
             }
-            c.tick(now);
+            if let Some(a) = c.tick(now) {
+                act(shared, a);
+            }
             if let Err(e) = c.save_if_dirty() {
                 eprintln!("kvs: cannot write {}: {e}", c.file.display());
             }
@@ -462,7 +562,13 @@ fn send(links: &mut HashMap<(String, u16), TcpStream>, key: (String, u16), line:
 }
 
 /// Reads messages from an accepted connection until it closes or the bus stops.
-fn read_from(c: &Cluster, sock: TcpStream, peer_ip: &str, stopped: &dyn Fn() -> bool) {
+fn read_from(
+    shared: &Shared,
+    c: &Cluster,
+    sock: TcpStream,
+    peer_ip: &str,
+    stopped: &dyn Fn() -> bool,
+) {
     if sock
         .set_read_timeout(Some(Duration::from_millis(200)))
         .is_err()
@@ -477,7 +583,11 @@ fn read_from(c: &Cluster, sock: TcpStream, peer_ip: &str, stopped: &dyn Fn() -> 
             Ok(_) if line.ends_with(b"\n") => {
                 let text = String::from_utf8_lossy(&line);
                 match Msg::decode(&text) {
-                    Some(m) => c.receive(m, peer_ip),
+                    Some(m) => {
+                        if let Some(a) = c.receive(m, peer_ip) {
+                            act(shared, a);
+                        }
+                    }
                     None => return,
                 }
                 line.clear();
@@ -508,6 +618,7 @@ mod tests {
             cport: 17000,
             replica: false,
             master: None,
+            health: 0,
         };
         let b = About {
             id: "b".repeat(40),
@@ -516,12 +627,14 @@ mod tests {
             cport: 17001,
             replica: true,
             master: Some("a".repeat(40)),
+            health: 1,
         };
         let m = Msg {
-            meet: true,
+            kind: Kind::Meet,
             from: a,
             config_epoch: 3,
             current_epoch: 9,
+            offset: 12345,
             slots: (0..=5460).chain([6000, 16383]).collect(),
             gossip: vec![b],
         };

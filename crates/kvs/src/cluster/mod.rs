@@ -15,6 +15,7 @@
 
 pub mod bus;
 pub mod conf;
+pub mod failover;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -67,6 +68,12 @@ pub struct Node {
     pub pfail: bool,
     /// Removed (CLUSTER FORGET): its index stays, unused.
     pub gone: bool,
+    /// Failed: a majority of the primaries found it silent (`fail`).
+    pub fail: bool,
+    /// Its replication offset, as it last said.
+    pub offset: u64,
+    /// Primaries that said it is silent, with when.
+    pub reports: Vec<(String, u64)>,
 }
 
 impl Node {
@@ -81,7 +88,9 @@ impl Node {
         } else {
             f.push(if self.replica { "slave" } else { "master" });
         }
-        if self.pfail {
+        if self.fail {
+            f.push("fail");
+        } else if self.pfail {
             f.push("fail?");
         }
         f.join(",")
@@ -101,6 +110,16 @@ pub struct State {
     pub migrating: std::collections::BTreeMap<u16, String>,
     /// Slots this node is taking in (IMPORTING), from the node with this id.
     pub importing: std::collections::BTreeMap<u16, String>,
+    /// This node's replication offset (for the messages it sends).
+    pub my_offset: u64,
+    /// Messages for one node each (votes), sent with the next round: (node id, line).
+    pub outbox: Vec<(String, String)>,
+    /// This replica's election: its epoch, the primaries that voted, when it started.
+    pub election: Option<(u64, Vec<String>, u64)>,
+    /// When this replica may start an election for its failed primary (0: none yet).
+    pub failover_at: u64,
+    /// When this node last voted for a replica of each primary (by the primary's id).
+    pub voted: std::collections::HashMap<String, u64>,
     /// Bus messages sent and received.
     pub sent: u64,
     /// See `sent`.

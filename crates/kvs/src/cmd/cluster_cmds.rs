@@ -337,6 +337,20 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         "reset" if rest.len() <= 1 => reset(ctx, rest, w),
         "setslot" if rest.len() == 2 || rest.len() == 3 => setslot(c, rest, w),
+        "failover" if rest.len() <= 1 => {
+            if let Some(m) = rest.first() {
+                if !eq(m, "force") && !eq(m, "takeover") {
+                    return w.error(super::SYNTAX);
+                }
+            }
+            match c.take_over() {
+                Ok(a) => {
+                    crate::cluster::failover::act(shared, a);
+                    w.simple("OK")
+                }
+                Err(e) => w.error(e),
+            }
+        }
         "help" => super::help(
             w,
             &[
@@ -346,6 +360,7 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 "BUMPEPOCH",
                 "COUNT-FAILURE-REPORTS <node-id>",
                 "COUNTKEYSINSLOT <slot>",
+                "FAILOVER [FORCE|TAKEOVER]",
                 "DELSLOTS <slot> [<slot> ...]",
                 "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
                 "FLUSHSLOTS",
