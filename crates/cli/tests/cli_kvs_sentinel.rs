@@ -186,21 +186,25 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
                 std::thread::spawn(move || writer(round * 10 + w, s, a, st))
             })
             .collect();
-        until(10, "writes acknowledged", || {
+        until(30, &format!("round {round}: writes acknowledged"), || {
             acked.lock().unwrap().len() > 200 * (round + 1)
         });
         // kill -9 of the primary, writers still going.
         let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
         let killed_at = Instant::now();
         victim.proc = None;
-        until(30, "Sentinel promotes a replica", || {
-            primary_port(&sentinel_ports).is_some_and(|p| p != primary)
-        });
+        until(
+            40,
+            &format!("round {round}: Sentinel promotes a replica"),
+            || primary_port(&sentinel_ports).is_some_and(|p| p != primary),
+        );
         let promoted = primary_port(&sentinel_ports).unwrap();
         let before = acked.lock().unwrap().len();
-        until(20, "a write acknowledged on the new primary", || {
-            acked.lock().unwrap().len() > before + 10
-        });
+        until(
+            40,
+            &format!("round {round}: a write acknowledged on the new primary"),
+            || acked.lock().unwrap().len() > before + 10,
+        );
         eprintln!(
             "round {round}: {primary} killed, {promoted} promoted, writes acknowledged again after {:?}",
             killed_at.elapsed()
@@ -208,10 +212,14 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         // The killed server comes back on its file and Sentinel makes it a replica.
         let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
         victim.start();
-        until(40, "the old primary rejoins as a replica", || {
-            info_field(primary, "master_port") == Some(promoted.to_string())
-                && info_field(primary, "master_link_status").as_deref() == Some("up")
-        });
+        until(
+            60,
+            &format!("round {round}: the old primary rejoins as a replica"),
+            || {
+                info_field(primary, "master_port") == Some(promoted.to_string())
+                    && info_field(primary, "master_link_status").as_deref() == Some("up")
+            },
+        );
         stop.store(true, Ordering::Relaxed);
         for w in writers {
             w.join().expect("writer");
@@ -240,9 +248,11 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         );
         // The other replica follows the new primary too.
         for n in nodes.iter().filter(|n| n.port != promoted) {
-            until(20, "replicas follow the new primary", || {
-                info_field(n.port, "master_port") == Some(promoted.to_string())
-            });
+            until(
+                40,
+                &format!("round {round}: replicas follow the new primary"),
+                || info_field(n.port, "master_port") == Some(promoted.to_string()),
+            );
         }
     }
     // The configuration files say who follows whom (CONFIG REWRITE from Sentinel).

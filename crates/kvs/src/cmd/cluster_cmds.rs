@@ -311,7 +311,16 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         "count-failure-reports" if rest.len() == 1 => {
             let st = c.state();
             match node_by_id(&st, rest[0]) {
-                Some(_) => w.int(0),
+                Some(i) => {
+                    let window = 2 * c.node_timeout;
+                    let now = ctx.now;
+                    let n = st.nodes[i]
+                        .reports
+                        .iter()
+                        .filter(|(_, t)| now.saturating_sub(*t) <= window)
+                        .count();
+                    w.int(n as i64)
+                }
                 None => w.error(&format!(
                     "ERR Unknown node {}",
                     String::from_utf8_lossy(rest[0])
