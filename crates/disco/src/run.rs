@@ -333,7 +333,7 @@ fn round(t: &mut Running, buf: &mut Vec<u8>) -> bool {
         let share = &input.share;
         let r = input
             .consumer
-            .poll_with(buf, |m| m.ctl & CTL_EOS != 0 || share.takes(m.seq));
+            .poll_with(buf, |m| m.ctl & CTL_EOS != 0 || share.takes(m.seq, m.ctl));
         match r {
             Recv::Frag(m) if m.ctl & CTL_EOS != 0 => {
                 input.ended = true;
