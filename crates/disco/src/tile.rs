@@ -51,13 +51,17 @@ pub(crate) enum Share {
     /// Whichever tile reaches a fragment first takes it; the last fragment this tile
     /// took (a second look at the same fragment gives the same answer).
     Claim(Arc<Claim>, Cell<u64>),
+    /// Fragments whose control bits under the mask (first) equal the value (second):
+    /// the producer names each fragment's reader.
+    Routed(u16, u16),
 }
 
 impl Share {
-    /// Whether this tile takes fragment `seq`.
-    pub(crate) fn takes(&self, seq: u64) -> bool {
+    /// Whether this tile takes fragment `seq` with control bits `ctl`.
+    pub(crate) fn takes(&self, seq: u64, ctl: u16) -> bool {
         match self {
             Share::Modulo(index, of) => seq % of == *index,
+            Share::Routed(mask, value) => ctl & mask == *value,
             Share::Claim(claim, last) => {
                 if last.get() == seq {
                     return true;
@@ -121,6 +125,19 @@ impl Input {
         Input {
             consumer,
             share: Share::Modulo(index, of.max(1)),
+            ended: false,
+        }
+    }
+
+    /// The fragments of `consumer` whose control bits under `mask` equal `value` (end
+    /// of stream always): the producer chooses each fragment's reader, for a deal that
+    /// follows something only the producer knows (say, each reader's backlog). The
+    /// readers' values must be distinct and cover every value the producer writes, or
+    /// a fragment is read by no tile (or by two).
+    pub fn routed(consumer: Consumer, mask: u16, value: u16) -> Input {
+        Input {
+            consumer,
+            share: Share::Routed(mask & !CTL_EOS, value & mask & !CTL_EOS),
             ended: false,
         }
     }
@@ -254,6 +271,18 @@ mod tests {
     use std::sync::atomic::AtomicU8;
 
     #[test]
+    fn routed_fragments_go_to_the_reader_their_control_bits_name() {
+        let readers: Vec<Share> = (0..4u16)
+            .map(|i| Share::Routed(0b11 << 3, i << 3))
+            .collect();
+        for ctl in 0..u16::MAX >> 1 {
+            let takers = readers.iter().filter(|r| r.takes(7, ctl)).count();
+            assert_eq!(takers, 1, "ctl {ctl:#x}");
+            assert!(readers[usize::from(ctl >> 3 & 0b11)].takes(7, ctl));
+        }
+    }
+
+    #[test]
     fn claimed_fragments_go_to_exactly_one_reader() {
         const N: usize = 200_000;
         let claim = Claim::new();
@@ -265,9 +294,9 @@ mod tests {
                     let share = Share::Claim(claim, Cell::new(0));
                     let mut won = 0usize;
                     for seq in 1..=N as u64 {
-                        if share.takes(seq) {
+                        if share.takes(seq, 0) {
                             // Asking again about the same fragment gives the same answer.
-                            assert!(share.takes(seq));
+                            assert!(share.takes(seq, 0));
                             let prev = owner[seq as usize].swap(me, Ordering::Relaxed);
                             assert_eq!(prev, 0, "fragment {seq} taken twice");
                             won += 1;

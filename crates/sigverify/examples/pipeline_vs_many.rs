@@ -1,12 +1,13 @@
 //! The pipeline's throughput against `verify_many` alone on the same transactions and
 //! cores: `cargo run --release -p wirespeed-sigverify --example pipeline_vs_many [N]
-//! [ROUNDS]`. Prints signatures per second of both and their ratio, per round, and each
-//! tile's busy time per transaction (where the pipeline's time goes).
+//! [ROUNDS]`. Prints signatures per second of both and their ratio, per round, each
+//! tile's busy time and rounds per transaction (where the pipeline's time goes), and the
+//! packets and batches of each verify tile (how they were dealt).
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use wirespeed_disco::metrics::Counter;
+use wirespeed_disco::metrics::{Counter, TileSnapshot};
 use wirespeed_ed25519::{verify_many, Item, Mode};
 use wirespeed_sigverify::gen::generate;
 use wirespeed_sigverify::pipeline::{run, Config};
@@ -54,13 +55,34 @@ fn main() {
             s.latency.value_at_quantile(0.5) as f64 / 1e3,
             s.latency.value_at_quantile(0.99) as f64 / 1e3,
         );
-        let per_tx = |ns: u64| ns as f64 / n as f64 / 1e3;
-        let busy: Vec<String> = s
-            .metrics
-            .tiles
-            .iter()
-            .map(|t| format!("{} {:.2}", t.name, per_tx(t.get(Counter::BusyNs))))
-            .collect();
-        println!("  busy us per transaction: {}", busy.join(", "));
+        let tiles = &s.metrics.tiles;
+        let line = |f: &dyn Fn(&TileSnapshot) -> Option<String>| {
+            tiles.iter().filter_map(f).collect::<Vec<_>>().join(", ")
+        };
+        let per_tx = |v: u64| v as f64 / n as f64;
+        println!(
+            "  busy us per transaction: {}",
+            line(&|t| Some(format!(
+                "{} {:.2}",
+                t.name,
+                per_tx(t.get(Counter::BusyNs)) / 1e3
+            )))
+        );
+        println!(
+            "  rounds per transaction: {}",
+            line(&|t| Some(format!("{} {:.1}", t.name, per_tx(t.get(Counter::Rounds)))))
+        );
+        println!(
+            "  {}",
+            line(&|t| {
+                let batches = t.custom.iter().find(|(k, _)| k == "batches")?;
+                Some(format!(
+                    "{} {} packets in {} batches",
+                    t.name,
+                    t.get(Counter::In),
+                    batches.1
+                ))
+            })
+        );
     }
 }

@@ -10,6 +10,12 @@
 //! stay short) and in a ring in arrival order; inserting the (horizon+1)-th id evicts the
 //! oldest one from the table (backward-shift deletion, no tombstones). Constant time per
 //! id, no allocation after construction.
+//!
+//! The table (16 MiB at the default horizon of 2^20) is probed at random, one cache
+//! line and, on 4 KiB pages, one TLB miss per id; on Linux it sits in a window aligned
+//! to 2 MiB that the kernel is asked to back with huge pages (`MADV_HUGEPAGE`: 8
+//! translations for the whole table instead of 4,096). Where the kernel declines, the
+//! table works the same on small pages.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
@@ -20,7 +26,9 @@ pub const MAX_HORIZON: usize = 1 << 24;
 /// The set.
 #[derive(Debug)]
 pub struct Dedup {
+    /// The table is `table[base..base + mask + 1]` (the rest aligns it).
     table: Box<[u64]>,
+    base: usize,
     mask: usize,
     ring: Box<[u64]>,
     next: usize,
@@ -33,23 +41,30 @@ impl Dedup {
     pub fn new(horizon: usize) -> Dedup {
         let horizon = horizon.clamp(1, MAX_HORIZON);
         let size = (horizon * 2).next_power_of_two();
-        let mut table = vec![0; size].into_boxed_slice();
+        let (mut table, base) = huge_page_table(size);
         let mut ring = vec![0; horizon].into_boxed_slice();
         // Zeroed allocations are mapped lazily: touch every page now, at construction,
         // rather than fault them in one by one on the first inserts at full rate.
-        for words in [&mut table, &mut ring] {
+        for words in [&mut table[base..base + size], &mut ring] {
             for w in words.iter_mut().step_by(512) {
                 *w = std::hint::black_box(0);
             }
         }
         Dedup {
             table,
+            base,
             mask: size - 1,
             ring,
             next: 0,
             len: 0,
             hasher: RandomState::new(),
         }
+    }
+
+    /// Whether the table lies in a 2 MiB-aligned window (for the huge pages).
+    pub fn table_is_aligned(&self) -> bool {
+        (self.table[self.base..].as_ptr() as usize).is_multiple_of(HUGE_PAGE)
+            || self.mask + 1 < HUGE_PAGE / 8
     }
 
     fn tag(&self, id: &[u8]) -> u64 {
@@ -60,7 +75,7 @@ impl Dedup {
     fn find(&self, tag: u64) -> Result<usize, usize> {
         let mut i = tag as usize & self.mask;
         loop {
-            match self.table[i] {
+            match self.table[self.base + i] {
                 0 => return Err(i),
                 t if t == tag => return Ok(i),
                 _ => i = (i + 1) & self.mask,
@@ -75,17 +90,17 @@ impl Dedup {
         // Backward shift: move later entries of the cluster into the hole when their
         // home slot is not between the hole and them.
         let mut i = (hole + 1) & self.mask;
-        while self.table[i] != 0 {
-            let home = self.table[i] as usize & self.mask;
+        while self.table[self.base + i] != 0 {
+            let home = self.table[self.base + i] as usize & self.mask;
             let dist_i = i.wrapping_sub(home) & self.mask;
             let dist_hole = hole.wrapping_sub(home) & self.mask;
             if dist_hole <= dist_i {
-                self.table[hole] = self.table[i];
+                self.table[self.base + hole] = self.table[self.base + i];
                 hole = i;
             }
             i = (i + 1) & self.mask;
         }
-        self.table[hole] = 0;
+        self.table[self.base + hole] = 0;
     }
 
     /// Records `id`; true when it was not among the last `horizon` ids (a new
@@ -102,9 +117,9 @@ impl Dedup {
             self.len -= 1;
             // The slot found above may have moved: look again.
             let slot = self.find(tag).err().unwrap_or(slot);
-            self.table[slot] = tag;
+            self.table[self.base + slot] = tag;
         } else {
-            self.table[slot] = tag;
+            self.table[self.base + slot] = tag;
         }
         self.ring[self.next] = tag;
         self.next = (self.next + 1) % self.ring.len();
@@ -123,10 +138,52 @@ impl Dedup {
     }
 }
 
+/// The huge-page size of x86-64 and (4 KiB granule) aarch64.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Zeroed storage for a table of `size` words, and where the table starts in it: at a
+/// 2 MiB boundary, advised for huge pages, when the table is at least one huge page.
+fn huge_page_table(size: usize) -> (Box<[u64]>, usize) {
+    if size < HUGE_PAGE / 8 {
+        return (vec![0; size].into_boxed_slice(), 0);
+    }
+    let storage = vec![0u64; size + HUGE_PAGE / 8].into_boxed_slice();
+    let addr = storage.as_ptr() as usize;
+    let base = (addr.next_multiple_of(HUGE_PAGE) - addr) / 8;
+    advise_huge_pages(&storage[base..base + size]);
+    (storage, base)
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(words: &[u64]) {
+    // SAFETY: madvise only advises the kernel about pages of `words`, a live allocation
+    // this thread owns; MADV_HUGEPAGE changes no contents and no mapping rights. A
+    // refusal (no transparent huge pages) leaves small pages, which work the same.
+    unsafe {
+        libc::madvise(
+            words.as_ptr() as *mut libc::c_void,
+            std::mem::size_of_val(words),
+            libc::MADV_HUGEPAGE,
+        );
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_: &[u64]) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::{HashSet, VecDeque};
+
+    #[test]
+    fn a_large_table_sits_on_a_huge_page_boundary() {
+        for horizon in [1usize, 1000, 1 << 17, 1 << 20] {
+            let mut d = Dedup::new(horizon);
+            assert!(d.table_is_aligned(), "horizon {horizon}");
+            assert!(d.insert(b"a") && !d.insert(b"a"));
+        }
+    }
 
     #[test]
     fn agrees_with_a_window_of_the_last_ids() {

@@ -7,6 +7,8 @@
 //!   cooked v1/v2, raw IP, BSD loopback), and a writer that wraps payloads in
 //!   Ethernet/IPv4/UDP.
 //! - [`counters`]: each tile's own counters, an enum per tile, named once.
+//! - [`deal`]: how the parse tile deals packets to the verify tiles (to the smallest
+//!   backlog) when it shares a thread with one of them.
 //! - [`dedup`]: a bounded set of recently seen transaction ids (keyed 64-bit tags).
 //! - [`desc`]: the descriptor the parse tile sends with each packet (offsets of its
 //!   signatures, keys and message), so the verify tiles do not parse it again.
@@ -32,6 +34,7 @@
 #![cfg_attr(not(test), warn(missing_docs))]
 
 pub mod counters;
+pub mod deal;
 pub mod dedup;
 pub mod desc;
 pub mod gen;

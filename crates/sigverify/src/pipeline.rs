@@ -467,10 +467,18 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
     // dynamically (each takes what it reaches first, so a slower one takes fewer).
     // When parse shares a verify tile's thread, that tile would take every packet as
     // soon as it is parsed and leave the others idle while it verifies (nothing is
-    // parsed meanwhile), so the packets are dealt by sequence number instead and each
-    // verify tile always has its share waiting.
+    // parsed meanwhile), so the parse tile deals the packets instead, with a share for
+    // the tile beside it that follows the backlogs (`crate::deal`: each thread gets
+    // what it can do beside its other tiles); past `deal::MAX_LANES` verify tiles, by
+    // sequence number.
     let parse_home = homes[1];
     let dynamic = !homes[2..2 + n_verify].contains(&parse_home);
+    let deal =
+        (!dynamic && n_verify <= crate::deal::MAX_LANES).then(|| crate::deal::Deal::new(n_verify));
+    let local = homes[2..2 + n_verify]
+        .iter()
+        .position(|h| *h == parse_home)
+        .unwrap_or(0);
     let mut next_home = homes.into_iter();
     let mut spec = |tile: Box<dyn Tile>, inputs, outputs| {
         let home = next_home.next().unwrap_or(Home {
@@ -486,25 +494,31 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
         }
     };
     let pop = |v: &mut Vec<_>| v.pop().ok_or(PipelineError::Ring(TangoError::Depth(0)));
+    let mut parse = Parse::new(n_sinks);
+    if let Some(d) = &deal {
+        parse = parse.dealing(crate::deal::Dealer::new(d.clone(), local, config.batch));
+    }
     let mut tiles = vec![
         spec(Box::new(source), vec![], vec![(p_src, l0.1)]),
         spec(
-            Box::new(Parse::new(n_sinks)),
+            Box::new(parse),
             vec![LinkInput::all(pop(&mut c_src)?)],
             vec![(p_parse, l1.1)],
         ),
     ];
     let claim = Claim::new();
     for (i, (c, p)) in c_parse.into_iter().zip(to_reorder).enumerate() {
-        tiles.push(spec(
-            Box::new(Verify::new(i, config.batch, config.budget, config.mode).on(config.backend)),
-            vec![if dynamic {
-                LinkInput::claimed(c, claim.clone())
-            } else {
-                LinkInput::shared(c, i as u64, n_verify as u64)
-            }],
-            vec![(p, l2.1)],
-        ));
+        let mut verify =
+            Verify::new(i, config.batch, config.budget, config.mode).on(config.backend);
+        let input = if let Some(d) = &deal {
+            verify = verify.reporting(d.clone());
+            LinkInput::routed(c, crate::deal::LANE_MASK, crate::deal::Dealer::lane_bits(i))
+        } else if dynamic {
+            LinkInput::claimed(c, claim.clone())
+        } else {
+            LinkInput::shared(c, i as u64, n_verify as u64)
+        };
+        tiles.push(spec(Box::new(verify), vec![input], vec![(p, l2.1)]));
     }
     tiles.push(spec(
         // The window covers what can be in flight: the parse -> verify ring, every

@@ -3,8 +3,9 @@
 //! Fragments between tiles: the payload is the packet (a Solana transaction, or a raw
 //! record `pk(32) || sig(64) || msg`); `meta.sig` carries the packet's *ticket* (its
 //! rank among well-formed packets, from 1, assigned by the parse tile) and `meta.tsorig`
-//! its ingest time; `meta.ctl` carries the kind, the verdict and the destination. The
-//! packet is parsed once: on the parse -> verify link it is followed by a
+//! its ingest time; `meta.ctl` carries the kind, the verdict and the destination (and,
+//! from the parse tile to the verify tiles, the verify tile that takes it:
+//! [`crate::deal`]). The packet is parsed once: on the parse -> verify link it is followed by a
 //! [`TxnDesc`](crate::desc::TxnDesc) (where its signatures, keys and message lie), which
 //! the verify tiles read instead of parsing again and do not pass on.
 //!
@@ -35,6 +36,7 @@ use crate::counters::declared;
 pub use crate::counters::{
     DedupCounter, ParseCounter, ReorderCounter, SourceCounter, VerifyCounter,
 };
+use crate::deal::{Deal, Dealer};
 use crate::dedup::Dedup;
 use crate::desc::TxnDesc;
 use crate::pcap::UdpReader;
@@ -51,6 +53,9 @@ pub const VALID: u16 = 1 << 1;
 pub const BAD_SIG: u16 = 2 << 1;
 /// Seen within the dedup horizon.
 pub const DUPLICATE: u16 = 3 << 1;
+/// The verify tile a packet is dealt to, on the parse -> verify link: 5 bits at 3..8
+/// ([`crate::deal::LANE_MASK`]; cleared by the verify tile).
+pub use crate::deal::LANE_MASK;
 /// Destination: 4 bits at 8..12.
 pub const DEST_SHIFT: u16 = 8;
 /// Most destinations.
@@ -300,12 +305,14 @@ impl Source {
 }
 
 /// Parses packets: malformed ones are counted by reason and dropped; well-formed ones
-/// get a ticket and a destination, and go on followed by their [`TxnDesc`].
+/// get a ticket and a destination, and go on followed by their [`TxnDesc`] (and, with
+/// [`Parse::dealing`], the verify tile that takes them).
 #[derive(Debug)]
 pub struct Parse {
     /// Destinations (sinks).
     pub dests: usize,
     pub(crate) ticket: u64,
+    dealer: Option<Dealer>,
     /// The outgoing fragment: packet, then descriptor.
     frag: Vec<u8>,
 }
@@ -316,8 +323,16 @@ impl Parse {
         Parse {
             dests: dests.clamp(1, MAX_DEST),
             ticket: 0,
+            dealer: None,
             frag: Vec::with_capacity(MAX_PACKET + crate::desc::DESC_LEN),
         }
+    }
+
+    /// Names the verify tile of each packet in its control bits, by `dealer` (the
+    /// verify tiles read theirs with `wirespeed_disco::Input::routed`).
+    pub fn dealing(mut self, dealer: Dealer) -> Parse {
+        self.dealer = Some(dealer);
+        self
     }
 }
 
@@ -358,7 +373,11 @@ impl Tile for Parse {
         let key0 = packet.get(usize::from(desc.key_off)).copied().unwrap_or(0);
         self.ticket += 1;
         let dest = (key0 as usize % self.dests) as u16;
-        let ctl = (meta.ctl & KIND_RAW) | dest << DEST_SHIFT;
+        let lane = self
+            .dealer
+            .as_mut()
+            .map_or(0, |d| Dealer::lane_bits(d.next_lane()));
+        let ctl = (meta.ctl & KIND_RAW) | dest << DEST_SHIFT | lane;
         self.frag.clear();
         self.frag.extend_from_slice(packet);
         self.frag.extend_from_slice(&desc.encode());
@@ -388,6 +407,7 @@ pub struct Verify {
     held: Vec<Held>,
     first: Option<Instant>,
     verdicts: Vec<Result<(), VerifyError>>,
+    deal: Option<Arc<Deal>>,
 }
 
 /// A packet waiting in a verify tile's batch.
@@ -422,7 +442,15 @@ impl Verify {
             held: Vec::with_capacity(batch),
             first: None,
             verdicts: Vec::new(),
+            deal: None,
         }
+    }
+
+    /// Reports each batch it starts verifying to `deal` (the parse tile deals by
+    /// backlog).
+    pub fn reporting(mut self, deal: Arc<Deal>) -> Verify {
+        self.deal = Some(deal);
+        self
     }
 
     /// Verifies on `backend` instead of the CPU lanes. A batch the GPU fails on is
@@ -436,6 +464,9 @@ impl Verify {
     fn flush(&mut self, ctx: &mut Ctx) {
         if self.held.is_empty() {
             return;
+        }
+        if let Some(d) = &self.deal {
+            d.taken(self.index, self.held.len() as u64);
         }
         // One item per signature, read where the parse tile's descriptor says (no second
         // parse); `owner[i]` is the packet of item i.
@@ -462,7 +493,7 @@ impl Verify {
         }
         drop(items);
         for (p, h) in self.held.iter().enumerate() {
-            let base = h.ctl & !VERDICT_MASK;
+            let base = h.ctl & !(VERDICT_MASK | LANE_MASK);
             if bad[p] {
                 ctx.metrics().add(Counter::Rejected, 1);
                 ctx.publish(0, &[], h.ticket, base | BAD_SIG, h.tsorig);

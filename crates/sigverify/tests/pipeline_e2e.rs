@@ -1,14 +1,17 @@
 //! End to end: generated traffic with known duplicates, bad signatures and malformed
 //! packets yields exactly the expected accepted ids (in arrival order when reordering
-//! is on), from memory and through a pcap file; a slow link sheds with a count.
+//! is on), from memory and through a pcap file; a slow link sheds with a count; with the
+//! parse tile beside a verify tile (dealt by backlog), every packet is verified exactly
+//! once and the verdicts come out in order.
 
 use std::sync::atomic::AtomicBool;
 
+use wirespeed_disco::metrics::Counter;
 use wirespeed_disco::Policy;
 use wirespeed_engine::Backend;
-use wirespeed_sigverify::gen::{generate, Expect};
+use wirespeed_sigverify::gen::{generate, Expect, Generated};
 use wirespeed_sigverify::pcap::{write_pcap, UdpReader};
-use wirespeed_sigverify::pipeline::{run, Config};
+use wirespeed_sigverify::pipeline::{run, Config, Placement};
 use wirespeed_sigverify::tiles::Input;
 
 fn config(tag: &str) -> Config {
@@ -19,14 +22,19 @@ fn config(tag: &str) -> Config {
     }
 }
 
-#[test]
-fn known_traffic_yields_exactly_the_valid_ids_in_order() {
-    let traffic = generate(3_000, 0.1, 0.1, 7);
-    let want: Vec<[u8; 64]> = traffic
+/// The ids the pipeline should accept, in arrival order.
+fn valid_ids(traffic: &[Generated]) -> Vec<[u8; 64]> {
+    traffic
         .iter()
         .filter(|g| g.expect == Expect::Valid)
         .map(|g| g.txn_id)
-        .collect();
+        .collect()
+}
+
+#[test]
+fn known_traffic_yields_exactly_the_valid_ids_in_order() {
+    let traffic = generate(3_000, 0.1, 0.1, 7);
+    let want = valid_ids(&traffic);
     let mut packets: Vec<(bool, Vec<u8>)> = Vec::new();
     for (i, g) in traffic.iter().enumerate() {
         packets.push((false, g.bytes.clone()));
@@ -75,6 +83,55 @@ fn known_traffic_yields_exactly_the_valid_ids_in_order() {
         assert_eq!(s.malformed.iter().map(|(_, n)| n).sum::<u64>(), 12);
         assert_eq!(s.ingested, 3_012);
         assert_eq!(s.latency.len(), want.len() as u64);
+        let _ = std::fs::remove_file(&c.metrics_path);
+    }
+}
+
+#[test]
+fn dealt_packets_are_verified_exactly_once_and_delivered_in_order() {
+    let traffic = generate(4_000, 0.1, 0.1, 23);
+    let want = valid_ids(&traffic);
+    // Parse pinned beside the first verify tile, whatever the machine: the parse tile
+    // deals the packets (runs of one batch, revised by backlog), including batches
+    // smaller than a run of the source and more verify tiles than cores.
+    for (tiles, batch) in [(2, 64), (3, 8), (2, 1)] {
+        let mut c = config(&format!("deal-{tiles}-{batch}"));
+        c.verify_tiles = tiles;
+        c.batch = batch;
+        c.cores = Placement {
+            source: Some(0),
+            parse: Some(0),
+            verify: Some(0),
+            ..Placement::default()
+        };
+        let packets: Vec<(bool, Vec<u8>)> =
+            traffic.iter().map(|g| (false, g.bytes.clone())).collect();
+        let s = run(
+            &c,
+            Input::Memory(packets.into_iter()),
+            &AtomicBool::new(false),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let verified: Vec<u64> = s
+            .metrics
+            .tiles
+            .iter()
+            .filter(|t| t.name.starts_with("verify"))
+            .map(|t| t.get(Counter::In))
+            .collect();
+        assert_eq!(verified.len(), tiles);
+        assert_eq!(
+            verified.iter().sum::<u64>(),
+            4_000,
+            "{tiles} tiles, batch {batch}: {verified:?}"
+        );
+        let reorder = s.metrics.tiles.iter().find(|t| t.name == "reorder");
+        let given_up = reorder
+            .and_then(|t| t.custom.iter().find(|(k, _)| k == "given_up"))
+            .map_or(0, |(_, v)| *v);
+        assert_eq!(given_up, 0, "no ticket missing");
+        assert_eq!(s.ids.len(), 1);
+        assert!(s.ids[0] == want, "{tiles} tiles, batch {batch}: ids differ");
         let _ = std::fs::remove_file(&c.metrics_path);
     }
 }
