@@ -303,6 +303,11 @@ def bench(args, servers, pipeline, n):
                                f"{out[-800:]!r} {res.stderr[-800:]!r}")
         rps[t] = float(m[-1])
     rps["cpu_us_per_req"] = (cpu1 - cpu0) * 1e6 / (2 * n)
+    if cl:
+        short = min(n / rps["SET"], n / rps["GET"])
+        if short < 2.5:  # see QUANTISATION in the module docstring
+            log(f"    note: a test lasted only {short:.2f}s; --cluster results are quantised to 0.25 s"
+                f" (error up to {0.25 / short:.0%}); raise --n/--n-pipelined")
     return rps
 
 

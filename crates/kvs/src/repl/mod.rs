@@ -167,6 +167,8 @@ pub struct Repl {
     /// Bytes ever streamed (master_repl_offset), as of the backlog's end.
     offset: AtomicU64,
     replicas: Mutex<Vec<Attached>>,
+    /// How many replicas are attached (one load for the replica's link thread).
+    attached: AtomicUsize,
     /// The link to the primary, on a replica.
     link: Mutex<Option<Arc<Link>>>,
 }
@@ -191,6 +193,7 @@ impl Default for Repl {
             }),
             offset: AtomicU64::new(0),
             replicas: Mutex::new(Vec::new()),
+            attached: AtomicUsize::new(0),
             link: Mutex::new(None),
         }
     }
@@ -407,11 +410,14 @@ impl Repl {
         let mut r = lock(&self.replicas);
         r.retain(|x| x.id != a.id);
         r.push(a);
+        self.attached.store(r.len(), Ordering::Release);
     }
 
     /// Forgets replica `id` (its connection closed).
     pub fn detach(&self, id: u64) {
-        lock(&self.replicas).retain(|x| x.id != id);
+        let mut r = lock(&self.replicas);
+        r.retain(|x| x.id != id);
+        self.attached.store(r.len(), Ordering::Release);
     }
 
     /// Records replica `id`'s acknowledged offset.
@@ -424,7 +430,7 @@ impl Repl {
 
     /// True when no replica is attached.
     pub fn replicas_empty(&self) -> bool {
-        lock(&self.replicas).is_empty()
+        self.attached.load(Ordering::Acquire) == 0
     }
 
     /// The attached replicas.

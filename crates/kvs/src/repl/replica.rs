@@ -230,14 +230,14 @@ fn load_snapshot(
         b"FLUSH".to_vec(),
     ]));
     for e in clear {
-        apply_one(shared, keys, e, &[]);
+        apply_one(shared, keys, e, &[], &[]);
     }
     while left > 0 {
         let (e, raw) = record(r)?;
         left = left
             .checked_sub(raw.len() as u64)
             .ok_or_else(|| bad("a record past the snapshot"))?;
-        apply_one(shared, keys, e, &[]);
+        apply_one(shared, keys, e, &[], &[]);
     }
     Ok(())
 }
@@ -275,6 +275,8 @@ fn stream(
         .set_read_timeout(Some(Duration::from_millis(100)))?;
     // Acknowledged at once when the primary asks (GETACK) and at the start.
     let (mut last_ack, mut asked) = (0u64, true);
+    // The stream's id for the log's position records (fixed while it lasts).
+    let replid = shared.repl.replid().into_bytes();
     loop {
         if gone() {
             return Ok(());
@@ -315,15 +317,16 @@ fn stream(
             shared.repl.feed_raw(&raw);
             asked = true;
         } else {
-            apply_one(shared, keys, e, &raw);
+            apply_one(shared, keys, e, &raw, &replid);
         }
-        let offset = shared.repl.offset();
-        link.offset.store(offset, Ordering::Release);
-        link.last_io_ms.store(now_ms(), Ordering::Release);
-        if r.buffer().is_empty() && !shared.repl.replicas_empty() {
-            // Replicas of this replica: the loops feed them.
-            for i in 0..shared.hub.loops() {
-                shared.hub.wake(i);
+        if r.buffer().is_empty() {
+            link.offset.store(shared.repl.offset(), Ordering::Release);
+            link.last_io_ms.store(now_ms(), Ordering::Release);
+            if !shared.repl.replicas_empty() {
+                // Replicas of this replica: the loops feed them.
+                for i in 0..shared.hub.loops() {
+                    shared.hub.wake(i);
+                }
             }
         }
     }
@@ -345,7 +348,7 @@ fn log_position(shared: &Shared) {
 /// same record as the changes, before the shards are unlocked: a snapshot for a
 /// replica of this one has the record or its offset counts it, never one without the
 /// other, and a restart from the log knows where to resume.
-fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8]) {
+fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8], replid: &[u8]) {
     let mut changes = match e {
         Effect::Batch(b) => {
             lock_for(shared, keys, &b);
@@ -358,10 +361,12 @@ fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8]) {
     }
     if !raw.is_empty() {
         let offset = shared.repl.feed_raw(raw);
-        changes.push(Effect::Position {
-            replid: shared.repl.replid().into_bytes(),
-            offset,
-        });
+        if shared.log.is_some() {
+            changes.push(Effect::Position {
+                replid: replid.to_vec(),
+                offset,
+            });
+        }
     }
     let mut record = if changes.len() == 1 {
         changes
