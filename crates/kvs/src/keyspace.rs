@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 mod absolute;
 mod route;
 mod stats;
-pub use route::{scan_shards, shard_index};
+pub use route::{scan_shards, shard_for, shard_index};
 pub use stats::SharedStats;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -101,6 +101,8 @@ pub struct Shared {
     shards: Box<[Shard]>,
     /// Shards per database less one (`per_db` is a power of two).
     mask: usize,
+    /// Keys are in shards by hash slot ([`route::slot_shard`]): cluster mode.
+    by_slot: bool,
     /// Number of databases (SELECT 0 to this less one).
     dbs: usize,
     /// The highest database a client has selected since the start (or the log filled):
@@ -177,6 +179,7 @@ impl Shared {
         Shared {
             keep,
             mask: per_db - 1,
+            by_slot: false,
             dbs,
             max_used: AtomicUsize::new(max_used),
             shards,
@@ -232,7 +235,13 @@ impl Shared {
     /// The shard of `key`.
     #[inline]
     pub fn shard_of(&self, key: &[u8]) -> usize {
-        shard_index(key, self.mask + 1)
+        shard_for(key, self.mask + 1, self.by_slot)
+    }
+
+    /// Keys go to shards by their cluster hash slot from now on (cluster mode; set
+    /// before any key is looked up, with the stores filled the same way).
+    pub fn route_by_slot(&mut self) {
+        self.by_slot = true;
     }
 
     /// The first records of a log rewrite: what the log holds besides keys (the
@@ -751,6 +760,11 @@ impl<'s> Keys<'s> {
                 std::mem::swap(&mut *x[p].store, &mut *y[0].store);
             }
         }
+    }
+
+    /// Calls `f` on every live key of the selected database's shard `i` (locks it).
+    pub fn for_each_key_in_shard(&mut self, i: usize, now: u64, f: impl FnMut(&[u8])) {
+        self.shard(i).keys(now).for_each(f);
     }
 
     /// Calls `f` on every live key (locks every shard).

@@ -267,7 +267,7 @@ impl Server {
             load,
             functions,
             position,
-        } = persist::load(config.aof.as_ref(), shards, dbs)?;
+        } = persist::load(config.aof.as_ref(), shards, dbs, config.cluster.is_some())?;
         let mut loops = Vec::new();
         let mut mailboxes = Vec::new();
         let mut wakers = Vec::new();
@@ -286,6 +286,9 @@ impl Server {
             mailboxes.push(Mailbox { send });
         }
         let mut shared = Shared::new(stores, dbs, config.cmd, log, now_ms());
+        if config.cluster.is_some() {
+            shared.route_by_slot();
+        }
         for argv in &functions {
             // A library that no longer loads (it did when logged) is said, not fatal.
             if let Err(e) =

@@ -160,8 +160,10 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             Ok(slot) => {
                 let mut n = 0;
                 ctx.keys.select(0);
+                // A slot's keys are all in one shard in cluster mode.
+                let shard = slot as usize % ctx.keys.shards();
                 ctx.keys
-                    .for_each_key(ctx.now, |k| n += i64::from(key_slot(k) == slot));
+                    .for_each_key_in_shard(shard, ctx.now, |k| n += i64::from(key_slot(k) == slot));
                 w.int(n)
             }
             Err(e) => w.error(&e),
@@ -176,7 +178,8 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             };
             let mut keys = Vec::new();
             ctx.keys.select(0);
-            ctx.keys.for_each_key(ctx.now, |k| {
+            let shard = slot as usize % ctx.keys.shards();
+            ctx.keys.for_each_key_in_shard(shard, ctx.now, |k| {
                 if (keys.len() as i64) < count && key_slot(k) == slot {
                     keys.push(k.to_vec());
                 }

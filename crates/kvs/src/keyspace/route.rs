@@ -9,6 +9,23 @@ pub fn shard_index(key: &[u8], shards: usize) -> usize {
     (route_hash(key) >> 32) as usize & (shards - 1)
 }
 
+/// The shard of `key` among `shards` (a power of two) by its cluster hash slot (cluster
+/// mode: a slot's keys are then all in one shard, so GETKEYSINSLOT scans that one).
+#[inline]
+pub fn slot_shard(key: &[u8], shards: usize) -> usize {
+    crate::cmd::key_slot(key) as usize & (shards.max(1) - 1)
+}
+
+/// [`slot_shard`] when `by_slot`, else [`shard_index`].
+#[inline]
+pub fn shard_for(key: &[u8], shards: usize, by_slot: bool) -> usize {
+    if by_slot {
+        slot_shard(key, shards)
+    } else {
+        shard_index(key, shards)
+    }
+}
+
 /// A SCAN step over `shards` shards: the cursor holds the shard in its low bits and
 /// that shard's table cursor above them. `step(shard, table cursor, budget)` scans
 /// about `budget` keys of one shard and returns its next table cursor (0: that shard
@@ -65,4 +82,29 @@ fn route_hash(key: &[u8]) -> u64 {
     h ^= h >> 31;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^ (h >> 29)
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+
+    #[test]
+    fn a_slots_keys_share_one_shard_and_slots_spread_over_all() {
+        for shards in [1usize, 2, 16, 64] {
+            for k in ["foo", "{user1}.a", "{user1}.b", "k42", ""] {
+                let slot = crate::cmd::key_slot(k.as_bytes()) as usize;
+                assert_eq!(slot_shard(k.as_bytes(), shards), slot % shards);
+                assert_eq!(shard_for(k.as_bytes(), shards, true), slot % shards);
+                assert_eq!(
+                    shard_for(k.as_bytes(), shards, false),
+                    shard_index(k.as_bytes(), shards)
+                );
+            }
+        }
+        let mut seen = [false; 16];
+        for i in 0..1000 {
+            seen[slot_shard(format!("key:{i}").as_bytes(), 16)] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use super::{now_ms, BindError};
 use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
 use crate::cmd::Stats;
-use crate::keyspace::{scan_shards, shard_index, Shared};
+use crate::keyspace::{scan_shards, shard_for, Shared};
 use crate::store::Store;
 
 /// What the log held.
@@ -27,11 +27,13 @@ pub(super) struct Loaded {
 }
 
 /// The stores of `dbs` databases of `shards` shards each, filled from the log at
-/// `aof` (opened, or created) when there is one, and the log's function records.
+/// `aof` (opened, or created) when there is one (keys in shards by hash slot when
+/// `by_slot`: cluster mode), and the log's function records.
 pub(super) fn load(
     aof: Option<&(PathBuf, Fsync)>,
     shards: usize,
     dbs: usize,
+    by_slot: bool,
 ) -> Result<Loaded, BindError> {
     let mut stores: Vec<Store> = (0..shards * dbs).map(|_| Store::new()).collect();
     let mut functions = Vec::new();
@@ -71,7 +73,7 @@ pub(super) fn load(
                     Effect::Batch(b) => debug_assert!(b.is_empty(), "batches arrive flat"),
                     e => {
                         if let Some(key) = e.key() {
-                            apply(&mut stores[shard_index(key, shards)], e, now)
+                            apply(&mut stores[shard_for(key, shards, by_slot)], e, now)
                         }
                     }
                 }
