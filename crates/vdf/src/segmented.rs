@@ -34,8 +34,9 @@
 //! checkpoints of [`crate::eval`] (every k squarings); segment boundaries are multiples
 //! of k ([`segment_lengths`]), so segment j's checkpoints are x_j^(2^(i k)). At the end
 //! of each segment its checkpoints (in Montgomery form) go to one prover thread, which
-//! builds pi_j with the checkpoint method of [`crate::wesolowski`] on one core; the last
-//! segment's proof uses every rayon worker, since evaluation is over by then. The layout
+//! builds pi_j with the checkpoint method of [`crate::wesolowski`] on one core; the
+//! segments left once the evaluation is over (the last one, and any backlog) are proved
+//! on every rayon worker. The layout
 //! ([`SEGMENT_WEIGHTS`]) is 12 equal segments and a tail shrinking by 4: with the prover
 //! costing about 0.18 T_j squarings' time per segment on one core, each proof finishes
 //! while the evaluator squares the shorter segments after it, and the last segment is
@@ -43,6 +44,7 @@
 //! evaluation. [`prove_segmented`] builds the same proof afterwards from an
 //! [`Evaluation`] (used when an evaluation was resumed from disk).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use wirespeed_bigint::{CpuFeatures, MontCtx, Uint, U4096};
@@ -300,18 +302,21 @@ fn streamed<const L: usize>(ctx: &MontCtx<L>, job: &Job<'_>) -> Streamed {
     let (t, k, s) = (job.t, job.k, job.lengths.len());
     let mut checkpoints = Vec::with_capacity(job.count as usize);
     checkpoints.push((0, *job.x));
+    let evaluated = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<Done<L>>();
         // The prover sees the statement, not the progress callback (which stays on this
         // thread).
         let (n, x, lengths, features) = (job.n, job.x, job.lengths, job.features);
+        let evaluated = &evaluated;
         let prover = scope.spawn(move || {
             let mut pis = Vec::with_capacity(s);
             for d in rx {
                 let len = lengths[d.j];
                 let l = segment_challenge(n, x, t, s, d.j, d.start, len, &d.from, &d.to);
-                // The last segment: evaluation is over, every core may prove.
-                let parts = if d.j + 1 == s {
+                // Once the evaluation is over (the last segment, or a backlog the prover
+                // did not clear in time), every core may prove.
+                let parts = if evaluated.load(Ordering::Acquire) {
                     rayon::current_num_threads()
                 } else {
                     1
@@ -362,6 +367,7 @@ fn streamed<const L: usize>(ctx: &MontCtx<L>, job: &Job<'_>) -> Streamed {
             from = to;
             start = end;
         }
+        evaluated.store(true, Ordering::Release);
         drop(tx);
         let y = ctx.from_mont(&v);
         let pis = match prover.join() {
