@@ -49,7 +49,7 @@ use std::sync::mpsc;
 
 use wirespeed_bigint::{CpuFeatures, MontCtx, Uint, U4096};
 
-use crate::eval::{check_delay, checkpoint_interval};
+use crate::eval::{check_delay, checkpoint_interval, Chain};
 use crate::modulus::{canon, dispatch, narrow, widen};
 use crate::prime::hash_fields_to_prime_with;
 use crate::wesolowski::{pi_from_checkpoints, pow2_mod, pow2_vartime, to_uint};
@@ -295,13 +295,8 @@ struct Done<const L: usize> {
 
 type Streamed = (U4096, U4096, Vec<(u64, U4096)>, Vec<U4096>, Vec<U4096>);
 
-/// The progress callback is called at least every this many squarings.
-const PROGRESS_STEP: u64 = 1 << 16;
-
 fn streamed<const L: usize>(ctx: &MontCtx<L>, job: &Job<'_>) -> Streamed {
     let (t, k, s) = (job.t, job.k, job.lengths.len());
-    let mut checkpoints = Vec::with_capacity(job.count as usize);
-    checkpoints.push((0, *job.x));
     let evaluated = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<Done<L>>();
@@ -327,30 +322,19 @@ fn streamed<const L: usize>(ctx: &MontCtx<L>, job: &Job<'_>) -> Streamed {
             pis
         });
 
-        let mut v = ctx.to_mont(&narrow::<L>(job.x));
+        let mut chain = Chain::new(ctx, job.x, k, job.count);
         let mut mids = Vec::with_capacity(s.saturating_sub(1));
-        let mut seg = vec![v];
-        let (mut done, mut next_checkpoint, mut start) = (0u64, k, 0u64);
+        let mut seg = vec![chain.v];
+        let mut start = 0u64;
         let mut from = *job.x;
         for (j, &len) in job.lengths.iter().enumerate() {
             let end = start + len;
-            while done < end {
-                let stop = end
-                    .min(next_checkpoint)
-                    .min(done.saturating_add(PROGRESS_STEP));
-                v = ctx.sqr_n(&v, stop - done);
-                done = stop;
-                if done == next_checkpoint {
-                    checkpoints.push((done, widen(&ctx.from_mont(&v))));
-                    next_checkpoint = next_checkpoint.saturating_add(k);
-                    if done < end {
-                        seg.push(v);
-                    }
+            chain.run_to(ctx, end, job.progress, |at, v| {
+                if at < end {
+                    seg.push(*v);
                 }
-                if let Some(p) = job.progress {
-                    p(done);
-                }
-            }
+            });
+            let v = chain.v;
             let to = widen(&canon(ctx.modulus(), &ctx.from_mont(&v)));
             let checkpoints = std::mem::replace(&mut seg, vec![v]);
             // The prover thread only ends when the channel closes, after this loop.
@@ -369,7 +353,7 @@ fn streamed<const L: usize>(ctx: &MontCtx<L>, job: &Job<'_>) -> Streamed {
         }
         evaluated.store(true, Ordering::Release);
         drop(tx);
-        let y = ctx.from_mont(&v);
+        let y = ctx.from_mont(&chain.v);
         let pis = match prover.join() {
             Ok(p) => p,
             Err(e) => std::panic::resume_unwind(e),
@@ -377,7 +361,7 @@ fn streamed<const L: usize>(ctx: &MontCtx<L>, job: &Job<'_>) -> Streamed {
         (
             widen(&y),
             widen(&canon(ctx.modulus(), &y)),
-            std::mem::take(&mut checkpoints),
+            chain.checkpoints,
             mids,
             pis,
         )
