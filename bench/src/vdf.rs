@@ -15,7 +15,9 @@ use openssl::bn::{BigNum, BigNumContext};
 use rug::Assign;
 use wirespeed_bigint::{MontCtx, Uint};
 use wirespeed_engine::backend::cpu;
-use wirespeed_vdf::{eval, eval_segmented, prove, EvalOptions, Modulus, ProofKind, U4096};
+use wirespeed_vdf::{
+    eval, eval_segmented, prove, EvalOptions, Modulus, ProofKind, VdfProof, U4096,
+};
 
 use crate::machine::{utc_now, Machine};
 
@@ -285,7 +287,20 @@ pub struct ProofRow {
     pub verify_ms: f64,
 }
 
-/// Evaluates once and times both provers and verifiers.
+/// Median milliseconds of 5 verifications of a proof (an error if it does not verify).
+fn verify_ms(proof: &VdfProof) -> Result<f64, String> {
+    let mut times = vec![];
+    for _ in 0..5 {
+        let v0 = Instant::now();
+        proof
+            .verify(&proof.modulus)
+            .map_err(|e| format!("{:?} proof does not verify: {e}", proof.kind()))?;
+        times.push(v0.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(times))
+}
+
+/// Evaluates once and times the three provers and verifiers.
 pub fn proof_rows(t: u64) -> Result<Vec<ProofRow>, String> {
     let n = Modulus::rsa2048_with(cpu());
     let x = U4096::from_u64(3);
@@ -297,21 +312,13 @@ pub fn proof_rows(t: u64) -> Result<Vec<ProofRow>, String> {
         let p0 = Instant::now();
         let proof = prove(&n, &ev, kind).map_err(|e| e.to_string())?;
         let prove_secs = p0.elapsed().as_secs_f64();
-        let mut times = vec![];
-        for _ in 0..5 {
-            let v0 = Instant::now();
-            proof
-                .verify(&proof.modulus)
-                .map_err(|e| format!("{kind:?} proof does not verify: {e}"))?;
-            times.push(v0.elapsed().as_secs_f64() * 1e3);
-        }
         rows.push(ProofRow {
             kind,
             t,
             eval_secs,
             plain_eval_secs: eval_secs,
             prove_secs,
-            verify_ms: median(times),
+            verify_ms: verify_ms(&proof)?,
         });
     }
     // The segmented proof: proved beside the evaluation; the progress callback's call
@@ -330,21 +337,13 @@ pub fn proof_rows(t: u64) -> Result<Vec<ProofRow>, String> {
     let (_, proof) = eval_segmented(&n, &x, t, &opts).map_err(|e| e.to_string())?;
     let end = Instant::now();
     let last = last.get().ok_or("no progress call at T")?;
-    let mut times = vec![];
-    for _ in 0..5 {
-        let v0 = Instant::now();
-        proof
-            .verify(&proof.modulus)
-            .map_err(|e| format!("segmented proof does not verify: {e}"))?;
-        times.push(v0.elapsed().as_secs_f64() * 1e3);
-    }
     rows.push(ProofRow {
         kind: ProofKind::WesolowskiSegmented,
         t,
         eval_secs: (last - start).as_secs_f64(),
         plain_eval_secs: eval_secs,
         prove_secs: (end - last).as_secs_f64(),
-        verify_ms: median(times),
+        verify_ms: verify_ms(&proof)?,
     });
     Ok(rows)
 }
