@@ -1,14 +1,15 @@
 //! Segmented Wesolowski proofs: valid proofs verify for T from 1 to 5000 (T not a
 //! multiple of the segment count, T below it, segments of one squaring), the proof built
 //! beside the evaluation equals the one built afterwards, tampering with any intermediate
-//! value, any segment proof, any length, T, x or y is rejected, and the layouts fit T.
+//! value, any segment proof, any length, T, x or y is rejected, the layouts fit T, and each
+//! segment's challenge changes with every field of the statement and of its place.
 
 mod common;
 
 use common::{ok, random_modulus};
 
 use rand::SeedableRng;
-use wirespeed_vdf::segmented::{segment_lengths, MAX_SEGMENTS, SEGMENT_WEIGHTS};
+use wirespeed_vdf::segmented::{segment_challenge, segment_lengths, MAX_SEGMENTS, SEGMENT_WEIGHTS};
 use wirespeed_vdf::{
     eval, eval_segmented, prove, EvalOptions, Evaluation, Modulus, Proof, ProofKind, VdfError,
     VdfProof, U4096,
@@ -218,4 +219,33 @@ fn runs_beside_a_progress_callback() {
     let (_, p) = ok(eval_segmented(&n, &U4096::from_u64(3), 70_000, &o));
     assert_eq!(last.get(), 70_000);
     ok(p.verify(&n));
+}
+
+#[test]
+fn each_challenge_binds_the_whole_statement_and_its_place() {
+    let n = Modulus::rsa2048();
+    let (x, t, s, j, start, len) = (U4096::from_u64(3), 1000u64, 5usize, 2usize, 400u64, 200u64);
+    let (from, to) = (U4096::from_u64(12345), U4096::from_u64(67890));
+    let base = segment_challenge(&n, &x, t, s, j, start, len, &from, &to);
+    let other = U4096::from_u64(4);
+    let variants = [
+        segment_challenge(&n, &other, t, s, j, start, len, &from, &to),
+        segment_challenge(&n, &x, t + 1, s, j, start, len, &from, &to),
+        segment_challenge(&n, &x, t, s + 1, j, start, len, &from, &to),
+        segment_challenge(&n, &x, t, s, j + 1, start, len, &from, &to),
+        segment_challenge(&n, &x, t, s, j, start + 1, len, &from, &to),
+        segment_challenge(&n, &x, t, s, j, start, len + 1, &from, &to),
+        segment_challenge(&n, &x, t, s, j, start, len, &other, &to),
+        segment_challenge(&n, &x, t, s, j, start, len, &from, &other),
+    ];
+    for (i, v) in variants.iter().enumerate() {
+        assert_ne!(*v, base, "field {i} is not bound");
+    }
+    assert!(base >> 127 == 1 && base & 1 == 1);
+    assert!(wirespeed_vdf::prime::is_probable_prime(base));
+    // Not the single proof's challenge for the same segment statement.
+    assert_ne!(
+        base,
+        wirespeed_vdf::wesolowski::challenge(&n, &from, &to, len)
+    );
 }
