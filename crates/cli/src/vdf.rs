@@ -9,7 +9,9 @@ use serde::Serialize;
 use wirespeed_engine::backend::cpu;
 use wirespeed_vdf::encode::MAX_JSON_LEN;
 use wirespeed_vdf::resume::{self, Audit, ResumeError, RunOptions, State};
-use wirespeed_vdf::{eval, prove, EvalOptions, Evaluation, Modulus, ProofKind, VdfProof, U4096};
+use wirespeed_vdf::{
+    eval, eval_segmented, prove, EvalOptions, Evaluation, Modulus, ProofKind, VdfProof, U4096,
+};
 
 use crate::error::CliError;
 use crate::files::{read_bounded_bytes, read_bounded_text, write_file};
@@ -33,7 +35,12 @@ pub enum VdfCommand {
 /// Which proof `vdf eval` builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProofChoice {
-    /// Wesolowski: one group element, challenge a 128-bit prime.
+    /// Segmented Wesolowski: one Wesolowski proof per segment, built while the evaluation
+    /// runs (little left after the last squaring); up to 29 group elements (format
+    /// version 2).
+    WesolowskiSegmented,
+    /// Wesolowski: one group element, challenge a 128-bit prime, built after the last
+    /// squaring (format version 1).
     Wesolowski,
     /// Pietrzak: ceil(log2 T) group elements.
     Pietrzak,
@@ -61,7 +68,7 @@ pub struct EvalArgs {
     #[arg(long, value_name = "T")]
     pub t: u64,
     /// Proof to build
-    #[arg(long, value_enum, default_value = "wesolowski")]
+    #[arg(long, value_enum, default_value = "wesolowski-segmented")]
     pub proof: ProofChoice,
     /// Write the statement and proof as JSON to this file
     #[arg(long, value_name = "FILE")]
@@ -231,6 +238,9 @@ fn modulus_from(hex: &Option<String>, file: &Option<PathBuf>) -> Result<Modulus,
 /// Where an evaluation's result goes.
 struct Finish<'a> {
     kind: Option<ProofKind>,
+    /// A proof built beside the evaluation, with the seconds it took after the last
+    /// squaring.
+    built: Option<(VdfProof, f64)>,
     out: Option<&'a Path>,
     json: bool,
 }
@@ -239,6 +249,7 @@ fn proof_kind(p: ProofChoice) -> Option<ProofKind> {
     match p {
         ProofChoice::Wesolowski => Some(ProofKind::Wesolowski),
         ProofChoice::Pietrzak => Some(ProofKind::Pietrzak),
+        ProofChoice::WesolowskiSegmented => Some(ProofKind::WesolowskiSegmented),
         ProofChoice::None => None,
     }
 }
@@ -308,7 +319,30 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
     let kind = proof_kind(a.proof);
     // Squarings an earlier run in the checkpoint directory already did.
     let mut done_before = 0;
+    let mut built = None;
     let (ev, secs) = match &a.checkpoint_dir {
+        None if kind == Some(ProofKind::WesolowskiSegmented) => {
+            // Proved beside the evaluation; the progress call with T marks the last
+            // squaring.
+            let last = std::cell::Cell::new(None);
+            let ((r, end), secs) = with_progress(a.t, 0, |tick| {
+                let mark = |done: u64| {
+                    if done == a.t {
+                        last.set(Some(Instant::now()));
+                    }
+                    tick(done)
+                };
+                let opts = EvalOptions {
+                    checkpoint_every: 0,
+                    progress: Some(&mark),
+                };
+                (eval_segmented(&n, &x, a.t, &opts), Instant::now())
+            });
+            let (ev, proof) = r.map_err(CliError::Vdf)?;
+            let tail = last.get().map_or(0.0, |l| (end - l).as_secs_f64());
+            built = Some((proof, tail));
+            (ev, (secs - tail).max(0.0))
+        }
         None => {
             let (ev, secs) = with_progress(a.t, 0, |tick| {
                 eval(
@@ -357,6 +391,7 @@ fn run_eval(a: &EvalArgs) -> Result<(), CliError> {
         secs,
         &Finish {
             kind,
+            built,
             out: a.out.as_deref(),
             json: a.json,
         },
@@ -393,11 +428,7 @@ pub(crate) fn saved_state(dir: &Path, asked: &State) -> Result<Option<State>, Cl
     }
     if old.proof != asked.proof {
         // As --proof names them.
-        let name = |p: Option<ProofKind>| match p {
-            None => "none",
-            Some(ProofKind::Wesolowski) => "wesolowski",
-            Some(ProofKind::Pietrzak) => "pietrzak",
-        };
+        let name = |p: Option<ProofKind>| p.map_or("none", ProofKind::name);
         differs.push(format!(
             "proof {} (asked {})",
             name(old.proof),
@@ -458,6 +489,7 @@ fn run_resume(a: &ResumeArgs) -> Result<(), CliError> {
         secs,
         &Finish {
             kind,
+            built: None,
             out: a.out.as_deref(),
             json: a.json,
         },
@@ -477,7 +509,10 @@ fn finish(
     ev.check_last_segment(n).map_err(CliError::Vdf)?;
     if let Some(kind) = f.kind {
         let p0 = Instant::now();
-        let proof = prove(n, ev, kind).map_err(CliError::Vdf)?;
+        let (proof, before) = match &f.built {
+            Some((p, tail)) => (p.clone(), *tail),
+            None => (prove(n, ev, kind).map_err(CliError::Vdf)?, 0.0),
+        };
         // Never write or print a proof the verifier has not accepted.
         proof.verify(n).map_err(|e| {
             CliError::Internal(format!(
@@ -485,10 +520,11 @@ fn finish(
                  nothing was written"
             ))
         })?;
-        let proof_secs = p0.elapsed().as_secs_f64();
+        let proof_secs = before + p0.elapsed().as_secs_f64();
         if !f.json && std::io::stderr().is_terminal() {
             eprintln!(
-                "{kind:?} proof in {proof_secs:.3} s after the last squaring ({:.1}% of the evaluation)",
+                "{} proof in {proof_secs:.3} s after the last squaring ({:.1}% of the evaluation)",
+                kind.name(),
                 100.0 * proof_secs / secs.max(1e-9)
             );
         }
@@ -541,10 +577,7 @@ fn run_verify(path: &Path, trusted: &Modulus, json: bool) -> Result<(), CliError
     })?;
     let checked = proof.verify(trusted).map_err(CliError::Vdf).map(|()| {
         let mut m = serde_json::Map::new();
-        m.insert(
-            "kind".into(),
-            format!("{:?}", proof.kind()).to_lowercase().into(),
-        );
+        m.insert("kind".into(), proof.kind().name().into());
         m.insert("modulus".into(), trusted.fingerprint().into());
         m.insert("bits".into(), trusted.bits().into());
         m.insert("t".into(), proof.t.into());

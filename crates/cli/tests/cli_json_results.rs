@@ -89,10 +89,16 @@ fn bench_vdf_json() {
         .iter()
         .map(|p| p["proof"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["Wesolowski", "Pietrzak"]);
+    assert_eq!(kinds, ["Wesolowski", "Pietrzak", "WesolowskiSegmented"]);
     for p in proofs {
         assert_eq!(p["t"], 256);
-        for k in ["eval_secs", "prove_secs", "overhead_pct", "verify_ms"] {
+        for k in [
+            "eval_secs",
+            "plain_eval_secs",
+            "prove_secs",
+            "overhead_pct",
+            "verify_ms",
+        ] {
             positive(p, k);
         }
     }

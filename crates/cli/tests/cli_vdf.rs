@@ -690,3 +690,57 @@ fn resumed_timelock_json_separates_this_runs_squarings_from_the_whole() {
     assert_eq!(resumed["resumed_from"].as_u64(), Some(done));
     assert_eq!(resumed["squarings"].as_u64(), Some(t - done));
 }
+
+#[test]
+fn segmented_is_the_default_and_version_1_files_still_verify() {
+    let nh = modulus_hex();
+    let file = temp("segmented.json");
+    let f = file.to_str().expect("path");
+    let o = wirespeed(&[
+        "vdf",
+        "eval",
+        "--modulus",
+        &nh,
+        "--x",
+        "5",
+        "--t",
+        "3000",
+        "--out",
+        f,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = wirespeed(&["vdf", "verify", f, "--modulus", &nh, "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["kind"], "wesolowski-segmented");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+    assert_eq!(doc["version"], 2);
+    let segments = doc["proof"]["lengths"].as_array().expect("lengths").len();
+    assert!((2..=15).contains(&segments), "{segments} segments");
+
+    // A changed intermediate value is invalid (exit 1); a T the lengths do not sum to is
+    // malformed (exit 2).
+    let mut bad = doc.clone();
+    bad["proof"]["mids"][0] = serde_json::json!("2");
+    let b = temp("segmented-bad-mid.json");
+    std::fs::write(&b, bad.to_string()).expect("write");
+    let o = wirespeed(&["vdf", "verify", b.to_str().expect("path"), "--modulus", &nh]);
+    assert_eq!(o.status.code(), Some(1));
+    let mut bad = doc.clone();
+    bad["t"] = serde_json::json!(3001);
+    std::fs::write(&b, bad.to_string()).expect("write");
+    let o = wirespeed(&["vdf", "verify", b.to_str().expect("path"), "--modulus", &nh]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("lengths"));
+
+    // Proof files of format version 1 (the single Wesolowski proof), JSON and binary.
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vdf/tests/data");
+    for name in ["wesolowski-v1.json", "wesolowski-v1.bin"] {
+        let path = data.join(name);
+        let o = wirespeed(&["vdf", "verify", path.to_str().expect("path"), "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{name}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(v["kind"], "wesolowski", "{name}");
+    }
+}

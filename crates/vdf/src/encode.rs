@@ -2,32 +2,38 @@
 //!
 //! JSON (one object, no other fields):
 //! `{"modulus": hex, "x": hex, "t": number, "y": hex, "proof": {"type": "wesolowski",
-//! "pi": hex}}` or `... "proof": {"type": "pietrzak", "mu": [hex, ...]}}`.
+//! "pi": hex}}` or `... "proof": {"type": "pietrzak", "mu": [hex, ...]}}` (version 1, no
+//! "version" field), or `{"version": 2, "modulus": ..., "proof": {"type":
+//! "wesolowski-segmented", "lengths": [number, ...], "mids": [hex, ...], "pis": [hex,
+//! ...]}}` (version 2, written for segmented proofs only; a version 2 document may hold any
+//! of the three types, a version 1 document only the first two).
 //! Hex is big-endian without prefix or leading zeros ("0" alone for zero, which no field
 //! accepts); digits a-f in either case are accepted, the encoder writes lowercase. Inputs
-//! longer than [`MAX_JSON_LEN`] bytes, hex longer than 1024 digits and more than
-//! [`MAX_MU`] mu values are refused before they are stored.
+//! longer than [`MAX_JSON_LEN`] bytes, hex longer than 1024 digits, more than
+//! [`MAX_MU`] mu values and more than [`MAX_SEGMENTS`] entries in a segmented proof's
+//! lists are refused before they are stored.
 //!
 //! Binary (all integers big-endian):
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 1 | version = 1 |
-//! | 1 | proof type: 1 = Wesolowski, 2 = Pietrzak |
+//! | 1 | version: 1, or 2 (written for segmented proofs only) |
+//! | 1 | proof type: 1 = Wesolowski, 2 = Pietrzak (versions 1 and 2), 3 = segmented Wesolowski (version 2) |
 //! | 2 | m = byte length of N, 128..=512 |
 //! | m | N (first byte nonzero) |
 //! | 8 | T |
 //! | m | x |
 //! | m | y |
-//! | m | pi (Wesolowski) — or 1 byte c <= 64, then c values of m bytes (Pietrzak) |
+//! | m | pi (Wesolowski) — or 1 byte c <= 64, then c values of m bytes (Pietrzak) — or 1 byte s in 1..=64, s lengths of 8 bytes, s - 1 intermediate values and s proofs of m bytes (segmented) |
 //!
 //! The decoders build the proof's modulus for the [`CpuFeatures`] passed to their `_with`
 //! forms ([`VdfProof::from_json_with`], [`VdfProof::from_bytes_with`]); the plain forms
 //! use the detected features.
 //!
 //! Both decoders then apply the same checks: N odd of 1024..=4096 bits; T in 1..=2^63;
-//! 1 < x < N - 1; y, pi and every mu in 1..=(N-1)/2 (canonical, see [`crate::modulus`]);
-//! exactly ceil(log2 T) mu values. Decoding does not verify the proof: call
+//! 1 < x < N - 1; y, pi, every mu and every intermediate value and segment proof in
+//! 1..=(N-1)/2 (canonical, see [`crate::modulus`]); exactly ceil(log2 T) mu values; a
+//! segment layout that fits T ([`crate::segmented::check_layout`]). Decoding does not verify the proof: call
 //! [`VdfProof::verify`].
 
 use std::fmt;
@@ -38,20 +44,26 @@ use wirespeed_bigint::{CpuFeatures, U4096};
 
 use crate::eval::check_delay;
 use crate::pietrzak::{proof_len, MAX_MU};
+use crate::segmented::{check_layout, MAX_SEGMENTS};
 use crate::{DecodeError, Modulus, Proof, VdfError, VdfProof};
 
 /// Largest JSON input accepted (a 4096-bit Pietrzak proof with 40 values is about 45 KiB).
 pub const MAX_JSON_LEN: usize = 256 * 1024;
-/// Binary format version.
+/// Binary format version of single Wesolowski and Pietrzak proofs (what readers before
+/// segmented proofs accept).
 pub const BINARY_VERSION: u8 = 1;
+/// Format version (binary and JSON) of segmented proofs; its readers accept every type.
+pub const SEGMENTED_VERSION: u8 = 2;
 const TYPE_WESOLOWSKI: u8 = 1;
 const TYPE_PIETRZAK: u8 = 2;
+const TYPE_SEGMENTED: u8 = 3;
 /// Most hex digits in a value (4096 bits).
 const MAX_HEX_DIGITS: usize = 1024;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JsonDoc {
+    version: Option<u8>,
     modulus: String,
     x: String,
     t: u64,
@@ -65,29 +77,32 @@ struct JsonProof {
     #[serde(rename = "type")]
     kind: String,
     pi: Option<String>,
-    mu: Option<MuList>,
+    mu: Option<Bounded<String, MAX_MU>>,
+    lengths: Option<Bounded<u64, MAX_SEGMENTS>>,
+    mids: Option<Bounded<String, MAX_SEGMENTS>>,
+    pis: Option<Bounded<String, MAX_SEGMENTS>>,
 }
 
-/// Up to [`MAX_MU`] strings kept; further elements are skipped unstored and counted.
-struct MuList {
-    values: Vec<String>,
+/// Up to `MAX` elements kept; further elements are skipped unstored and counted.
+struct Bounded<T, const MAX: usize> {
+    values: Vec<T>,
     total: usize,
 }
 
-impl<'de> Deserialize<'de> for MuList {
+impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for Bounded<T, MAX> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MuList;
+        struct V<T, const MAX: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const MAX: usize> Visitor<'de> for V<T, MAX> {
+            type Value = Bounded<T, MAX>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an array of hex strings")
+                write!(f, "an array of at most {MAX} values")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MuList, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut values = Vec::new();
                 let mut total = 0usize;
                 loop {
-                    if total < MAX_MU {
-                        match seq.next_element::<String>()? {
+                    if total < MAX {
+                        match seq.next_element::<T>()? {
                             Some(s) => values.push(s),
                             None => break,
                         }
@@ -96,10 +111,10 @@ impl<'de> Deserialize<'de> for MuList {
                     }
                     total += 1;
                 }
-                Ok(MuList { values, total })
+                Ok(Bounded { values, total })
             }
         }
-        d.deserialize_seq(V)
+        d.deserialize_seq(V::<T, MAX>(std::marker::PhantomData))
     }
 }
 
@@ -158,6 +173,15 @@ fn validate(
                 return Err(invalid("mu", VdfError::ProofValueOutOfRange));
             }
         }
+        Proof::WesolowskiSegmented { lengths, mids, pis } => {
+            check_layout(t, lengths, mids.len(), pis.len()).map_err(|e| invalid("lengths", e))?;
+            if !mids.iter().all(|m| n.is_canonical_element(m)) {
+                return Err(invalid("mids", VdfError::ProofValueOutOfRange));
+            }
+            if !pis.iter().all(|m| n.is_canonical_element(m)) {
+                return Err(invalid("pis", VdfError::ProofValueOutOfRange));
+            }
+        }
     }
     Ok(VdfProof {
         modulus: n,
@@ -179,9 +203,28 @@ impl VdfProof {
                 let list: Vec<String> = mu.iter().map(|m| format!("\"{}\"", m.to_hex())).collect();
                 format!(r#"{{"type":"pietrzak","mu":[{}]}}"#, list.join(","))
             }
+            Proof::WesolowskiSegmented { lengths, mids, pis } => {
+                let hex = |v: &[U4096]| {
+                    let list: Vec<String> =
+                        v.iter().map(|m| format!("\"{}\"", m.to_hex())).collect();
+                    list.join(",")
+                };
+                let lengths: Vec<String> = lengths.iter().map(u64::to_string).collect();
+                format!(
+                    r#"{{"type":"wesolowski-segmented","lengths":[{}],"mids":[{}],"pis":[{}]}}"#,
+                    lengths.join(","),
+                    hex(mids),
+                    hex(pis)
+                )
+            }
+        };
+        let version = match self.proof {
+            Proof::WesolowskiSegmented { .. } => format!(r#""version":{SEGMENTED_VERSION},"#),
+            _ => String::new(),
         };
         format!(
-            r#"{{"modulus":"{}","x":"{}","t":{},"y":"{}","proof":{}}}"#,
+            r#"{{{}"modulus":"{}","x":"{}","t":{},"y":"{}","proof":{}}}"#,
+            version,
             self.modulus.value().to_hex(),
             self.x.to_hex(),
             self.t,
@@ -204,7 +247,54 @@ impl VdfProof {
             });
         }
         let doc: JsonDoc = serde_json::from_str(s).map_err(|e| DecodeError::Json(e.to_string()))?;
-        let proof = match (doc.proof.kind.as_str(), doc.proof.pi, doc.proof.mu) {
+        let version = doc.version.unwrap_or(BINARY_VERSION);
+        if version != BINARY_VERSION && version != SEGMENTED_VERSION {
+            return Err(DecodeError::Version(version));
+        }
+        let p = doc.proof;
+        let segmented_fields = p.lengths.is_some() || p.mids.is_some() || p.pis.is_some();
+        let single_fields = p.pi.is_some() || p.mu.is_some();
+        let proof = match (p.kind.as_str(), p.pi, p.mu) {
+            ("wesolowski" | "pietrzak", _, _) if segmented_fields => {
+                return Err(DecodeError::ProofFields(
+                    "lengths, mids and pis belong to a wesolowski-segmented proof",
+                ))
+            }
+            ("wesolowski-segmented", _, _) if version < SEGMENTED_VERSION => {
+                return Err(DecodeError::UnknownProofType(
+                    "wesolowski-segmented (needs \"version\": 2)".into(),
+                ))
+            }
+            ("wesolowski-segmented", _, _) if single_fields => {
+                return Err(DecodeError::ProofFields(
+                    "a wesolowski-segmented proof has exactly the fields lengths, mids and pis",
+                ))
+            }
+            ("wesolowski-segmented", _, _) => {
+                let (Some(lengths), Some(mids), Some(pis)) = (p.lengths, p.mids, p.pis) else {
+                    return Err(DecodeError::ProofFields(
+                        "a wesolowski-segmented proof has exactly the fields lengths, mids and pis",
+                    ));
+                };
+                for total in [lengths.total, mids.total, pis.total] {
+                    if total > MAX_SEGMENTS {
+                        return Err(DecodeError::TooManySegments {
+                            count: total,
+                            max: MAX_SEGMENTS,
+                        });
+                    }
+                }
+                let hexes = |field, v: &[String]| {
+                    v.iter()
+                        .map(|m| parse_hex(field, m))
+                        .collect::<Result<Vec<_>, _>>()
+                };
+                Proof::WesolowskiSegmented {
+                    lengths: lengths.values,
+                    mids: hexes("mids", &mids.values)?,
+                    pis: hexes("pis", &pis.values)?,
+                }
+            }
             ("wesolowski", Some(pi), None) => Proof::Wesolowski {
                 pi: parse_hex("pi", &pi)?,
             },
@@ -249,11 +339,13 @@ impl VdfProof {
         let n = &self.modulus;
         let m = n.byte_len();
         let mut out = Vec::with_capacity(4 + 8 + m * (4 + MAX_MU));
-        out.push(BINARY_VERSION);
-        out.push(match self.proof {
-            Proof::Wesolowski { .. } => TYPE_WESOLOWSKI,
-            Proof::Pietrzak { .. } => TYPE_PIETRZAK,
-        });
+        let (version, kind) = match self.proof {
+            Proof::Wesolowski { .. } => (BINARY_VERSION, TYPE_WESOLOWSKI),
+            Proof::Pietrzak { .. } => (BINARY_VERSION, TYPE_PIETRZAK),
+            Proof::WesolowskiSegmented { .. } => (SEGMENTED_VERSION, TYPE_SEGMENTED),
+        };
+        out.push(version);
+        out.push(kind);
         out.extend_from_slice(&(m as u16).to_be_bytes());
         out.extend_from_slice(&n.value_bytes(n.value()));
         out.extend_from_slice(&self.t.to_be_bytes());
@@ -264,6 +356,15 @@ impl VdfProof {
             Proof::Pietrzak { mu } => {
                 out.push(mu.len() as u8);
                 for v in mu {
+                    out.extend_from_slice(&n.value_bytes(v));
+                }
+            }
+            Proof::WesolowskiSegmented { lengths, mids, pis } => {
+                out.push(lengths.len() as u8);
+                for len in lengths {
+                    out.extend_from_slice(&len.to_be_bytes());
+                }
+                for v in mids.iter().chain(pis) {
                     out.extend_from_slice(&n.value_bytes(v));
                 }
             }
@@ -286,11 +387,14 @@ impl VdfProof {
         if b.len() < 4 {
             return Err(truncated(4));
         }
-        if b[0] != BINARY_VERSION {
+        if b[0] != BINARY_VERSION && b[0] != SEGMENTED_VERSION {
             return Err(DecodeError::Version(b[0]));
         }
         let kind = b[1];
-        if kind != TYPE_WESOLOWSKI && kind != TYPE_PIETRZAK {
+        let known = kind == TYPE_WESOLOWSKI
+            || kind == TYPE_PIETRZAK
+            || (kind == TYPE_SEGMENTED && b[0] == SEGMENTED_VERSION);
+        if !known {
             return Err(DecodeError::UnknownProofType(kind.to_string()));
         }
         let m = u16::from_be_bytes([b[2], b[3]]) as usize;
@@ -301,6 +405,24 @@ impl VdfProof {
         let fixed = 4 + m + 8 + 2 * m;
         let (count, needed) = if kind == TYPE_WESOLOWSKI {
             (1, fixed + m)
+        } else if kind == TYPE_SEGMENTED {
+            if b.len() <= fixed {
+                return Err(truncated(fixed + 1));
+            }
+            let s = b[fixed] as usize;
+            if s > MAX_SEGMENTS {
+                return Err(DecodeError::TooManySegments {
+                    count: s,
+                    max: MAX_SEGMENTS,
+                });
+            }
+            if s == 0 {
+                return Err(DecodeError::Invalid {
+                    field: "lengths",
+                    error: VdfError::SegmentLayout("1 to 64 segments"),
+                });
+            }
+            (s, fixed + 1 + 8 * s + (2 * s - 1) * m)
         } else {
             if b.len() <= fixed {
                 return Err(truncated(fixed + 1));
@@ -334,6 +456,22 @@ impl VdfProof {
         let proof = if kind == TYPE_WESOLOWSKI {
             Proof::Wesolowski {
                 pi: value(12 + 3 * m),
+            }
+        } else if kind == TYPE_SEGMENTED {
+            let s = count;
+            let at = fixed + 1;
+            let lengths = (0..s)
+                .map(|i| {
+                    let mut lb = [0u8; 8];
+                    lb.copy_from_slice(&b[at + 8 * i..at + 8 * i + 8]);
+                    u64::from_be_bytes(lb)
+                })
+                .collect();
+            let vals = at + 8 * s;
+            Proof::WesolowskiSegmented {
+                lengths,
+                mids: (0..s - 1).map(|i| value(vals + i * m)).collect(),
+                pis: (0..s).map(|i| value(vals + (s - 1 + i) * m)).collect(),
             }
         } else {
             let start = fixed + 1;

@@ -43,6 +43,10 @@ pub enum VdfError {
         /// The number given.
         got: usize,
     },
+    /// A segmented proof whose segments do not fit T: 1 to 64 segments, each at least
+    /// one squaring long, summing to T, with one intermediate value fewer than segments
+    /// and one proof per segment.
+    SegmentLayout(&'static str),
     /// The proof is well formed but does not verify.
     ProofRejected,
     /// The proof is about another group than the one the verifier trusts (a proof in a
@@ -83,6 +87,7 @@ impl fmt::Display for VdfError {
                 f,
                 "Pietrzak proof has {got} mu values; T calls for {expected}"
             ),
+            VdfError::SegmentLayout(why) => write!(f, "segmented proof layout: {why}"),
             VdfError::ProofRejected => f.write_str("proof does not verify"),
             VdfError::UntrustedModulus { proof, trusted } => write!(
                 f,
@@ -114,7 +119,8 @@ pub enum DecodeError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// A proof type other than "wesolowski" / "pietrzak" (JSON) or 1 / 2 (binary).
+    /// A proof type other than "wesolowski" / "pietrzak" / "wesolowski-segmented" (JSON)
+    /// or 1 / 2 / 3 (binary), or a type its version does not have.
     UnknownProofType(String),
     /// The proof object has fields that do not match its type.
     ProofFields(&'static str),
@@ -125,7 +131,14 @@ pub enum DecodeError {
         /// The most allowed.
         max: usize,
     },
-    /// A binary encoding with an unknown version byte.
+    /// More segments (or list entries of a segmented proof) than any proof allows.
+    TooManySegments {
+        /// The number given (or a lower bound of it).
+        count: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// An unknown version: the binary version byte, or the JSON "version" field.
     Version(u8),
     /// The binary modulus length is not 128..=512 bytes or has a leading zero byte.
     ModulusLength(usize),
@@ -157,13 +170,16 @@ impl fmt::Display for DecodeError {
             DecodeError::BadHex { field, reason } => write!(f, "field {field}: {reason}"),
             DecodeError::UnknownProofType(t) => write!(
                 f,
-                "unknown proof type {t:?}; expected \"wesolowski\" or \"pietrzak\""
+                "unknown proof type {t:?}; expected \"wesolowski\", \"pietrzak\" or \"wesolowski-segmented\""
             ),
             DecodeError::ProofFields(why) => write!(f, "proof fields: {why}"),
             DecodeError::TooManyMu { count, max } => {
                 write!(f, "Pietrzak proof has {count} mu values; at most {max}")
             }
-            DecodeError::Version(v) => write!(f, "unknown binary version {v}; expected 1"),
+            DecodeError::TooManySegments { count, max } => {
+                write!(f, "segmented proof has {count} entries in a list; at most {max}")
+            }
+            DecodeError::Version(v) => write!(f, "unknown version {v}; expected 1 or 2"),
             DecodeError::ModulusLength(n) => write!(
                 f,
                 "modulus length {n} bytes: must be 128 to 512 with a nonzero first byte"

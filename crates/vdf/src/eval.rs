@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use wirespeed_bigint::{MontCtx, U4096};
+use wirespeed_bigint::{MontCtx, Uint, U4096};
 
 use crate::modulus::{canon, dispatch, narrow, widen};
 use crate::{Modulus, VdfError};
@@ -125,27 +125,70 @@ fn eval_inner<const L: usize>(
     count: u64,
     progress: Option<&dyn Fn(u64)>,
 ) -> EvalParts {
-    let mut checkpoints = Vec::with_capacity(count as usize);
-    checkpoints.push((0, *x));
-    let mut v = ctx.to_mont(&narrow::<L>(x));
-    let mut done = 0u64;
-    let mut next_checkpoint = k;
-    while done < t {
-        let stop = t
-            .min(next_checkpoint)
-            .min(done.saturating_add(PROGRESS_STEP));
-        v = ctx.sqr_n(&v, stop - done);
-        done = stop;
-        if done == next_checkpoint {
-            checkpoints.push((done, widen(&ctx.from_mont(&v))));
-            next_checkpoint = next_checkpoint.saturating_add(k);
-        }
-        if let Some(p) = progress {
-            p(done);
+    let mut chain = Chain::new(ctx, x, k, count);
+    chain.run_to(ctx, t, progress, |_, _| {});
+    let y = ctx.from_mont(&chain.v);
+    (
+        widen(&y),
+        widen(&canon(ctx.modulus(), &y)),
+        chain.checkpoints,
+    )
+}
+
+/// The squaring chain of an evaluation: the current value (Montgomery form), the
+/// squarings done, and the checkpoints (plain) every k squarings so far.
+pub(crate) struct Chain<const L: usize> {
+    /// x^(2^done) in Montgomery form.
+    pub(crate) v: Uint<L>,
+    /// Squarings done.
+    pub(crate) done: u64,
+    k: u64,
+    next_checkpoint: u64,
+    /// (j k, x^(2^(j k))) for j k <= done.
+    pub(crate) checkpoints: Vec<(u64, U4096)>,
+}
+
+impl<const L: usize> Chain<L> {
+    /// The chain at x, room for `count` checkpoints.
+    pub(crate) fn new(ctx: &MontCtx<L>, x: &U4096, k: u64, count: u64) -> Self {
+        let mut checkpoints = Vec::with_capacity(count as usize);
+        checkpoints.push((0, *x));
+        Chain {
+            v: ctx.to_mont(&narrow::<L>(x)),
+            done: 0,
+            k,
+            next_checkpoint: k,
+            checkpoints,
         }
     }
-    let y = ctx.from_mont(&v);
-    (widen(&y), widen(&canon(ctx.modulus(), &y)), checkpoints)
+
+    /// Squares up to `end` squarings, keeping a checkpoint at each multiple of k (and
+    /// calling `at_checkpoint` with its position and Montgomery value), calling `progress`
+    /// at least every 65536 squarings, at each checkpoint and at `end`.
+    pub(crate) fn run_to(
+        &mut self,
+        ctx: &MontCtx<L>,
+        end: u64,
+        progress: Option<&dyn Fn(u64)>,
+        mut at_checkpoint: impl FnMut(u64, &Uint<L>),
+    ) {
+        while self.done < end {
+            let stop = end
+                .min(self.next_checkpoint)
+                .min(self.done.saturating_add(PROGRESS_STEP));
+            self.v = ctx.sqr_n(&self.v, stop - self.done);
+            self.done = stop;
+            if self.done == self.next_checkpoint {
+                self.checkpoints
+                    .push((self.done, widen(&ctx.from_mont(&self.v))));
+                self.next_checkpoint = self.next_checkpoint.saturating_add(self.k);
+                at_checkpoint(self.done, &self.v);
+            }
+            if let Some(p) = progress {
+                p(self.done);
+            }
+        }
+    }
 }
 
 impl Evaluation {

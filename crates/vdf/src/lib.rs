@@ -5,6 +5,7 @@
 //! let n = Modulus::rsa2048();                       // or Modulus::new(&N)
 //! let ev = eval(&n, &x, t, &EvalOptions::default())?; // T squarings, checkpoints
 //! let proof = prove(&n, &ev, ProofKind::Wesolowski)?; // or ProofKind::Pietrzak
+//! let (ev, proof) = eval_segmented(&n, &x, t, &EvalOptions::default())?; // proved alongside
 //! proof.verify(&n)?;                                 // milliseconds, in the group of n
 //! let json = proof.to_json();                        // or proof.to_bytes()
 //! VdfProof::from_json(&json)?.verify(&Modulus::rsa2048())?; // the caller's trusted N
@@ -29,8 +30,10 @@
 //! - Evaluation ([`eval()`]): Montgomery squarings end to end, checkpoints every k squarings
 //!   (at most 16384 by default) for the provers.
 //! - Proofs: Wesolowski ([`wesolowski`]; one group element, challenge a 128-bit prime from
-//!   [`prime::hash_to_prime`], tested with our Baillie-PSW) and Pietrzak ([`pietrzak`];
-//!   ceil(log2 T) group elements). Both provers start from the checkpoints. All data are
+//!   [`prime::hash_to_prime`], tested with our Baillie-PSW), segmented Wesolowski
+//!   ([`segmented`]; one Wesolowski proof per segment, built beside the evaluation by
+//!   [`eval_segmented`], so that little is left after the last squaring) and Pietrzak
+//!   ([`pietrzak`]; ceil(log2 T) group elements). The provers start from the checkpoints. All data are
 //!   plain values (`Send + Sync`, no globals): a proof can be built on one thread while
 //!   another evaluates.
 //! - Encodings ([`encode`]): JSON and a compact binary form, both strictly decoded.
@@ -49,6 +52,7 @@ pub mod modulus;
 pub mod pietrzak;
 pub mod prime;
 pub mod resume;
+pub mod segmented;
 pub mod timelock;
 pub mod wesolowski;
 
@@ -56,6 +60,7 @@ pub use error::{DecodeError, VdfError};
 pub use eval::{eval, EvalOptions, Evaluation, MAX_DELAY};
 pub use modulus::Modulus;
 pub use pietrzak::{prove_pietrzak, verify_pietrzak};
+pub use segmented::{eval_segmented, prove_segmented, verify_segmented};
 pub use wesolowski::{prove_wesolowski, prove_wesolowski_simple, verify_wesolowski};
 pub use wirespeed_bigint::{CpuFeatures, Kernel, U4096};
 
@@ -66,6 +71,22 @@ pub enum ProofKind {
     Wesolowski,
     /// ceil(log2 T) group elements; verification about 200 group operations per element.
     Pietrzak,
+    /// One Wesolowski proof per segment of the chain, built while the evaluation runs
+    /// ([`segmented`]): 2 s - 1 group elements for s <= 64 segments (15 at most with the
+    /// default layout); verification s single checks.
+    WesolowskiSegmented,
+}
+
+impl ProofKind {
+    /// The name the encodings and the command line use: "wesolowski", "pietrzak",
+    /// "wesolowski-segmented".
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::Wesolowski => "wesolowski",
+            ProofKind::Pietrzak => "pietrzak",
+            ProofKind::WesolowskiSegmented => "wesolowski-segmented",
+        }
+    }
 }
 
 /// A proof body.
@@ -84,6 +105,16 @@ pub enum Proof {
         /// The mu values, one per halving.
         mu: Vec<U4096>,
     },
+    /// Segment lengths T_0..T_(s-1), intermediate values x_1..x_(s-1) and one pi per
+    /// segment (see [`segmented`]).
+    WesolowskiSegmented {
+        /// T_j, each >= 1, summing to T; 1..=64 of them.
+        lengths: Vec<u64>,
+        /// x_1..x_(s-1), each in 1..=(N-1)/2.
+        mids: Vec<U4096>,
+        /// pi_0..pi_(s-1), each in 1..=(N-1)/2.
+        pis: Vec<U4096>,
+    },
 }
 
 /// A statement y = |x^(2^T) mod N| with its proof: what the encodings carry.
@@ -101,7 +132,9 @@ pub struct VdfProof {
     pub proof: Proof,
 }
 
-/// Builds a proof of the evaluation's output (checked for consistency with N first).
+/// Builds a proof of the evaluation's output (checked for consistency with N first), after
+/// the evaluation. A segmented proof is built beside the evaluation by
+/// [`eval_segmented`]; built here it costs as much as a single Wesolowski proof.
 pub fn prove(n: &Modulus, ev: &Evaluation, kind: ProofKind) -> Result<VdfProof, VdfError> {
     let proof = match kind {
         ProofKind::Wesolowski => Proof::Wesolowski {
@@ -110,6 +143,7 @@ pub fn prove(n: &Modulus, ev: &Evaluation, kind: ProofKind) -> Result<VdfProof, 
         ProofKind::Pietrzak => Proof::Pietrzak {
             mu: prove_pietrzak(n, ev)?,
         },
+        ProofKind::WesolowskiSegmented => prove_segmented(n, ev)?,
     };
     Ok(VdfProof {
         modulus: n.clone(),
@@ -139,6 +173,9 @@ impl VdfProof {
         match &self.proof {
             Proof::Wesolowski { pi } => verify_wesolowski(trusted, &self.x, self.t, &self.y, pi),
             Proof::Pietrzak { mu } => verify_pietrzak(trusted, &self.x, self.t, &self.y, mu),
+            Proof::WesolowskiSegmented { lengths, mids, pis } => {
+                verify_segmented(trusted, &self.x, self.t, &self.y, lengths, mids, pis)
+            }
         }
     }
 
@@ -147,6 +184,7 @@ impl VdfProof {
         match self.proof {
             Proof::Wesolowski { .. } => ProofKind::Wesolowski,
             Proof::Pietrzak { .. } => ProofKind::Pietrzak,
+            Proof::WesolowskiSegmented { .. } => ProofKind::WesolowskiSegmented,
         }
     }
 }

@@ -65,7 +65,15 @@ pub fn hash_to_prime_with(
     f: &CpuFeatures,
 ) -> u128 {
     let t = t.to_be_bytes();
-    wirespeed_bigint::prime::hashed_candidates(&[CHALLENGE_TAG, n_bytes, x_bytes, y_bytes, &t])
+    hash_fields_to_prime_with(&[CHALLENGE_TAG, n_bytes, x_bytes, y_bytes, &t], f)
+}
+
+/// The hash-to-prime of [`hash_to_prime`] over any list of fields (the first should be a
+/// domain-separation tag): the first candidate c = (first 16 bytes of SHA-256 of the
+/// length-prefixed fields and the counter) | 2^127 | 1 that passes
+/// [`is_probable_prime`], tested for a CPU with features `f`.
+pub fn hash_fields_to_prime_with(fields: &[&[u8]], f: &CpuFeatures) -> u128 {
+    wirespeed_bigint::prime::hashed_candidates(fields)
         .map(|digest| {
             let mut top = [0u8; 16];
             top.copy_from_slice(&digest[..16]);

@@ -4,8 +4,8 @@
 //! State file (`DIR/state`), all integers big-endian:
 //! `b"WSVDFST1"` | m: u16 (byte length of N, 128..=512) | N (m bytes) | x (m) | T: u64 |
 //! k: u64 (checkpoint interval) | done: u64 | value = x^(2^done) mod N (m) |
-//! proof: u8 (0 none, 1 Wesolowski, 2 Pietrzak) | c: u32 (checkpoints) |
-//! c times (index: u64 | value (m)) | SHA-256 of everything before (32 bytes).
+//! proof: u8 (0 none, 1 Wesolowski, 2 Pietrzak, 3 segmented Wesolowski, proved after the
+//! run from the checkpoints) | c: u32 (checkpoints) | c times (index: u64 | value (m)) | SHA-256 of everything before (32 bytes).
 //!
 //! Decoding builds N's context for the [`CpuFeatures`] passed to the `_with` forms
 //! ([`State::from_bytes_with`], [`State::load_with`]; the plain forms use the detected
@@ -146,6 +146,7 @@ impl State {
             None => 0,
             Some(ProofKind::Wesolowski) => 1,
             Some(ProofKind::Pietrzak) => 2,
+            Some(ProofKind::WesolowskiSegmented) => 3,
         });
         out.extend_from_slice(&(self.checkpoints.len() as u32).to_be_bytes());
         for (i, v) in &self.checkpoints {
@@ -196,6 +197,7 @@ impl State {
             0 => None,
             1 => Some(ProofKind::Wesolowski),
             2 => Some(ProofKind::Pietrzak),
+            3 => Some(ProofKind::WesolowskiSegmented),
             _ => return Err(bad("unknown proof kind")),
         };
         let count = r.u32()? as u64;

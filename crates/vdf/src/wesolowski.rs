@@ -34,11 +34,11 @@ use crate::{Evaluation, Modulus, VdfError};
 
 type U128 = Uint<2>;
 
-fn to_uint(v: u128) -> U128 {
+pub(crate) fn to_uint(v: u128) -> U128 {
     Uint([v as u64, (v >> 64) as u64])
 }
 
-fn from_uint(v: &U128) -> u128 {
+pub(crate) fn from_uint(v: &U128) -> u128 {
     v.0[0] as u128 | (v.0[1] as u128) << 64
 }
 
@@ -58,7 +58,7 @@ pub fn challenge(n: &Modulus, x: &U4096, y: &U4096, t: u64) -> u128 {
 }
 
 /// 2^e mod l for an odd l > 1 (MontCtx on one 128-bit limb pair).
-fn pow2_mod(l: &MontCtx<2>, e: u64) -> U128 {
+pub(crate) fn pow2_mod(l: &MontCtx<2>, e: u64) -> U128 {
     let two = l.reduce_to_mont(&Uint::from_u64(2));
     l.from_mont(&l.vartime_pow(&two, &[e]))
 }
@@ -153,27 +153,50 @@ fn checkpoint_inner<const L: usize>(
         .iter()
         .map(|(_, v)| ctx.to_mont(&narrow::<L>(v)))
         .collect();
+    let parts = rayon::current_num_threads();
+    widen(&pi_from_checkpoints(ctx, &c, t, k, l, f, parts))
+}
+
+/// pi = |x^floor(2^t / l)| (plain, canonical) from `c[i]` = x^(2^(i k)) in Montgomery
+/// form (at least the blocks with i k <= t - 128), by the windowed bucket method of the
+/// module docs, with the blocks split into `parts` ranges (run on rayon's pool when
+/// `parts` > 1, on the calling thread otherwise).
+pub(crate) fn pi_from_checkpoints<const L: usize>(
+    ctx: &MontCtx<L>,
+    c: &[Uint<L>],
+    t: u64,
+    k: u64,
+    l: u128,
+    f: &CpuFeatures,
+    parts: usize,
+) -> Uint<L> {
+    if t < 128 || k == 0 {
+        return Uint::ONE;
+    }
+    let blocks = ((t - 128) / k + 1).min(c.len() as u64);
     let Ok(lctx) = MontCtx::new_with(&to_uint(l), f) else {
-        return U4096::ONE; // l is an odd prime > 2^127: unreachable
+        return Uint::ONE; // l is an odd prime > 2^127: unreachable
     };
-    // x^q = prod_i C_i^(Q_i) splits over block ranges: one range per worker thread
-    // (rayon's pool), each with its own buckets, multiplied together at the end.
-    let parts = rayon::current_num_threads().clamp(1, blocks.max(1) as usize) as u64;
+    // x^q = prod_i C_i^(Q_i) splits over block ranges: one range per worker thread, each
+    // with its own buckets, multiplied together at the end.
+    let parts = (parts as u64).clamp(1, blocks.max(1));
     let kappa = choose_window(k, blocks.div_ceil(parts));
     let ranges: Vec<(u64, u64)> = (0..parts)
         .map(|p| (p * blocks / parts, (p + 1) * blocks / parts))
         .collect();
-    use rayon::prelude::*;
-    let products: Vec<Option<Uint<L>>> = ranges
-        .par_iter()
-        .map(|&(lo, hi)| range_product(ctx, &lctx, &c, l, t, k, kappa, lo, hi))
-        .collect();
+    let run = |&(lo, hi): &(u64, u64)| range_product(ctx, &lctx, c, l, t, k, kappa, lo, hi);
+    let products: Vec<Option<Uint<L>>> = if parts > 1 {
+        use rayon::prelude::*;
+        ranges.par_iter().map(run).collect()
+    } else {
+        ranges.iter().map(run).collect()
+    };
     let pi = products
         .into_iter()
         .flatten()
         .reduce(|a, b| ctx.mul(&a, &b))
         .map_or(Uint::ONE, |a| ctx.from_mont(&a));
-    widen(&canon(ctx.modulus(), &pi))
+    canon(ctx.modulus(), &pi)
 }
 
 /// prod over blocks i in [lo, hi) of C_i^(Q_i), in Montgomery form (None for 1), by the

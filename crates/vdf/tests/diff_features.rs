@@ -57,7 +57,11 @@ fn portable_and_widest_kernels_agree() {
             };
             let (ev_s, ev_w) = (ok(eval(scalar, &x, t, &opts)), ok(eval(wide, &x, t, &opts)));
             assert_eq!(ev_s, ev_w, "evaluation, {what}");
-            for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
+            for kind in [
+                ProofKind::Wesolowski,
+                ProofKind::Pietrzak,
+                ProofKind::WesolowskiSegmented,
+            ] {
                 let (p_s, p_w) = (ok(prove(scalar, &ev_s, kind)), ok(prove(wide, &ev_w, kind)));
                 assert_eq!(p_s, p_w, "{kind:?} proof, {what}");
                 ok(p_s.verify(wide));
@@ -103,6 +107,7 @@ fn tampered(p: &VdfProof) -> VdfProof {
     match &mut bad.proof {
         Proof::Wesolowski { pi } => *pi = U4096::from_u64(2),
         Proof::Pietrzak { mu } => mu[0] = U4096::from_u64(2),
+        Proof::WesolowskiSegmented { pis, .. } => pis[0] = U4096::from_u64(2),
     }
     bad
 }
@@ -117,7 +122,11 @@ fn decoded_proofs_agree() {
         ));
         let x = input(&mut rng, &n);
         let ev = ok(eval(&n, &x, 700, &EvalOptions::default()));
-        for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
+        for kind in [
+            ProofKind::Wesolowski,
+            ProofKind::Pietrzak,
+            ProofKind::WesolowskiSegmented,
+        ] {
             let good = ok(prove(&n, &ev, kind));
             for proof in [good.clone(), tampered(&good)] {
                 let what = format!("{bits} bits, {kind:?}, valid {}", proof == good);

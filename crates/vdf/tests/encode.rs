@@ -32,7 +32,11 @@ fn round_trips() {
         moduli.push(random_modulus(&mut rng, bits));
     }
     for n in &moduli {
-        for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
+        for kind in [
+            ProofKind::Wesolowski,
+            ProofKind::Pietrzak,
+            ProofKind::WesolowskiSegmented,
+        ] {
             for t in [1, 77] {
                 let p = proof(n, t, kind);
                 let json = p.to_json();
@@ -72,6 +76,9 @@ fn binary_len(m: usize, p: &Proof) -> usize {
         + match p {
             Proof::Wesolowski { .. } => m,
             Proof::Pietrzak { mu } => 1 + mu.len() * m,
+            Proof::WesolowskiSegmented { lengths, mids, pis } => {
+                1 + 8 * lengths.len() + (mids.len() + pis.len()) * m
+            }
         }
 }
 
@@ -277,7 +284,9 @@ fn binary_rejections() {
         b[i] = v;
         b
     };
-    assert_eq!(bin_err(&with(0, 2)), DecodeError::Version(2));
+    // Version 2 (segmented proofs) reads every type; 3 is unknown.
+    assert_eq!(bin_err(&with(0, 3)), DecodeError::Version(3));
+    assert_eq!(bin_err(&with(0, 0)), DecodeError::Version(0));
     assert_eq!(
         bin_err(&with(1, 3)),
         DecodeError::UnknownProofType("3".into())

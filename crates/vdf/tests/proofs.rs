@@ -117,7 +117,11 @@ fn every_width_proves_and_verifies() {
         let n = random_modulus(&mut rng, bits);
         let x = random_input(&mut rng, &n);
         let ev = evaluate(&n, &x, 300, 16);
-        for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
+        for kind in [
+            ProofKind::Wesolowski,
+            ProofKind::Pietrzak,
+            ProofKind::WesolowskiSegmented,
+        ] {
             let p = ok(prove(&n, &ev, kind));
             assert_eq!(p.kind(), kind);
             ok(p.verify(&p.modulus));
@@ -140,7 +144,11 @@ fn single_bit_flips_are_rejected() {
     for t in DELAYS {
         let x = random_input(&mut rng, &n);
         let ev = evaluate(&n, &x, t, 0);
-        for kind in [ProofKind::Wesolowski, ProofKind::Pietrzak] {
+        for kind in [
+            ProofKind::Wesolowski,
+            ProofKind::Pietrzak,
+            ProofKind::WesolowskiSegmented,
+        ] {
             let good = ok(prove(&n, &ev, kind));
             ok(good.verify(&good.modulus));
             let mut rejected = 0;
@@ -174,6 +182,14 @@ fn single_bit_flips_are_rejected() {
                         mu[i] = flip(&mu[i], b);
                     }
                     Proof::Pietrzak { .. } => continue, // T = 1: no values to flip
+                    Proof::WesolowskiSegmented { mids, pis, .. } => {
+                        let i = rng.gen_range(0..pis.len());
+                        pis[i] = flip(&pis[i], b);
+                        if !mids.is_empty() {
+                            let i = rng.gen_range(0..mids.len());
+                            mids[i] = flip(&mids[i], b);
+                        }
+                    }
                 }
                 check(p, "proof");
                 if let Ok(m) = Modulus::new(&flip(n.value(), b)) {
