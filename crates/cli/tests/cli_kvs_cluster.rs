@@ -477,3 +477,68 @@ fn a_failed_primary_is_replaced_by_its_replica_without_losing_acknowledged_write
     });
     assert_eq!(cmd(&mut v, &["GET", &acked[0]]), bulk("v"));
 }
+
+#[test]
+fn migrate_moves_keys_to_wirespeed_and_to_redis() {
+    let (_a, a) = kvs_serve(&["--port", "0"]);
+    let (_b, b) = kvs_serve(&["--port", "0"]);
+    let mut ca = connect(&a);
+    let mut cb = connect(&b);
+    let bport = b.rsplit_once(':').unwrap().1.to_string();
+    cmd(&mut ca, &["RPUSH", "l", "x", "y"]);
+    cmd(&mut ca, &["SET", "s", "v", "EX", "1000"]);
+    cmd(&mut ca, &["HSET", "h", "f", "1"]);
+    assert_eq!(
+        cmd(&mut ca, &["MIGRATE", "127.0.0.1", &bport, "l", "0", "1000"]),
+        Value::Okay
+    );
+    assert_eq!(cmd(&mut ca, &["EXISTS", "l"]), Value::Int(0));
+    assert_eq!(
+        cmd(&mut cb, &["LRANGE", "l", "0", "-1"]),
+        Value::Array(vec![bulk("x"), bulk("y")])
+    );
+    // COPY keeps the source; an existing target key needs REPLACE.
+    let args = [
+        "MIGRATE",
+        "127.0.0.1",
+        &bport,
+        "",
+        "0",
+        "1000",
+        "COPY",
+        "KEYS",
+        "s",
+        "h",
+    ];
+    assert_eq!(cmd(&mut ca, &args), Value::Okay);
+    assert_eq!(cmd(&mut ca, &["EXISTS", "s", "h"]), Value::Int(2));
+    let ttl = match cmd(&mut cb, &["TTL", "s"]) {
+        Value::Int(t) => t,
+        v => panic!("{v:?}"),
+    };
+    assert!((990..=1000).contains(&ttl), "{ttl}");
+    let e = try_cmd(&mut ca, &args).unwrap_err();
+    assert!(e.to_string().contains("BUSYKEY"), "{e}");
+    let mut replace = args.to_vec();
+    replace.insert(7, "REPLACE");
+    assert_eq!(cmd(&mut ca, &replace), Value::Okay);
+    assert_eq!(
+        cmd(
+            &mut ca,
+            &["MIGRATE", "127.0.0.1", &bport, "nothing", "0", "1000"]
+        ),
+        Value::SimpleString("NOKEY".into())
+    );
+    // To a Redis server: the payload is Redis's DUMP format.
+    let Some((_r, raddr)) = common::redis_server() else {
+        return missing_client("redis-server");
+    };
+    let rport = raddr.rsplit_once(':').unwrap().1.to_string();
+    assert_eq!(
+        cmd(&mut ca, &["MIGRATE", "127.0.0.1", &rport, "h", "0", "1000"]),
+        Value::Okay
+    );
+    let mut cr = connect(&raddr);
+    assert_eq!(cmd(&mut cr, &["HGET", "h", "f"]), bulk("1"));
+    assert_eq!(cmd(&mut ca, &["EXISTS", "h"]), Value::Int(0));
+}

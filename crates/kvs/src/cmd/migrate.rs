@@ -2,7 +2,8 @@
 //! AUTH2 username password] [KEYS key ...]: moves keys to another server (a cluster's
 //! resharding moves a slot's keys with it). Each key is sent as RESTORE-ASKING (in
 //! cluster mode; RESTORE otherwise) with its remaining time and its DUMP payload, all
-//! in one pipeline on a connection made for the call; a key the target took is then
+//! in one pipeline on a connection kept for 10 s for the next call to the same target
+//! (as Redis does); a key the target took is then
 //! removed here (unless COPY), logged as a deletion. The event loop waits for the
 //! target, at most `timeout` ms per read, as Redis's MIGRATE does.
 
@@ -37,6 +38,74 @@ fn reply(r: &mut BufReader<TcpStream>) -> std::io::Result<String> {
     }
     let text = String::from_utf8_lossy(&line).trim_end().to_string();
     Ok(text)
+}
+
+/// A connection to a MIGRATE target, kept for the next call to the same target (as
+/// Redis keeps them, for 10 s), one set per event loop thread.
+struct Cached {
+    r: BufReader<TcpStream>,
+    used: std::time::Instant,
+}
+
+thread_local! {
+    static TARGETS: std::cell::RefCell<std::collections::HashMap<(String, u16), Cached>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// How long an idle cached connection is kept.
+const KEEP: Duration = Duration::from_secs(10);
+
+/// Sends `out` to the target `key` and reads `n` replies, on the cached connection if
+/// one is fresh (else a new one, connected within `timeout`). A connection that failed
+/// in any way is dropped (its state is unknown); a failure on a cached one is retried
+/// once on a new connection.
+fn exchange(
+    key: &(String, u16),
+    timeout: Duration,
+    out: &[u8],
+    n: usize,
+) -> std::io::Result<Vec<String>> {
+    let cached = TARGETS.with(|t| {
+        let mut t = t.borrow_mut();
+        t.retain(|_, c| c.used.elapsed() < KEEP);
+        t.remove(key)
+    });
+    let fresh = cached.is_none();
+    let mut conn = match cached {
+        Some(c) => c,
+        None => connect(key, timeout)?,
+    };
+    let go = |c: &mut Cached| -> std::io::Result<Vec<String>> {
+        c.r.get_ref().set_read_timeout(Some(timeout))?;
+        c.r.get_ref().set_write_timeout(Some(timeout))?;
+        c.r.get_mut().write_all(out)?;
+        (0..n).map(|_| reply(&mut c.r)).collect()
+    };
+    let result = match go(&mut conn) {
+        Err(_) if !fresh => {
+            conn = connect(key, timeout)?;
+            go(&mut conn)
+        }
+        r => r,
+    };
+    if result.is_ok() {
+        conn.used = std::time::Instant::now();
+        TARGETS.with(|t| t.borrow_mut().insert(key.clone(), conn));
+    }
+    result
+}
+
+fn connect(key: &(String, u16), timeout: Duration) -> std::io::Result<Cached> {
+    let addr = (key.0.as_str(), key.1)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::other("no address"))?;
+    let sock = TcpStream::connect_timeout(&addr, timeout)?;
+    sock.set_nodelay(true)?;
+    Ok(Cached {
+        r: BufReader::new(sock),
+        used: std::time::Instant::now(),
+    })
 }
 
 /// MIGRATE.
@@ -107,9 +176,8 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         let a: Vec<&[u8]> = auth.iter().map(Vec::as_slice).collect();
         request(&mut out, &a);
     }
-    if db != 0 {
-        request(&mut out, &[b"SELECT", db.to_string().as_bytes()]);
-    }
+    // Always: a kept connection may have another database selected.
+    request(&mut out, &[b"SELECT", db.to_string().as_bytes()]);
     for (k, payload, ttl) in &found {
         let ttl = ttl.to_string();
         let name: &[u8] = if cluster {
@@ -123,20 +191,9 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         request(&mut out, &a);
     }
-    let sent = (|| -> std::io::Result<Vec<String>> {
-        let addr = (host.as_str(), port as u16)
-            .to_socket_addrs()?
-            .next()
-            .ok_or_else(|| std::io::Error::other("no address"))?;
-        let mut sock = TcpStream::connect_timeout(&addr, timeout)?;
-        sock.set_read_timeout(Some(timeout))?;
-        sock.set_write_timeout(Some(timeout))?;
-        sock.set_nodelay(true)?;
-        sock.write_all(&out)?;
-        let mut r = BufReader::new(sock);
-        let n = usize::from(!auth.is_empty()) + usize::from(db != 0) + found.len();
-        (0..n).map(|_| reply(&mut r)).collect()
-    })();
+    let n = usize::from(!auth.is_empty()) + 1 + found.len();
+    let key = (host.clone(), port as u16);
+    let sent = exchange(&key, timeout, &out, n);
     let replies = match sent {
         Ok(r) => r,
         Err(e)
@@ -153,7 +210,7 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             ))
         }
     };
-    let setup = usize::from(!auth.is_empty()) + usize::from(db != 0);
+    let setup = usize::from(!auth.is_empty()) + 1;
     if let Some(e) = replies[..setup].iter().find(|r| r.starts_with('-')) {
         return w.error(&format!(
             "ERR Target instance replied with error: {}",
