@@ -257,6 +257,9 @@ impl Server {
             config.cmd.appendfsync = *policy;
         }
         let shards = match config.shards {
+            // Cluster mode: a slot's keys share a shard (see `route_by_slot`), and
+            // GETKEYSINSLOT scans its slot's shard: at least 64 keep that scan short.
+            0 if config.cluster.is_some() => default_shards(config.threads).max(64),
             0 => default_shards(config.threads),
             n => n.next_power_of_two().min(MAX_SHARDS),
         };
