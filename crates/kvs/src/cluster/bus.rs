@@ -349,7 +349,12 @@ impl Cluster {
                 if owner == Some(i) {
                     continue;
                 }
-                let take = owner.is_none_or(|o| st.nodes[o].config_epoch < msg.config_epoch);
+                let newer = st
+                    .slot_floor
+                    .get(&slot)
+                    .is_none_or(|&f| msg.config_epoch > f);
+                let take =
+                    newer && owner.is_none_or(|o| st.nodes[o].config_epoch < msg.config_epoch);
                 if take {
                     if owner == Some(0) {
                         // Lost to a newer claim: no longer moving it out.

@@ -110,6 +110,10 @@ pub struct State {
     pub migrating: std::collections::BTreeMap<u16, String>,
     /// Slots this node is taking in (IMPORTING), from the node with this id.
     pub importing: std::collections::BTreeMap<u16, String>,
+    /// Slots given to a node by CLUSTER SETSLOT NODE, with the highest epoch this node
+    /// knew then: a claim by gossip must be newer to move such a slot again (a message
+    /// the old owner sent before it let go must not undo the move).
+    pub slot_floor: std::collections::HashMap<u16, u64>,
     /// This node's replication offset (for the messages it sends).
     pub my_offset: u64,
     /// Messages for one node each (votes), sent with the next round: (node id, line).

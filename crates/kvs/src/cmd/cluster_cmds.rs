@@ -718,12 +718,16 @@ fn setslot(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
             let was_importing = st.importing.contains_key(&slot);
             c.set_moving(&mut st, slot, None);
             c.set_owner(slot, Some(i));
+            let known = st.nodes.iter().map(|n| n.config_epoch).max().unwrap_or(0);
+            let floor = known.max(st.current_epoch);
+            st.slot_floor.insert(slot, floor);
             if i == 0 && was_importing {
                 // The slot is this node's now: a config epoch above every other
                 // node's, so the claim wins everywhere (Redis does the same).
                 let max = st.nodes.iter().map(|n| n.config_epoch).max().unwrap_or(0);
                 st.current_epoch = st.current_epoch.max(max) + 1;
                 st.nodes[0].config_epoch = st.current_epoch;
+                st.slot_floor.remove(&slot);
             }
         }
         _ => {
