@@ -38,11 +38,33 @@ fn vdf_verify_json() {
     assert_eq!(o.status.code(), Some(0));
     let v = verdict(&o);
     assert_eq!(v["valid"], true);
-    assert_eq!(v["kind"], "wesolowski");
+    // The default proof is the segmented one; the single proof on request.
+    assert_eq!(v["kind"], "wesolowski-segmented");
     assert_eq!(v["t"], 300);
     assert_eq!(v["bits"], 2048);
-    // A tampered T: checked and invalid, still one object (and the reason).
-    let text = std::fs::read_to_string(&proof).expect("read");
+    let single = temp("single.json");
+    let o = wirespeed(&[
+        "vdf",
+        "eval",
+        "--x",
+        "5",
+        "--t",
+        "300",
+        "--proof",
+        "wesolowski",
+        "--out",
+        s(&single),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = wirespeed(&["vdf", "verify", s(&single), "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = verdict(&o);
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["kind"], "wesolowski");
+    // A tampered T in the single proof: checked and invalid, still one object (and the
+    // reason). (A segmented proof's lengths must add up to T: there, the same edit
+    // makes a malformed document, exit 2, as crates/vdf/tests/encode_segmented.rs says.)
+    let text = std::fs::read_to_string(&single).expect("read");
     let bad = temp("bad.json");
     std::fs::write(&bad, text.replace("\"t\":300", "\"t\":301")).expect("write");
     let o = wirespeed(&["vdf", "verify", s(&bad), "--json"]);
