@@ -16,6 +16,11 @@ pub struct Machine {
     pub avx2: bool,
     /// The CPU reports AVX-512 IFMA.
     pub avx512ifma: bool,
+    /// CPU family (CPUID display family; 25 = Zen 3/4, 26 = Zen 5 on AMD).
+    pub family: u32,
+    /// The microarchitecture class the kernels are chosen by
+    /// (`CpuFeatures::microarch`: `zen5`, `zen4`, ...).
+    pub microarch: String,
 }
 
 impl Machine {
@@ -34,6 +39,8 @@ impl Machine {
             cores,
             avx2: has("avx2") || avx2_detected(),
             avx512ifma: has("avx512ifma"),
+            family: wirespeed_util::cpu::CpuFeatures::get().family,
+            microarch: wirespeed_util::cpu::CpuFeatures::get().microarch(),
         }
     }
 
@@ -41,8 +48,10 @@ impl Machine {
     pub fn summary(&self) -> String {
         let yn = |b: bool| if b { "yes" } else { "no" };
         format!(
-            "{}, {} logical cores, AVX2: {}, AVX-512 IFMA: {}",
+            "{}, cpu family {} ({}), {} logical cores, AVX2: {}, AVX-512 IFMA: {}",
             self.cpu,
+            self.family,
+            self.microarch,
             self.cores,
             yn(self.avx2),
             yn(self.avx512ifma)

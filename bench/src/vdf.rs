@@ -143,8 +143,15 @@ fn openssl_mont_chain(
 pub struct SquaringRow {
     /// Modulus size.
     pub bits: usize,
+    /// wirespeed's Montgomery kernel for this size on this CPU (`ifma`: radix 2^52).
+    pub kernel: String,
     /// wirespeed Montgomery squaring.
     pub wirespeed: f64,
+    /// The same in time-stamp-counter ticks per squaring (the TSC ticks at a fixed
+    /// rate, the nominal clock on current x86 parts, not the boosted core clock).
+    pub wirespeed_tsc: f64,
+    /// TSC ticks per nanosecond over the wirespeed chains.
+    pub tsc_ghz: f64,
     /// GMP mpz square + remainder.
     pub gmp: f64,
     /// OpenSSL BN_mod_mul_montgomery (squaring in Montgomery form).
@@ -176,6 +183,17 @@ fn inputs<const L: usize>(seed: u64) -> (Uint<L>, Uint<L>) {
     (Uint(n), Uint(x))
 }
 
+/// The time-stamp counter (0 off x86-64, where the TSC columns then read 0).
+fn tsc_now() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: RDTSC exists on every x86-64 CPU.
+    unsafe {
+        core::arch::x86_64::_rdtsc()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    0
+}
+
 /// Times a squaring chain of `chain` steps for every contender and checks they agree.
 pub fn squaring_row<const L: usize>(chain: u64, reps: usize) -> Result<SquaringRow, String> {
     let (n, x) = inputs::<L>(0x9e37_79b9_7f4a_7c15 ^ L as u64);
@@ -197,6 +215,7 @@ pub fn squaring_row<const L: usize>(chain: u64, reps: usize) -> Result<SquaringR
     let mut bnctx = BigNumContext::new().map_err(ossl)?;
     let per = |t: Instant| t.elapsed().as_secs_f64() * 1e9 / chain as f64;
     let (mut ws, mut gmp, mut os, mut nbig, mut om) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut tsc, mut tsc_rate) = (vec![], vec![]);
     let mut mont_out = BigNum::new().map_err(ossl)?;
     let mut out = (
         Uint::<L>::ZERO,
@@ -206,8 +225,14 @@ pub fn squaring_row<const L: usize>(chain: u64, reps: usize) -> Result<SquaringR
     );
     for rep in 0..=reps {
         let t = Instant::now();
+        let c0 = tsc_now();
         out.0 = ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&x), chain));
+        let ticks = tsc_now().wrapping_sub(c0) as f64;
         let a = per(t);
+        if rep > 0 {
+            tsc.push(ticks / chain as f64);
+            tsc_rate.push(ticks / (a * chain as f64));
+        }
 
         let t = Instant::now();
         let (mut v, mut sq) = (gx.clone(), rug::Integer::new());
@@ -260,7 +285,10 @@ pub fn squaring_row<const L: usize>(chain: u64, reps: usize) -> Result<SquaringR
     }
     Ok(SquaringRow {
         bits: 64 * L,
+        kernel: format!("{:?}", ctx.kernel()).to_lowercase(),
         wirespeed: median(ws),
+        wirespeed_tsc: median(tsc),
+        tsc_ghz: median(tsc_rate),
         gmp: median(gmp),
         openssl_mont: median(om),
         openssl: median(os),
@@ -352,7 +380,6 @@ pub fn proof_rows(t: u64) -> Result<Vec<ProofRow>, String> {
 fn report_json(
     m: &Machine,
     reps: usize,
-    ghz: f64,
     rows: &[SquaringRow],
     proofs: &[ProofRow],
 ) -> serde_json::Value {
@@ -361,8 +388,10 @@ fn report_json(
         .map(|r| {
             serde_json::json!({
                 "bits": r.bits,
+                "kernel": r.kernel,
                 "wirespeed_ns": r.wirespeed,
-                "wirespeed_cycles": r.wirespeed * ghz,
+                "wirespeed_tsc_ticks": r.wirespeed_tsc,
+                "tsc_ghz": r.tsc_ghz,
                 "gmp_ns": r.gmp,
                 "openssl_mont_ns": r.openssl_mont,
                 "openssl_mod_sqr_ns": r.openssl,
@@ -390,9 +419,10 @@ fn report_json(
     serde_json::json!({
         "bench": "vdf",
         "machine": m.summary(),
+        "cpu_family": m.family,
+        "microarch": m.microarch,
         "date": utc_now(),
         "reps": reps,
-        "cycles_ghz": ghz,
         "squaring": squaring,
         "proofs": proofs,
     })
@@ -412,7 +442,6 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         squaring_row::<48>((chain / 2).max(1), reps)?,
         squaring_row::<64>((chain / 4).max(1), reps)?,
     ];
-    let ghz = 2.6;
     let m = Machine::detect();
     if args.json {
         let proofs = if proof_t > 0 {
@@ -421,21 +450,23 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         } else {
             vec![]
         };
-        println!("{}", report_json(&m, reps, ghz, &rows, &proofs));
+        println!("{}", report_json(&m, reps, &rows, &proofs));
         return Ok(());
     }
     println!("## Modular squaring and VDF proofs: wirespeed and peers\n");
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
     println!("- Chain x -> x^2 mod N, random odd full-width N; median of {reps} passes after a warm-up; every contender reaches the same value");
     println!("- Peers: GMP (system library via rug: mpz square, then remainder), OpenSSL `BN_mod_mul_montgomery` (Montgomery form, like wirespeed) and `BN_mod_sqr`, num-bigint\n");
-    println!("| bits | wirespeed ns | cycles at {ghz} GHz | GMP ns | OpenSSL Montgomery ns | OpenSSL BN_mod_sqr ns | num-bigint ns | ws / GMP | ws / OpenSSL Montgomery |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| bits | kernel | wirespeed ns | TSC ticks (TSC GHz) | GMP ns | OpenSSL Montgomery ns | OpenSSL BN_mod_sqr ns | num-bigint ns | ws / GMP | ws / OpenSSL Montgomery |");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         println!(
-            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
+            "| {} | {} | {:.0} | {:.0} ({:.2}) | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
             r.bits,
+            r.kernel,
             r.wirespeed,
-            r.wirespeed * ghz,
+            r.wirespeed_tsc,
+            r.tsc_ghz,
             r.gmp,
             r.openssl_mont,
             r.openssl,

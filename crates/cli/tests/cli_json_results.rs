@@ -65,13 +65,18 @@ fn bench_vdf_json() {
         "--json",
     ]);
     machine_and_date(&v, "vdf");
+    assert!(
+        v["microarch"].as_str().is_some_and(|s| !s.is_empty()),
+        "{v}"
+    );
     let rows = array(&v, "squaring");
     let bits: Vec<u64> = rows.iter().map(|r| r["bits"].as_u64().unwrap()).collect();
     assert_eq!(bits, [1024, 2048, 3072, 4096]);
     for r in rows {
         for k in [
             "wirespeed_ns",
-            "wirespeed_cycles",
+            "wirespeed_tsc_ticks",
+            "tsc_ghz",
             "gmp_ns",
             "openssl_mont_ns",
             "openssl_mod_sqr_ns",
@@ -81,6 +86,11 @@ fn bench_vdf_json() {
         ] {
             positive(r, k);
         }
+        // The kernel named for this size on this CPU is one the library has.
+        assert!(
+            ["portable", "adx", "ifma"].contains(&r["kernel"].as_str().unwrap_or("")),
+            "{r}"
+        );
         let ratio = r["wirespeed_ns"].as_f64().unwrap() / r["gmp_ns"].as_f64().unwrap();
         assert!((ratio - r["ws_over_gmp"].as_f64().unwrap()).abs() < 1e-9 * ratio.max(1.0));
     }
@@ -147,6 +157,7 @@ fn bench_msm_json() {
 fn bench_rsa_json() {
     let v = json(&["bench", "rsa", "--quick", "--json"]);
     machine_and_date(&v, "rsa");
+    assert!(v["cpu_family"].is_u64(), "{v}");
     let rows = array(&v, "rows");
     assert_eq!(rows.len(), 2, "{v}");
     for r in rows {
@@ -154,15 +165,23 @@ fn bench_rsa_json() {
         for k in [
             "ws_signs_per_s",
             "openssl_signs_per_s",
+            "aws_lc_signs_per_s",
             "rsa_crate_signs_per_s",
             "sign_ws_over_openssl",
+            "sign_ws_over_aws_lc",
             "ws_verifies_per_s",
             "openssl_verifies_per_s",
+            "aws_lc_verifies_per_s",
             "rsa_crate_verifies_per_s",
             "verify_ws_over_openssl",
+            "verify_ws_over_aws_lc",
         ] {
             positive(r, k);
         }
+        assert!(
+            ["portable", "adx", "ifma"].contains(&r["kernel"].as_str().unwrap_or("")),
+            "{r}"
+        );
     }
     let modexp = array(&v, "modexp");
     let bits: Vec<u64> = modexp.iter().map(|r| r["bits"].as_u64().unwrap()).collect();
