@@ -17,6 +17,7 @@
 //! one call per sample.
 
 mod report;
+pub mod variants;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -428,6 +429,9 @@ pub struct Report {
     pub throughput: Vec<ThroughputRow>,
     /// Latency, by message length.
     pub latency: Vec<LatencyRow>,
+    /// `verify_many` per lane backend, per mode and with the key cache, on cold and
+    /// Zipf-keyed traffic (the largest count, the first message length).
+    pub variants: Vec<variants::VariantRow>,
 }
 
 /// Times one contender: a warm-up pass, then `reps` passes; returns the median. Fails if
@@ -555,6 +559,15 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
             }
         }
     }
+    let variants = match (cfg.counts.iter().max(), cfg.msg_lens.first()) {
+        (Some(&count), Some(&msg_len)) => {
+            if progress {
+                eprintln!("ed25519: variants (backends, modes, key cache), {count} signatures");
+            }
+            variants::measure(count, msg_len, &cfg.threads, cfg.reps, cfg.seed)?
+        }
+        _ => vec![],
+    };
     Ok(Report {
         machine: Machine::detect(),
         date: machine::utc_now(),
@@ -564,6 +577,7 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
         command: command.to_string(),
         throughput,
         latency,
+        variants,
     })
 }
 

@@ -141,6 +141,7 @@ pub fn render_markdown(report: &Report) -> String {
             );
         }
     }
+    s += &super::variants::render_markdown(&report.variants);
     s
 }
 
@@ -192,6 +193,8 @@ pub fn render_json(report: &Report) -> Value {
             "cores": m.cores,
             "avx2": m.avx2,
             "avx512ifma": m.avx512ifma,
+            "cpu_family": m.family,
+            "microarch": m.microarch,
         },
         "config": {
             "counts": cfg.counts,
@@ -206,6 +209,7 @@ pub fn render_json(report: &Report) -> Value {
         "openssl_version": report.openssl_version,
         "throughput": throughput,
         "latency": latency,
+        "variants": super::variants::render_json(&report.variants),
     })
 }
 

@@ -8,6 +8,8 @@
 //!   per AVX2 register, eight per AVX-512 IFMA register, or four per ymm IFMA
 //!   register; the CPU's features from `wirespeed_util::cpu::CpuFeatures`) and all
 //!   cores (rayon); [`verify_many_with`] takes the backend.
+//! - [`verify_many_cached`]: the same verdicts with a bounded [`KeyCache`] of decoded
+//!   public keys, for traffic where keys repeat.
 //! - CPU features: the `_with` entry points ([`verify_with`], [`verify_many_with`],
 //!   [`verify_many_here_with`], [`vartime_decode_checked_many_with`]) take the
 //!   [`CpuFeatures`] they may use and check every lane backend against them before its
@@ -27,6 +29,7 @@
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+mod cache;
 mod checked;
 mod halving;
 mod lanes;
@@ -38,12 +41,14 @@ pub mod serial;
 pub mod sign;
 mod verify;
 
+pub use cache::{CacheStats, KeyCache};
 pub use checked::{
     vartime_decode_checked, vartime_decode_checked_many, vartime_decode_checked_many_with,
     Coordinates, Role,
 };
 pub use many::{
-    verify_many, verify_many_here, verify_many_here_with, verify_many_with, Backend, Item,
+    verify_many, verify_many_cached, verify_many_cached_with, verify_many_here,
+    verify_many_here_cached_with, verify_many_here_with, verify_many_with, Backend, Item,
 };
 pub use mode::{Mode, UnknownMode, VerifyError};
 pub use sign::SigningKey;

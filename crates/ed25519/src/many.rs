@@ -2,16 +2,17 @@
 
 use rayon::prelude::*;
 
+use crate::cache::KeyCache;
 #[cfg(target_arch = "x86_64")]
 use crate::lanes;
 use crate::mode::{Mode, VerifyError};
 #[cfg(target_arch = "x86_64")]
 use crate::point::Extended;
 #[cfg(target_arch = "x86_64")]
-use crate::serial::DecompressStart;
+use crate::serial::{Decoded, DecompressStart};
 #[cfg(target_arch = "x86_64")]
 use crate::verify::{equation_single, finish, parse, prepare_decoded, Prepared};
-use crate::verify::{prepare, verify_prepared_serial};
+use crate::verify::{prepare_cached, verify_prepared_serial};
 #[cfg(target_arch = "x86_64")]
 use wirespeed_field::cpu::CpuFeatures;
 use wirespeed_field::Fe51;
@@ -57,11 +58,47 @@ pub fn verify_many_with(
     backend: Backend,
     cpu: &CpuFeatures,
 ) -> Vec<Result<(), VerifyError>> {
+    many(items, mode, backend, cpu, None)
+}
+
+/// [`verify_many`] with a [`KeyCache`]: a signature whose public key is cached skips
+/// decoding it, and keys decoded here are added. The verdicts are those of
+/// [`verify_many`] (the cache holds decodings, and every rule still runs).
+///
+/// Convenience wrapper: [`verify_many_cached_with`] `Auto` on this process's detected
+/// features.
+pub fn verify_many_cached(
+    items: &[Item<'_>],
+    mode: Mode,
+    cache: &KeyCache,
+) -> Vec<Result<(), VerifyError>> {
+    verify_many_cached_with(items, mode, Backend::Auto, CpuFeatures::get(), cache)
+}
+
+/// [`verify_many_cached`] with an explicit backend, checked against `cpu` as in
+/// [`verify_many_with`].
+pub fn verify_many_cached_with(
+    items: &[Item<'_>],
+    mode: Mode,
+    backend: Backend,
+    cpu: &CpuFeatures,
+    cache: &KeyCache,
+) -> Vec<Result<(), VerifyError>> {
+    many(items, mode, backend, cpu, Some(cache))
+}
+
+fn many(
+    items: &[Item<'_>],
+    mode: Mode,
+    backend: Backend,
+    cpu: &CpuFeatures,
+    cache: Option<&KeyCache>,
+) -> Vec<Result<(), VerifyError>> {
     let backend = resolve(backend, cpu);
     let mut out = vec![Ok(()); items.len()];
     out.par_chunks_mut(CHUNK)
         .zip(items.par_chunks(CHUNK))
-        .for_each(|(o, it)| verify_chunk(backend, cpu, it, mode, o));
+        .for_each(|(o, it)| verify_chunk(backend, cpu, it, mode, cache, o));
     out
 }
 
@@ -94,9 +131,33 @@ pub fn verify_many_here_with(
     cpu: &CpuFeatures,
     out: &mut [Result<(), VerifyError>],
 ) {
+    here(items, mode, backend, cpu, None, out);
+}
+
+/// [`verify_many_here_with`] with a [`KeyCache`] (as [`verify_many_cached`]): for a
+/// pipeline's verify tiles, which share one cache.
+pub fn verify_many_here_cached_with(
+    items: &[Item<'_>],
+    mode: Mode,
+    backend: Backend,
+    cpu: &CpuFeatures,
+    cache: &KeyCache,
+    out: &mut [Result<(), VerifyError>],
+) {
+    here(items, mode, backend, cpu, Some(cache), out);
+}
+
+fn here(
+    items: &[Item<'_>],
+    mode: Mode,
+    backend: Backend,
+    cpu: &CpuFeatures,
+    cache: Option<&KeyCache>,
+    out: &mut [Result<(), VerifyError>],
+) {
     let backend = resolve(backend, cpu);
     for (o, it) in out.chunks_mut(CHUNK).zip(items.chunks(CHUNK)) {
-        verify_chunk(backend, cpu, it, mode, o);
+        verify_chunk(backend, cpu, it, mode, cache, o);
     }
 }
 
@@ -106,6 +167,7 @@ fn verify_chunk(
     cpu: &CpuFeatures,
     it: &[Item<'_>],
     mode: Mode,
+    cache: Option<&KeyCache>,
     o: &mut [Result<(), VerifyError>],
 ) {
     match backend {
@@ -116,6 +178,7 @@ fn verify_chunk(
                 it,
                 mode,
                 cpu,
+                cache,
                 o,
                 lanes::pow_p58_avx2,
                 lanes::double_scalar_mul_avx2,
@@ -128,6 +191,7 @@ fn verify_chunk(
                 it,
                 mode,
                 cpu,
+                cache,
                 o,
                 lanes::pow_p58_ifma,
                 lanes::double_scalar_mul_ifma,
@@ -140,19 +204,34 @@ fn verify_chunk(
                 it,
                 mode,
                 cpu,
+                cache,
                 o,
                 lanes::pow_p58_ifma4,
                 lanes::double_scalar_mul_ifma4,
             )
         },
-        _ => verify_chunk_serial(it, mode, o),
+        _ => verify_chunk_serial(it, mode, cache, o),
     }
 }
 
-fn verify_chunk_serial(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), VerifyError>]) {
+fn verify_chunk_serial(
+    items: &[Item<'_>],
+    mode: Mode,
+    cache: Option<&KeyCache>,
+    out: &mut [Result<(), VerifyError>],
+) {
     for (o, it) in out.iter_mut().zip(items) {
-        *o = prepare(it.msg, it.sig, it.pk, mode).and_then(|p| verify_prepared_serial(&p));
+        *o = prepare_cached(it.msg, it.sig, it.pk, mode, cache)
+            .and_then(|p| verify_prepared_serial(&p));
     }
+}
+
+/// Where a chunk's A comes from: the cache, or the i-th decoding started in phase 1.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+enum ASource {
+    Cached(Option<Decoded>),
+    Start(usize),
 }
 
 /// Runs a chunk through a lane backend in three phases: (1) per item, the checks that
@@ -160,7 +239,8 @@ fn verify_chunk_serial(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), Ver
 /// square-root exponentiations of every item, N at a time in lanes; (3) per item, the
 /// rest of the rules and the hash, then the double-scalar multiplications N at a time.
 /// Every rule is applied in the same order as in [`crate::verify`], so the verdicts
-/// (and reasons) are identical.
+/// (and reasons) are identical. With a cache, a cached A skips its decoding (phase 1
+/// and 2) and an A decoded here is added to it (phase 3).
 ///
 /// # Safety
 /// `pow` and `dsm` must be safe to call on this CPU.
@@ -169,6 +249,7 @@ unsafe fn verify_chunk_lanes<const N: usize>(
     items: &[Item<'_>],
     mode: Mode,
     cpu: &CpuFeatures,
+    cache: Option<&KeyCache>,
     out: &mut [Result<(), VerifyError>],
     pow: unsafe fn(&[Fe51], &mut [Fe51]),
     dsm: unsafe fn(&[Prepared], &mut [Extended<Fe51>]),
@@ -179,9 +260,15 @@ unsafe fn verify_chunk_lanes<const N: usize>(
     for (i, it) in items.iter().enumerate() {
         match parse(it.msg, it.sig, it.pk) {
             Ok(p) => {
-                starts.push(DecompressStart::new(p.a_bytes));
+                let a = match cache.and_then(|c| c.get(p.a_bytes)) {
+                    Some(a) => ASource::Cached(a),
+                    None => {
+                        starts.push(DecompressStart::new(p.a_bytes));
+                        ASource::Start(starts.len() - 1)
+                    }
+                };
                 starts.push(DecompressStart::new(p.r_bytes));
-                parsed.push((i, p));
+                parsed.push((i, p, a, starts.len() - 1));
             }
             Err(e) => out[i] = Err(e),
         }
@@ -195,9 +282,18 @@ unsafe fn verify_chunk_lanes<const N: usize>(
     }
     // Phase 3.
     let mut ready: Vec<(usize, Prepared)> = Vec::with_capacity(parsed.len());
-    for (n, (i, p)) in parsed.iter().enumerate() {
-        let a = starts[2 * n].finish(p.a_bytes, &pows[2 * n]);
-        let r = starts[2 * n + 1].finish(p.r_bytes, &pows[2 * n + 1]);
+    for (i, p, a, r) in &parsed {
+        let a = match *a {
+            ASource::Cached(a) => a,
+            ASource::Start(j) => {
+                let a = starts[j].finish(p.a_bytes, &pows[j]);
+                if let Some(c) = cache {
+                    c.insert(p.a_bytes, a);
+                }
+                a
+            }
+        };
+        let r = starts[*r].finish(p.r_bytes, &pows[*r]);
         match prepare_decoded(p, a, r, mode) {
             Ok(q) => ready.push((*i, q)),
             Err(e) => out[*i] = Err(e),

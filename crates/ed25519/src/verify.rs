@@ -7,6 +7,7 @@
 use sha2::{Digest, Sha512};
 use wirespeed_field::{Fe51, Scalar};
 
+use crate::cache::KeyCache;
 use crate::halving;
 use crate::many::Backend;
 use crate::mode::{Mode, VerifyError};
@@ -76,8 +77,26 @@ pub(crate) fn prepare(
     pk: &[u8],
     mode: Mode,
 ) -> Result<Prepared, VerifyError> {
+    prepare_cached(msg, sig, pk, mode, None)
+}
+
+/// [`prepare`], with A's decoding taken from (or added to) `cache` where there is one.
+pub(crate) fn prepare_cached(
+    msg: &[u8],
+    sig: &[u8],
+    pk: &[u8],
+    mode: Mode,
+    cache: Option<&KeyCache>,
+) -> Result<Prepared, VerifyError> {
     let p = parse(msg, sig, pk)?;
-    let a = vartime_decompress(p.a_bytes);
+    let a = match cache {
+        None => vartime_decompress(p.a_bytes),
+        Some(c) => c.get(p.a_bytes).unwrap_or_else(|| {
+            let a = vartime_decompress(p.a_bytes);
+            c.insert(p.a_bytes, a);
+            a
+        }),
+    };
     if a.is_none() {
         return Err(VerifyError::InvalidPointA);
     }
@@ -192,9 +211,23 @@ fn single_backend(cpu: &CpuFeatures) -> Option<SingleBackend> {
     None
 }
 
-/// The equation through scalar halving: Q' = [k2 S]B - [k2]R - [k1]A must be the identity
-/// (cofactorless) or have small order (cofactored). None if halving found no pair.
-pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<(), VerifyError>> {
+/// A prepared signature's equation rewritten by scalar halving: Q' = [c_lo]B +
+/// [c_hi](2^128 B) + [k2](+-R) + [k1](-A), with every scalar below 2^131 (see
+/// `crate::halving`), which must be the identity (cofactorless) or of small order
+/// (cofactored).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HalvedEq {
+    /// The points: B, 2^128 B, +-R, -A.
+    pub points: [Extended<Fe51>; 4],
+    /// Their scalars: c_lo, c_hi, |k2|, k1.
+    pub scalars: [Scalar; 4],
+    /// Which equation to check.
+    pub cofactored: bool,
+}
+
+/// The halved equation of `p`; None if halving found no pair (then the plain
+/// double-scalar multiplication decides).
+pub(crate) fn halve(p: &Prepared) -> Option<HalvedEq> {
     let h = halving::vartime_halve(&p.k)?;
     let mut c = h.k2_abs.mul(&p.s);
     if h.k2_neg {
@@ -203,26 +236,42 @@ pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<
     let c_lo = Scalar([c.0[0], c.0[1], 0, 0]);
     let c_hi = Scalar([c.0[2], c.0[3], 0, 0]);
     let r_term = if h.k2_neg { p.r } else { p.r.neg() };
-    let points = [
-        serial::basepoint(),
-        serial::basepoint_2_128(),
-        r_term,
-        p.neg_a,
-    ];
-    // SAFETY: every caller passes the `four` routine of `single_backend(cpu)`, which
-    // holds only routines whose CPU features `cpu` has (and `cpu` never claims more
-    // than this CPU has).
-    let q = unsafe { run(&points, &[c_lo, c_hi, h.k2_abs, h.k1]) };
-    let ok = if p.cofactored {
+    Some(HalvedEq {
+        points: [
+            serial::basepoint(),
+            serial::basepoint_2_128(),
+            r_term,
+            p.neg_a,
+        ],
+        scalars: [c_lo, c_hi, h.k2_abs, h.k1],
+        cofactored: p.cofactored,
+    })
+}
+
+/// The verdict given Q' of a halved equation.
+#[inline]
+pub(crate) fn finish_halved(cofactored: bool, q: &Extended<Fe51>) -> Result<(), VerifyError> {
+    let ok = if cofactored {
         q.mul_by_cofactor().is_identity()
     } else {
         q.is_identity()
     };
-    Some(if ok {
+    if ok {
         Ok(())
     } else {
         Err(VerifyError::EquationFailed)
-    })
+    }
+}
+
+/// The equation through scalar halving: Q' = [k2 S]B - [k2]R - [k1]A must be the identity
+/// (cofactorless) or have small order (cofactored). None if halving found no pair.
+pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<(), VerifyError>> {
+    let h = halve(p)?;
+    // SAFETY: every caller passes the `four` routine of `single_backend(cpu)`, which
+    // holds only routines whose CPU features `cpu` has (and `cpu` never claims more
+    // than this CPU has).
+    let q = unsafe { run(&h.points, &h.scalars) };
+    Some(finish_halved(h.cofactored, &q))
 }
 
 /// Convenience wrapper: [`verify_backend_on`] this process's detected features.

@@ -6,8 +6,9 @@
 use ed25519_dalek::{Signer, SigningKey};
 use rand::{Rng, RngCore, SeedableRng};
 use wirespeed_ed25519::{
-    vartime_decode_checked_many_with, verify_backend_on, verify_many_here_with, verify_many_with,
-    verify_with, Backend, CpuFeatures, Item, Mode, Role,
+    vartime_decode_checked_many_with, verify_backend_on, verify_many_cached_with,
+    verify_many_here_with, verify_many_with, verify_with, Backend, CpuFeatures, Item, KeyCache,
+    Mode, Role,
 };
 
 fn records(seed: u64, n: usize) -> Vec<(Vec<u8>, [u8; 64], [u8; 32])> {
@@ -115,4 +116,52 @@ fn checked_decoding_agrees_across_features() {
             assert_eq!(a, b, "{mode} {role:?}");
         }
     }
+}
+
+/// Repeating keys (eight signers, a sixth of the records with a flipped key bit, so
+/// near-duplicate keys that are not points or are other points): the cache, shared by
+/// every mode and backend and with and without the features, never changes a verdict.
+#[test]
+fn key_cache_keeps_every_verdict_on_repeating_keys() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+    let signers: Vec<SigningKey> = (0..8).map(|_| SigningKey::generate(&mut rng)).collect();
+    let recs: Vec<(Vec<u8>, [u8; 64], [u8; 32])> = (0..600)
+        .map(|i| {
+            let sk = &signers[rng.gen_range(0..signers.len())];
+            let mut msg = vec![0u8; 40];
+            rng.fill_bytes(&mut msg);
+            let mut sig = sk.sign(&msg).to_bytes();
+            let mut pk = sk.verifying_key().to_bytes();
+            match i % 6 {
+                1 => sig[rng.gen_range(0..64)] ^= 1 << rng.gen_range(0..8),
+                2 => pk[rng.gen_range(0..32)] ^= 1 << rng.gen_range(0..8),
+                _ => {}
+            }
+            (msg, sig, pk)
+        })
+        .collect();
+    let items: Vec<Item<'_>> = recs
+        .iter()
+        .map(|(m, s, p)| Item {
+            msg: m,
+            sig: s,
+            pk: p,
+        })
+        .collect();
+    let cache = KeyCache::new(1000);
+    for mode in Mode::ALL {
+        let want = verify_many_with(&items, mode, Backend::Serial, &CpuFeatures::none());
+        assert!(want.iter().any(|r| r.is_ok()) && want.iter().any(|r| r.is_err()));
+        for b in Backend::ALL {
+            for cpu in [CpuFeatures::get(), &CpuFeatures::none()] {
+                assert_eq!(
+                    verify_many_cached_with(&items, mode, b, cpu, &cache),
+                    want,
+                    "{b}, {mode}"
+                );
+            }
+        }
+    }
+    let st = cache.stats();
+    assert!(st.hits > 10 * st.misses, "{st:?}");
 }

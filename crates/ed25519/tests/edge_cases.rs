@@ -22,7 +22,10 @@ use curve25519_dalek::traits::IsIdentity;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wirespeed_ed25519::serial::vartime_decompress;
-use wirespeed_ed25519::{verify, verify_many_with, Item, Mode, VerifyError};
+use wirespeed_ed25519::{
+    verify, verify_many_cached_with, verify_many_here_cached_with, verify_many_with, Item,
+    KeyCache, Mode, VerifyError,
+};
 
 /// One input to every verifier.
 #[derive(Clone, Debug)]
@@ -579,8 +582,7 @@ fn bad_lengths() {
     }
 }
 
-#[test]
-fn verify_many_matches_verify_on_every_edge_case() {
+fn every_case() -> Vec<Case> {
     let mut cases: Vec<Case> = Vec::new();
     cases.extend(small_order_a_cases().into_iter().map(|c| c.0));
     cases.extend(small_order_r_cases().into_iter().map(|c| c.0));
@@ -593,6 +595,12 @@ fn verify_many_matches_verify_on_every_edge_case() {
     cases.extend(mixed_order_r_cases());
     cases.extend(undecodable_cases());
     cases.extend(bad_length_cases());
+    cases
+}
+
+#[test]
+fn verify_many_matches_verify_on_every_edge_case() {
+    let cases = every_case();
     let items: Vec<Item> = cases
         .iter()
         .map(|c| Item {
@@ -615,5 +623,49 @@ fn verify_many_matches_verify_on_every_edge_case() {
                 );
             }
         }
+    }
+}
+
+/// The key cache never changes a verdict: every edge case, in every mode and on every
+/// backend, through one cache shared by all of them (so an encoding cached while
+/// checking one mode is reused by the others), with the items twice over (the second
+/// pass hits) and with a cache small enough to evict all the time.
+#[test]
+fn verify_many_cached_matches_verify_on_every_edge_case() {
+    let cases = every_case();
+    let mut items: Vec<Item> = cases
+        .iter()
+        .map(|c| Item {
+            msg: &c.msg,
+            sig: &c.sig,
+            pk: &c.pk,
+        })
+        .collect();
+    items.extend(items.clone().into_iter().rev());
+    let n = cases.len();
+    let index = |i: usize| if i < n { i } else { 2 * n - 1 - i };
+    let cpu = wirespeed_ed25519::CpuFeatures::get();
+    for capacity in [0, 1 << 16] {
+        let cache = KeyCache::new(capacity);
+        for mode in Mode::ALL {
+            let single: Vec<_> = cases.iter().map(|c| c.ours(mode)).collect();
+            for backend in common::all_backends() {
+                let many = verify_many_cached_with(&items, mode, backend, cpu, &cache);
+                let mut here = vec![Ok(()); items.len()];
+                verify_many_here_cached_with(&items, mode, backend, cpu, &cache, &mut here);
+                for (i, (m, h)) in many.iter().zip(&here).enumerate() {
+                    let want = &single[index(i)];
+                    let label = &cases[index(i)].label;
+                    assert_eq!(
+                        m, want,
+                        "{label}: mode {mode} backend {backend:?} cache {capacity}"
+                    );
+                    assert_eq!(h, want, "{label}: here, mode {mode} backend {backend:?}");
+                }
+            }
+        }
+        let st = cache.stats();
+        assert!(st.hits > 0 && st.misses > 0, "{st:?}");
+        assert!(st.len <= st.capacity, "{st:?}");
     }
 }

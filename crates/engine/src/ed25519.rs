@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use wirespeed_ed25519::{Item, Mode, VerifyError};
+use wirespeed_ed25519::{Item, KeyCache, Mode, VerifyError};
 use wirespeed_gpu::ed25519::Verifier;
 use wirespeed_gpu::{Gpu, GpuError};
 
@@ -75,9 +75,27 @@ pub fn verify_many_here(
     mode: Mode,
     out: &mut Vec<Result<(), VerifyError>>,
 ) -> Option<Reason> {
+    verify_many_here_cached(backend, items, mode, None, out)
+}
+
+/// [`verify_many_here`] with a key cache for the CPU path (the GPU decodes every key
+/// itself): verdicts as without it (`wirespeed_ed25519::KeyCache`).
+pub fn verify_many_here_cached(
+    backend: Backend,
+    items: &[Item<'_>],
+    mode: Mode,
+    cache: Option<&KeyCache>,
+    out: &mut Vec<Result<(), VerifyError>>,
+) -> Option<Reason> {
+    let run = |l: Lanes, out: &mut [Result<(), VerifyError>]| match cache {
+        Some(c) => {
+            wirespeed_ed25519::verify_many_here_cached_with(items, mode, lanes(l), cpu(), c, out)
+        }
+        None => wirespeed_ed25519::verify_many_here_with(items, mode, lanes(l), cpu(), out),
+    };
     let here = |_: Lanes| {
         let mut v = vec![Ok(()); items.len()];
-        wirespeed_ed25519::verify_many_here_with(items, mode, lanes(Lanes::Auto), cpu(), &mut v);
+        run(Lanes::Auto, &mut v);
         v
     };
     match backend {
@@ -85,7 +103,7 @@ pub fn verify_many_here(
         Backend::Cpu(l) => {
             out.clear();
             out.resize(items.len(), Ok(()));
-            wirespeed_ed25519::verify_many_here_with(items, mode, lanes(l), cpu(), out);
+            run(l, out);
             None
         }
         _ => {

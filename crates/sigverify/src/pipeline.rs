@@ -37,7 +37,7 @@ kind = "parse"
 name = "verify"
 kind = "verify"
 count = 2
-params = { batch = 64, budget_us = 0 }
+params = { batch = 64, budget_us = 0, key_cache = 16384 }
 
 [[tile]]
 name = "reorder"
@@ -101,6 +101,9 @@ pub struct Config {
     pub batch: usize,
     /// Longest wait of a packet for its batch.
     pub budget: Duration,
+    /// Public keys the verify tiles' shared cache of decoded keys holds (the verify
+    /// tile's `key_cache` parameter; 0: no cache). Verdicts are the same either way.
+    pub key_cache: usize,
     /// Where the verify tiles verify: the CPU lanes on their own thread (`cpu`, the
     /// default), the GPU (`gpu`), or the GPU for batches large enough (`auto`).
     pub backend: wirespeed_engine::Backend,
@@ -247,6 +250,7 @@ impl Config {
             mode: Mode::Strict,
             batch,
             budget: Duration::from_micros(param(&t, "verify", "budget_us", 0)?),
+            key_cache: param(&t, "verify", "key_cache", 0)?,
             backend,
             dedup_horizon: param(&t, "dedup", "horizon", 1 << 20)?,
             ordered,
@@ -507,9 +511,12 @@ pub fn run(config: &Config, input: Input, stop: &AtomicBool) -> Result<Summary, 
         ),
     ];
     let claim = Claim::new();
+    let key_cache = (config.key_cache > 0)
+        .then(|| Arc::new(wirespeed_ed25519::KeyCache::new(config.key_cache)));
     for (i, (c, p)) in c_parse.into_iter().zip(to_reorder).enumerate() {
-        let mut verify =
-            Verify::new(i, config.batch, config.budget, config.mode).on(config.backend);
+        let mut verify = Verify::new(i, config.batch, config.budget, config.mode)
+            .on(config.backend)
+            .caching(key_cache.clone());
         let input = if let Some(d) = &deal {
             verify = verify.reporting(d.clone());
             LinkInput::routed(c, crate::deal::LANE_MASK, crate::deal::Dealer::lane_bits(i))
@@ -660,9 +667,10 @@ mod tests {
     #[test]
     fn verify_backend_comes_from_the_topology() {
         let with = |params: &str| {
-            Config::from_topology(
-                &DEFAULT_TOPOLOGY.replace("params = { batch = 64, budget_us = 0 }", params),
-            )
+            Config::from_topology(&DEFAULT_TOPOLOGY.replace(
+                "params = { batch = 64, budget_us = 0, key_cache = 16384 }",
+                params,
+            ))
         };
         assert_eq!(Config::default().backend, wirespeed_engine::Backend::CPU);
         let c = with("params = { batch = 4096, backend = \"gpu\" }").unwrap();
@@ -675,6 +683,10 @@ mod tests {
         assert!(with("params = { batch = 4096 }").is_err());
         let e = with("params = { backend = \"cuda\" }").unwrap_err();
         assert!(e.contains("backend"), "{e}");
+        // The key cache: on in the built-in topology, off where a topology leaves it out.
+        assert_eq!(Config::default().key_cache, 16384);
+        assert_eq!(with("params = { batch = 64 }").unwrap().key_cache, 0);
+        assert_eq!(with("params = { key_cache = 5 }").unwrap().key_cache, 5);
     }
 
     #[test]

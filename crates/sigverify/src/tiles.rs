@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use wirespeed_disco::{Counter, Ctx, Tile};
-use wirespeed_ed25519::{Item, Mode, VerifyError};
-use wirespeed_engine::ed25519::verify_many_here;
+use wirespeed_ed25519::{Item, KeyCache, Mode, VerifyError};
+use wirespeed_engine::ed25519::verify_many_here_cached;
 use wirespeed_tango::link::now_ns32;
 use wirespeed_tango::Meta;
 
@@ -408,6 +408,7 @@ pub struct Verify {
     first: Option<Instant>,
     verdicts: Vec<Result<(), VerifyError>>,
     deal: Option<Arc<Deal>>,
+    key_cache: Option<Arc<KeyCache>>,
 }
 
 /// A packet waiting in a verify tile's batch.
@@ -443,7 +444,15 @@ impl Verify {
             first: None,
             verdicts: Vec::new(),
             deal: None,
+            key_cache: None,
         }
+    }
+
+    /// Looks public keys up in `cache` (shared by the verify tiles; None: no cache)
+    /// before decoding them on the CPU path. Verdicts are the same either way.
+    pub fn caching(mut self, cache: Option<Arc<KeyCache>>) -> Verify {
+        self.key_cache = cache;
+        self
     }
 
     /// Reports each batch it starts verifying to `deal` (the parse tile deals by
@@ -485,7 +494,10 @@ impl Verify {
             }
         }
         // The engine's service rule: a batch the GPU fails on is answered on the CPU.
-        if verify_many_here(self.backend, &items, self.mode, &mut self.verdicts).is_some() {
+        let cache = self.key_cache.as_deref();
+        if verify_many_here_cached(self.backend, &items, self.mode, cache, &mut self.verdicts)
+            .is_some()
+        {
             ctx.metrics().count(VerifyCounter::GpuFallbacks, 1);
         }
         for (v, &p) in self.verdicts.iter().zip(&owner) {
