@@ -15,7 +15,13 @@
 //!
 //! Single-signature latency (p50, p99) is measured on one thread with an HDR histogram,
 //! one call per sample.
+//!
+//! With `--narya DIR` (a checkout of Narya, a Go verifier; see [`narya`]) the same
+//! records are also timed out of process by the Go program in bench/narya, after the
+//! in-process contenders of each group; its verdicts must equal wirespeed's record by
+//! record or the run fails.
 
+pub mod narya;
 mod report;
 pub mod variants;
 
@@ -64,6 +70,11 @@ pub struct BenchArgs {
     /// Seed of the generated signatures.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
+    /// Also time Narya (Go, github.com/Overclock-Validator/narya-ed25519) built from this
+    /// checkout, out of process on the same records [default: $WIRESPEED_NARYA_SRC; not
+    /// run when neither is set].
+    #[arg(long, value_name = "DIR")]
+    pub narya: Option<PathBuf>,
 }
 
 /// What one run measures (the resolved [`BenchArgs`]).
@@ -81,6 +92,8 @@ pub struct Config {
     pub latency_samples: usize,
     /// Generator seed.
     pub seed: u64,
+    /// The Narya checkout to build and time (None: Narya is not run).
+    pub narya: Option<PathBuf>,
 }
 
 impl Config {
@@ -104,6 +117,11 @@ impl Config {
                 .latency_samples
                 .unwrap_or(if args.quick { 500 } else { 3_000 }),
             seed: args.seed,
+            narya: args
+                .narya
+                .clone()
+                .or_else(|| std::env::var_os(narya::ENV).map(PathBuf::from))
+                .filter(|p| !p.as_os_str().is_empty()),
         };
         if cfg.counts.contains(&0) || cfg.threads.contains(&0) {
             return Err("signature counts and thread counts must be at least 1".into());
@@ -432,6 +450,65 @@ pub struct Report {
     /// `verify_many` per lane backend, per mode and with the key cache, on cold and
     /// Zipf-keyed traffic (the largest count, the first message length).
     pub variants: Vec<variants::VariantRow>,
+    /// Narya's figures (None: not run).
+    pub narya: Option<NaryaReport>,
+}
+
+/// Narya, timed out of process on the same records (see [`narya`]).
+#[derive(Clone, Debug)]
+pub struct NaryaReport {
+    /// The checkout it was built from.
+    pub source: PathBuf,
+    /// The module version bench/narya/go.mod requires (replaced by `source`).
+    pub version: String,
+    /// Narya's backend (`r51`).
+    pub backend: String,
+    /// The Go toolchain.
+    pub go_version: String,
+    /// `VerifyBatchStrict` in chunks of [`narya::CHUNK`], in the order measured.
+    pub throughput: Vec<NaryaThroughputRow>,
+    /// `VerifyStrict`, one signature per call, one thread.
+    pub latency: Vec<NaryaLatencyRow>,
+}
+
+/// One Narya throughput measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NaryaThroughputRow {
+    /// Signatures per pass.
+    pub count: usize,
+    /// Message length in bytes.
+    pub msg_len: usize,
+    /// Goroutines (and `GOMAXPROCS`).
+    pub threads: usize,
+    /// Median seconds per pass.
+    pub median_s: f64,
+    /// Signatures Narya accepted (equal to wirespeed's count, or the run fails).
+    pub valid: usize,
+}
+
+impl NaryaThroughputRow {
+    /// Verifications per second, all threads together.
+    pub fn per_s(&self) -> f64 {
+        self.count as f64 / self.median_s
+    }
+
+    /// Verifications per second per thread.
+    pub fn per_s_per_core(&self) -> f64 {
+        self.per_s() / self.threads as f64
+    }
+}
+
+/// One Narya latency measurement (one goroutine, `GOMAXPROCS=1`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NaryaLatencyRow {
+    /// Message length in bytes.
+    pub msg_len: usize,
+    /// Calls timed.
+    pub samples: usize,
+    /// Median, nanoseconds.
+    pub p50_ns: u64,
+    /// 99th percentile, nanoseconds.
+    pub p99_ns: u64,
 }
 
 /// Times one contender: a warm-up pass, then `reps` passes; returns the median. Fails if
@@ -522,6 +599,26 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
     let max_count = cfg.counts.iter().copied().max().unwrap_or(0);
     let mut throughput = Vec::new();
     let mut latency = Vec::new();
+    let naryabin = match &cfg.narya {
+        Some(src) => {
+            if progress {
+                eprintln!(
+                    "ed25519: building Narya's harness against {}",
+                    src.display()
+                );
+            }
+            Some(narya::Narya::build(src)?)
+        }
+        None => None,
+    };
+    let mut narya_report = naryabin.as_ref().map(|nb| NaryaReport {
+        source: nb.source.clone(),
+        version: String::new(),
+        backend: String::new(),
+        go_version: String::new(),
+        throughput: Vec::new(),
+        latency: Vec::new(),
+    });
     for &msg_len in &cfg.msg_lens {
         let records = gen::generate(
             max_count.max(cfg.latency_samples.min(4096)).max(1),
@@ -529,8 +626,27 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
             cfg.seed,
             0.0,
         );
+        let narya_file = match &naryabin {
+            Some(_) => {
+                let path = std::env::temp_dir().join(format!(
+                    "wirespeed-narya-{}-{msg_len}.bin",
+                    std::process::id()
+                ));
+                narya::write_records(&path, &records)?;
+                Some(TempFile(path))
+            }
+            None => None,
+        };
         for &count in &cfg.counts {
             let data = Dataset::new(&records[..count]);
+            // wirespeed's verdicts, for the comparison with Narya's (not timed).
+            let ours: Vec<bool> = match &naryabin {
+                Some(_) => verify_many_with(&data.items, Mode::Strict, Backend::Auto, cpu())
+                    .iter()
+                    .map(Result::is_ok)
+                    .collect(),
+                None => Vec::new(),
+            };
             for (threads, pool) in &pools {
                 if progress {
                     eprintln!(
@@ -547,6 +663,36 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
                         median_s,
                     });
                 }
+                if let (Some(nb), Some(file), Some(nr)) =
+                    (&naryabin, &narya_file, &mut narya_report)
+                {
+                    let run = nb.run(
+                        &file.0,
+                        count,
+                        &[
+                            "--mode",
+                            "many",
+                            "--threads",
+                            &threads.to_string(),
+                            "--chunk",
+                            &narya::CHUNK.to_string(),
+                            "--reps",
+                            &cfg.reps.to_string(),
+                        ],
+                    )?;
+                    let what = format!("{count} x {msg_len} B, {threads} thread(s)");
+                    narya::check_verdicts(&what, &ours, &run)?;
+                    nr.version.clone_from(&run.version);
+                    nr.backend.clone_from(&run.backend);
+                    nr.go_version.clone_from(&run.go_version);
+                    nr.throughput.push(NaryaThroughputRow {
+                        count,
+                        msg_len,
+                        threads: *threads,
+                        median_s: run.secs_median,
+                        valid: run.valid,
+                    });
+                }
             }
         }
         if cfg.latency_samples > 0 {
@@ -556,6 +702,33 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
             let data = Dataset::new(&records);
             for c in Contender::LATENCY {
                 latency.push(time_latency(c, &data, cfg.latency_samples)?);
+            }
+            if let (Some(nb), Some(file), Some(nr)) = (&naryabin, &narya_file, &mut narya_report) {
+                let run = nb.run(
+                    &file.0,
+                    records.len(),
+                    &[
+                        "--mode",
+                        "single",
+                        "--reps",
+                        "1",
+                        "--samples",
+                        &cfg.latency_samples.to_string(),
+                    ],
+                )?;
+                let ours: Vec<bool> =
+                    verify_many_with(&data.items, Mode::Strict, Backend::Auto, cpu())
+                        .iter()
+                        .map(Result::is_ok)
+                        .collect();
+                narya::check_verdicts(&format!("single, {msg_len} B"), &ours, &run)?;
+                let ns = |us: Option<f64>| us.map_or(0, |us| (us * 1e3).round() as u64);
+                nr.latency.push(NaryaLatencyRow {
+                    msg_len,
+                    samples: cfg.latency_samples,
+                    p50_ns: ns(run.p50_us),
+                    p99_ns: ns(run.p99_us),
+                });
             }
         }
     }
@@ -578,7 +751,17 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
         throughput,
         latency,
         variants,
+        narya: narya_report,
     })
+}
+
+/// A file removed when dropped.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 impl Default for BenchArgs {
@@ -594,6 +777,7 @@ impl Default for BenchArgs {
             threads: Vec::new(),
             latency_samples: None,
             seed: DEFAULT_SEED,
+            narya: None,
         }
     }
 }
@@ -631,6 +815,9 @@ impl BenchArgs {
         }
         if self.seed != DEFAULT_SEED {
             s += &format!(" --seed {}", self.seed);
+        }
+        if let Some(dir) = &self.narya {
+            s += &format!(" --narya {}", dir.display());
         }
         s
     }

@@ -16,6 +16,7 @@ fn tiny_run_every_contender_accepts_every_signature() {
         reps: 1,
         latency_samples: 16,
         seed: 7,
+        narya: None,
     };
     let report = measure(&cfg, "wirespeed bench ed25519 (smoke)", false)
         .expect("every contender accepts every valid signature");

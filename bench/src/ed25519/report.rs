@@ -7,7 +7,33 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::{Contender, LatencyRow, Report, ThroughputRow};
+use super::{narya, Contender, LatencyRow, NaryaThroughputRow, Report, ThroughputRow};
+
+/// The label of Narya's throughput rows.
+pub const NARYA_BATCH_LABEL: &str = "Narya VerifyBatchStrict (64, r51, Go)";
+/// The label of Narya's latency rows.
+pub const NARYA_SINGLE_LABEL: &str = "Narya VerifyStrict (r51, Go)";
+
+/// wirespeed `c` ÷ Narya in the same (count, msg_len, threads) group.
+fn narya_ratio(report: &Report, row: &NaryaThroughputRow, c: Contender) -> Option<f64> {
+    let ws = report.throughput.iter().find(|r| {
+        r.contender == c
+            && r.count == row.count
+            && r.msg_len == row.msg_len
+            && r.threads == row.threads
+    })?;
+    Some(ws.per_s() / row.per_s())
+}
+
+/// Narya's row in the same group as `row`.
+fn narya_row<'a>(report: &'a Report, row: &ThroughputRow) -> Option<&'a NaryaThroughputRow> {
+    report
+        .narya
+        .as_ref()?
+        .throughput
+        .iter()
+        .find(|n| n.count == row.count && n.msg_len == row.msg_len && n.threads == row.threads)
+}
 
 /// The throughput of wirespeed `c` in the same (count, msg_len, threads) group as `row`.
 fn ws_rate(report: &Report, row: &ThroughputRow, c: Contender) -> Option<f64> {
@@ -88,6 +114,31 @@ pub fn render_markdown(report: &Report) -> String {
         "- wirespeed: `Mode::Strict`; `verify_many` auto backend on this machine: {}; {}",
         report.auto_backend, report.openssl_version
     );
+    match &report.narya {
+        Some(n) => {
+            let _ = writeln!(
+                s,
+                "- Narya: {} {} built from `{}` with {}, backend {}; timed out of process by \
+                 bench/narya on the same records (written to a file): `VerifyBatchStrict` in \
+                 chunks of {} on N goroutines (`GOMAXPROCS` = N), `VerifyStrict` one call at a \
+                 time for the latency; its verdicts equalled wirespeed's on every record",
+                narya::MODULE,
+                n.version,
+                n.source.display(),
+                n.go_version,
+                n.backend,
+                narya::CHUNK,
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "- Narya: not run (give `--narya DIR`, a checkout of {}, or set {})",
+                narya::MODULE,
+                narya::ENV
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "- Ratios: above 1 means wirespeed is faster (throughput: wirespeed ÷ peer; latency: \
@@ -101,7 +152,7 @@ pub fn render_markdown(report: &Report) -> String {
          | ws verify ÷ peer | ws verify_many ÷ peer |"
     );
     let _ = writeln!(s, "|---:|---:|---:|---|---:|---:|---:|---:|");
-    for r in &report.throughput {
+    for (i, r) in report.throughput.iter().enumerate() {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -114,6 +165,24 @@ pub fn render_markdown(report: &Report) -> String {
             ratio(throughput_ratio(report, r, Contender::WsVerify)),
             ratio(throughput_ratio(report, r, Contender::WsVerifyMany)),
         );
+        // Narya's row closes its group.
+        let last_of_group = report.throughput.get(i + 1).is_none_or(|next| {
+            (next.count, next.msg_len, next.threads) != (r.count, r.msg_len, r.threads)
+        });
+        if let Some(n) = narya_row(report, r).filter(|_| last_of_group) {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                grouped(n.count as f64),
+                n.msg_len,
+                n.threads,
+                NARYA_BATCH_LABEL,
+                grouped(n.per_s()),
+                grouped(n.per_s_per_core()),
+                ratio(narya_ratio(report, n, Contender::WsVerify)),
+                ratio(narya_ratio(report, n, Contender::WsVerifyMany)),
+            );
+        }
     }
 
     if !report.latency.is_empty() {
@@ -127,7 +196,7 @@ pub fn render_markdown(report: &Report) -> String {
             "| msg bytes | contender | p50 µs | p99 µs | p50 peer ÷ ws | p99 peer ÷ ws |"
         );
         let _ = writeln!(s, "|---:|---|---:|---:|---:|---:|");
-        for r in &report.latency {
+        for (i, r) in report.latency.iter().enumerate() {
             let rr = latency_ratio(report, r);
             let _ = writeln!(
                 s,
@@ -139,10 +208,73 @@ pub fn render_markdown(report: &Report) -> String {
                 ratio(rr.map(|x| x.0)),
                 ratio(rr.map(|x| x.1)),
             );
+            let last_of_len = report
+                .latency
+                .get(i + 1)
+                .is_none_or(|next| next.msg_len != r.msg_len);
+            let narya = report
+                .narya
+                .as_ref()
+                .and_then(|n| n.latency.iter().find(|n| n.msg_len == r.msg_len));
+            if let (true, Some(n)) = (last_of_len, narya) {
+                let ws = ws_latency(report, r.msg_len);
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    n.msg_len,
+                    NARYA_SINGLE_LABEL,
+                    micros(n.p50_ns),
+                    micros(n.p99_ns),
+                    ratio(ws.map(|w| n.p50_ns as f64 / w.p50_ns as f64)),
+                    ratio(ws.map(|w| n.p99_ns as f64 / w.p99_ns as f64)),
+                );
+            }
+        }
+    }
+
+    if let Some(n) = &report.narya {
+        let _ = writeln!(s, "\n### wirespeed against Narya\n");
+        let _ = writeln!(
+            s,
+            "| sigs | msg bytes | threads | ws verify_many verifies/s | Narya verifies/s \
+             | ws ÷ Narya |"
+        );
+        let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|");
+        for r in &n.throughput {
+            let ws = narya_ratio(report, r, Contender::WsVerifyMany);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                grouped(r.count as f64),
+                r.msg_len,
+                r.threads,
+                ws.map_or_else(|| "—".to_string(), |x| grouped(x * r.per_s())),
+                grouped(r.per_s()),
+                ratio(ws),
+            );
+        }
+        for l in &n.latency {
+            let ws = ws_latency(report, l.msg_len);
+            let _ = writeln!(
+                s,
+                "| single call | {} | 1 | p50 {} µs | p50 {} µs | {} |",
+                l.msg_len,
+                ws.map_or_else(|| "—".to_string(), |w| micros(w.p50_ns)),
+                micros(l.p50_ns),
+                ratio(ws.map(|w| l.p50_ns as f64 / w.p50_ns as f64)),
+            );
         }
     }
     s += &super::variants::render_markdown(&report.variants);
     s
+}
+
+/// wirespeed `verify`'s latency row at `msg_len`.
+fn ws_latency(report: &Report, msg_len: usize) -> Option<&LatencyRow> {
+    report
+        .latency
+        .iter()
+        .find(|r| r.contender == Contender::WsVerify && r.msg_len == msg_len)
 }
 
 /// The same results as JSON (rates in verifications per second, latency in nanoseconds).
@@ -210,6 +342,58 @@ pub fn render_json(report: &Report) -> Value {
         "throughput": throughput,
         "latency": latency,
         "variants": super::variants::render_json(&report.variants),
+        "narya": narya_json(report),
+    })
+}
+
+/// Narya's figures as JSON (null when it was not run).
+fn narya_json(report: &Report) -> Value {
+    let Some(n) = &report.narya else {
+        return Value::Null;
+    };
+    let throughput: Vec<Value> = n
+        .throughput
+        .iter()
+        .map(|r| {
+            json!({
+                "count": r.count,
+                "msg_len": r.msg_len,
+                "threads": r.threads,
+                "label": NARYA_BATCH_LABEL,
+                "chunk": narya::CHUNK,
+                "median_s": r.median_s,
+                "verifies_per_s": r.per_s(),
+                "verifies_per_s_per_core": r.per_s_per_core(),
+                "valid": r.valid,
+                "ratio_ws_verify": narya_ratio(report, r, Contender::WsVerify),
+                "ratio_ws_verify_many": narya_ratio(report, r, Contender::WsVerifyMany),
+            })
+        })
+        .collect();
+    let latency: Vec<Value> = n
+        .latency
+        .iter()
+        .map(|l| {
+            let ws = ws_latency(report, l.msg_len);
+            json!({
+                "msg_len": l.msg_len,
+                "label": NARYA_SINGLE_LABEL,
+                "samples": l.samples,
+                "p50_ns": l.p50_ns,
+                "p99_ns": l.p99_ns,
+                "ratio_p50_peer_over_ws": ws.map(|w| l.p50_ns as f64 / w.p50_ns as f64),
+                "ratio_p99_peer_over_ws": ws.map(|w| l.p99_ns as f64 / w.p99_ns as f64),
+            })
+        })
+        .collect();
+    json!({
+        "module": narya::MODULE,
+        "version": n.version,
+        "source": n.source.display().to_string(),
+        "backend": n.backend,
+        "go_version": n.go_version,
+        "throughput": throughput,
+        "latency": latency,
     })
 }
 

@@ -32,7 +32,7 @@ type RsaArgs = NeedsPeers;
 /// What `wirespeed bench` measures.
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
-    /// Ed25519 verification beside ed25519-dalek, ed25519-zebra, ring and OpenSSL
+    /// Ed25519 verification beside ed25519-dalek, ed25519-zebra, ring, OpenSSL and Narya (Go, with --narya)
     Ed25519(Ed25519Args),
     /// Modular squaring (1024-4096 bits) beside GMP, OpenSSL and num-bigint; VDF proof overhead
     Vdf(VdfArgs),
