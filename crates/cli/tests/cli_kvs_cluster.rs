@@ -1,7 +1,7 @@
 //! Cluster mode through the real tools: six wirespeed nodes made into a three-primary,
 //! three-replica cluster by `redis-cli --cluster create`, checked by `redis-cli
-//! --cluster check`; redis-py's `RedisCluster` writes and reads 100,000 keys;
-//! `redis-benchmark --cluster` runs; MOVED, CROSSSLOT and hash tags as Redis answers
+//! --cluster check`; redis-py's `RedisCluster` and the redis crate's `ClusterClient`
+//! write and read 100,000 keys; `redis-benchmark --cluster` runs; MOVED, CROSSSLOT and hash tags as Redis answers
 //! them (followed by hand with the redis crate); READONLY reads on a replica; a node
 //! restarted on its `nodes.conf` keeps its id and rejoins; resharding and a new primary
 //! under load; a failed primary replaced by its replica with no WAIT-acknowledged
@@ -84,6 +84,47 @@ fn redis_cli(args: &[&str]) -> (bool, String) {
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
+}
+
+/// Six fresh nodes (test group `group`) made a three-primary, three-replica cluster by
+/// `redis-cli --cluster create`; `None` (the test skipped) without redis-cli.
+fn six_node_cluster(group: &str) -> Option<(Vec<Node>, Vec<String>)> {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        missing_client("redis-cli");
+        return None;
+    }
+    let (nodes, addrs) = start_nodes(6, group);
+    let mut args = vec!["--cluster", "create"];
+    args.extend(addrs.iter().map(String::as_str));
+    args.extend(["--cluster-replicas", "1", "--cluster-yes"]);
+    let (ok, out) = redis_cli(&args);
+    assert!(ok, "{out}");
+    until(10, "the cluster is ok on every node", || {
+        addrs.iter().all(|a| {
+            let mut c = connect(a);
+            let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c).unwrap();
+            info.contains("cluster_state:ok")
+        })
+    });
+    Some((nodes, addrs))
+}
+
+/// The ports of the nodes that are primaries (by INFO replication), with their DBSIZE.
+fn primaries(nodes: &[Node]) -> Vec<(u16, i64)> {
+    nodes
+        .iter()
+        .filter_map(|n| {
+            let mut c = connect(&format!("127.0.0.1:{}", n.port));
+            let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
+            if !info.contains("role:master") {
+                return None;
+            }
+            let Value::Int(k) = cmd(&mut c, &["DBSIZE"]) else {
+                panic!("DBSIZE")
+            };
+            Some((n.port, k))
+        })
+        .collect()
 }
 
 /// `SET key value` sent to `port`, following MOVED (at most twice).
@@ -266,6 +307,56 @@ print(ok)
     let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c1).unwrap();
     assert!(info.contains("cluster_state:ok"), "{info}");
     assert!(info.contains("cluster_known_nodes:6"), "{info}");
+}
+
+#[test]
+fn the_redis_crate_cluster_client_writes_and_reads_100000_keys() {
+    let Some((nodes, addrs)) = six_node_cluster("cluster-rs-client") else {
+        return;
+    };
+    let t = Instant::now();
+    let client = redis::cluster::ClusterClient::new(vec![format!("redis://{}/", addrs[0])])
+        .expect("a cluster client");
+    let mut con = client.get_connection().expect("connected to the cluster");
+    let n = 100_000;
+    let batch = 2_000;
+    // Pipelined: the client splits each pipeline by node and sends each part at once.
+    for start in (0..n).step_by(batch) {
+        let mut p = redis::cluster::cluster_pipe();
+        for i in start..start + batch {
+            p.set(format!("rc:{i}"), format!("v{i}")).ignore();
+        }
+        let () = p.query(&mut con).expect("pipelined SETs");
+    }
+    let mut wrong = 0;
+    for start in (0..n).step_by(batch) {
+        let mut p = redis::cluster::cluster_pipe();
+        for i in start..start + batch {
+            p.get(format!("rc:{i}"));
+        }
+        let got: Vec<Option<String>> = p.query(&mut con).expect("pipelined GETs");
+        assert_eq!(got.len(), batch);
+        wrong += (start..start + batch)
+            .zip(&got)
+            .filter(|(i, v)| v.as_deref() != Some(format!("v{i}").as_str()))
+            .count();
+    }
+    assert_eq!(wrong, 0, "values read back wrong");
+    // Single commands too, each routed by the client's slot map.
+    let one: String = redis::cmd("GET").arg("rc:77777").query(&mut con).unwrap();
+    assert_eq!(one, "v77777");
+    eprintln!(
+        "redis crate cluster client: 100,000 SETs and GETs in {:?}",
+        t.elapsed()
+    );
+    // The keys spread over the three primaries.
+    let ps = primaries(&nodes);
+    assert_eq!(ps.len(), 3, "{ps:?}");
+    assert!(
+        ps.iter().all(|&(_, k)| (30_000..40_000).contains(&k)),
+        "{ps:?}"
+    );
+    assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), n as i64);
 }
 
 #[test]
