@@ -1,7 +1,8 @@
 //! Cluster mode through the real tools: six wirespeed nodes made into a three-primary,
 //! three-replica cluster by `redis-cli --cluster create`, checked by `redis-cli
 //! --cluster check`; redis-py's `RedisCluster` and the redis crate's `ClusterClient`
-//! write and read 100,000 keys; `redis-benchmark --cluster` runs; MOVED, CROSSSLOT and hash tags as Redis answers
+//! write and read 100,000 keys; `redis-benchmark --cluster` and `wirespeed kvs bench
+//! --cluster` run (the latter through a resharding, following MOVED and ASK); MOVED, CROSSSLOT and hash tags as Redis answers
 //! them (followed by hand with the redis crate); READONLY reads on a replica; a node
 //! restarted on its `nodes.conf` keeps its id and rejoins; resharding and a new primary
 //! under load; a failed primary replaced by its replica with no WAIT-acknowledged
@@ -357,6 +358,124 @@ fn the_redis_crate_cluster_client_writes_and_reads_100000_keys() {
         "{ps:?}"
     );
     assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), n as i64);
+}
+
+/// `wirespeed kvs bench` with `extra` arguments, as JSON (the run must succeed).
+fn kvs_bench_json(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["kvs", "bench", "--json"];
+    args.extend(extra);
+    let out = common::wirespeed(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn kvs_bench_speaks_the_cluster_protocol_and_follows_a_resharding() {
+    let Some((nodes, addrs)) = six_node_cluster("cluster-bench") else {
+        return;
+    };
+    // Keys spread over the primaries: the preload writes each on its slot's primary.
+    let t = Instant::now();
+    let r = kvs_bench_json(&[
+        "--cluster",
+        "--addr",
+        &addrs[0],
+        "--keys",
+        "30000",
+        "--requests",
+        "60000",
+        "--connections",
+        "8",
+        "--pipeline",
+        "8",
+    ]);
+    eprintln!("kvs bench --cluster: {r} in {:?}", t.elapsed());
+    assert_eq!(r["requests"], 60_000, "{r}");
+    assert_eq!(r["mismatches"], 0, "{r}");
+    assert_eq!(r["cluster"], true, "{r}");
+    assert_eq!(
+        (r["moved"].as_u64(), r["asks"].as_u64()),
+        (Some(0), Some(0)),
+        "{r}"
+    );
+    let ps = primaries(&nodes);
+    assert_eq!(ps.len(), 3, "{ps:?}");
+    assert!(
+        ps.iter().all(|&(_, k)| (8_000..12_000).contains(&k)),
+        "{ps:?}"
+    );
+    assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), 30_000);
+    // Through a resharding: the load follows MOVED (and ASK while a slot migrates), and
+    // every reply is still the expected one.
+    let bench = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args([
+            "kvs",
+            "bench",
+            "--json",
+            "--cluster",
+            "--addr",
+            &addrs[1],
+            "--keys",
+            "30000",
+            "--duration",
+            "6",
+            "--connections",
+            "4",
+            "--pipeline",
+            "4",
+            "--get-ratio",
+            "0.5",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kvs bench");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let ids: Vec<String> = ps[..2]
+        .iter()
+        .map(|(port, _)| {
+            let mut c = connect(&format!("127.0.0.1:{port}"));
+            redis::cmd("CLUSTER").arg("MYID").query(&mut c).unwrap()
+        })
+        .collect();
+    let resharded = Instant::now();
+    let (ok, out) = redis_cli(&[
+        "--cluster",
+        "reshard",
+        &addrs[0],
+        "--cluster-from",
+        &ids[0],
+        "--cluster-to",
+        &ids[1],
+        "--cluster-slots",
+        "500",
+        "--cluster-yes",
+    ]);
+    assert!(ok, "{out}");
+    let took = resharded.elapsed();
+    let out = bench.wait_with_output().expect("kvs bench ran");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    eprintln!("kvs bench --cluster through a resharding of 500 slots ({took:?}): {r}");
+    assert_eq!(r["mismatches"], 0, "{r}");
+    assert!(r["requests"].as_u64() > Some(1_000), "{r}");
+    // The resharding ended well before the run did, so requests met the moved slots.
+    if took < std::time::Duration::from_secs(4) {
+        assert!(r["moved"].as_u64() > Some(0), "{r}");
+    }
+    let ps = primaries(&nodes);
+    assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), 30_000, "{ps:?}");
 }
 
 #[test]
