@@ -2,7 +2,8 @@
 //! three-replica cluster by `redis-cli --cluster create`, checked by `redis-cli
 //! --cluster check`; redis-py's `RedisCluster` and the redis crate's `ClusterClient`
 //! write and read 100,000 keys; `redis-benchmark --cluster` and `wirespeed kvs bench
-//! --cluster` run (the latter through a resharding, following MOVED and ASK); MOVED, CROSSSLOT and hash tags as Redis answers
+//! --cluster` run (the latter through a resharding, following MOVED and ASK, after
+//! which the slot floors the moves set are in the nodes' files and survive a restart); MOVED, CROSSSLOT and hash tags as Redis answers
 //! them (followed by hand with the redis crate); READONLY reads on a replica; a node
 //! restarted on its `nodes.conf` keeps its id and rejoins; resharding and a new primary
 //! under load; a failed primary replaced by its replica with no WAIT-acknowledged
@@ -476,6 +477,26 @@ fn kvs_bench_speaks_the_cluster_protocol_and_follows_a_resharding() {
     }
     let ps = primaries(&nodes);
     assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), 30_000, "{ps:?}");
+    // The slots given by CLUSTER SETSLOT NODE keep their floors (the epoch a claim must
+    // exceed to move them again) in the nodes' files, and through a restart.
+    let floors = |file: &PathBuf| {
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines()
+            .find(|l| l.starts_with("vars "))
+            .and_then(|l| l.split_once(" slotFloors "))
+            .map(|(_, f)| f.to_string())
+    };
+    let mut nodes = nodes;
+    let n = nodes
+        .iter_mut()
+        .find(|n| floors(&n.file).is_some())
+        .expect("a node's file keeps slot floors");
+    let before = floors(&n.file);
+    n.proc = None;
+    n.start();
+    let mut c = connect(&format!("127.0.0.1:{}", n.port));
+    assert_eq!(cmd(&mut c, &["CLUSTER", "SAVECONFIG"]), Value::Okay);
+    assert_eq!(floors(&n.file), before);
 }
 
 #[test]

@@ -112,7 +112,8 @@ pub struct State {
     pub importing: std::collections::BTreeMap<u16, String>,
     /// Slots given to a node by CLUSTER SETSLOT NODE, with the highest epoch this node
     /// knew then: a claim by gossip must be newer to move such a slot again (a message
-    /// the old owner sent before it let go must not undo the move).
+    /// the old owner sent before it let go must not undo the move). Kept in the
+    /// cluster-config-file, so a restart keeps them.
     pub slot_floor: std::collections::HashMap<u16, u64>,
     /// This node's replication offset (for the messages it sends).
     pub my_offset: u64,
@@ -215,6 +216,7 @@ impl Cluster {
                     for (slot, i) in l.slots {
                         c.owner[slot as usize].store(i as u32, Ordering::Relaxed);
                     }
+                    st.slot_floor = l.slot_floors.into_iter().collect();
                 }
                 None => {
                     st.nodes.push(Node {
