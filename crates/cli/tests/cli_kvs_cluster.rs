@@ -3,11 +3,13 @@
 //! --cluster check`; redis-py's `RedisCluster` and the redis crate's `ClusterClient`
 //! write and read 100,000 keys; `redis-benchmark --cluster` and `wirespeed kvs bench
 //! --cluster` run (the latter through a resharding, following MOVED and ASK, after
-//! which the slot floors the moves set are in the nodes' files and survive a restart); MOVED, CROSSSLOT and hash tags as Redis answers
-//! them (followed by hand with the redis crate); READONLY reads on a replica; a node
-//! restarted on its `nodes.conf` keeps its id and rejoins; resharding and a new primary
-//! under load; a failed primary replaced by its replica with no WAIT-acknowledged
-//! write lost, the old primary back as a replica.
+//! which the slot floors the moves set are in the nodes' files and survive a restart);
+//! MOVED, CROSSSLOT and hash tags as Redis answers them (followed by hand with the
+//! redis crate); READONLY reads on a replica; a node restarted on its `nodes.conf`
+//! keeps its id and rejoins; resharding and a new primary under load; a failed primary
+//! replaced by its replica with no WAIT-acknowledged write lost, the old primary back
+//! as a replica; a manual failover under writes with no acknowledged write lost (the
+//! primary holds writes until its replica has caught up).
 
 mod common;
 
@@ -712,12 +714,54 @@ fn a_failed_primary_is_replaced_by_its_replica_without_losing_acknowledged_write
         let (ok, out) = redis_cli(&["--cluster", "check", &format!("127.0.0.1:{survivor}")]);
         ok && out.contains("[OK] All nodes agree") && out.contains("[OK] All 16384 slots covered.")
     });
-    // A manual failover back: the old primary takes its slots again.
+    // A manual failover back, under writes: the primary holds writes until its replica
+    // has caught up, so every write it acknowledged is on the replica that takes over.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut c = connect(&format!("127.0.0.1:{promoted}"));
+            let mut acked = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && acked.len() < 1_000_000 {
+                let key = format!("{{foo}}:{}", acked.len());
+                match try_cmd(&mut c, &["SET", &key, "w"]) {
+                    Ok(_) => acked.push(key),
+                    Err(_) => break, // MOVED: the slot has a new primary
+                }
+            }
+            acked
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(cmd(&mut v, &["CLUSTER", "FAILOVER"]), Value::Okay);
     until(10, "the manual failover is seen", || {
         owner_port(survivor, "foo") == victim
     });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.join().expect("the writer ran");
+    assert!(written.len() > 100, "{} writes", written.len());
+    let lost: Vec<&String> = written
+        .iter()
+        .filter(|k| cmd(&mut v, &["GET", k]) != bulk("w"))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged writes lost in the manual failover: {:?}",
+        lost.len(),
+        written.len(),
+        &lost[..lost.len().min(5)]
+    );
     assert_eq!(cmd(&mut v, &["GET", &acked[0]]), bulk("v"));
+    // FORCE takes over at once, without the primary.
+    let mut p = connect(&format!("127.0.0.1:{promoted}"));
+    until(10, "the old primary follows the new one", || {
+        let info: String = redis::cmd("INFO").arg("replication").query(&mut p).unwrap();
+        info.contains("role:slave") && info.contains("master_link_status:up")
+    });
+    assert_eq!(cmd(&mut p, &["CLUSTER", "FAILOVER", "FORCE"]), Value::Okay);
+    until(10, "the forced failover is seen", || {
+        owner_port(survivor, "foo") == promoted
+    });
 }
 
 #[test]

@@ -123,6 +123,11 @@ pub struct State {
     pub election: Option<(u64, Vec<String>, u64)>,
     /// When this replica may start an election for its failed primary (0: none yet).
     pub failover_at: u64,
+    /// This replica's manual failover (CLUSTER FAILOVER): when it gives up, and its
+    /// primary's offset once the primary holds writes (from its MFACK).
+    pub manual: Option<(u64, Option<u64>)>,
+    /// This primary holds writes for a replica's manual failover until then (ms).
+    pub paused_for_failover: u64,
     /// When this node last voted for a replica of each primary (by the primary's id).
     pub voted: std::collections::HashMap<String, u64>,
     /// Bus messages sent and received.
