@@ -10,7 +10,11 @@ a command template:
      `redis-benchmark --cluster -t set,get -n N -c 50 -r 100000 -q` and the
      same with `-P 16` (for 1 primary without --cluster, which redis-benchmark
      7.0 refuses for a single node; that node owns all slots anyway); plus server CPU cost (utime+stime of every server
-     process, from /proc, before/after each run) per request;
+     process, from /proc, before/after each run) per request, in total and per
+     node; with --kvs-bench WIRESPEED, also `WIRESPEED kvs bench --cluster
+     --get-ratio 0` (SET) and `--get-ratio 1` (GET) with the same requests,
+     connections, key space and value size (3 bytes, redis-benchmark's), which
+     reads each node's CPU time around the run itself (--server-pid);
   2. resharding: 3 primaries, deterministic fill of --reshard-keys keys
      (`key:<i>`, redis-py RedisCluster pipelines), then timed
      `redis-cli --cluster reshard ... --cluster-slots 4096 --cluster-yes`;
@@ -291,9 +295,9 @@ def bench(args, servers, pipeline, n):
         argv += ["-P", str(pipeline)]
     if args.nice:
         argv = ["nice", "-n", str(args.nice)] + argv
-    cpu0 = sum(s.cpu() for s in servers)
+    cpu0 = [s.cpu() for s in servers]
     res = subprocess.run(argv, capture_output=True, text=True, timeout=args.phase_timeout)
-    cpu1 = sum(s.cpu() for s in servers)
+    cpu1 = [s.cpu() for s in servers]
     out = res.stdout.replace("\r", "\n")
     rps = {}
     for t, rx in RPS_RE.items():
@@ -302,7 +306,8 @@ def bench(args, servers, pipeline, n):
             raise RuntimeError(f"cannot parse redis-benchmark {t} result (rc {res.returncode}): "
                                f"{out[-800:]!r} {res.stderr[-800:]!r}")
         rps[t] = float(m[-1])
-    rps["cpu_us_per_req"] = (cpu1 - cpu0) * 1e6 / (2 * n)
+    rps["cpu_us_per_req"] = (sum(cpu1) - sum(cpu0)) * 1e6 / (2 * n)
+    rps["node_cpu_us_per_req"] = [(b - a) * 1e6 / (2 * n) for a, b in zip(cpu0, cpu1)]
     if cl:
         short = min(n / rps["SET"], n / rps["GET"])
         if short < 2.5:  # see QUANTISATION in the module docstring
@@ -311,19 +316,64 @@ def bench(args, servers, pipeline, n):
     return rps
 
 
+def kvs_bench(args, servers, pipeline, n):
+    """`wirespeed kvs bench --cluster`: a SET run (--get-ratio 0), then a GET run
+    (--get-ratio 1), each n requests; the server CPU is read by kvs bench itself
+    around each run (the preload before it is not counted), per node."""
+    out = {}
+    pids = ",".join(str(s.proc.pid) for s in servers)
+    cpu_by_node = [0.0] * len(servers)
+    for name, ratio in (("SET", "0"), ("GET", "1")):
+        argv = [args.kvs_bench, "kvs", "bench", "--cluster", "--addr", f"127.0.0.1:{servers[0].port}",
+                "--connections", str(args.clients), "--pipeline", str(pipeline), "--requests", str(n),
+                "--keys", str(args.keyspace), "--value-size", "3", "--get-ratio", ratio,
+                "--threads", str(args.kvs_bench_threads), "--server-pid", pids, "--json"]
+        if args.nice:
+            argv = ["nice", "-n", str(args.nice)] + argv
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=args.phase_timeout)
+        if res.returncode != 0:
+            raise RuntimeError(f"kvs bench rc={res.returncode}: {res.stdout[-800:]!r} {res.stderr[-800:]!r}")
+        doc = json.loads(res.stdout.strip().splitlines()[-1])
+        if doc["mismatches"] or doc["requests"] != n:
+            raise RuntimeError(f"kvs bench: {doc}")
+        out[name] = doc["per_sec"]
+        out[f"{name}_redirects"] = doc["moved"] + doc["asks"]
+        by_pid = {e["pid"]: e["cpu_s"] for e in doc["server_cpu_s_by_pid"]}
+        for i, s in enumerate(servers):
+            cpu_by_node[i] += by_pid[s.proc.pid]
+    out["cpu_us_per_req"] = sum(cpu_by_node) * 1e6 / (2 * n)
+    out["node_cpu_us_per_req"] = [c * 1e6 / (2 * n) for c in cpu_by_node]
+    return out
+
+
+def median_cell(runs):
+    cell = {k: statistics.median(r[k] for r in runs) for k in ("SET", "GET", "cpu_us_per_req")}
+    nodes = len(runs[0]["node_cpu_us_per_req"])
+    cell["node_cpu_us_per_req"] = [statistics.median(r["node_cpu_us_per_req"][i] for r in runs)
+                                   for i in range(nodes)]
+    cell["runs"] = runs
+    return cell
+
+
 def phase_throughput(args, root):
-    log("phase 1: SET/GET throughput, clusters of 1/2/3 primaries (redis-benchmark --cluster)")
+    log("phase 1: SET/GET throughput, clusters of 1/2/3 primaries (redis-benchmark --cluster"
+        + (", wirespeed kvs bench --cluster)" if args.kvs_bench else ")"))
     results = {}
     for n in (1, 2, 3):
         servers = build_cluster(args, root, n, f"tp{n}-node")
         row = {}
-        for label, pl, nreq in (("unpipelined", 1, args.n), (f"P{args.pipeline}", args.pipeline, args.n_pipelined)):
-            runs = [bench(args, servers, pl, nreq) for _ in range(args.repeat)]
-            cell = {k: statistics.median(r[k] for r in runs) for k in ("SET", "GET", "cpu_us_per_req")}
-            cell["runs"] = runs
-            row[label] = cell
-            log(f"  {n} primar{'y' if n == 1 else 'ies'} {label:12s}: SET {cell['SET']:>11,.0f}/s  GET {cell['GET']:>11,.0f}/s"
-                f"  server CPU {cell['cpu_us_per_req']:.2f} us/req  (n={nreq}, {args.repeat} run(s))")
+        clients = [("redis-benchmark", bench)]
+        if args.kvs_bench:
+            clients.append(("kvs-bench", kvs_bench))
+        for client_name, run in clients:
+            for label, pl, nreq in (("unpipelined", 1, args.n), (f"P{args.pipeline}", args.pipeline, args.n_pipelined)):
+                cell = median_cell([run(args, servers, pl, nreq) for _ in range(args.repeat)])
+                key = label if client_name == "redis-benchmark" else f"{client_name} {label}"
+                row[key] = cell
+                per_node = "/".join(f"{c:.2f}" for c in cell["node_cpu_us_per_req"])
+                log(f"  {n} primar{'y' if n == 1 else 'ies'} {key:22s}: SET {cell['SET']:>11,.0f}/s  GET {cell['GET']:>11,.0f}/s"
+                    f"  server CPU {cell['cpu_us_per_req']:.2f} us/req (per node {per_node})"
+                    f"  (n={nreq}, {args.repeat} run(s))")
         results[f"{n}_primaries"] = row
         for s in servers:
             s.kill9()
@@ -532,13 +582,15 @@ def main():
     ap.add_argument("--server", required=True, help="command template; {port}, {dir}, {timeout} are substituted")
     ap.add_argument("--benchmark", default="redis-benchmark")
     ap.add_argument("--cli", default="redis-cli")
+    ap.add_argument("--kvs-bench", help="a wirespeed binary: also measure with its `kvs bench --cluster`")
+    ap.add_argument("--kvs-bench-threads", type=int, default=1, help="kvs bench --threads")
     ap.add_argument("--phases", default="throughput,reshard,failover")
     ap.add_argument("--n", type=int, default=100000, help="requests per test (SET and GET each) per unpipelined run")
     ap.add_argument("--n-pipelined", type=int, default=1000000, help="requests per test per pipelined run")
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--pipeline", type=int, default=16)
     ap.add_argument("--keyspace", type=int, default=100000, help="redis-benchmark -r")
-    ap.add_argument("--repeat", type=int, default=2, help="benchmark runs per cell (median reported)")
+    ap.add_argument("--repeat", type=int, default=3, help="benchmark runs per cell (median reported)")
     ap.add_argument("--reshard-keys", type=int, default=100000)
     ap.add_argument("--reshard-slots", type=int, default=4096)
     ap.add_argument("--node-timeout", type=int, default=2000, help="ms, substituted for {timeout}")
@@ -576,7 +628,7 @@ def main():
     results = {"server": args.server, "argv": sys.argv, "command": shlex.join(sys.argv),
                "redis_py": redis.__version__, "cpu_model": cpu.get("model name"),
                "cpu_family": cpu.get("cpu family"), "nproc": os.cpu_count(),
-               "loadavg_start": load0}
+               "loadavg_start": load0, "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
     t_all = time.monotonic()
     rc = 0
     try:

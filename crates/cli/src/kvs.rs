@@ -56,6 +56,12 @@ pub struct BenchArgs {
     #[arg(long)]
     pub password: Option<String>,
 
+    /// Redis Cluster: --addr is one node; read the slot map (CLUSTER SLOTS) from it, keep
+    /// a connection to every primary per client connection, send each request to the
+    /// primary serving its key's slot, follow -MOVED and -ASK (RESP only)
+    #[arg(long)]
+    pub cluster: bool,
+
     /// Concurrent connections
     #[arg(long, default_value_t = 50)]
     pub connections: usize,
@@ -88,9 +94,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "RATES")]
     pub sweep: Option<String>,
 
-    /// Linux: report this server process's CPU seconds over the run (from /proc/PID/stat)
-    #[arg(long, value_name = "PID")]
-    pub server_pid: Option<u32>,
+    /// Linux: report this server process's CPU seconds over the run (from /proc/PID/stat);
+    /// several (a cluster's nodes: PID,PID,... or the flag repeated) are reported each
+    /// and summed
+    #[arg(long, value_name = "PID", value_delimiter = ',')]
+    pub server_pid: Vec<u32>,
 
     /// Name of the server in the sweep's JSON and plot [default: the address]
     #[arg(long)]
@@ -131,7 +139,8 @@ pub struct BenchArgs {
 
     /// Print {requests, secs, per_sec, p50_us, p90_us, p99_us, p999_us, max_us, mismatches,
     /// protocol, mode, offered_rate, key_dist, value_sizes, server_cpu_s,
-    /// cpu_s_per_million} (with --sweep: the sweep's document)
+    /// cpu_s_per_million, server_cpu_s_by_pid, cluster, moved, asks} (with --sweep: the
+    /// sweep's document)
     #[arg(long)]
     pub json: bool,
 }
@@ -359,13 +368,20 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
             "--password needs --protocol resp (memcached has no AUTH)".into(),
         ));
     }
-    loadgen::preload_with(
-        a.addr,
-        a.protocol,
-        a.keys,
-        &a.value_size,
-        a.password.as_deref(),
-    )
+    if a.cluster && a.protocol != loadgen::Protocol::Resp {
+        return Err(CliError::Invalid("--cluster needs --protocol resp".into()));
+    }
+    if a.cluster {
+        loadgen::preload_cluster(a.addr, a.keys, &a.value_size, a.password.as_deref())
+    } else {
+        loadgen::preload_with(
+            a.addr,
+            a.protocol,
+            a.keys,
+            &a.value_size,
+            a.password.as_deref(),
+        )
+    }
     .map_err(io)?;
     let spec = LoadSpec {
         addr: a.addr,
@@ -382,6 +398,7 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
         get_ratio: a.get_ratio,
         seed: 1,
         password: a.password.clone(),
+        cluster: a.cluster,
     };
     if let Some(rates) = rates {
         let label = a.label.clone().unwrap_or_else(|| a.addr.to_string());
@@ -391,9 +408,9 @@ fn bench(a: &BenchArgs) -> Result<(), CliError> {
             svg_file: a.svg.as_deref(),
             print_json: a.json,
         };
-        return kvs_bench::sweep(&spec, &rates, a.server_pid, &out);
+        return kvs_bench::sweep(&spec, &rates, &a.server_pid, &out);
     }
-    let m = kvs_bench::measure(&spec, a.server_pid)?;
+    let m = kvs_bench::measure(&spec, &a.server_pid)?;
     if a.json {
         println!("{}", m.json(&spec));
     } else {

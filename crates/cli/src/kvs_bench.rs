@@ -18,13 +18,15 @@ use wirespeed_loadgen::{self as loadgen, LoadReport, LoadSpec};
 
 use crate::error::CliError;
 
-/// One run and the server CPU seconds it cost (when a server pid was given).
+/// One run and the server CPU seconds it cost (when server pids were given).
 #[derive(Debug)]
 pub struct Measured {
     /// The load generator's report.
     pub report: LoadReport,
-    /// User plus system seconds of the server process over the run.
+    /// User plus system seconds of the server processes over the run, summed.
     pub server_cpu_s: Option<f64>,
+    /// Each server process's seconds: (pid, seconds).
+    pub server_cpu_by_pid: Vec<(u32, f64)>,
 }
 
 impl Measured {
@@ -50,6 +52,9 @@ impl Measured {
             "value_sizes": spec.value_size.to_string(),
             "server_cpu_s": self.server_cpu_s,
             "cpu_s_per_million": self.cpu_s_per_million(),
+            "server_cpu_s_by_pid": self.server_cpu_by_pid.iter()
+                .map(|&(pid, s)| json!({"pid": pid, "cpu_s": s})).collect::<Vec<_>>(),
+            "cluster": spec.cluster, "moved": r.moved, "asks": r.asks,
         })
     }
 
@@ -69,8 +74,19 @@ impl Measured {
             "requests={} secs={:.3} per_sec={:.0} p50_us={:.1} p90_us={:.1} p99_us={:.1} p999_us={:.1} max_us={:.1} mismatches={}",
             r.requests, r.secs, r.per_sec(), r.us(0.5), r.us(0.9), r.us(0.99), r.us(0.999), r.us(1.0), r.mismatches
         );
+        if spec.cluster {
+            line += &format!(" cluster=true moved={} asks={}", r.moved, r.asks);
+        }
         if let (Some(cpu), Some(per)) = (self.server_cpu_s, self.cpu_s_per_million()) {
             line += &format!(" server_cpu_s={cpu:.3} cpu_s_per_million={per:.3}");
+            if self.server_cpu_by_pid.len() > 1 {
+                let each: Vec<String> = self
+                    .server_cpu_by_pid
+                    .iter()
+                    .map(|(pid, s)| format!("{pid}:{s:.3}"))
+                    .collect();
+                line += &format!(" server_cpu_s_by_pid={}", each.join(","));
+            }
         }
         line
     }
@@ -89,26 +105,35 @@ fn cpu_secs(pid: u32) -> Result<f64, CliError> {
         .map_err(|e| CliError::Invalid(format!("--server-pid {pid}: {e}")))
 }
 
-/// Runs `spec`, reading the CPU time of process `pid` (if any) before and after.
-pub fn measure(spec: &LoadSpec, pid: Option<u32>) -> Result<Measured, CliError> {
-    measure_io(spec, pid)?.map_err(|e| load_error(spec, e))
+/// Runs `spec`, reading the CPU time of processes `pids` (if any) before and after.
+pub fn measure(spec: &LoadSpec, pids: &[u32]) -> Result<Measured, CliError> {
+    measure_io(spec, pids)?.map_err(|e| load_error(spec, e))
 }
 
 /// [`measure`], with the load's own error kept apart (a sweep stops at an overload).
-fn measure_io(
-    spec: &LoadSpec,
-    pid: Option<u32>,
-) -> Result<Result<Measured, std::io::Error>, CliError> {
-    let before = pid.map(cpu_secs).transpose()?;
+fn measure_io(spec: &LoadSpec, pids: &[u32]) -> Result<Result<Measured, std::io::Error>, CliError> {
+    let before = pids
+        .iter()
+        .map(|&p| cpu_secs(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let report = match loadgen::run(spec) {
         Ok(r) => r,
         Err(e) => return Ok(Err(e)),
     };
-    let after = pid.map(cpu_secs).transpose()?;
-    let server_cpu_s = before.zip(after).map(|(b, a)| (a - b).max(0.0));
+    let after = pids
+        .iter()
+        .map(|&p| cpu_secs(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let server_cpu_by_pid: Vec<(u32, f64)> = pids
+        .iter()
+        .zip(before.iter().zip(&after))
+        .map(|(&pid, (b, a))| (pid, (a - b).max(0.0)))
+        .collect();
+    let server_cpu_s = (!pids.is_empty()).then(|| server_cpu_by_pid.iter().map(|p| p.1).sum());
     Ok(Ok(Measured {
         report,
         server_cpu_s,
+        server_cpu_by_pid,
     }))
 }
 
@@ -156,7 +181,7 @@ pub struct SweepOutput<'a> {
 pub fn sweep(
     spec: &LoadSpec,
     rates: &[f64],
-    pid: Option<u32>,
+    pids: &[u32],
     out: &SweepOutput<'_>,
 ) -> Result<(), CliError> {
     let mut points = Vec::new();
@@ -167,7 +192,7 @@ pub fn sweep(
             rate: Some(rate),
             ..spec.clone()
         };
-        let m = match measure_io(&spec, pid)? {
+        let m = match measure_io(&spec, pids)? {
             Ok(m) => m,
             Err(e) if loadgen::overloaded(&e).is_some() => {
                 eprintln!("kvs bench: {e}; the sweep stops at {rate} requests/s");

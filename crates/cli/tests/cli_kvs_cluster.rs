@@ -1,11 +1,15 @@
 //! Cluster mode through the real tools: six wirespeed nodes made into a three-primary,
 //! three-replica cluster by `redis-cli --cluster create`, checked by `redis-cli
-//! --cluster check`; redis-py's `RedisCluster` writes and reads 100,000 keys;
-//! `redis-benchmark --cluster` runs; MOVED, CROSSSLOT and hash tags as Redis answers
-//! them (followed by hand with the redis crate); READONLY reads on a replica; a node
-//! restarted on its `nodes.conf` keeps its id and rejoins; resharding and a new primary
-//! under load; a failed primary replaced by its replica with no WAIT-acknowledged
-//! write lost, the old primary back as a replica.
+//! --cluster check`; redis-py's `RedisCluster` and the redis crate's `ClusterClient`
+//! write and read 100,000 keys; `redis-benchmark --cluster` and `wirespeed kvs bench
+//! --cluster` run (the latter through a resharding, following MOVED and ASK, after
+//! which the slot floors the moves set are in the nodes' files and survive a restart);
+//! MOVED, CROSSSLOT and hash tags as Redis answers them (followed by hand with the
+//! redis crate); READONLY reads on a replica; a node restarted on its `nodes.conf`
+//! keeps its id and rejoins; resharding and a new primary under load; a failed primary
+//! replaced by its replica with no WAIT-acknowledged write lost, the old primary back
+//! as a replica; a manual failover under writes with no acknowledged write lost (the
+//! primary holds writes until its replica has caught up).
 
 mod common;
 
@@ -84,6 +88,47 @@ fn redis_cli(args: &[&str]) -> (bool, String) {
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
+}
+
+/// Six fresh nodes (test group `group`) made a three-primary, three-replica cluster by
+/// `redis-cli --cluster create`; `None` (the test skipped) without redis-cli.
+fn six_node_cluster(group: &str) -> Option<(Vec<Node>, Vec<String>)> {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        missing_client("redis-cli");
+        return None;
+    }
+    let (nodes, addrs) = start_nodes(6, group);
+    let mut args = vec!["--cluster", "create"];
+    args.extend(addrs.iter().map(String::as_str));
+    args.extend(["--cluster-replicas", "1", "--cluster-yes"]);
+    let (ok, out) = redis_cli(&args);
+    assert!(ok, "{out}");
+    until(10, "the cluster is ok on every node", || {
+        addrs.iter().all(|a| {
+            let mut c = connect(a);
+            let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c).unwrap();
+            info.contains("cluster_state:ok")
+        })
+    });
+    Some((nodes, addrs))
+}
+
+/// The ports of the nodes that are primaries (by INFO replication), with their DBSIZE.
+fn primaries(nodes: &[Node]) -> Vec<(u16, i64)> {
+    nodes
+        .iter()
+        .filter_map(|n| {
+            let mut c = connect(&format!("127.0.0.1:{}", n.port));
+            let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
+            if !info.contains("role:master") {
+                return None;
+            }
+            let Value::Int(k) = cmd(&mut c, &["DBSIZE"]) else {
+                panic!("DBSIZE")
+            };
+            Some((n.port, k))
+        })
+        .collect()
 }
 
 /// `SET key value` sent to `port`, following MOVED (at most twice).
@@ -266,6 +311,194 @@ print(ok)
     let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c1).unwrap();
     assert!(info.contains("cluster_state:ok"), "{info}");
     assert!(info.contains("cluster_known_nodes:6"), "{info}");
+}
+
+#[test]
+fn the_redis_crate_cluster_client_writes_and_reads_100000_keys() {
+    let Some((nodes, addrs)) = six_node_cluster("cluster-rs-client") else {
+        return;
+    };
+    let t = Instant::now();
+    let client = redis::cluster::ClusterClient::new(vec![format!("redis://{}/", addrs[0])])
+        .expect("a cluster client");
+    let mut con = client.get_connection().expect("connected to the cluster");
+    let n = 100_000;
+    let batch = 2_000;
+    // Pipelined: the client splits each pipeline by node and sends each part at once.
+    for start in (0..n).step_by(batch) {
+        let mut p = redis::cluster::cluster_pipe();
+        for i in start..start + batch {
+            p.set(format!("rc:{i}"), format!("v{i}")).ignore();
+        }
+        let () = p.query(&mut con).expect("pipelined SETs");
+    }
+    let mut wrong = 0;
+    for start in (0..n).step_by(batch) {
+        let mut p = redis::cluster::cluster_pipe();
+        for i in start..start + batch {
+            p.get(format!("rc:{i}"));
+        }
+        let got: Vec<Option<String>> = p.query(&mut con).expect("pipelined GETs");
+        assert_eq!(got.len(), batch);
+        wrong += (start..start + batch)
+            .zip(&got)
+            .filter(|(i, v)| v.as_deref() != Some(format!("v{i}").as_str()))
+            .count();
+    }
+    assert_eq!(wrong, 0, "values read back wrong");
+    // Single commands too, each routed by the client's slot map.
+    let one: String = redis::cmd("GET").arg("rc:77777").query(&mut con).unwrap();
+    assert_eq!(one, "v77777");
+    eprintln!(
+        "redis crate cluster client: 100,000 SETs and GETs in {:?}",
+        t.elapsed()
+    );
+    // The keys spread over the three primaries.
+    let ps = primaries(&nodes);
+    assert_eq!(ps.len(), 3, "{ps:?}");
+    assert!(
+        ps.iter().all(|&(_, k)| (30_000..40_000).contains(&k)),
+        "{ps:?}"
+    );
+    assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), n as i64);
+}
+
+/// `wirespeed kvs bench` with `extra` arguments, as JSON (the run must succeed).
+fn kvs_bench_json(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["kvs", "bench", "--json"];
+    args.extend(extra);
+    let out = common::wirespeed(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn kvs_bench_speaks_the_cluster_protocol_and_follows_a_resharding() {
+    let Some((nodes, addrs)) = six_node_cluster("cluster-bench") else {
+        return;
+    };
+    // Keys spread over the primaries: the preload writes each on its slot's primary.
+    let t = Instant::now();
+    let r = kvs_bench_json(&[
+        "--cluster",
+        "--addr",
+        &addrs[0],
+        "--keys",
+        "30000",
+        "--requests",
+        "60000",
+        "--connections",
+        "8",
+        "--pipeline",
+        "8",
+    ]);
+    eprintln!("kvs bench --cluster: {r} in {:?}", t.elapsed());
+    assert_eq!(r["requests"], 60_000, "{r}");
+    assert_eq!(r["mismatches"], 0, "{r}");
+    assert_eq!(r["cluster"], true, "{r}");
+    assert_eq!(
+        (r["moved"].as_u64(), r["asks"].as_u64()),
+        (Some(0), Some(0)),
+        "{r}"
+    );
+    let ps = primaries(&nodes);
+    assert_eq!(ps.len(), 3, "{ps:?}");
+    assert!(
+        ps.iter().all(|&(_, k)| (8_000..12_000).contains(&k)),
+        "{ps:?}"
+    );
+    assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), 30_000);
+    // Through a resharding: the load follows MOVED (and ASK while a slot migrates), and
+    // every reply is still the expected one.
+    let bench = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args([
+            "kvs",
+            "bench",
+            "--json",
+            "--cluster",
+            "--addr",
+            &addrs[1],
+            "--keys",
+            "30000",
+            "--duration",
+            "6",
+            "--connections",
+            "4",
+            "--pipeline",
+            "4",
+            "--get-ratio",
+            "0.5",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kvs bench");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let ids: Vec<String> = ps[..2]
+        .iter()
+        .map(|(port, _)| {
+            let mut c = connect(&format!("127.0.0.1:{port}"));
+            redis::cmd("CLUSTER").arg("MYID").query(&mut c).unwrap()
+        })
+        .collect();
+    let resharded = Instant::now();
+    let (ok, out) = redis_cli(&[
+        "--cluster",
+        "reshard",
+        &addrs[0],
+        "--cluster-from",
+        &ids[0],
+        "--cluster-to",
+        &ids[1],
+        "--cluster-slots",
+        "500",
+        "--cluster-yes",
+    ]);
+    assert!(ok, "{out}");
+    let took = resharded.elapsed();
+    let out = bench.wait_with_output().expect("kvs bench ran");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    eprintln!("kvs bench --cluster through a resharding of 500 slots ({took:?}): {r}");
+    assert_eq!(r["mismatches"], 0, "{r}");
+    assert!(r["requests"].as_u64() > Some(1_000), "{r}");
+    // The resharding ended well before the run did, so requests met the moved slots.
+    if took < std::time::Duration::from_secs(4) {
+        assert!(r["moved"].as_u64() > Some(0), "{r}");
+    }
+    let ps = primaries(&nodes);
+    assert_eq!(ps.iter().map(|&(_, k)| k).sum::<i64>(), 30_000, "{ps:?}");
+    // The slots given by CLUSTER SETSLOT NODE keep their floors (the epoch a claim must
+    // exceed to move them again) in the nodes' files, and through a restart.
+    let floors = |file: &PathBuf| {
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines()
+            .find(|l| l.starts_with("vars "))
+            .and_then(|l| l.split_once(" slotFloors "))
+            .map(|(_, f)| f.to_string())
+    };
+    let mut nodes = nodes;
+    let n = nodes
+        .iter_mut()
+        .find(|n| floors(&n.file).is_some())
+        .expect("a node's file keeps slot floors");
+    let before = floors(&n.file);
+    n.proc = None;
+    n.start();
+    let mut c = connect(&format!("127.0.0.1:{}", n.port));
+    assert_eq!(cmd(&mut c, &["CLUSTER", "SAVECONFIG"]), Value::Okay);
+    assert_eq!(floors(&n.file), before);
 }
 
 #[test]
@@ -481,12 +714,54 @@ fn a_failed_primary_is_replaced_by_its_replica_without_losing_acknowledged_write
         let (ok, out) = redis_cli(&["--cluster", "check", &format!("127.0.0.1:{survivor}")]);
         ok && out.contains("[OK] All nodes agree") && out.contains("[OK] All 16384 slots covered.")
     });
-    // A manual failover back: the old primary takes its slots again.
+    // A manual failover back, under writes: the primary holds writes until its replica
+    // has caught up, so every write it acknowledged is on the replica that takes over.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut c = connect(&format!("127.0.0.1:{promoted}"));
+            let mut acked = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && acked.len() < 1_000_000 {
+                let key = format!("{{foo}}:{}", acked.len());
+                match try_cmd(&mut c, &["SET", &key, "w"]) {
+                    Ok(_) => acked.push(key),
+                    Err(_) => break, // MOVED: the slot has a new primary
+                }
+            }
+            acked
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(cmd(&mut v, &["CLUSTER", "FAILOVER"]), Value::Okay);
     until(10, "the manual failover is seen", || {
         owner_port(survivor, "foo") == victim
     });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.join().expect("the writer ran");
+    assert!(written.len() > 100, "{} writes", written.len());
+    let lost: Vec<&String> = written
+        .iter()
+        .filter(|k| cmd(&mut v, &["GET", k]) != bulk("w"))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged writes lost in the manual failover: {:?}",
+        lost.len(),
+        written.len(),
+        &lost[..lost.len().min(5)]
+    );
     assert_eq!(cmd(&mut v, &["GET", &acked[0]]), bulk("v"));
+    // FORCE takes over at once, without the primary.
+    let mut p = connect(&format!("127.0.0.1:{promoted}"));
+    until(10, "the old primary follows the new one", || {
+        let info: String = redis::cmd("INFO").arg("replication").query(&mut p).unwrap();
+        info.contains("role:slave") && info.contains("master_link_status:up")
+    });
+    assert_eq!(cmd(&mut p, &["CLUSTER", "FAILOVER", "FORCE"]), Value::Okay);
+    until(10, "the forced failover is seen", || {
+        owner_port(survivor, "foo") == promoted
+    });
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! The connection loops of a run: each worker thread drives its connections with one
 //! mio poll, closed loop (a batch in flight per connection) or open loop (requests sent
 //! on a schedule, latency measured from the due time), checking every reply against
-//! the one its request must get.
+//! the one its request must get. In cluster mode a connection holds one socket (a link)
+//! per node and sends each request to the node serving its key's slot, following
+//! `-MOVED` and `-ASK`.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -13,8 +16,9 @@ use hdrhistogram::Histogram;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::cluster::{redirect, Redirect, SlotMap, ASKING, MAX_NODES};
 use crate::dist::{KeySampler, XorShift64};
-use crate::wire::{bad_reply, closed_by_server, frame, push_reply, push_request};
+use crate::wire::{bad_reply, closed_by_server, connect, frame, push_reply, push_request};
 use crate::{
     new_histogram, LoadSpec, Overloaded, CHECK_EVERY, FIRST_LATENESS, IO_TIMEOUT, MAX_LATENESS,
     MAX_OUTSTANDING, READ_BUF, SPIN,
@@ -78,6 +82,9 @@ pub(crate) struct Tally {
     pub(crate) requests: u64,
     pub(crate) latency: Histogram<u64>,
     pub(crate) mismatches: u64,
+    /// `-MOVED` and `-ASK` replies followed (cluster mode).
+    pub(crate) moved: u64,
+    pub(crate) asks: u64,
     /// When its last reply arrived.
     pub(crate) end: Option<Instant>,
 }
@@ -90,18 +97,21 @@ struct Pending {
     from: Instant,
     key: u64,
     get: bool,
+    /// The `ASKING` before a request sent on an `-ASK` (its `+OK` is no request's reply).
+    asking: bool,
+    /// Redirections it has followed.
+    hops: u8,
 }
 
-/// One connection of a loop.
-pub(crate) struct Conn {
+/// Most redirections one request may follow before the run fails.
+const MAX_HOPS: u8 = 16;
+
+/// Least time between two slot-map refreshes of a loop after `-MOVED`.
+const REFRESH_EVERY: Duration = Duration::from_millis(100);
+
+/// One socket of a connection: to the server, or (cluster mode) to one of its nodes.
+struct Link {
     stream: TcpStream,
-    /// Its number among all the run's connections: the seed of its mix, its place in the
-    /// open loop's schedule.
-    index: u64,
-    mix: Mix,
-    /// Requests it is to send (closed loop; `u64::MAX` when the run has a duration).
-    quota: u64,
-    sent: u64,
     /// Requests not yet written: `out[written..]`.
     out: Vec<u8>,
     written: usize,
@@ -113,33 +123,64 @@ pub(crate) struct Conn {
     pending: VecDeque<Pending>,
     /// When it last received bytes, or began to await a reply.
     progress: Instant,
-    /// It sends no more (a closed-loop connection done, or the open loop's schedule over).
-    finished: bool,
 }
 
-impl Conn {
-    pub(crate) fn new(
-        stream: TcpStream,
-        spec: &LoadSpec,
-        keys: KeySampler,
-        index: u64,
-        quota: u64,
-    ) -> Conn {
-        Conn {
+impl Link {
+    fn new(stream: TcpStream) -> Link {
+        Link {
             stream,
-            index,
-            mix: Mix::new(spec, keys, index),
-            quota,
-            sent: 0,
             out: Vec::new(),
             written: 0,
             want_write: false,
             partial: Vec::new(),
             pending: VecDeque::new(),
             progress: Instant::now(),
+        }
+    }
+}
+
+/// One connection of a loop: one link to the server, or in cluster mode one to each node
+/// it has sent to (`links[n]` to node n of the slot map).
+pub(crate) struct Conn {
+    /// Its number among all the run's connections: the seed of its mix, its place in the
+    /// open loop's schedule.
+    index: u64,
+    mix: Mix,
+    /// Requests it is to send (closed loop; `u64::MAX` when the run has a duration).
+    quota: u64,
+    sent: u64,
+    links: Vec<Option<Link>>,
+    /// It sends no more (a closed-loop connection done, or the open loop's schedule over).
+    finished: bool,
+}
+
+impl Conn {
+    pub(crate) fn new(
+        links: Vec<Option<TcpStream>>,
+        spec: &LoadSpec,
+        keys: KeySampler,
+        index: u64,
+        quota: u64,
+    ) -> Conn {
+        Conn {
+            index,
+            mix: Mix::new(spec, keys, index),
+            quota,
+            sent: 0,
+            links: links.into_iter().map(|s| s.map(Link::new)).collect(),
             finished: false,
         }
     }
+
+    /// No request of it awaits a reply.
+    fn idle(&self) -> bool {
+        self.links.iter().flatten().all(|l| l.pending.is_empty())
+    }
+}
+
+/// The poll token of link `n` of connection `i`.
+fn token(i: usize, n: usize) -> Token {
+    Token(i * MAX_NODES + n)
 }
 
 /// Replies checked and timed so far.
@@ -147,25 +188,43 @@ struct Stats {
     latency: Histogram<u64>,
     requests: u64,
     mismatches: u64,
+    moved: u64,
+    asks: u64,
     end: Option<Instant>,
     /// Scratch for the expected reply.
     expected: Vec<u8>,
 }
 
-/// Frames, checks and times the whole replies at the start of `data` (received at `now`)
-/// against the requests of `pending`; returns the bytes they took.
+/// Frames, checks and times the whole replies at the start of `data` (received at `now`
+/// from `node`) against the requests of `pending`; returns the bytes they took. In
+/// cluster mode a redirection is no reply: its request goes to `redirects`.
 fn take_replies(
     spec: &LoadSpec,
     data: &[u8],
     pending: &mut VecDeque<Pending>,
     stats: &mut Stats,
     now: Instant,
+    node: SocketAddr,
+    redirects: &mut Vec<(Pending, Redirect)>,
 ) -> io::Result<usize> {
     let mut at = 0;
     while let Some(len) = frame(spec.protocol, &data[at..])? {
         let p = pending
             .pop_front()
             .ok_or_else(|| bad_reply("a reply to no request"))?;
+        let reply = &data[at..at + len];
+        at += len;
+        if p.asking {
+            // Refused only when the node forgot the migration; the request after it is
+            // then answered with a redirection or counted as a mismatch.
+            continue;
+        }
+        if spec.cluster && reply.first() == Some(&b'-') {
+            if let Some(r) = redirect(reply, node) {
+                redirects.push((p, r));
+                continue;
+            }
+        }
         stats.expected.clear();
         push_reply(
             spec.protocol,
@@ -174,29 +233,27 @@ fn take_replies(
             p.get,
             spec.value_size.of(p.key),
         );
-        if data[at..at + len] != stats.expected[..] {
+        if reply != &stats.expected[..] {
             stats.mismatches += 1;
         }
         let ns = now.saturating_duration_since(p.from).as_nanos() as u64;
         stats.latency.saturating_record(ns.max(1));
         stats.requests += 1;
-        at += len;
-    }
-    if at > 0 {
         stats.end = Some(now);
     }
     Ok(at)
 }
 
 /// Sets up one loop, waits for the start, runs it; its failure goes to `shared` (`None`
-/// then).
+/// then). `map` is the cluster's slot map (cluster mode).
 pub(crate) fn drive(
     spec: &LoadSpec,
     conns: Vec<Conn>,
     rate: Option<f64>,
     shared: &Shared,
+    map: Option<SlotMap>,
 ) -> Option<Tally> {
-    let ready = Loop::new(spec, conns);
+    let ready = Loop::new(spec, conns, map);
     shared.go.wait();
     let start = *shared.start.wait();
     let ran = ready.and_then(|mut l| {
@@ -211,6 +268,8 @@ pub(crate) fn drive(
             requests: s.requests,
             latency: s.latency,
             mismatches: s.mismatches,
+            moved: s.moved,
+            asks: s.asks,
             end: s.end,
         }),
         Err(e) => {
@@ -220,21 +279,32 @@ pub(crate) fn drive(
     }
 }
 
-/// One event loop: its connections (token i is connection `conns[i]`) and their results.
+/// One event loop: its connections (token `i·MAX_NODES + n` is link n of connection
+/// `conns[i]`) and their results.
 struct Loop<'a> {
     spec: &'a LoadSpec,
     poll: Poll,
     conns: Vec<Conn>,
     buf: Box<[u8]>,
     stats: Stats,
+    /// The slot map (cluster mode): this loop's own, updated by the redirections it gets.
+    map: Option<SlotMap>,
+    /// Redirected requests not yet sent again: (connection, request, redirection).
+    redirects: Vec<(usize, Pending, Redirect)>,
+    /// When the slot map was last read again.
+    refreshed: Option<Instant>,
 }
 
 impl<'a> Loop<'a> {
-    fn new(spec: &'a LoadSpec, mut conns: Vec<Conn>) -> io::Result<Loop<'a>> {
+    fn new(spec: &'a LoadSpec, mut conns: Vec<Conn>, map: Option<SlotMap>) -> io::Result<Loop<'a>> {
         let poll = Poll::new()?;
         for (i, c) in conns.iter_mut().enumerate() {
-            poll.registry()
-                .register(&mut c.stream, Token(i), Interest::READABLE)?;
+            for (n, l) in c.links.iter_mut().enumerate() {
+                if let Some(l) = l {
+                    poll.registry()
+                        .register(&mut l.stream, token(i, n), Interest::READABLE)?;
+                }
+            }
         }
         Ok(Loop {
             spec,
@@ -245,9 +315,14 @@ impl<'a> Loop<'a> {
                 latency: new_histogram()?,
                 requests: 0,
                 mismatches: 0,
+                moved: 0,
+                asks: 0,
                 end: None,
                 expected: Vec::new(),
             },
+            map,
+            redirects: Vec::new(),
+            refreshed: None,
         })
     }
 
@@ -262,27 +337,90 @@ impl<'a> Loop<'a> {
         }
     }
 
-    /// Writes what connection `i` has not yet written, as far as its socket takes it;
-    /// waits for writability while some is left.
-    fn flush(&mut self, i: usize) -> io::Result<()> {
+    /// The address of node `n` (the server's outside cluster mode).
+    fn node_addr(&self, n: usize) -> SocketAddr {
+        match &self.map {
+            Some(m) => m.nodes[n],
+            None => self.spec.addr,
+        }
+    }
+
+    /// The node key `k` goes to (0 outside cluster mode).
+    fn route(&self, k: u64) -> io::Result<usize> {
+        match &self.map {
+            Some(m) => m.node_of_key(k),
+            None => Ok(0),
+        }
+    }
+
+    /// Link `n` of connection `i`, connected (and registered) first if it is new.
+    fn link(&mut self, i: usize, n: usize) -> io::Result<&mut Link> {
+        let addr = self.node_addr(n);
         let c = &mut self.conns[i];
-        while c.written < c.out.len() {
-            match c.stream.write(&c.out[c.written..]) {
+        if c.links.len() <= n {
+            c.links.resize_with(n + 1, || None);
+        }
+        if c.links[n].is_none() {
+            let mut stream = connect(addr, self.spec.password.as_deref())?;
+            self.poll
+                .registry()
+                .register(&mut stream, token(i, n), Interest::READABLE)?;
+            c.links[n] = Some(Link::new(stream));
+        }
+        c.links[n]
+            .as_mut()
+            .ok_or_else(|| io::Error::other("a link not connected"))
+    }
+
+    /// Queues request (`key`, `get`) of connection `i` on the link to its node, timed from
+    /// `from`; returns that node.
+    fn queue(&mut self, i: usize, key: u64, get: bool, from: Instant) -> io::Result<usize> {
+        let n = self.route(key)?;
+        let spec = self.spec;
+        let link = self.link(i, n)?;
+        if link.pending.is_empty() {
+            link.progress = Instant::now();
+        }
+        push_request(
+            spec.protocol,
+            &mut link.out,
+            key,
+            get,
+            spec.value_size.of(key),
+        );
+        link.pending.push_back(Pending {
+            from,
+            key,
+            get,
+            asking: false,
+            hops: 0,
+        });
+        Ok(n)
+    }
+
+    /// Writes what link `n` of connection `i` has not yet written, as far as its socket
+    /// takes it; waits for writability while some is left.
+    fn flush(&mut self, i: usize, n: usize) -> io::Result<()> {
+        let Some(Some(l)) = self.conns[i].links.get_mut(n) else {
+            return Ok(());
+        };
+        while l.written < l.out.len() {
+            match l.stream.write(&l.out[l.written..]) {
                 Ok(0) => {
                     return Err(io::Error::new(
                         io::ErrorKind::WriteZero,
                         "the server takes no more requests",
                     ))
                 }
-                Ok(n) => c.written += n,
+                Ok(k) => l.written += k,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if !c.want_write {
+                    if !l.want_write {
                         self.poll.registry().reregister(
-                            &mut c.stream,
-                            Token(i),
+                            &mut l.stream,
+                            token(i, n),
                             Interest::READABLE | Interest::WRITABLE,
                         )?;
-                        c.want_write = true;
+                        l.want_write = true;
                     }
                     return Ok(());
                 }
@@ -290,65 +428,193 @@ impl<'a> Loop<'a> {
                 Err(e) => return Err(e),
             }
         }
-        c.out.clear();
-        c.written = 0;
-        if c.want_write {
+        l.out.clear();
+        l.written = 0;
+        if l.want_write {
             self.poll
                 .registry()
-                .reregister(&mut c.stream, Token(i), Interest::READABLE)?;
-            c.want_write = false;
+                .reregister(&mut l.stream, token(i, n), Interest::READABLE)?;
+            l.want_write = false;
         }
         Ok(())
     }
 
-    /// Reads what has arrived on connection `i` and takes the whole replies in it; until
-    /// the socket is drained when `drain`, else once unless the read fills the buffer.
-    /// Returns the instant of the last read that brought bytes.
-    fn read(&mut self, i: usize, drain: bool) -> io::Result<Option<Instant>> {
+    /// Reads what has arrived on link `n` of connection `i` and takes the whole replies
+    /// in it (until the socket is drained when `drain`, else once unless the read fills
+    /// the buffer), then sends the redirected requests again. Returns the instant of the
+    /// last read that brought bytes.
+    fn read(&mut self, i: usize, n: usize, drain: bool) -> io::Result<Option<Instant>> {
+        let node = self.node_addr(n);
+        let mut redirects = Vec::new();
+        let last = self.read_link(i, n, drain, node, &mut redirects);
+        self.redirects
+            .extend(redirects.into_iter().map(|(p, r)| (i, p, r)));
+        let last = last?;
+        self.follow()?;
+        Ok(last)
+    }
+
+    fn read_link(
+        &mut self,
+        i: usize,
+        n: usize,
+        drain: bool,
+        node: SocketAddr,
+        redirects: &mut Vec<(Pending, Redirect)>,
+    ) -> io::Result<Option<Instant>> {
         let spec = self.spec;
         let Loop {
             conns, buf, stats, ..
         } = self;
         let c = &mut conns[i];
+        let finished = c.finished;
+        let Some(Some(l)) = c.links.get_mut(n) else {
+            return Ok(None);
+        };
         let mut last = None;
         loop {
-            let n = match c.stream.read(buf) {
-                Ok(0) if c.finished && c.pending.is_empty() => return Ok(last),
+            let k = match l.stream.read(buf) {
+                Ok(0) if finished && l.pending.is_empty() => return Ok(last),
                 Ok(0) => return Err(closed_by_server()),
-                Ok(n) => n,
+                Ok(k) => k,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(last),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             };
             let now = Instant::now();
-            c.progress = now;
+            l.progress = now;
             last = Some(now);
-            let data = &buf[..n];
-            if c.partial.is_empty() {
-                let used = take_replies(spec, data, &mut c.pending, stats, now)?;
-                c.partial.extend_from_slice(&data[used..]);
+            let data = &buf[..k];
+            if l.partial.is_empty() {
+                let used = take_replies(spec, data, &mut l.pending, stats, now, node, redirects)?;
+                l.partial.extend_from_slice(&data[used..]);
             } else {
-                c.partial.extend_from_slice(data);
-                let used = take_replies(spec, &c.partial, &mut c.pending, stats, now)?;
-                c.partial.drain(..used);
+                l.partial.extend_from_slice(data);
+                let used = take_replies(
+                    spec,
+                    &l.partial,
+                    &mut l.pending,
+                    stats,
+                    now,
+                    node,
+                    redirects,
+                )?;
+                l.partial.drain(..used);
             }
-            if n < buf.len() && !drain {
+            if k < buf.len() && !drain {
                 return Ok(last);
             }
         }
     }
 
-    /// Fails the run if a connection has awaited a reply for [`IO_TIMEOUT`] without
-    /// receiving a byte.
+    /// Sends the redirected requests to the nodes named: after `-MOVED` the slot's node
+    /// changes in the map (which is read again from that node, at most every
+    /// [`REFRESH_EVERY`]); after `-ASK` the request goes once, behind `ASKING`.
+    fn follow(&mut self) -> io::Result<()> {
+        if self.redirects.is_empty() {
+            return Ok(());
+        }
+        let mut dirty = Vec::new();
+        for (i, mut p, r) in std::mem::take(&mut self.redirects) {
+            p.hops += 1;
+            if p.hops > MAX_HOPS {
+                return Err(io::Error::other(format!(
+                    "{}: more than {MAX_HOPS} redirections (last to {})",
+                    crate::key_of(p.key),
+                    r.addr
+                )));
+            }
+            let password = self.spec.password.as_deref();
+            let map = self
+                .map
+                .as_mut()
+                .ok_or_else(|| io::Error::other("a redirection outside cluster mode"))?;
+            let to = map.node(r.addr)?;
+            if r.ask {
+                self.stats.asks += 1;
+            } else {
+                self.stats.moved += 1;
+                map.set(r.slot, to);
+                let now = Instant::now();
+                if self
+                    .refreshed
+                    .is_none_or(|t| now.saturating_duration_since(t) >= REFRESH_EVERY)
+                {
+                    self.refreshed = Some(now);
+                    // A failed refresh keeps the map as the redirection left it.
+                    let _ = map.refresh(r.addr, password);
+                }
+            }
+            let to = usize::from(to);
+            let spec = self.spec;
+            let link = self.link(i, to)?;
+            if link.pending.is_empty() {
+                link.progress = Instant::now();
+            }
+            if r.ask {
+                link.out.extend_from_slice(ASKING);
+                link.pending.push_back(Pending { asking: true, ..p });
+            }
+            push_request(
+                spec.protocol,
+                &mut link.out,
+                p.key,
+                p.get,
+                spec.value_size.of(p.key),
+            );
+            link.pending.push_back(p);
+            dirty.push((i, to));
+        }
+        dirty.sort_unstable();
+        dirty.dedup();
+        for (i, n) in dirty {
+            self.flush(i, n)?;
+        }
+        Ok(())
+    }
+
+    /// Fails the run if a link has awaited a reply for [`IO_TIMEOUT`] without receiving
+    /// a byte.
     fn check_progress(&self, now: Instant) -> io::Result<()> {
-        let stuck = self.conns.iter().any(|c| {
-            !c.pending.is_empty() && now.saturating_duration_since(c.progress) > IO_TIMEOUT
-        });
+        let stuck = self
+            .conns
+            .iter()
+            .flat_map(|c| c.links.iter().flatten())
+            .any(|l| {
+                !l.pending.is_empty() && now.saturating_duration_since(l.progress) > IO_TIMEOUT
+            });
         if stuck {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!("no reply from the server for {} s", IO_TIMEOUT.as_secs()),
             ));
+        }
+        Ok(())
+    }
+
+    /// Handles the events of one poll: writability, then replies (and, in the closed
+    /// loop, a connection's next batch once its replies are all in).
+    fn handle(
+        &mut self,
+        events: &Events,
+        closed: Option<(Option<Instant>, &mut usize)>,
+    ) -> io::Result<()> {
+        let mut closed = closed;
+        for ev in events.iter() {
+            let (i, n) = (ev.token().0 / MAX_NODES, ev.token().0 % MAX_NODES);
+            if ev.is_writable() {
+                self.flush(i, n)?;
+            }
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                let drain = ev.is_read_closed() || ev.is_error();
+                let got = self.read(i, n, drain)?;
+                if let (Some(now), Some((deadline, active))) = (got, closed.as_mut()) {
+                    let c = &self.conns[i];
+                    if c.idle() && !c.finished {
+                        self.next_batch(i, now, *deadline, active)?;
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -369,21 +635,7 @@ impl<'a> Loop<'a> {
                 return Ok(());
             }
             self.wait(&mut events, CHECK_EVERY)?;
-            for ev in events.iter() {
-                let i = ev.token().0;
-                if ev.is_writable() {
-                    self.flush(i)?;
-                }
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    let drain = ev.is_read_closed() || ev.is_error();
-                    if let Some(now) = self.read(i, drain)? {
-                        let c = &self.conns[i];
-                        if c.pending.is_empty() && !c.finished {
-                            self.next_batch(i, now, deadline, &mut active)?;
-                        }
-                    }
-                }
-            }
+            self.handle(&events, Some((deadline, &mut active)))?;
             let now = Instant::now();
             if now >= next_check {
                 self.check_progress(now)?;
@@ -409,24 +661,28 @@ impl<'a> Loop<'a> {
             *active -= 1;
             return Ok(());
         }
-        let n = (c.quota - c.sent).min(spec.pipeline.max(1) as u64);
-        for _ in 0..n {
-            let (key, get) = c.mix.next();
-            push_request(spec.protocol, &mut c.out, key, get, spec.value_size.of(key));
-            c.pending.push_back(Pending {
-                from: now,
-                key,
-                get,
-            });
+        let count = (c.quota - c.sent).min(spec.pipeline.max(1) as u64);
+        c.sent += count;
+        let mut nodes = Vec::with_capacity(4);
+        for _ in 0..count {
+            let (key, get) = self.conns[i].mix.next();
+            let n = self.queue(i, key, get, now)?;
+            if !nodes.contains(&n) {
+                nodes.push(n);
+            }
         }
-        c.sent += n;
         // Timed from the write.
         let t = Instant::now();
-        for p in c.pending.iter_mut() {
-            p.from = t;
+        for l in self.conns[i].links.iter_mut().flatten() {
+            for p in l.pending.iter_mut() {
+                p.from = t;
+            }
+            l.progress = t;
         }
-        c.progress = t;
-        self.flush(i)
+        for n in nodes {
+            self.flush(i, n)?;
+        }
+        Ok(())
     }
 
     /// The open loop: the requests of this loop's connections at their due times (see the
@@ -470,8 +726,8 @@ impl<'a> Loop<'a> {
                 }
                 next = due(round, self.conns[at].index);
             }
-            for i in ready.drain(..) {
-                self.flush(i)?;
+            for (i, n) in ready.drain(..) {
+                self.flush(i, n)?;
             }
             let timeout = match next {
                 Some(d) => {
@@ -481,7 +737,7 @@ impl<'a> Loop<'a> {
                     let room = left.saturating_sub(lateness + SPIN).min(CHECK_EVERY);
                     Duration::from_millis(room.as_millis() as u64)
                 }
-                None if self.conns.iter().all(|c| c.pending.is_empty()) => return Ok(()),
+                None if self.conns.iter().all(Conn::idle) => return Ok(()),
                 None => {
                     for c in &mut self.conns {
                         c.finished = true;
@@ -495,15 +751,7 @@ impl<'a> Loop<'a> {
                 let late = asleep.elapsed().saturating_sub(timeout).min(MAX_LATENESS);
                 lateness = (lateness * 7 + late) / 8;
             }
-            for ev in events.iter() {
-                let i = ev.token().0;
-                if ev.is_writable() {
-                    self.flush(i)?;
-                }
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.read(i, ev.is_read_closed() || ev.is_error())?;
-                }
-            }
+            self.handle(&events, None)?;
             if next_check <= now {
                 self.check_progress(now)?;
                 next_check = now + CHECK_EVERY;
@@ -512,35 +760,30 @@ impl<'a> Loop<'a> {
     }
 
     /// Queues the next request of connection `i`, due at `due` (it is `now`); `ready`
-    /// collects the connections with requests to write.
+    /// collects the links with requests to write.
     fn send(
         &mut self,
         i: usize,
         due: Instant,
         now: Instant,
         rate: f64,
-        ready: &mut Vec<usize>,
+        ready: &mut Vec<(usize, usize)>,
     ) -> io::Result<()> {
-        let spec = self.spec;
-        let c = &mut self.conns[i];
-        let outstanding = c.pending.len() as u64;
+        let (key, get) = self.conns[i].mix.next();
+        let n = self.route(key)?;
+        let link = self.link(i, n)?;
+        let outstanding = link.pending.len() as u64;
         if outstanding >= MAX_OUTSTANDING {
             return Err(io::Error::other(Overloaded { rate, outstanding }));
         }
-        if c.pending.is_empty() {
-            c.progress = now;
+        if link.pending.is_empty() {
+            link.progress = now;
         }
-        if c.written == c.out.len() {
-            ready.push(i);
+        if link.written == link.out.len() {
+            ready.push((i, n));
         }
-        let (key, get) = c.mix.next();
-        push_request(spec.protocol, &mut c.out, key, get, spec.value_size.of(key));
-        c.pending.push_back(Pending {
-            from: due,
-            key,
-            get,
-        });
-        c.sent += 1;
+        self.queue(i, key, get, due)?;
+        self.conns[i].sent += 1;
         Ok(())
     }
 }

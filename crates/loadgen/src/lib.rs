@@ -62,6 +62,24 @@
 //! cannot keep up with the offered rate. The achieved rate ([`LoadReport::per_sec`]) is
 //! the replies received over the time from the start to the last reply.
 //!
+//! # Cluster mode ([`LoadSpec::cluster`])
+//!
+//! Against a Redis Cluster (RESP only), [`LoadSpec::addr`] is one node, the seed. Before
+//! the run the load generator reads the slot map from it (`CLUSTER SLOTS`: which primary
+//! serves each of the 16384 slots), and each connection opens one socket to every
+//! primary. Each request goes to the primary serving its key's slot (CRC16/XMODEM of the
+//! key, or of its `{hash tag}`, mod 16384: [`wirespeed_util::keyslot::key_slot`], the
+//! server's own function). A `-MOVED slot host:port` reply is no reply: the slot now
+//! belongs to that node in the loop's map (read again from that node, at most every
+//! 100 ms), and the request is sent there, opening a socket to the node if it is new;
+//! after `-ASK slot host:port` (a slot being migrated) the request goes once to that
+//! node behind `ASKING`, and the map is unchanged. A redirected request keeps its
+//! start time, so its latency includes the detour; [`LoadReport::moved`] and
+//! [`LoadReport::asks`] count the redirections, and a request redirected more than 16
+//! times fails the run. In the closed loop a batch of P requests is spread over the
+//! primaries its keys map to, and the next batch waits for all of its replies;
+//! [`preload_cluster`] writes every key on its primary first.
+//!
 //! # Length of a run
 //!
 //! [`LoadSpec::requests`] in total (spread evenly over the connections, and in the open
@@ -84,6 +102,7 @@
 //!
 //! - [`dist`]: the key distributions (uniform, Zipf, hot set) and value sizes (fixed, a
 //!   range, weighted).
+//! - `cluster` (private): the slot map, redirections, the cluster preload.
 //! - [`plot`]: latency-against-load charts as hand-written SVG (used by `kvs bench
 //!   --sweep` and `pipeline sweep`).
 //! - `wire` (private): the requests, the reply each must get, reply framing, connecting
@@ -103,11 +122,13 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+mod cluster;
 pub mod dist;
 mod driver;
 pub mod plot;
 mod wire;
 
+use crate::cluster::SlotMap;
 use crate::dist::{DistError, KeySampler};
 pub use crate::dist::{KeyDist, ValueSize};
 use crate::driver::{drive, share, Conn, Shared};
@@ -214,6 +235,9 @@ pub struct LoadSpec {
     /// RESP only: each connection sends `AUTH` with this password first (before the
     /// run's clock starts) and fails the run unless it is accepted.
     pub password: Option<String>,
+    /// RESP only: `addr` is a node of a Redis Cluster; see "Cluster mode" in the crate
+    /// docs.
+    pub cluster: bool,
 }
 
 /// What came back.
@@ -227,6 +251,12 @@ pub struct LoadReport {
     pub latency: Histogram<u64>,
     /// Replies that differed from the expected bytes.
     pub mismatches: u64,
+    /// Cluster mode: `-MOVED` replies followed (each request sent again to the node
+    /// named).
+    pub moved: u64,
+    /// Cluster mode: `-ASK` replies followed (`ASKING` and the request sent to the node
+    /// named).
+    pub asks: u64,
 }
 
 impl LoadReport {
@@ -328,6 +358,19 @@ pub fn preload_with(
     Ok(())
 }
 
+/// [`preload_with`] on a Redis Cluster that `seed` is a node of (RESP): each key SET on
+/// the node serving its slot, as `CLUSTER SLOTS` on `seed` tells, following `-MOVED` and
+/// `-ASK`.
+pub fn preload_cluster(
+    seed: SocketAddr,
+    keys: u64,
+    value_size: &ValueSize,
+    password: Option<&str>,
+) -> io::Result<()> {
+    value_size.check().map_err(invalid)?;
+    cluster::preload(seed, keys, value_size, password)
+}
+
 /// Runs the load; every reply is checked (see the module docs).
 ///
 /// Fails on an I/O error, a rate that is not positive and finite, a key distribution or
@@ -348,6 +391,17 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
     };
     let sampler = KeySampler::new(spec.key_dist, spec.keys).map_err(invalid)?;
     spec.value_size.check().map_err(invalid)?;
+    if spec.cluster && spec.protocol != Protocol::Resp {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "cluster mode needs the RESP protocol",
+        ));
+    }
+    let password = spec.password.as_deref();
+    let map = match spec.cluster {
+        true => Some(SlotMap::fetch(spec.addr, password)?),
+        false => None,
+    };
     let conns = spec.connections.max(1);
     let threads = spec.threads.clamp(1, conns);
     // Connect first, so that connection setup does not eat into the run.
@@ -357,8 +411,17 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
             (None, None) => share(spec.requests, conns as u64, c as u64),
             _ => u64::MAX,
         };
-        let sock = connect(spec.addr, spec.password.as_deref())?;
-        let conn = Conn::new(sock, spec, sampler, c as u64, quota);
+        let links = match &map {
+            None => vec![Some(connect(spec.addr, password)?)],
+            Some(m) => {
+                let mut links: Vec<_> = m.nodes.iter().map(|_| None).collect();
+                for n in m.primaries() {
+                    links[n] = Some(connect(m.nodes[n], password)?);
+                }
+                links
+            }
+        };
+        let conn = Conn::new(links, spec, sampler, c as u64, quota);
         loops[c % threads].push(conn);
     }
     let shared = Shared {
@@ -371,8 +434,8 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
         let handles: Vec<_> = loops
             .into_iter()
             .map(|conns| {
-                let shared = &shared;
-                scope.spawn(move || drive(spec, conns, rate, shared))
+                let (shared, map) = (&shared, map.clone());
+                scope.spawn(move || drive(spec, conns, rate, shared, map))
             })
             .collect();
         // Every loop is ready: the run starts now.
@@ -393,10 +456,13 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
         .ok_or_else(|| io::Error::other("the run never started"))?;
     let mut latency = new_histogram()?;
     let (mut requests, mut mismatches, mut last) = (0, 0, start);
+    let (mut moved, mut asks) = (0, 0);
     for t in tallies {
         let t = t.ok_or_else(|| io::Error::other("a load thread panicked"))?;
         requests += t.requests;
         mismatches += t.mismatches;
+        moved += t.moved;
+        asks += t.asks;
         last = last.max(t.end.unwrap_or(start));
         latency
             .add(&t.latency)
@@ -408,6 +474,8 @@ pub fn run(spec: &LoadSpec) -> io::Result<LoadReport> {
         secs,
         latency,
         mismatches,
+        moved,
+        asks,
     })
 }
 

@@ -10,15 +10,20 @@ use mio::net::TcpStream;
 
 use crate::{Protocol, IO_TIMEOUT, MAX_REPLY};
 
-/// Appends the 16-byte key of index `i`.
-fn push_key(out: &mut Vec<u8>, i: u64) {
+/// The 16 bytes of the key of index `i`.
+pub(crate) fn key_bytes(i: u64) -> [u8; 16] {
     let mut key = *b"key:000000000000";
     let mut n = i % 1_000_000_000_000;
     for d in key[4..].iter_mut().rev() {
         *d = b'0' + (n % 10) as u8;
         n /= 10;
     }
-    out.extend_from_slice(&key);
+    key
+}
+
+/// Appends the 16-byte key of index `i`.
+fn push_key(out: &mut Vec<u8>, i: u64) {
+    out.extend_from_slice(&key_bytes(i));
 }
 
 /// The 16-byte key of index `i`.

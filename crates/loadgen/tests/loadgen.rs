@@ -29,6 +29,7 @@ fn spec(addr: SocketAddr, protocol: Protocol) -> LoadSpec {
         get_ratio: 0.8,
         seed: 3,
         password: None,
+        cluster: false,
     }
 }
 
@@ -380,6 +381,7 @@ fn the_load_generator_notices_wrong_replies() {
         get_ratio: 1.0,
         seed: 7,
         password: None,
+        cluster: false,
     };
     let clean = run(&spec).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((clean.requests, clean.mismatches), (400, 0));

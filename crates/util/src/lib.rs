@@ -6,6 +6,7 @@
 //! - [`hex`]: bytes to and from hex;
 //! - [`digits`]: counts with thousands separators;
 //! - [`io`]: file and stream reads bounded before they allocate;
+//! - [`keyslot`]: Redis Cluster's key slot (CRC16/XMODEM of the key or its hash tag);
 //! - [`lanes`]: the CPU's lane widths ([`lanes::Lanes`]), one description for every
 //!   operation, checked against [`cpu::CpuFeatures`];
 //! - [`proc`]: readers of Linux's `/proc` (CPU time, status fields, cpuinfo).
@@ -16,5 +17,6 @@ pub mod cpu;
 pub mod digits;
 pub mod hex;
 pub mod io;
+pub mod keyslot;
 pub mod lanes;
 pub mod proc;

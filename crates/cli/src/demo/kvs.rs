@@ -51,6 +51,7 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
             get_ratio: 0.9,
             seed: 1,
             password: None,
+            cluster: false,
         };
         Ok(vec![
             (

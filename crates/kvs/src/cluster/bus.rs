@@ -1,7 +1,8 @@
 //! The cluster bus: this server's own messages on the client port plus 10000.
 //!
 //! A message is one line of space-separated fields:
-//! `MEET|PING id ip port cport m|s master|- config-epoch current-epoch slots|- n`
+//! `MEET|PING|AUTHREQ|AUTHACK|MFSTART|MFACK id ip port cport m|s master|- config-epoch
+//! current-epoch offset slots|- n`
 //! followed by `n` gossip entries `id ip port cport m|s master|-` about other nodes;
 //! `slots` is comma-separated ranges (`0-5460,6000`). Every 100 ms each node sends one
 //! to every node it knows (MEET to those met by address and not yet heard from) over
@@ -37,6 +38,10 @@ pub enum Kind {
     AuthReq,
     /// A primary's vote for the sender's election (its current epoch).
     AuthAck,
+    /// A replica asks its primary to hold writes for its manual failover.
+    MfStart,
+    /// The primary holds writes now; its offset is the one the replica must reach.
+    MfAck,
 }
 
 impl Kind {
@@ -46,6 +51,8 @@ impl Kind {
             Kind::Ping => "PING",
             Kind::AuthReq => "AUTHREQ",
             Kind::AuthAck => "AUTHACK",
+            Kind::MfStart => "MFSTART",
+            Kind::MfAck => "MFACK",
         }
     }
 }
@@ -145,6 +152,8 @@ impl Msg {
             "PING" => Kind::Ping,
             "AUTHREQ" => Kind::AuthReq,
             "AUTHACK" => Kind::AuthAck,
+            "MFSTART" => Kind::MfStart,
+            "MFACK" => Kind::MfAck,
             _ => return None,
         };
         let about = |w: &mut std::str::SplitAsciiWhitespace, health: bool| -> Option<About> {
@@ -373,6 +382,20 @@ impl Cluster {
                 self.count_vote(&mut st, i, msg.current_epoch);
                 None
             }
+            Kind::MfStart => {
+                // Only from a replica of this primary.
+                let mine = st.nodes[i].replica && st.nodes[i].master.as_deref() == Some(&my_id);
+                (mine && !st.nodes[0].replica).then(|| Action::PauseForFailover {
+                    replica: st.nodes[i].id.clone(),
+                })
+            }
+            Kind::MfAck => {
+                let from_master = st.nodes[0].master.as_deref() == Some(&st.nodes[i].id);
+                if let Some(mf) = st.manual.as_mut().filter(|_| from_master) {
+                    mf.1 = Some(msg.offset);
+                }
+                None
+            }
             Kind::Meet | Kind::Ping => None,
         };
         // The primary this node follows (or this node) lost its last slot to the sender:
@@ -438,7 +461,10 @@ impl Cluster {
             }
             n.pfail = now.saturating_sub(n.pong_recv) > timeout;
         }
-        let action = self.failover_tick(&mut st, now, timeout, &mut changed);
+        let action = match self.manual_tick(&mut st, now) {
+            Some(a) => Some(a),
+            None => self.failover_tick(&mut st, now, timeout, &mut changed),
+        };
         if changed {
             self.changed(&st);
         }

@@ -1,5 +1,8 @@
 //! `cluster-config-file`: Redis's `nodes.conf` form — one CLUSTER NODES line per node
-//! (this node's flagged `myself`), then `vars currentEpoch N lastVoteEpoch M`.
+//! (this node's flagged `myself`), then `vars currentEpoch N lastVoteEpoch M`, and, when
+//! slots were given by CLUSTER SETSLOT NODE, `slotFloors` with their floors (the epoch
+//! a claim must exceed to move them again): `A-B:E` or `S:E` items joined by commas
+//! (Redis skips a variable it does not know).
 
 use super::{Cluster, Node, State, SLOTS};
 
@@ -14,6 +17,50 @@ pub struct Loaded {
     pub current_epoch: u64,
     /// `lastVoteEpoch`.
     pub last_vote_epoch: u64,
+    /// `slotFloors`: (slot, floor epoch).
+    pub slot_floors: Vec<(u16, u64)>,
+}
+
+/// The floors as `A-B:E` (a run of slots with one floor) or `S:E` items, joined by
+/// commas, in slot order.
+pub fn render_floors(floors: &std::collections::HashMap<u16, u64>) -> String {
+    let mut all: Vec<(u16, u64)> = floors.iter().map(|(&s, &e)| (s, e)).collect();
+    all.sort_unstable();
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let (a, e) = all[i];
+        let mut b = a;
+        while i + 1 < all.len() && all[i + 1] == (b + 1, e) {
+            b += 1;
+            i += 1;
+        }
+        items.push(if a == b {
+            format!("{a}:{e}")
+        } else {
+            format!("{a}-{b}:{e}")
+        });
+        i += 1;
+    }
+    items.join(",")
+}
+
+/// Reads what [`render_floors`] writes.
+fn parse_floors(text: &str) -> Option<Vec<(u16, u64)>> {
+    let mut out = Vec::new();
+    for item in text.split(',').filter(|t| !t.is_empty()) {
+        let (range, epoch) = item.split_once(':')?;
+        let epoch: u64 = epoch.parse().ok()?;
+        let (a, b) = match range.split_once('-') {
+            Some((a, b)) => (a.parse::<u16>().ok()?, b.parse::<u16>().ok()?),
+            None => (range.parse().ok()?, range.parse().ok()?),
+        };
+        if a > b || usize::from(b) >= SLOTS {
+            return None;
+        }
+        out.extend((a..=b).map(|s| (s, epoch)));
+    }
+    Some(out)
 }
 
 /// The file's text for the state `st`.
@@ -27,9 +74,14 @@ pub fn render(c: &Cluster, st: &State) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "vars currentEpoch {} lastVoteEpoch {}\n",
+        "vars currentEpoch {} lastVoteEpoch {}",
         st.current_epoch, st.last_vote_epoch
     ));
+    if !st.slot_floor.is_empty() {
+        out.push_str(" slotFloors ");
+        out.push_str(&render_floors(&st.slot_floor));
+    }
+    out.push('\n');
     out
 }
 
@@ -48,11 +100,15 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
             for pair in words[1..].chunks(2) {
                 let value = pair
                     .get(1)
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| bad("a bad vars value"))?;
+                    .ok_or_else(|| bad("a vars name without a value"))?;
+                let number = || value.parse::<u64>().map_err(|_| bad("a bad vars value"));
                 match pair[0] {
-                    "currentEpoch" => out.current_epoch = value,
-                    "lastVoteEpoch" => out.last_vote_epoch = value,
+                    "currentEpoch" => out.current_epoch = number()?,
+                    "lastVoteEpoch" => out.last_vote_epoch = number()?,
+                    "slotFloors" => {
+                        out.slot_floors =
+                            parse_floors(value).ok_or_else(|| bad("a bad slotFloors value"))?
+                    }
                     _ => {}
                 }
             }
@@ -146,7 +202,38 @@ vars currentEpoch 6 lastVoteEpoch 2
         assert_eq!(l.slots.iter().filter(|(_, i)| *i == 2).count(), 5461);
         assert_eq!((l.current_epoch, l.last_vote_epoch), (6, 2));
         assert!(parse("vars currentEpoch 1\n").is_err());
+        assert!(parse(&text.replace("lastVoteEpoch 2", "lastVoteEpoch x")).is_err());
         assert!(parse("xyz 1:2@3 myself,master - 0 0 1 connected\n").is_err());
         assert!(parse(&text.replace("0-5460", "0-99999")).is_err());
+    }
+
+    #[test]
+    fn slot_floors_read_back() {
+        let floors: std::collections::HashMap<u16, u64> =
+            [(5, 7), (6, 7), (7, 7), (8, 9), (100, 3), (16383, 12)]
+                .into_iter()
+                .collect();
+        let text = render_floors(&floors);
+        assert_eq!(text, "5-7:7,8:9,100:3,16383:12");
+        let mut back = parse_floors(&text).unwrap();
+        back.sort_unstable();
+        let mut want: Vec<(u16, u64)> = floors.into_iter().collect();
+        want.sort_unstable();
+        assert_eq!(back, want);
+        let file = "\
+e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0 0 1 connected 0-5460
+vars currentEpoch 6 lastVoteEpoch 2 slotFloors 5-7:7,8:9
+";
+        let l = parse(file).unwrap();
+        assert_eq!(l.current_epoch, 6);
+        assert_eq!(l.slot_floors, vec![(5, 7), (6, 7), (7, 7), (8, 9)]);
+        for bad in ["5-4:1", "16384:1", "5", "5:x", "a-b:1"] {
+            assert!(parse(&file.replace("5-7:7,8:9", bad)).is_err(), "{bad}");
+        }
+        // A file without floors (Redis's, or an older one) reads as before.
+        assert!(parse(&file.replace(" slotFloors 5-7:7,8:9", ""))
+            .unwrap()
+            .slot_floors
+            .is_empty());
     }
 }

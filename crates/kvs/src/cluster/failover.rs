@@ -15,12 +15,22 @@
 //!   one everywhere), and stops following. The other replicas, and the old primary when
 //!   it returns, see its primary (or itself) lose its last slot to the winner and follow
 //!   the winner.
-//! - CLUSTER FAILOVER on a replica takes over at once (a new epoch, its primary's slots)
-//!   in every mode.
+//! - CLUSTER FAILOVER on a replica is Redis's manual failover: the replica asks its
+//!   primary (MFSTART) to hold writes; the primary holds them (as CLIENT PAUSE WRITE,
+//!   for at most [`MF_TIMEOUT_MS`] twice) and answers with its replication offset
+//!   (MFACK); the replica waits until its own offset reaches it, so it has every write
+//!   the primary acknowledged, then takes over (a new epoch, its primary's slots). The
+//!   old primary, seeing its slots taken, follows it and lets the held writes go (they
+//!   are redirected to the new primary). A replica that is not caught up within
+//!   [`MF_TIMEOUT_MS`] gives up, as Redis's does. FORCE and TAKEOVER take over at once,
+//!   without the primary.
 
 use super::bus::{About, Kind};
 use super::{Cluster, State, SLOTS};
 use crate::keyspace::Shared;
+
+/// How long a manual failover may wait for the replica to catch up (ms), as Redis's.
+pub const MF_TIMEOUT_MS: u64 = 5000;
 
 /// What the bus asks of the server once the cluster's state is unlocked.
 #[derive(Debug, PartialEq, Eq)]
@@ -34,6 +44,19 @@ pub enum Action {
     },
     /// Stop replicating: this node is a primary now.
     Promote,
+    /// Hold writes for this replica's manual failover, then tell it the offset.
+    PauseForFailover {
+        /// The replica's id.
+        replica: String,
+    },
+}
+
+/// Lets the writes held for a manual failover go (every event loop runs them now).
+fn release(shared: &Shared) {
+    shared.pause.clear();
+    for i in 0..shared.hub.loops() {
+        shared.hub.wake(i);
+    }
 }
 
 /// Carries out `a`.
@@ -41,7 +64,30 @@ pub fn act(shared: &Shared, a: Action) {
     match a {
         Action::Follow { host, port } => {
             eprintln!("kvs: cluster: now a replica of {host}:{port}");
+            let held = shared.cluster.as_ref().is_some_and(|c| {
+                let mut st = c.state();
+                std::mem::take(&mut st.paused_for_failover) > crate::server::now_ms()
+            });
             crate::repl::replica::start(shared, host, port);
+            if held {
+                release(shared);
+            }
+        }
+        Action::PauseForFailover { replica } => {
+            let Some(c) = shared.cluster.as_ref() else {
+                return;
+            };
+            let until = crate::server::now_ms() + 2 * MF_TIMEOUT_MS;
+            shared.pause.pause_writes(until);
+            // The offset once no write runs: a write that passed the pause's check
+            // just before it was set finishes within this wait.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let mut st = c.state();
+            st.paused_for_failover = until;
+            st.my_offset = shared.repl.offset();
+            let line = c.message(&st, Kind::MfAck).encode();
+            st.outbox.push((replica, line));
+            eprintln!("kvs: cluster: writes held for a replica's manual failover");
         }
         Action::Promote => {
             shared.repl.unfollow();
@@ -256,24 +302,66 @@ impl Cluster {
         me.config_epoch = epoch;
     }
 
-    /// CLUSTER FAILOVER on a replica: it takes its primary's slots now, with a new
-    /// epoch. An error text when this node is not a replica.
-    pub fn take_over(&self) -> Result<Action, &'static str> {
-        let mut st = self.state();
+    /// This replica's primary (its index); the error text when it is not a replica.
+    fn my_master(st: &State) -> Result<usize, &'static str> {
         let me = &st.nodes[0];
-        let Some(m) = me
-            .master
+        me.master
             .as_deref()
             .filter(|_| me.replica)
             .and_then(|m| st.find(m))
-        else {
-            return Err("ERR You should send CLUSTER FAILOVER to a replica");
-        };
+            .ok_or("ERR You should send CLUSTER FAILOVER to a replica")
+    }
+
+    /// Takes primary `m`'s slots now, with a new epoch.
+    fn take_slots(&self, st: &mut State, m: usize) -> Action {
         let top = st.nodes.iter().map(|n| n.config_epoch).max().unwrap_or(0);
         st.current_epoch = st.current_epoch.max(top) + 1;
         let epoch = st.current_epoch;
-        self.promote_self(&mut st, m, epoch);
-        self.changed(&st);
-        Ok(Action::Promote)
+        self.promote_self(st, m, epoch);
+        st.manual = None;
+        self.changed(st);
+        Action::Promote
+    }
+
+    /// CLUSTER FAILOVER FORCE|TAKEOVER on a replica: it takes its primary's slots now.
+    /// An error text when this node is not a replica.
+    pub fn take_over(&self) -> Result<Action, &'static str> {
+        let mut st = self.state();
+        let m = Self::my_master(&st)?;
+        Ok(self.take_slots(&mut st, m))
+    }
+
+    /// CLUSTER FAILOVER on a replica: the manual failover starts (see the module docs);
+    /// it completes on the bus's rounds. An error text when this node is not a replica.
+    pub fn start_manual(&self, now: u64) -> Result<(), &'static str> {
+        let mut st = self.state();
+        let m = Self::my_master(&st)?;
+        st.manual = Some((now + MF_TIMEOUT_MS, None));
+        let line = self.message(&st, Kind::MfStart).encode();
+        let id = st.nodes[m].id.clone();
+        st.outbox.push((id, line));
+        Ok(())
+    }
+
+    /// A round of this replica's manual failover: it takes over once its offset reached
+    /// the one its held primary sent, or gives up at the deadline.
+    pub(super) fn manual_tick(&self, st: &mut State, now: u64) -> Option<Action> {
+        let (deadline, target) = st.manual?;
+        let Ok(m) = Self::my_master(st) else {
+            // A primary already (FORCE, TAKEOVER or an election came first).
+            st.manual = None;
+            return None;
+        };
+        if now >= deadline {
+            st.manual = None;
+            eprintln!("kvs: cluster: manual failover timed out");
+            return None;
+        }
+        let target = target?;
+        if st.my_offset < target {
+            return None;
+        }
+        eprintln!("kvs: cluster: manual failover: caught up at offset {target}, taking over");
+        Some(self.take_slots(st, m))
     }
 }

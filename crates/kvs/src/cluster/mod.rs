@@ -112,7 +112,8 @@ pub struct State {
     pub importing: std::collections::BTreeMap<u16, String>,
     /// Slots given to a node by CLUSTER SETSLOT NODE, with the highest epoch this node
     /// knew then: a claim by gossip must be newer to move such a slot again (a message
-    /// the old owner sent before it let go must not undo the move).
+    /// the old owner sent before it let go must not undo the move). Kept in the
+    /// cluster-config-file, so a restart keeps them.
     pub slot_floor: std::collections::HashMap<u16, u64>,
     /// This node's replication offset (for the messages it sends).
     pub my_offset: u64,
@@ -122,6 +123,11 @@ pub struct State {
     pub election: Option<(u64, Vec<String>, u64)>,
     /// When this replica may start an election for its failed primary (0: none yet).
     pub failover_at: u64,
+    /// This replica's manual failover (CLUSTER FAILOVER): when it gives up, and its
+    /// primary's offset once the primary holds writes (from its MFACK).
+    pub manual: Option<(u64, Option<u64>)>,
+    /// This primary holds writes for a replica's manual failover until then (ms).
+    pub paused_for_failover: u64,
     /// When this node last voted for a replica of each primary (by the primary's id).
     pub voted: std::collections::HashMap<String, u64>,
     /// Bus messages sent and received.
@@ -215,6 +221,7 @@ impl Cluster {
                     for (slot, i) in l.slots {
                         c.owner[slot as usize].store(i as u32, Ordering::Relaxed);
                     }
+                    st.slot_floor = l.slot_floors.into_iter().collect();
                 }
                 None => {
                     st.nodes.push(Node {

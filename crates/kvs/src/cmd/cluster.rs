@@ -4,29 +4,9 @@
 use super::{eq, Ctx};
 use crate::resp::Writer;
 
-/// CRC16/XMODEM of `key`'s hash tag (Redis Cluster's key slot, mod 16384).
-pub fn key_slot(key: &[u8]) -> u16 {
-    let mut k = key;
-    if let Some(open) = key.iter().position(|&b| b == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
-            if len > 0 {
-                k = &key[open + 1..open + 1 + len];
-            }
-        }
-    }
-    let mut crc: u16 = 0;
-    for &b in k {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc & 16383
-}
+/// CRC16/XMODEM of `key`'s hash tag (Redis Cluster's key slot, mod 16384); one
+/// function for the server and the clients that route by it.
+pub use wirespeed_util::keyslot::key_slot;
 
 /// CLUSTER: the one-node answers without cluster mode (KEYSLOT, INFO, SLOTS, SHARDS:
 /// this node serves every slot), the cluster's commands in cluster mode

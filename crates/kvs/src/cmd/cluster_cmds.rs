@@ -355,6 +355,14 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                     return w.error(super::SYNTAX);
                 }
             }
+            if rest.is_empty() {
+                // The manual failover: the primary holds writes until this replica has
+                // caught up; it completes on the bus's rounds.
+                return match c.start_manual(crate::server::now_ms()) {
+                    Ok(()) => w.simple("OK"),
+                    Err(e) => w.error(e),
+                };
+            }
             match c.take_over() {
                 Ok(a) => {
                     crate::cluster::failover::act(shared, a);

@@ -87,7 +87,14 @@ impl Pause {
         self.mode.store(now_mode.max(mode), Ordering::Release);
     }
 
-    fn clear(&self) {
+    /// Holds writes until `end` (ms since the epoch), as CLIENT PAUSE WRITE does: a
+    /// manual cluster failover's primary while its replica catches up.
+    pub fn pause_writes(&self, end: u64) {
+        self.set(WRITES, end);
+    }
+
+    /// Ends the pause (as CLIENT UNPAUSE; the caller wakes the loops).
+    pub fn clear(&self) {
         let _g = self.change.lock().unwrap_or_else(|p| p.into_inner());
         self.mode.store(NONE, Ordering::Release);
         self.end.store(0, Ordering::Release);
