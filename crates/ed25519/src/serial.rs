@@ -45,6 +45,75 @@ impl Decoded {
     }
 }
 
+/// Every 32-byte string that decodes to a point of small order (order dividing 8): the
+/// eight torsion points, each y also as y + p where that fits in 255 bits, each with
+/// either sign bit (x = 0 with the sign bit set decodes as a "negative zero"). Built
+/// once from the torsion subgroup and kept only where [`vartime_decompress`] and
+/// `is_small_order` agree, so the list cannot drift from the decoder (14 encodings).
+fn small_order_encodings() -> &'static [[u8; 32]] {
+    static SET: OnceLock<Vec<[u8; 32]>> = OnceLock::new();
+    SET.get_or_init(|| {
+        // A torsion point of order 8: [L]Q for points Q until one has order 8 (Q = P + T
+        // with P of order L, so [L]Q = [L]T).
+        let l_minus_1 = Scalar([1, 0, 0, 0]).neg();
+        let mut t = Extended::<Fe51>::identity();
+        for i in 2u8..=255 {
+            let mut b = [0u8; 32];
+            b[0] = i;
+            let Some(q) = vartime_decompress(&b) else {
+                continue;
+            };
+            let lq = vartime_double_scalar_mul_basepoint(&l_minus_1, &q.point, &Scalar::ZERO)
+                .add_niels(&q.point.to_proj_niels())
+                .to_extended();
+            let t4 = lq.double().double();
+            if !t4.is_identity() {
+                t = lq;
+                break;
+            }
+        }
+        let mut set = Vec::new();
+        let mut m = Extended::<Fe51>::identity();
+        for _ in 0..8 {
+            let c = m.compress();
+            let mut ys = vec![c];
+            // y + p, for the y below 19 (2^255 - p).
+            let mut y = c;
+            y[31] &= 0x7f;
+            if y[1..].iter().all(|&v| v == 0) && y[0] < 19 {
+                let mut yp = P_BYTES;
+                let mut carry = y[0] as u16;
+                for byte in yp.iter_mut() {
+                    let v = *byte as u16 + carry;
+                    *byte = v as u8;
+                    carry = v >> 8;
+                }
+                yp[31] |= c[31] & 0x80;
+                ys.push(yp);
+            }
+            for e in ys {
+                for sign in [0u8, 0x80] {
+                    let mut b = e;
+                    b[31] = (b[31] & 0x7f) | sign;
+                    let small = vartime_decompress(&b).is_some_and(|d| d.point.is_small_order());
+                    if small && !set.contains(&b) {
+                        set.push(b);
+                    }
+                }
+            }
+            m = m.add_niels(&t.to_proj_niels()).to_extended();
+        }
+        set
+    })
+}
+
+/// True iff `b` decodes to a point of small order: a comparison with the 14 such
+/// encodings in place of three doublings of the decoded point. For a `b` that does not
+/// decode it is false.
+pub fn is_small_order_encoding(b: &[u8; 32]) -> bool {
+    small_order_encodings().iter().any(|e| e == b)
+}
+
 /// True iff bits 0..254 of `b`, read as an integer, are >= p.
 pub fn y_is_non_canonical(b: &[u8; 32]) -> bool {
     for i in (0..32).rev() {
@@ -245,4 +314,71 @@ pub fn vartime_double_scalar_mul_basepoint(
 /// [b]B, variable time (used by tests and key derivation checks).
 pub fn vartime_basepoint_mul(b: &Scalar) -> Extended<Fe51> {
     vartime_double_scalar_mul_basepoint(&Scalar::ZERO, &Extended::identity(), b)
+}
+
+#[cfg(test)]
+mod small_order_tests {
+    use super::*;
+
+    #[test]
+    fn fourteen_small_order_encodings() {
+        let set = small_order_encodings();
+        assert_eq!(set.len(), 14, "{set:?}");
+        // The eight canonical encodings of the torsion points are among them.
+        assert!(set.contains(&Extended::<Fe51>::identity().compress()));
+    }
+
+    #[test]
+    fn byte_check_agrees_with_the_point_check() {
+        // Every y below 64 and its y + p twin (the small-order y = 0, 1 live here), with
+        // both sign bits, and a sweep of byte patterns; then the listed encodings with
+        // one bit flipped.
+        let mut cases: Vec<[u8; 32]> = Vec::new();
+        for y in 0u8..64 {
+            let mut b = [0u8; 32];
+            b[0] = y;
+            cases.push(b);
+            let mut yp = P_BYTES;
+            let (v, c) = yp[0].overflowing_add(y);
+            yp[0] = v;
+            if c {
+                yp[1] = yp[1].wrapping_add(1);
+            }
+            cases.push(yp);
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..3000 {
+            let mut b = [0u8; 32];
+            for chunk in b.chunks_mut(8) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                chunk.copy_from_slice(&x.to_le_bytes());
+            }
+            cases.push(b);
+        }
+        for e in small_order_encodings() {
+            for bit in 0..256 {
+                let mut b = *e;
+                b[bit / 8] ^= 1 << (bit % 8);
+                cases.push(b);
+            }
+        }
+        let mut decoded = 0;
+        for b in cases {
+            for sign in [0u8, 0x80] {
+                let mut b = b;
+                b[31] = (b[31] & 0x7f) | sign;
+                if let Some(d) = vartime_decompress(&b) {
+                    decoded += 1;
+                    assert_eq!(
+                        is_small_order_encoding(&b),
+                        d.point.is_small_order(),
+                        "{b:?}"
+                    );
+                }
+            }
+        }
+        assert!(decoded > 3000, "{decoded}");
+    }
 }

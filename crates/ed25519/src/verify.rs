@@ -115,12 +115,12 @@ pub(crate) fn prepare_decoded(
     if mode.requires_canonical_a() && !a.is_canonical() {
         return Err(VerifyError::NonCanonicalA);
     }
-    if mode.rejects_small_order() && a.point.is_small_order() {
+    if mode.rejects_small_order() && serial::is_small_order_encoding(p.a_bytes) {
         return Err(VerifyError::SmallOrderA);
     }
 
     let r = r.ok_or(VerifyError::InvalidPointR)?;
-    if mode.rejects_small_order() && r.point.is_small_order() {
+    if mode.rejects_small_order() && serial::is_small_order_encoding(p.r_bytes) {
         return Err(VerifyError::SmallOrderR);
     }
     if mode.requires_canonical_r() && !r.is_canonical() {
