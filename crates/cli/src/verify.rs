@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 use wirespeed_ed25519::{Item, Mode, VerifyError};
-use wirespeed_engine::Backend;
+use wirespeed_engine::{Backend, Chosen, Op};
 use wirespeed_sigdata::format::{Format, RecordReader};
 
 use crate::args::{all_cores, in_pool, parse_backend, parse_format, parse_mode, parse_threads};
@@ -78,12 +78,23 @@ pub struct Summary {
     /// some call fell back, so the summary otherwise keeps its five numbers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallbacks: Option<serde_json::Value>,
+    /// Where a batch of this run's size verifies: `gpu`, or the CPU lane backend the
+    /// CPU's features resolve to (`ifma`, `ifma4`, `avx2`, `serial`).
+    pub kernel: String,
+    /// The CPU's microarchitecture class, by which kernels are chosen (`zen5`, ...).
+    pub microarch: String,
+    /// The CPU family (CPUID display family).
+    pub cpu_family: u32,
 }
 
 impl Summary {
-    fn new(count: usize, valid: usize, secs: f64) -> Summary {
+    fn new(count: usize, valid: usize, secs: f64, kernel: String) -> Summary {
         let per_sec = if secs > 0.0 { count as f64 / secs } else { 0.0 };
+        let cpu = wirespeed_engine::backend::cpu();
         Summary {
+            kernel,
+            microarch: cpu.microarch(),
+            cpu_family: cpu.family,
             count,
             valid,
             invalid: count - valid,
@@ -192,7 +203,12 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
                 break;
             }
         }
-        Ok((Summary::new(count, valid, secs), error))
+        let kernel = match args.backend.select(Op::Ed25519, count.min(args.batch)) {
+            Ok(Chosen::Cpu(l)) => wirespeed_engine::backend::resolve(l).name().to_string(),
+            Ok(other) => other.name().to_string(),
+            Err(_) => "cpu".to_string(),
+        };
+        Ok((Summary::new(count, valid, secs, kernel), error))
     })
     .map_err(CliError::ThreadPool)?;
     let (summary, error) = outcome?;

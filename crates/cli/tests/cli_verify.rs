@@ -233,9 +233,29 @@ fn json_summary_has_exactly_the_keys() {
     let v: serde_json::Value = serde_json::from_str(&text).expect("one JSON object");
     let obj = v.as_object().expect("object");
     let keys: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
-    let want: BTreeSet<&str> = ["count", "valid", "invalid", "secs", "per_sec"].into();
+    let want: BTreeSet<&str> = [
+        "count",
+        "valid",
+        "invalid",
+        "secs",
+        "per_sec",
+        "kernel",
+        "microarch",
+        "cpu_family",
+    ]
+    .into();
     assert_eq!(keys, want);
-    assert!(obj.values().all(serde_json::Value::is_number), "{text}");
+    for k in ["count", "valid", "invalid", "secs", "per_sec", "cpu_family"] {
+        assert!(obj[k].is_number(), "{k}: {text}");
+    }
+    // The kernel named is one this CPU runs (auto on a machine without a GPU: the
+    // widest CPU lanes; the GPU only where one is present).
+    let kernel = obj["kernel"].as_str().expect("kernel");
+    assert!(
+        ["ifma", "ifma4", "avx2", "serial", "gpu"].contains(&kernel),
+        "{text}"
+    );
+    assert!(!obj["microarch"].as_str().expect("microarch").is_empty());
     let recs = records(&file, Format::Bin);
     let bad = expected_verdicts(&recs, Mode::Strict)
         .iter()
