@@ -11,7 +11,7 @@ use crate::point::Extended;
 #[cfg(target_arch = "x86_64")]
 use crate::serial::{Decoded, DecompressStart};
 #[cfg(target_arch = "x86_64")]
-use crate::verify::{equation_single, finish, parse, prepare_decoded, Prepared};
+use crate::verify::{equation_single, finish_lanes, parse, prepare_decoded, Prepared};
 use crate::verify::{prepare_cached, verify_prepared_serial};
 #[cfg(target_arch = "x86_64")]
 use wirespeed_field::cpu::CpuFeatures;
@@ -316,7 +316,7 @@ unsafe fn verify_chunk_lanes<const N: usize>(
         // SAFETY: forwarded contract.
         unsafe { dsm(&batch, &mut q) };
         for (j, (i, p)) in group.iter().enumerate() {
-            out[*i] = finish(p, &q[j]);
+            out[*i] = finish_lanes(p, &q[j]);
         }
     }
 }

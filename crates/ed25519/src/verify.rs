@@ -162,6 +162,22 @@ pub(crate) fn finish(p: &Prepared, q: &Extended<Fe51>) -> Result<(), VerifyError
     }
 }
 
+/// The verdict given a lane backend's result (`crate::lanes::double_scalar_mul`): q =
+/// [S]B - [k]A for a cofactorless equation, [8](q - R) for a cofactored one.
+#[inline]
+pub(crate) fn finish_lanes(p: &Prepared, q: &Extended<Fe51>) -> Result<(), VerifyError> {
+    let ok = if p.cofactored {
+        q.is_identity()
+    } else {
+        q.equals_affine(&p.r)
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(VerifyError::EquationFailed)
+    }
+}
+
 /// A four-product routine from a lane backend (see `crate::lanes::four_product_sum`).
 type FourProducts = unsafe fn(&[Extended<Fe51>; 4], &[Scalar; 4]) -> Extended<Fe51>;
 /// A lane exponentiation x -> x^((p-5)/8) for up to N inputs.
