@@ -60,6 +60,91 @@ fn divrem(a: &U256, b: &U256) -> (U256, U256) {
     (q, r)
 }
 
+/// The matrix of a run of Euclid steps on leading words: r0' = A r0 + B r1 and
+/// r1' = C r0 + D r1, where A and B (C and D) have opposite signs or one is zero; kept
+/// as magnitudes a..d and the signs of B and D.
+struct Cosequence {
+    a: u64,
+    b: u64,
+    c: u64,
+    d: u64,
+    b_pos: bool,
+    d_pos: bool,
+    steps: u32,
+}
+
+/// Knuth's Algorithm L inner loop on leading words a_hat >= b_hat; stops before the
+/// estimated remainder falls below 2^stop_bits (in units of the shifted words). None
+/// when not even one step is certain.
+fn lehmer_run(mut x: u64, mut y: u64, stop_bits: usize) -> Option<Cosequence> {
+    // Signed cosequences in i128 (magnitudes stay below 2^64).
+    let (mut a, mut b, mut c, mut d) = (1i128, 0i128, 0i128, 1i128);
+    let mut steps = 0u32;
+    let stop = if stop_bits >= 64 {
+        u64::MAX
+    } else {
+        1u64 << stop_bits
+    };
+    loop {
+        let (yc, yd) = (y as i128 + c, y as i128 + d);
+        if yc == 0 || yd == 0 {
+            break;
+        }
+        let q = (x as i128 + a) / yc;
+        let q2 = (x as i128 + b) / yd;
+        if q != q2 {
+            break;
+        }
+        let r = x as i128 - q * y as i128;
+        if r < 0 || (r as u64) < stop {
+            break;
+        }
+        let (nc, nd) = (a - q * c, b - q * d);
+        if nc.unsigned_abs() > u64::MAX as u128 || nd.unsigned_abs() > u64::MAX as u128 {
+            // Keep the matrix within words (Lehmer's bounds make this unreachable).
+            break;
+        }
+        (a, b, c, d) = (c, d, nc, nd);
+        (x, y) = (y, r as u64);
+        steps += 1;
+    }
+    if steps == 0 || b == 0 {
+        return None;
+    }
+    Some(Cosequence {
+        a: a.unsigned_abs() as u64,
+        b: b.unsigned_abs() as u64,
+        c: c.unsigned_abs() as u64,
+        d: d.unsigned_abs() as u64,
+        b_pos: b > 0,
+        d_pos: d > 0,
+        steps,
+    })
+}
+
+/// x * m for a one-word m (mod 2^256).
+fn mul_u64(x: &U256, m: u64) -> U256 {
+    let mut out = [0u64; 4];
+    let mut carry = 0u128;
+    for (o, &w) in out.iter_mut().zip(&x.0) {
+        let t = w as u128 * m as u128 + carry;
+        *o = t as u64;
+        carry = t >> 64;
+    }
+    Uint(out)
+}
+
+/// |p r0 - q r1| with the sign given: `neg` false computes p r0 - q r1, true q r1 - p r0
+/// (Euclid's remainders are never negative).
+fn comb(r0: &U256, p: u64, r1: &U256, q: u64, neg: bool) -> U256 {
+    let (x, y) = (mul_u64(r0, p), mul_u64(r1, q));
+    if neg {
+        y.overflowing_sub(&x).0
+    } else {
+        x.overflowing_sub(&y).0
+    }
+}
+
 /// The halved form of k: k1 = k2 k (mod 8L), k2 odd, magnitudes below 2^131.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Halved {
@@ -82,6 +167,33 @@ pub(crate) fn vartime_halve(k: &Scalar) -> Option<Halved> {
     let (mut r0, mut r1) = (EIGHT_L, Uint(k.0));
     let (mut t0, mut t1) = (U256::ZERO, U256::ONE);
     let mut i = 1u32; // index of (r1, t1)
+                      // Lehmer's steps: while the remainders are long, run Euclid on their leading 64
+                      // bits (with Collins' exactness test, so every quotient taken is the true one) and
+                      // apply the accumulated 2x2 matrix to the full numbers once per run, stopping the
+                      // run early enough (an estimated remainder of 2^130) that the exact steps below
+                      // find the first remainder under 2^128.
+    while r1.bits() > 132 {
+        let shift = r0.bits() - 64;
+        let (a_hat, b_hat) = (r0.shr(shift).0[0], r1.shr(shift).0[0]);
+        let Some(m) = lehmer_run(a_hat, b_hat, 130usize.saturating_sub(shift)) else {
+            // No certain step on the leading words (a large quotient): one exact step.
+            let (q, r2) = divrem(&r0, &r1);
+            let t2 = t0.overflowing_add(&q.wrapping_mul(&t1)).0;
+            (r0, r1) = (r1, r2);
+            (t0, t1) = (t1, t2);
+            i += 1;
+            continue;
+        };
+        (r0, r1) = (
+            comb(&r0, m.a, &r1, m.b, m.b_pos),
+            comb(&r0, m.c, &r1, m.d, m.d_pos),
+        );
+        (t0, t1) = (
+            mul_u64(&t0, m.a).overflowing_add(&mul_u64(&t1, m.b)).0,
+            mul_u64(&t0, m.c).overflowing_add(&mul_u64(&t1, m.d)).0,
+        );
+        i += m.steps;
+    }
     while r1.bits() > 128 {
         if r1.is_zero() {
             return None;
