@@ -151,15 +151,7 @@ fn signed_multiples<F: Lanes>(p: &Extended<F>) -> SignedTable<F> {
 /// [16]P: four doublings, staying in projective coordinates until the last.
 #[inline(always)]
 fn times16<F: Lanes>(p: &Extended<F>) -> Extended<F> {
-    let q = p
-        .to_projective()
-        .double()
-        .to_projective()
-        .double()
-        .to_projective()
-        .double()
-        .to_projective();
-    q.double().to_extended()
+    times16_proj(&p.to_projective())
 }
 
 /// [16]P from a projective P, ending in extended coordinates (the next addition needs T).
