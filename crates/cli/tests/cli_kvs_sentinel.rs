@@ -8,18 +8,21 @@
 
 mod common;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{free_port, kvs_serve, missing_client, python3_runs, temp, until, Killed};
+use common::{free_port, kvs_serve_teed, missing_client, python3_runs, temp, until, Killed};
 use redis::Connection;
 
-/// One wirespeed server: its configuration file, port, and process while it runs.
+/// One wirespeed server: its configuration file, its log (its stderr, across
+/// restarts), port, and process while it runs.
 struct Node {
     conf: PathBuf,
+    log: PathBuf,
     port: u16,
     proc: Option<Killed>,
 }
@@ -27,8 +30,64 @@ struct Node {
 impl Node {
     fn start(&mut self) {
         let conf = self.conf.to_str().expect("path").to_string();
-        self.proc = Some(kvs_serve(&["--config", &conf]).0);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .and_then(|mut f| writeln!(f, "--- (re)started"))
+            .expect("the log");
+        self.proc = Some(kvs_serve_teed(&["--config", &conf], Some(&self.log)).0);
     }
+}
+
+/// The last `n` lines of a file.
+fn tail(path: &std::path::Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// What a failed wait shows: each server's INFO replication, configuration file and
+/// log, and what each Sentinel thinks of the primary and its replicas, with its log.
+fn dump(nodes: &[Node], sentinels: &[u16], dirs: &[PathBuf]) -> String {
+    let mut out = String::new();
+    for n in nodes {
+        let info = conn(n.port)
+            .and_then(|mut c| {
+                redis::cmd("INFO")
+                    .arg("replication")
+                    .query::<String>(&mut c)
+            })
+            .unwrap_or_else(|e| format!("(no answer: {e})"));
+        out += &format!(
+            "=== server {} (running: {})\n{}\n--- conf\n{}\n--- log\n{}\n",
+            n.port,
+            n.proc.is_some(),
+            info.trim(),
+            std::fs::read_to_string(&n.conf).unwrap_or_default().trim(),
+            tail(&n.log, 40)
+        );
+    }
+    for (&s, dir) in sentinels.iter().zip(dirs) {
+        let ask = |sub: &str| {
+            conn(s)
+                .and_then(|mut c| {
+                    redis::cmd("SENTINEL")
+                        .arg(sub)
+                        .arg("mymaster")
+                        .query::<redis::Value>(&mut c)
+                })
+                .map(|v| format!("{v:?}"))
+                .unwrap_or_else(|e| format!("(no answer: {e})"))
+        };
+        out += &format!(
+            "=== sentinel {s}\n--- master\n{}\n--- replicas\n{}\n--- log\n{}\n",
+            ask("master"),
+            ask("replicas"),
+            tail(&dir.join("sentinel.log"), 60)
+        );
+    }
+    out
 }
 
 fn conn(port: u16) -> redis::RedisResult<Connection> {
@@ -92,11 +151,29 @@ fn writer(id: usize, sentinels: Vec<u16>, acked: Arc<Mutex<Vec<String>>>, stop: 
     }
 }
 
+/// [`until`], showing [`dump`] when it times out.
+fn until_or_dump(
+    secs: u64,
+    what: &str,
+    nodes: &[Node],
+    sentinels: &[u16],
+    dirs: &[PathBuf],
+    mut f: impl FnMut() -> bool,
+) {
+    let start = Instant::now();
+    while !f() {
+        if start.elapsed() > Duration::from_secs(secs) {
+            panic!("timed out: {what}\n{}", dump(nodes, sentinels, dirs));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn sentinel_conf(dir: &std::path::Path, port: u16, primary: u16) -> String {
     format!(
-        "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {}\nlogfile \"\"\n\
+        "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {0}\nlogfile \"{0}/sentinel.log\"\n\
          sentinel monitor mymaster 127.0.0.1 {primary} 2\n\
-         sentinel down-after-milliseconds mymaster 1000\n\
+         sentinel down-after-milliseconds mymaster 2000\n\
          sentinel failover-timeout mymaster 10000\n\
          sentinel parallel-syncs mymaster 2\n",
         dir.display()
@@ -117,6 +194,7 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         .map(|i| {
             let port = free_port();
             let conf = temp("sentinel", &format!("node{i}.conf"));
+            let log = temp("sentinel", &format!("node{i}.log"));
             let mut text = format!("port {port}\n");
             if i > 0 {
                 text.push_str("replicaof 127.0.0.1 PRIMARY\n");
@@ -124,6 +202,7 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
             std::fs::write(&conf, text).expect("write the config");
             Node {
                 conf,
+                log,
                 port,
                 proc: None,
             }
@@ -141,12 +220,12 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         });
     }
     let sentinel_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let sentinel_dirs: Vec<PathBuf> = (0..3).map(|i| temp("sentinel", &format!("s{i}"))).collect();
     let _sentinels: Vec<Killed> = sentinel_ports
         .iter()
-        .enumerate()
-        .map(|(i, &port)| {
-            let dir = temp("sentinel", &format!("s{i}"));
-            std::fs::create_dir_all(&dir).unwrap();
+        .zip(&sentinel_dirs)
+        .map(|(&port, dir)| {
+            std::fs::create_dir_all(dir).unwrap();
             let conf = dir.join("sentinel.conf");
             std::fs::write(&conf, sentinel_conf(&dir, port, first)).unwrap();
             Killed(
@@ -186,23 +265,34 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
                 std::thread::spawn(move || writer(round * 10 + w, s, a, st))
             })
             .collect();
-        until(30, &format!("round {round}: writes acknowledged"), || {
-            acked.lock().unwrap().len() > 200 * (round + 1)
-        });
+        until_or_dump(
+            30,
+            &format!("round {round}: writes acknowledged"),
+            &nodes,
+            &sentinel_ports,
+            &sentinel_dirs,
+            || acked.lock().unwrap().len() > 200 * (round + 1),
+        );
         // kill -9 of the primary, writers still going.
         let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
         let killed_at = Instant::now();
         victim.proc = None;
-        until(
+        until_or_dump(
             40,
             &format!("round {round}: Sentinel promotes a replica"),
+            &nodes,
+            &sentinel_ports,
+            &sentinel_dirs,
             || primary_port(&sentinel_ports).is_some_and(|p| p != primary),
         );
         let promoted = primary_port(&sentinel_ports).unwrap();
         let before = acked.lock().unwrap().len();
-        until(
+        until_or_dump(
             40,
             &format!("round {round}: a write acknowledged on the new primary"),
+            &nodes,
+            &sentinel_ports,
+            &sentinel_dirs,
             || acked.lock().unwrap().len() > before + 10,
         );
         eprintln!(
@@ -211,14 +301,27 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         );
         // The killed server comes back on its file and Sentinel makes it a replica.
         let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
+        let restarted_at = Instant::now();
         victim.start();
-        until(
+        until_or_dump(
             60,
             &format!("round {round}: the old primary rejoins as a replica"),
+            &nodes,
+            &sentinel_ports,
+            &sentinel_dirs,
             || {
-                info_field(primary, "master_port") == Some(promoted.to_string())
-                    && info_field(primary, "master_link_status").as_deref() == Some("up")
+                // Of the primary Sentinel names now: Sentinel may fail over again
+                // (a promoted replica it briefly sees as down), which is its call.
+                primary_port(&sentinel_ports).is_some_and(|p| {
+                    info_field(primary, "master_port") == Some(p.to_string())
+                        && info_field(primary, "master_link_status").as_deref() == Some("up")
+                })
             },
+        );
+        let promoted = primary_port(&sentinel_ports).expect("a primary");
+        eprintln!(
+            "round {round}: {primary} a replica of {promoted} again after {:?}",
+            restarted_at.elapsed()
         );
         stop.store(true, Ordering::Relaxed);
         for w in writers {
@@ -248,9 +351,12 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         );
         // The other replica follows the new primary too.
         for n in nodes.iter().filter(|n| n.port != promoted) {
-            until(
+            until_or_dump(
                 40,
                 &format!("round {round}: replicas follow the new primary"),
+                &nodes,
+                &sentinel_ports,
+                &sentinel_dirs,
                 || info_field(n.port, "master_port") == Some(promoted.to_string()),
             );
         }

@@ -3,7 +3,7 @@
 // Not every test binary uses every helper.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -41,6 +41,22 @@ pub fn kvs_serve(args: &[&str]) -> (Killed, String) {
 /// [`kvs_serve`], with the lines the server wrote on stderr before the one that says
 /// where it listens.
 pub fn kvs_serve_start(args: &[&str]) -> (Killed, String, Vec<String>) {
+    kvs_serve_teed(args, None)
+}
+
+/// [`kvs_serve_start`], with every line the server writes on stderr also appended to
+/// `log` (when given), for a test to show when it fails.
+pub fn kvs_serve_teed(
+    args: &[&str],
+    log: Option<&std::path::Path>,
+) -> (Killed, String, Vec<String>) {
+    let mut log = log.map(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .expect("open the server's log")
+    });
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
         .args(["kvs", "serve"])
         .args(args)
@@ -52,13 +68,22 @@ pub fn kvs_serve_start(args: &[&str]) -> (Killed, String, Vec<String>) {
     let mut before = Vec::new();
     let addr = loop {
         let line = lines.next().expect("a line").expect("read stderr");
+        if let Some(f) = log.as_mut() {
+            let _ = writeln!(f, "{line}");
+        }
         if let Some(a) = line.strip_prefix("kvs: listening on ") {
             break a.to_string();
         }
         before.push(line);
     };
     // Keep draining stderr so the server never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if let Some(f) = log.as_mut() {
+                let _ = writeln!(f, "{line}");
+            }
+        }
+    });
     (Killed(child), addr, before)
 }
 
