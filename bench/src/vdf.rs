@@ -143,7 +143,8 @@ fn openssl_mont_chain(
 pub struct SquaringRow {
     /// Modulus size.
     pub bits: usize,
-    /// wirespeed's Montgomery kernel for this size on this CPU (`ifma`: radix 2^52).
+    /// The kernel wirespeed's chain runs for this size on this CPU (`ifma-fold`: radix
+    /// 2^52, reduced by folding; `ifma`: radix-2^52 Montgomery).
     pub kernel: String,
     /// wirespeed Montgomery squaring.
     pub wirespeed: f64,
@@ -285,7 +286,7 @@ pub fn squaring_row<const L: usize>(chain: u64, reps: usize) -> Result<SquaringR
     }
     Ok(SquaringRow {
         bits: 64 * L,
-        kernel: format!("{:?}", ctx.kernel()).to_lowercase(),
+        kernel: ctx.chain_kernel(chain).to_string(),
         wirespeed: median(ws),
         wirespeed_tsc: median(tsc),
         tsc_ghz: median(tsc_rate),

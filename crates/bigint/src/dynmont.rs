@@ -149,6 +149,11 @@ impl DynMontCtx {
         with_width!(self, c => c.kernel())
     }
 
+    /// [`MontCtx::chain_kernel`] for this width.
+    pub fn chain_kernel(&self, k: u64) -> &'static str {
+        with_width!(self, c => c.chain_kernel(k))
+    }
+
     /// Working width in 64-bit limbs (16, 32, 48 or 64).
     pub fn limbs(&self) -> usize {
         match self {

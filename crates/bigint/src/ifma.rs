@@ -351,9 +351,10 @@ unsafe fn scan<const V: usize>(table: &[[__m512i; V]; 1 << CT_WINDOW], idx: u64)
     }
 }
 
-/// Normalises the digits of a value below 2^(52 K) to 52 bits each, in constant time.
+/// Normalises the digits of a value below 2^(52 * 8 * r.len()) to 52 bits each, in
+/// constant time (at most 16 registers).
 #[inline(always)]
-unsafe fn normalize<const V: usize>(r: &mut [__m512i; V]) {
+pub(crate) unsafe fn normalize(r: &mut [__m512i]) {
     // SAFETY: register intrinsics only.
     unsafe {
         let mask = _mm512_set1_epi64(MASK as i64);
@@ -641,7 +642,7 @@ unsafe fn pow_pair_t<const V: usize>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Scalar carry propagation over 8 V lanes.
@@ -655,18 +656,15 @@ mod tests {
         assert_eq!(c, 0, "test value wider than its lanes");
     }
 
-    #[test]
-    fn normalize_matches_scalar_ripple_including_long_carry_runs() {
-        if !available_on(wirespeed_util::cpu::CpuFeatures::get()) {
-            return;
-        }
+    /// Redundant digit vectors (3 registers) for the normalisation tests: a carry that has
+    /// to run through a string of all-ones digits after two rounds, and lanes up to
+    /// 2^61 (the most a multiplication leaves) with room at the top.
+    pub(crate) fn normalize_cases() -> Vec<[u64; 24]> {
         let mut cases: Vec<[u64; 24]> = Vec::new();
-        // A carry that has to run through a string of all-ones digits after two rounds.
         let mut run = [0u64; 24];
         run[0] = 1 << 52;
         run[1..12].fill(MASK);
         cases.push(run);
-        // Lanes near 2^61 (the most a multiplication leaves), with room at the top.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..200 {
             let mut v = [0u64; 24];
@@ -678,7 +676,15 @@ mod tests {
             }
             cases.push(v);
         }
-        for case in cases {
+        cases
+    }
+
+    #[test]
+    fn normalize_matches_scalar_ripple_including_long_carry_runs() {
+        if !available_on(wirespeed_util::cpu::CpuFeatures::get()) {
+            return;
+        }
+        for case in normalize_cases() {
             let mut want = case;
             ripple(&mut want);
             let mut d = [0u64; MAX_DIGITS];

@@ -22,6 +22,8 @@ pub mod constants;
 pub mod convert;
 pub mod dynmont;
 #[cfg(target_arch = "x86_64")]
+pub mod fold;
+#[cfg(target_arch = "x86_64")]
 pub mod ifma;
 pub mod mont;
 pub mod prime;

@@ -144,6 +144,9 @@ pub struct MontCtx<const L: usize> {
 #[derive(Clone, Debug)]
 struct Ifma<const L: usize> {
     ctx: crate::ifma::Radix52,
+    /// The folding kernel for long chains of squarings ([`crate::fold`]), built on
+    /// first use (its tables take a fraction of a millisecond).
+    fold: std::sync::OnceLock<Option<Box<crate::fold::Fold>>>,
     /// R mod n and R^2 mod n for R = 2^(52 K).
     one: Uint<L>,
     r2: Uint<L>,
@@ -154,6 +157,10 @@ fn mac(acc: u64, a: u64, b: u64, carry: u64) -> (u64, u64) {
     let t = acc as u128 + (a as u128) * (b as u128) + carry as u128;
     (t as u64, (t >> 64) as u64)
 }
+
+/// The shortest chain of squarings [`MontCtx::sqr_n`] runs on the folding kernel (it
+/// costs two conversions and a final reduction, a few microseconds, per call).
+pub const FOLD_MIN: u64 = 256;
 
 /// Which multiply-accumulate row kernel a context uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,6 +280,7 @@ impl<const L: usize> MontCtx<L> {
             }
             Box::new(Ifma {
                 ctx: crate::ifma::Radix52::new(&n.0, &one52.0),
+                fold: std::sync::OnceLock::new(),
                 one: one52,
                 r2: r2_52,
             })
@@ -319,6 +327,21 @@ impl<const L: usize> MontCtx<L> {
     /// The kernel in use.
     pub fn kernel(&self) -> Kernel {
         self.kernel
+    }
+
+    /// The kernel [`MontCtx::sqr_n`] runs for a chain of `k` squarings: `ifma-fold` (the
+    /// folding kernel, [`crate::fold`]), or the context's kernel in lower case.
+    pub fn chain_kernel(&self, k: u64) -> &'static str {
+        #[cfg(target_arch = "x86_64")]
+        if self.ifma().is_some() && k >= FOLD_MIN && crate::fold::supports(L) {
+            return "ifma-fold";
+        }
+        let _ = k;
+        match self.kernel {
+            Kernel::Portable => "portable",
+            Kernel::Adx => "adx",
+            Kernel::Ifma => "ifma",
+        }
     }
 
     /// The IFMA context, when the kernel is [`Kernel::Ifma`] and the width has one.
@@ -467,9 +490,27 @@ impl<const L: usize> MontCtx<L> {
     }
 
     /// a^(2^k) in Montgomery form: k squarings.
+    ///
+    /// With the IFMA kernel, chains of at least [`FOLD_MIN`] squarings on 1024- and
+    /// 2048-bit types leave Montgomery form and run the folding kernel
+    /// ([`crate::fold`]), whose squarings have no digit-serial dependency chain. The
+    /// values are public there (the kernel's final reduction branches on them).
     pub fn sqr_n(&self, a: &Uint<L>, k: u64) -> Uint<L> {
         #[cfg(target_arch = "x86_64")]
         if let Some(f) = self.ifma() {
+            if k >= FOLD_MIN && crate::fold::supports(L) {
+                let fold = f
+                    .fold
+                    .get_or_init(|| Some(Box::new(crate::fold::Fold::new(&self.n.0))));
+                if let Some(fold) = fold {
+                    let plain = self.from_mont(a);
+                    let mut out = [0u64; L];
+                    // SAFETY: `ifma()` is Some only where the CPU has AVX-512 F and
+                    // IFMA; both slices have L limbs.
+                    unsafe { fold.sqr_n(&plain.0, k, &mut out) };
+                    return self.to_mont(&Uint(out));
+                }
+            }
             let mut out = [0u64; L];
             // SAFETY: as in `mul`.
             let top = unsafe { f.ctx.sqr_n(&a.0, k, &mut out) };

@@ -227,7 +227,7 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         .map(|(&port, dir)| {
             std::fs::create_dir_all(dir).unwrap();
             let conf = dir.join("sentinel.conf");
-            std::fs::write(&conf, sentinel_conf(&dir, port, first)).unwrap();
+            std::fs::write(&conf, sentinel_conf(dir, port, first)).unwrap();
             Killed(
                 Command::new("redis-sentinel")
                     .arg(&conf)

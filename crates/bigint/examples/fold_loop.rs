@@ -1,0 +1,36 @@
+//! Runs long squaring chains for profiling: `fold_loop BITS COUNT [mont]`.
+use wirespeed_bigint::{MontCtx, Uint};
+
+fn run<const L: usize>(count: u64, mont: bool) {
+    let mut n = Uint::<L>([0x9e37_79b9_7f4a_7c15; L]);
+    n.0[0] |= 1;
+    let ctx = MontCtx::new(&n).expect("modulus");
+    let x = ctx.to_mont(&Uint::<L>::from_u64(3));
+    let t = std::time::Instant::now();
+    let y = if mont {
+        let mut y = x;
+        for _ in 0..count / 128 {
+            y = ctx.sqr_n(&y, 128);
+        }
+        y
+    } else {
+        ctx.sqr_n(&x, count)
+    };
+    let ns = t.elapsed().as_nanos() as f64 / count as f64;
+    println!(
+        "{} bits: {ns:.1} ns per squaring ({})",
+        64 * L,
+        y.0[0] & 0xff
+    );
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let bits: usize = a.get(1).and_then(|s| s.parse().ok()).unwrap_or(2048);
+    let count: u64 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let mont = a.get(3).is_some_and(|s| s == "mont");
+    match bits {
+        1024 => run::<16>(count, mont),
+        _ => run::<32>(count, mont),
+    }
+}
