@@ -7,9 +7,12 @@
 //! a chain of vector multiply-adds, a lane shift and a scalar round trip. Here a squaring
 //! has no such chain:
 //!
-//! 1. T = x^2 as column sums (every digit product is independent: the multiply-adds run
-//!    at the units' throughput, into separate low- and high-half accumulators);
-//! 2. the digits of T are normalised (two vector carry rounds and a carry-lookahead);
+//! 1. T = x^2 as column sums: the cross products x_i x_j (i < j) once, doubled, plus the
+//!    squares x_i^2. Every product is independent, so the multiply-adds run at the
+//!    units' throughput, into separate low- and high-half accumulators;
+//! 2. the digits of T are normalised: one vector carry round, and the exact rounds
+//!    (two more and a carry-lookahead) only when a digit came out at 2^52 or above,
+//!    which these values make about one digit in 2^40;
 //! 3. fold: U = (T mod 2^(52 K)) + sum over j = K..2K-1 of t_j R_j, with the table
 //!    R_j = 2^(52 j) mod n (again independent products), then normalised;
 //! 4. fold again, at bit P = 52 (K - 1) + 9: X = (U mod 2^P) + q C with q = U >> P
@@ -23,9 +26,8 @@
 //! - X < 2^(52 K - 43) + 2^50 n < 2^(52 K - 2).
 //!
 //! The caller reduces the chain's result modulo n once at the end ([`Fold::sqr_n`]
-//! returns it reduced). The instruction sequence does not depend on the values; the
-//! final reduction's loop count depends only on n's length. The values it serves are
-//! public (VDF chains), and it is not used for secrets.
+//! returns it reduced). Variable time: the normalisation's rare exact path and the final
+//! reduction branch on the values. It serves public values (VDF chains), never secrets.
 
 use core::arch::x86_64::*;
 
@@ -240,7 +242,11 @@ unsafe fn load(d: &[u64]) -> __m512i {
     unsafe { _mm512_loadu_si512(d.as_ptr().cast()) }
 }
 
-/// The products of digits 8B..8B+8 of x with x, into the accumulators.
+/// The products x_i x_j with j > i, for the digits i = 8B..8B+8 of x, into the
+/// accumulators (the square is twice their sum plus the diagonal). Row v of `sh[s]`
+/// holds x_j for j = 8 v + lane - s, landing at 8 (B + v) + lane; j > i holds for
+/// every lane of rows v >= B + 2, for lanes above 2s - 8 of row B + 1 and lanes above
+/// 2s of row B, and for none below.
 #[inline(always)]
 unsafe fn square_block<const B: usize, const V: usize>(
     lo: &mut [__m512i; 2 * MAXV],
@@ -252,7 +258,15 @@ unsafe fn square_block<const B: usize, const V: usize>(
     unsafe {
         for (s, row) in sh.iter().enumerate() {
             let a = _mm512_set1_epi64(xd[8 * B + s] as i64);
-            for v in 0..=V {
+            if s < 4 {
+                let m = (0xffu32 << (2 * s + 1)) as u8;
+                lo[2 * B] = _mm512_mask_madd52lo_epu64(lo[2 * B], m, a, row[B]);
+                hi[2 * B] = _mm512_mask_madd52hi_epu64(hi[2 * B], m, a, row[B]);
+            }
+            let m = (0xffu32 << (2 * s).saturating_sub(7)) as u8;
+            lo[2 * B + 1] = _mm512_mask_madd52lo_epu64(lo[2 * B + 1], m, a, row[B + 1]);
+            hi[2 * B + 1] = _mm512_mask_madd52hi_epu64(hi[2 * B + 1], m, a, row[B + 1]);
+            for v in B + 2..=V {
                 lo[B + v] = _mm512_madd52lo_epu64(lo[B + v], a, row[v]);
                 hi[B + v] = _mm512_madd52hi_epu64(hi[B + v], a, row[v]);
             }
@@ -306,10 +320,22 @@ unsafe fn sqr_n_t<const V: usize, const K: usize>(
                 )*};
             }
             block!(0 1 2 3 4 5);
+            // T = 2 (cross products) + the squares x_i^2 at 2i (low half) and 2i + 1.
             let mut t = [zero; 2 * MAXV];
             for q in 0..2 * V {
                 let below = if q > 0 { hi[q - 1] } else { zero };
                 t[q] = _mm512_add_epi64(lo[q], _mm512_alignr_epi64::<7>(hi[q], below));
+                t[q] = _mm512_add_epi64(t[q], t[q]);
+            }
+            let spread_lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+            let spread_hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+            for b in 0..V {
+                let sl = _mm512_madd52lo_epu64(zero, xv[b], xv[b]);
+                let sh = _mm512_madd52hi_epu64(zero, xv[b], xv[b]);
+                let d0 = _mm512_permutex2var_epi64(sl, spread_lo, sh);
+                let d1 = _mm512_permutex2var_epi64(sl, spread_hi, sh);
+                t[2 * b] = _mm512_add_epi64(t[2 * b], d0);
+                t[2 * b + 1] = _mm512_add_epi64(t[2 * b + 1], d1);
             }
             normalize_fast(&mut t[..2 * V]);
             for q in 0..2 * V {
