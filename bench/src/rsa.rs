@@ -43,7 +43,7 @@ pub struct BenchArgs {
 
 struct Row {
     bits: u32,
-    /// The Montgomery kernel of the private key's CRT contexts on this CPU.
+    /// The kernel of the private operation (its two CRT powers) on this CPU.
     kernel: String,
     threads: usize,
     ws_sign: f64,
@@ -187,7 +187,7 @@ fn measure(bits: u32, threads: usize, reps: usize, quick: bool) -> Result<Row, S
         })?;
         Ok(Row {
             bits,
-            kernel: format!("{:?}", ours.kernel()).to_lowercase(),
+            kernel: ours.private_kernel().to_string(),
             threads,
             ws_sign,
             ossl_sign,
@@ -526,7 +526,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     println!("- Machine: {}\n- Date: {}", m.summary(), utc_now());
     println!("- Median of {reps} runs; operations per second in total (per core = total / threads); OpenSSL through the openssl crate (EVP), AWS-LC through aws-lc-rs (signatures checked equal to ours) and the rsa crate, all on rayon like wirespeed\n");
     println!(
-        "- wirespeed's Montgomery kernel per key size on this CPU ({}): {}\n",
+        "- wirespeed's kernel for the private operation per key size on this CPU ({}): {}\n",
         m.microarch,
         rows.iter()
             .filter(|r| r.threads == 1)

@@ -337,7 +337,10 @@ unsafe fn power_table<const V: usize>(
 
 /// table[idx] by a masked scan of every entry (no secret-dependent address).
 #[inline(always)]
-unsafe fn scan<const V: usize>(table: &[[__m512i; V]; 1 << CT_WINDOW], idx: u64) -> [__m512i; V] {
+pub(crate) unsafe fn scan<const V: usize>(
+    table: &[[__m512i; V]; 1 << CT_WINDOW],
+    idx: u64,
+) -> [__m512i; V] {
     // SAFETY: register-only intrinsics; AVX-512 F per the caller.
     unsafe {
         let mut sel = [_mm512_setzero_si512(); V];
@@ -351,34 +354,33 @@ unsafe fn scan<const V: usize>(table: &[[__m512i; V]; 1 << CT_WINDOW], idx: u64)
     }
 }
 
-/// Normalises the digits of a value below 2^(52 * 8 * r.len()) to 52 bits each, in
-/// constant time (at most 16 registers).
+/// Normalises the digits (each below 2^63) of a value below 2^(52 * 8 * r.len()) to 52
+/// bits each, in constant time (at most 16 registers): one carry round, then a
+/// carry-lookahead on lane masks.
 #[inline(always)]
 pub(crate) unsafe fn normalize(r: &mut [__m512i]) {
     // SAFETY: register intrinsics only.
     unsafe {
         let mask = _mm512_set1_epi64(MASK as i64);
-        let top = _mm512_set1_epi64(1 << 52);
-        for _ in 0..2 {
-            let mut prev = _mm512_setzero_si512();
-            for x in r.iter_mut() {
-                let c = _mm512_srli_epi64::<52>(*x);
-                let lo = _mm512_and_si512(*x, mask);
-                // Lane 0 takes the carry out of the previous register's lane 7.
-                *x = _mm512_add_epi64(lo, _mm512_alignr_epi64::<7>(c, prev));
-                prev = c;
-            }
+        let mut prev = _mm512_setzero_si512();
+        for x in r.iter_mut() {
+            let c = _mm512_srli_epi64::<52>(*x);
+            let lo = _mm512_and_si512(*x, mask);
+            // Lane 0 takes the carry out of the previous register's lane 7.
+            *x = _mm512_add_epi64(lo, _mm512_alignr_epi64::<7>(c, prev));
+            prev = c;
         }
-        // Digits are now <= 2^52. The last carries, as an adder would: digits equal to
-        // 2^52 generate a carry (G), digits equal to 2^52 - 1 pass one on (P); the carry
-        // into digit j is bit j of ((G | P) + G) ^ P (G and P are disjoint).
+        // Digits are now below 2^52 + 2^12. The last carries, as an adder would: digits
+        // of 2^52 or more generate a carry (G), digits equal to 2^52 - 1 pass one on (P);
+        // the carry into digit j is bit j of ((G | P) + G) ^ P (G and P are disjoint).
+        // Adding it and masking leaves 52-bit digits.
+        let one = _mm512_set1_epi64(1);
         let (mut g, mut p) = (0u128, 0u128);
         for (j, x) in r.iter().enumerate() {
-            g |= (_mm512_cmpeq_epu64_mask(*x, top) as u128) << (8 * j);
+            g |= (_mm512_cmpgt_epu64_mask(*x, mask) as u128) << (8 * j);
             p |= (_mm512_cmpeq_epu64_mask(*x, mask) as u128) << (8 * j);
         }
         let carries = ((g | p).wrapping_add(g)) ^ p;
-        let one = _mm512_set1_epi64(1);
         for (j, x) in r.iter_mut().enumerate() {
             let k = (carries >> (8 * j)) as u8;
             *x = _mm512_and_si512(_mm512_mask_add_epi64(*x, k, *x, one), mask);

@@ -147,6 +147,9 @@ struct Ifma<const L: usize> {
     /// The folding kernel for long chains of squarings ([`crate::fold`]), built on
     /// first use (its tables take a fraction of a millisecond).
     fold: std::sync::OnceLock<Option<Box<crate::fold::Fold>>>,
+    /// The CPU runs 512-bit IFMA at full width (not Zen 4's two halves): where the
+    /// folding kernel's extra multiply-adds cost nothing against its shorter latency.
+    full_width: bool,
     /// R mod n and R^2 mod n for R = 2^(52 K).
     one: Uint<L>,
     r2: Uint<L>,
@@ -281,6 +284,7 @@ impl<const L: usize> MontCtx<L> {
             Box::new(Ifma {
                 ctx: crate::ifma::Radix52::new(&n.0, &one52.0),
                 fold: std::sync::OnceLock::new(),
+                full_width: f.full_width_ifma(),
                 one: one52,
                 r2: r2_52,
             })
@@ -329,19 +333,33 @@ impl<const L: usize> MontCtx<L> {
         self.kernel
     }
 
-    /// The kernel [`MontCtx::sqr_n`] runs for a chain of `k` squarings: `ifma-fold` (the
-    /// folding kernel, [`crate::fold`]), or the context's kernel in lower case.
-    pub fn chain_kernel(&self, k: u64) -> &'static str {
+    /// The kernel [`MontCtx::pow_ct_pair`] runs with another context of this width on
+    /// this CPU: `ifma-fold` or the context's kernel in lower case.
+    pub fn pair_kernel(&self) -> &'static str {
         #[cfg(target_arch = "x86_64")]
-        if self.ifma().is_some() && k >= FOLD_MIN && crate::fold::supports(L) {
+        if self.fold(true).is_some() {
             return "ifma-fold";
         }
-        let _ = k;
+        self.kernel_name()
+    }
+
+    fn kernel_name(&self) -> &'static str {
         match self.kernel {
             Kernel::Portable => "portable",
             Kernel::Adx => "adx",
             Kernel::Ifma => "ifma",
         }
+    }
+
+    /// The kernel [`MontCtx::sqr_n`] runs for a chain of `k` squarings: `ifma-fold` (the
+    /// folding kernel, [`crate::fold`]), or the context's kernel in lower case.
+    pub fn chain_kernel(&self, k: u64) -> &'static str {
+        #[cfg(target_arch = "x86_64")]
+        if k >= FOLD_MIN && self.fold(false).is_some() {
+            return "ifma-fold";
+        }
+        let _ = k;
+        self.kernel_name()
     }
 
     /// The IFMA context, when the kernel is [`Kernel::Ifma`] and the width has one.
@@ -401,6 +419,43 @@ impl<const L: usize> MontCtx<L> {
         // a R^-1 (any a < R gives a result < n), then times R^2 twice: a R.
         let t = self.mul(a, &Uint::ONE);
         self.mul(&self.mul(&t, self.r2()), self.r2())
+    }
+
+    /// The folding kernel ([`crate::fold`]) for this modulus, built on first use, where
+    /// the context runs IFMA and the width has it; `pairs`: for [`MontCtx::pow_ct_pair`]
+    /// rather than chains of squarings. Chosen where it was measured faster than the
+    /// Montgomery kernel (Zen 5, BENCHMARKS.md): chains at 1024 to 2048 bits, pairs of
+    /// powers at 1024 and 1536; and where IFMA runs at half width (Zen 4), only where it
+    /// also does fewer multiply-adds (chains at 1024 and 1536 bits).
+    #[cfg(target_arch = "x86_64")]
+    fn fold(&self, pairs: bool) -> Option<&crate::fold::Fold> {
+        let f = self.ifma()?;
+        let wanted = crate::fold::supports(L)
+            && match pairs {
+                true => f.full_width && L <= 24,
+                false => f.full_width || L <= 24,
+            };
+        if !wanted {
+            return None;
+        }
+        f.fold
+            .get_or_init(|| Some(Box::new(crate::fold::Fold::new(&self.n.0))))
+            .as_deref()
+    }
+
+    /// z (L + 2 limbs, any value) mod n in Montgomery form, in constant time: the low L
+    /// limbs and the two above, each reduced, the upper times 2^(64 L).
+    #[cfg(target_arch = "x86_64")]
+    fn wide_to_mont(&self, z: &[u64]) -> Uint<L> {
+        let lo = Uint::<L>(core::array::from_fn(|i| z[i]));
+        let hi = Uint::<L>(core::array::from_fn(|i| if i < 2 { z[L + i] } else { 0 }));
+        // self.one is 2^(64 L) mod n (plain).
+        let shift = self.to_mont(&self.one);
+        let (a, b) = (self.reduce_to_mont(&lo), self.reduce_to_mont(&hi));
+        let b = self.mul(&b, &shift);
+        let (s, carry) = a.overflowing_add(&b);
+        let (t, borrow) = s.overflowing_sub(&self.n);
+        Uint::select(&t, &s, (borrow as u64) & !(carry as u64) & 1)
     }
 
     /// Final conditional subtraction: t (with a possible carry limb) to t mod n, given
@@ -498,17 +553,14 @@ impl<const L: usize> MontCtx<L> {
     pub fn sqr_n(&self, a: &Uint<L>, k: u64) -> Uint<L> {
         #[cfg(target_arch = "x86_64")]
         if let Some(f) = self.ifma() {
-            if k >= FOLD_MIN && crate::fold::supports(L) {
-                let fold = f
-                    .fold
-                    .get_or_init(|| Some(Box::new(crate::fold::Fold::new(&self.n.0))));
-                if let Some(fold) = fold {
+            if k >= FOLD_MIN {
+                if let Some(fold) = self.fold(false) {
                     let plain = self.from_mont(a);
-                    let mut out = [0u64; L];
-                    // SAFETY: `ifma()` is Some only where the CPU has AVX-512 F and
-                    // IFMA; both slices have L limbs.
-                    unsafe { fold.sqr_n(&plain.0, k, &mut out) };
-                    return self.to_mont(&Uint(out));
+                    let mut wide = [0u64; MAX_LIMBS + 2];
+                    // SAFETY: `fold()` is Some only where the CPU has AVX-512 F and IFMA
+                    // and the width has the kernel; `plain` has L limbs, `wide` L + 2.
+                    unsafe { fold.sqr_n(&plain.0, k, &mut wide[..L + 2]) };
+                    return self.wide_to_mont(&wide[..L + 2]);
                 }
             }
             let mut out = [0u64; L];
@@ -559,7 +611,9 @@ impl<const L: usize> MontCtx<L> {
     /// [`MontCtx::pow_ct`] under this context and under `other` (same width) at once:
     /// (base^e, base2^e2), each in its own context's Montgomery form. With the IFMA
     /// kernel on both, the two powers run interleaved in one loop (the CRT halves of an
-    /// RSA private operation); otherwise one after the other.
+    /// RSA private operation): on the folding kernel ([`crate::fold`], constant-time
+    /// form) at 1024 and 1536 bits where IFMA runs at full width, on the Montgomery
+    /// kernel otherwise; without IFMA, one after the other.
     pub fn pow_ct_pair(
         &self,
         base: &Uint<L>,
@@ -568,6 +622,27 @@ impl<const L: usize> MontCtx<L> {
         base2: &Uint<L>,
         e2: &Uint<L>,
     ) -> (Uint<L>, Uint<L>) {
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(f), Some(g)) = (self.fold(true), other.fold(true)) {
+            let (b1, b2) = (self.from_mont(base), other.from_mont(base2));
+            let (mut o1, mut o2) = ([0u64; MAX_LIMBS + 2], [0u64; MAX_LIMBS + 2]);
+            // SAFETY: `fold()` is Some only where the CPU has AVX-512 F and IFMA and the
+            // width has the kernel (both contexts of width L); the exponents have L
+            // limbs for 64 L bits, the outputs L + 2.
+            unsafe {
+                f.pow_ct_pair(
+                    g,
+                    (&b1.0, &b2.0),
+                    (&e.0, &e2.0),
+                    Uint::<L>::BITS,
+                    (&mut o1[..L + 2], &mut o2[..L + 2]),
+                )
+            };
+            return (
+                self.wide_to_mont(&o1[..L + 2]),
+                other.wide_to_mont(&o2[..L + 2]),
+            );
+        }
         #[cfg(target_arch = "x86_64")]
         if let (Some(f), Some(g)) = (self.ifma(), other.ifma()) {
             let (mut o1, mut o2) = ([0u64; L], [0u64; L]);

@@ -7,7 +7,7 @@
 
 use num_bigint::BigUint;
 use rand::{Rng, SeedableRng};
-use wirespeed_bigint::fold::Fold;
+use wirespeed_bigint::fold::{digits_for, Fold};
 use wirespeed_bigint::mont::FOLD_MIN;
 use wirespeed_bigint::{Kernel, MontCtx, Uint};
 
@@ -47,6 +47,14 @@ fn moduli<const L: usize>(rng: &mut impl Rng) -> Vec<Uint<L>> {
     v
 }
 
+/// Little-endian limbs as a number.
+fn wide(limbs: &[u64]) -> BigUint {
+    limbs
+        .iter()
+        .rev()
+        .fold(BigUint::default(), |a, &w| (a << 64u32) + w)
+}
+
 /// x^(2^k) mod n by k squarings in num-bigint.
 fn chain(x: &BigUint, k: u64, n: &BigUint) -> BigUint {
     let mut y = x.clone();
@@ -83,11 +91,13 @@ fn check<const L: usize>(seed: u64) {
             }
             // The kernel itself, on short chains.
             for k in [0, 1, 2, 3, 17] {
-                let mut out = [0u64; L];
+                let mut out = vec![0u64; L + 2];
                 // SAFETY: IFMA is available (checked above); widths match.
                 unsafe { fold.sqr_n(&x.0, k, &mut out) };
+                let got = wide(&out);
+                assert!(got.bits() <= 52 * digits_for(L) as u64, "{got:x} too wide");
                 assert_eq!(
-                    big(&Uint(out)),
+                    got % &nb,
                     chain(&xb, k, &nb),
                     "n = {nb:x}, x = {xb:x}, k = {k}"
                 );
@@ -120,4 +130,72 @@ fn the_largest_digits_survive_a_long_chain() {
     let x = Uint::<32>::from_u64(2);
     let got = ctx.from_mont(&ctx.sqr_n(&ctx.to_mont(&x), 5000));
     assert_eq!(big(&got), chain(&big(&x), 5000, &nb));
+}
+
+#[test]
+fn folding_chains_agree_with_num_bigint_1536() {
+    check::<24>(3);
+}
+
+/// The constant-time pair power against num-bigint's modpow: edge bases (0, 1, n - 1),
+/// edge exponents (0, 1, all ones) and random ones, under two moduli at once.
+fn pair<const L: usize>(seed: u64) {
+    if !Kernel::Ifma.available() {
+        eprintln!("skipped: this CPU has no AVX-512 IFMA");
+        return;
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let ms = moduli::<L>(&mut rng);
+    for w in ms.windows(2) {
+        let (n1, n2) = (big(&w[0]), big(&w[1]));
+        let (f1, f2) = (Fold::new(&w[0].0), Fold::new(&w[1].0));
+        let bases: Vec<(BigUint, BigUint)> = vec![
+            (BigUint::default(), BigUint::from(1u8)),
+            (&n1 - 1u8, &n2 - 1u8),
+            (
+                big(&rand_below::<L>(&mut rng, &n1)),
+                big(&rand_below::<L>(&mut rng, &n2)),
+            ),
+        ];
+        let exps: Vec<Uint<L>> = vec![
+            Uint::ZERO,
+            Uint::ONE,
+            Uint([u64::MAX; L]),
+            rand_below::<L>(&mut rng, &n1),
+        ];
+        for (b1, b2) in &bases {
+            for (i, e1) in exps.iter().enumerate() {
+                let e2 = &exps[(i + 1) % exps.len()];
+                let (mut o1, mut o2) = (vec![0u64; L + 2], vec![0u64; L + 2]);
+                let (x1, x2): (Uint<L>, Uint<L>) = (from_big(b1), from_big(b2));
+                // SAFETY: IFMA is available (checked above); widths match.
+                unsafe {
+                    f1.pow_ct_pair(
+                        &f2,
+                        (&x1.0, &x2.0),
+                        (&e1.0, &e2.0),
+                        64 * L,
+                        (&mut o1, &mut o2),
+                    )
+                };
+                assert_eq!(
+                    wide(&o1) % &n1,
+                    b1.modpow(&big(e1), &n1),
+                    "first, n = {n1:x}"
+                );
+                assert_eq!(
+                    wide(&o2) % &n2,
+                    b2.modpow(&big(e2), &n2),
+                    "second, n = {n2:x}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn constant_time_pair_powers_agree_with_num_bigint() {
+    pair::<16>(4);
+    pair::<24>(5);
+    pair::<32>(6);
 }

@@ -403,6 +403,16 @@ impl PrivateKey {
         }
     }
 
+    /// The kernel the private operation's two CRT powers run (`ifma-fold`, `ifma`,
+    /// `adx` or `portable`; [`wirespeed_bigint::MontCtx::pair_kernel`]).
+    pub fn private_kernel(&self) -> &'static str {
+        match &self.ctx {
+            PrivCtx::K2048(c) => c.p.pair_kernel(),
+            PrivCtx::K3072(c) => c.p.pair_kernel(),
+            PrivCtx::K4096(c) => c.p.pair_kernel(),
+        }
+    }
+
     /// m^d mod n for a big-endian m < n of at most [`PublicKey::size`] bytes: CRT,
     /// constant time, fault-checked; exactly `size` bytes out.
     pub fn raw(&self, m: &[u8]) -> Result<Vec<u8>, RsaError> {
