@@ -10,24 +10,31 @@
 //! 1. T = x^2 as column sums: the cross products x_i x_j (i < j) once, doubled, plus the
 //!    squares x_i^2. Every product is independent, so the multiply-adds run at the
 //!    units' throughput, into separate low- and high-half accumulators;
-//! 2. the digits of T are normalised: one vector carry round, and the exact rounds
-//!    (two more and a carry-lookahead) only when a digit came out at 2^52 or above,
-//!    which these values make about one digit in 2^40;
+//! 2. the digits of T from digit K's register up are normalised (the ones below are
+//!    only added, and stay raw): one vector carry round and a carry-lookahead on lane
+//!    masks; in the chain of squarings the lookahead runs only when a digit came out at
+//!    2^52 or above, which these values make about one digit in 2^40;
 //! 3. fold: U = (T mod 2^(52 K)) + sum over j = K..2K-1 of t_j R_j, with the table
-//!    R_j = 2^(52 j) mod n (again independent products), then normalised;
-//! 4. fold again, at bit P = 52 (K - 1) + 9: X = (U mod 2^P) + q C with q = U >> P
-//!    (below 2^50) and C = 2^P mod n, then normalised: the next x.
+//!    R_j = 2^(52 j) mod n (again independent products), left unnormalised;
+//! 4. fold again, at bit P = 52 (K - 1) + 9: X = (U mod 2^P) + q C with q = U >> P and
+//!    C = 2^P mod n, then normalised: the next x.
 //!
 //! Values are congruent to the true ones modulo n and stay below 2^(52 K) (not below
 //! n): K is the least digit count with n < 2^(52 K - 53), which bounds every step:
 //! - column sums of T: at most 2K products of 52 bits each, below 2^59;
-//! - U < 2^(52 K + 7) (the raw low half of T plus K products below 2^52 n), so after
-//!   normalisation q < 2^50 fits a 52-bit multiplier;
-//! - X < 2^(52 K - 43) + 2^50 n < 2^(52 K - 2).
+//! - U's digits: below 2^61, and only digits 0..K-1 are set (each R_j is below n, so
+//!   its products end at digit K - 1): q = u_{K-1} >> 9 < 2^50 fits a 52-bit multiplier,
+//!   and cutting digit K - 1 to its low 9 bits leaves U mod 2^P exactly;
+//! - X < 2^(52 K - 42) + 2^50 n < 2^(52 K - 2).
 //!
-//! The caller reduces the chain's result modulo n once at the end ([`Fold::sqr_n`]
-//! returns it reduced). Variable time: the normalisation's rare exact path and the final
-//! reduction branch on the values. It serves public values (VDF chains), never secrets.
+//! Results leave as values below 2^(52 K) in two limbs more than n; the caller reduces
+//! them modulo n (`MontCtx` does it in constant time, into Montgomery form).
+//!
+//! Two entry points: [`Fold::sqr_n`], chains of squarings of public values (the VDF),
+//! variable time (the rare exact normalisation is a branch on the values); and
+//! [`Fold::pow_ct_pair`], two powers with secret exponents at once (the CRT halves of an
+//! RSA private operation), constant time: exact normalisations only, the window's table
+//! entry chosen by a masked scan.
 
 use core::arch::x86_64::*;
 
@@ -438,14 +445,17 @@ impl<const V: usize> Consts<V> {
 /// Normalises T (`CT`: the exact, constant-time path) and returns its digits in memory,
 /// for the broadcasts of the first fold.
 #[inline(always)]
-unsafe fn fold_head<const V: usize, const CT: bool>(
+unsafe fn fold_head<const V: usize, const K: usize, const CT: bool>(
     t: &mut [__m512i; 2 * MAXV],
 ) -> [u64; 16 * MAXV] {
     // SAFETY: register intrinsics and in-bounds stores; AVX-512 F per the caller.
     unsafe {
-        norm::<CT>(&mut t[..2 * V]);
+        // Only the registers from the one holding digit K up: the digits below stay
+        // raw (below 2^59; they are only added), and any split of T into a raw low part
+        // and a normalised high part is exact.
+        norm::<CT>(&mut t[K / 8..2 * V]);
         let mut td = [0u64; 16 * MAXV];
-        for q in 0..2 * V {
+        for q in K / 8..2 * V {
             _mm512_storeu_si512(td.as_mut_ptr().add(8 * q).cast(), t[q]);
         }
         td
@@ -486,7 +496,7 @@ unsafe fn fold_terms<const V: usize, const K: usize>(
 }
 
 /// From the first fold's accumulators (their sum is U = (T mod 2^(52 K)) + sum t_j R_j):
-/// normalise U, fold at bit P (X = (U mod 2^P) + q C, q = U >> P), normalise X.
+/// fold at bit P (X = (U mod 2^P) + q C, q = U >> P), normalise X.
 #[inline(always)]
 unsafe fn fold_tail<const V: usize, const K: usize, const CT: bool>(
     consts: &Consts<V>,
@@ -509,14 +519,14 @@ unsafe fn fold_tail<const V: usize, const K: usize, const CT: bool>(
                 _mm512_alignr_epi64::<7>(here, below),
             );
         }
-        norm::<CT>(&mut u);
-        let below =
-            _mm512_permutexvar_epi64(_mm512_set1_epi64(((K - 1) % 8) as i64), u[(K - 1) / 8]);
-        let above = _mm512_permutexvar_epi64(_mm512_set1_epi64((K % 8) as i64), u[K / 8]);
-        let qv = _mm512_or_si512(
-            _mm512_srli_epi64::<{ SPLIT }>(below),
-            _mm512_slli_epi64::<{ 52 - SPLIT }>(above),
-        );
+        // U is left unnormalised: its digits are below 2^59 and only digits 0..K-1 are
+        // set (the table entries are below n, so their products end at digit K - 1),
+        // so q = u_{K-1} >> SPLIT (below 2^50) and U mod 2^P (digit K - 1 cut to SPLIT
+        // bits) split U exactly at bit P.
+        let qv = _mm512_srli_epi64::<{ SPLIT }>(_mm512_permutexvar_epi64(
+            _mm512_set1_epi64(((K - 1) % 8) as i64),
+            u[(K - 1) / 8],
+        ));
         let mut wlo = [zero; V];
         let mut whi = [zero; V];
         for v in 0..V {
@@ -561,7 +571,7 @@ unsafe fn fold<const V: usize, const K: usize, const CT: bool>(
 ) -> Val<V> {
     // SAFETY: as in the parts.
     unsafe {
-        let td = fold_head::<V, CT>(&mut t);
+        let td = fold_head::<V, K, CT>(&mut t);
         let [mut lo0, mut hi0, mut lo1, mut hi1] = fold_start(consts, &t);
         // For narrow values, even and odd j go to separate accumulators (two chains of
         // multiply-adds instead of one); wide ones have registers for one set only.
@@ -588,8 +598,8 @@ unsafe fn fold2<const V: usize, const K: usize, const CT: bool>(
 ) -> (Val<V>, Val<V>) {
     // SAFETY: as in the parts.
     unsafe {
-        let tdx = fold_head::<V, CT>(&mut t.0);
-        let tdy = fold_head::<V, CT>(&mut t.1);
+        let tdx = fold_head::<V, K, CT>(&mut t.0);
+        let tdy = fold_head::<V, K, CT>(&mut t.1);
         let [mut lx, mut hx, lx1, hx1] = fold_start(consts.0, &t.0);
         let [mut ly, mut hy, ly1, hy1] = fold_start(consts.1, &t.1);
         for j in K..2 * K {

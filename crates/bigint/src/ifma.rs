@@ -375,15 +375,25 @@ pub(crate) unsafe fn normalize(r: &mut [__m512i]) {
         // the carry into digit j is bit j of ((G | P) + G) ^ P (G and P are disjoint).
         // Adding it and masking leaves 52-bit digits.
         let one = _mm512_set1_epi64(1);
-        let (mut g, mut p) = (0u128, 0u128);
-        for (j, x) in r.iter().enumerate() {
-            g |= (_mm512_cmpgt_epu64_mask(*x, mask) as u128) << (8 * j);
-            p |= (_mm512_cmpeq_epu64_mask(*x, mask) as u128) << (8 * j);
+        // 64-bit lane masks where they suffice (up to 8 registers), 128-bit otherwise.
+        macro_rules! lookahead {
+            ($t:ty) => {{
+                let (mut g, mut p): ($t, $t) = (0, 0);
+                for (j, x) in r.iter().enumerate() {
+                    g |= (_mm512_cmpgt_epu64_mask(*x, mask) as $t) << (8 * j);
+                    p |= (_mm512_cmpeq_epu64_mask(*x, mask) as $t) << (8 * j);
+                }
+                let carries = ((g | p).wrapping_add(g)) ^ p;
+                for (j, x) in r.iter_mut().enumerate() {
+                    let k = (carries >> (8 * j)) as u8;
+                    *x = _mm512_and_si512(_mm512_mask_add_epi64(*x, k, *x, one), mask);
+                }
+            }};
         }
-        let carries = ((g | p).wrapping_add(g)) ^ p;
-        for (j, x) in r.iter_mut().enumerate() {
-            let k = (carries >> (8 * j)) as u8;
-            *x = _mm512_and_si512(_mm512_mask_add_epi64(*x, k, *x, one), mask);
+        if r.len() <= 8 {
+            lookahead!(u64)
+        } else {
+            lookahead!(u128)
         }
     }
 }

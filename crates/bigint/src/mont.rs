@@ -425,8 +425,9 @@ impl<const L: usize> MontCtx<L> {
     /// the context runs IFMA and the width has it; `pairs`: for [`MontCtx::pow_ct_pair`]
     /// rather than chains of squarings. Chosen where it was measured faster than the
     /// Montgomery kernel (Zen 5, BENCHMARKS.md): chains at 1024 to 2048 bits, pairs of
-    /// powers at 1024 and 1536; and where IFMA runs at half width (Zen 4), only where it
-    /// also does fewer multiply-adds (chains at 1024 and 1536 bits).
+    /// powers at 1024 and 1536 (at 2048 the Montgomery pair signs RSA-4096 faster);
+    /// where IFMA runs at half width (Zen 4), only where it also does fewer
+    /// multiply-adds (chains at 1024 and 1536 bits).
     #[cfg(target_arch = "x86_64")]
     fn fold(&self, pairs: bool) -> Option<&crate::fold::Fold> {
         let f = self.ifma()?;
