@@ -52,10 +52,10 @@ fn layouts_fit_t() {
             }
         }
     }
-    // The default layout at T = 2^24: 15 segments, the last about T / 789.
+    // The default layout at T = 2^24: 18 segments, the last about T / 831.
     let l = segment_lengths(1 << 24, (1u64 << 24).div_ceil(16383));
-    assert_eq!(l.len(), 15);
-    assert!(*l.last().unwrap() < (1 << 24) / 700, "{l:?}");
+    assert_eq!(l.len(), 18);
+    assert!(*l.last().unwrap() < (1 << 24) / 750, "{l:?}");
 }
 
 #[test]
