@@ -147,8 +147,8 @@ struct Ifma<const L: usize> {
     /// The folding kernel for long chains of squarings ([`crate::fold`]), built on
     /// first use (its tables take a fraction of a millisecond).
     fold: std::sync::OnceLock<Option<Box<crate::fold::Fold>>>,
-    /// The CPU runs 512-bit IFMA at full width (not Zen 4's two halves): where the
-    /// folding kernel's extra multiply-adds cost nothing against its shorter latency.
+    /// The CPU runs 512-bit IFMA at full width (not Zen 4's two halves): the folding
+    /// kernel trades the Montgomery kernel's serial chain for more multiply-adds.
     full_width: bool,
     /// R mod n and R^2 mod n for R = 2^(52 K).
     one: Uint<L>,
@@ -426,8 +426,9 @@ impl<const L: usize> MontCtx<L> {
     /// rather than chains of squarings. Chosen where it was measured faster than the
     /// Montgomery kernel (Zen 5, BENCHMARKS.md): chains at 1024 to 2048 bits, pairs of
     /// powers at 1024 and 1536 (at 2048 the Montgomery pair signs RSA-4096 faster);
-    /// where IFMA runs at half width (Zen 4), only where it also does fewer
-    /// multiply-adds (chains at 1024 and 1536 bits).
+    /// where IFMA runs at half width (Zen 4), only where its multiply-adds at half rate
+    /// still take well under the Montgomery kernel's serial chain (chains at 1024 and
+    /// 1536 bits).
     #[cfg(target_arch = "x86_64")]
     fn fold(&self, pairs: bool) -> Option<&crate::fold::Fold> {
         let f = self.ifma()?;
