@@ -519,7 +519,7 @@ unsafe fn fold_tail<const V: usize, const K: usize, const CT: bool>(
                 _mm512_alignr_epi64::<7>(here, below),
             );
         }
-        // U is left unnormalised: its digits are below 2^59 and only digits 0..K-1 are
+        // U is left unnormalised: its digits are below 2^61 and only digits 0..K-1 are
         // set (the table entries are below n, so their products end at digit K - 1),
         // so q = u_{K-1} >> SPLIT (below 2^50) and U mod 2^P (digit K - 1 cut to SPLIT
         // bits) split U exactly at bit P.

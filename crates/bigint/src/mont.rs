@@ -144,12 +144,14 @@ pub struct MontCtx<const L: usize> {
 #[derive(Clone, Debug)]
 struct Ifma<const L: usize> {
     ctx: crate::ifma::Radix52,
-    /// The folding kernel for long chains of squarings ([`crate::fold`]), built on
-    /// first use (its tables take a fraction of a millisecond).
-    fold: std::sync::OnceLock<Option<Box<crate::fold::Fold>>>,
-    /// The CPU runs 512-bit IFMA at full width (not Zen 4's two halves): the folding
-    /// kernel trades the Montgomery kernel's serial chain for more multiply-adds.
-    full_width: bool,
+    /// The folding kernel ([`crate::fold`]) for chains of squarings and pairs of
+    /// powers, built on first use (its tables take a fraction of a millisecond).
+    fold: std::sync::OnceLock<Box<crate::fold::Fold>>,
+    /// The folding kernel was measured faster than the Montgomery kernel on this CPU
+    /// (Zen 5, full-width IFMA) for every width it has. Elsewhere (Zen 4's half-width
+    /// IFMA; Intel parts, not measured) it trades the Montgomery kernel's serial chain
+    /// for more multiply-adds and is used only where that clearly pays.
+    measured: bool,
     /// R mod n and R^2 mod n for R = 2^(52 K).
     one: Uint<L>,
     r2: Uint<L>,
@@ -284,7 +286,7 @@ impl<const L: usize> MontCtx<L> {
             Box::new(Ifma {
                 ctx: crate::ifma::Radix52::new(&n.0, &one52.0),
                 fold: std::sync::OnceLock::new(),
-                full_width: f.full_width_ifma(),
+                measured: f.full_width_ifma() && f.microarch() == "zen5",
                 one: one52,
                 r2: r2_52,
             })
@@ -300,15 +302,12 @@ impl<const L: usize> MontCtx<L> {
         })
     }
 
-    /// 2x mod n for x < n.
+    /// 2x mod n for x < n, branch-free (the constants of a secret modulus, an RSA prime,
+    /// are built with it).
     fn double_mod(x: &Uint<L>, n: &Uint<L>) -> Uint<L> {
         let (d, carry) = x.shl1();
         let (s, borrow) = d.overflowing_sub(n);
-        if carry || !borrow {
-            s
-        } else {
-            d
-        }
+        Uint::select(&d, &s, (carry as u64) | (borrow as u64 ^ 1))
     }
 
     /// Convenience wrapper: [`MontCtx::with_kernel_on`] this process's detected
@@ -333,8 +332,8 @@ impl<const L: usize> MontCtx<L> {
         self.kernel
     }
 
-    /// The kernel [`MontCtx::pow_ct_pair`] runs with another context of this width on
-    /// this CPU: `ifma-fold` or the context's kernel in lower case.
+    /// The kernel [`MontCtx::pow_ct_pair`] runs with another context of this width
+    /// built for the same CPU: `ifma-fold` or the context's kernel in lower case.
     pub fn pair_kernel(&self) -> &'static str {
         #[cfg(target_arch = "x86_64")]
         if self.fold(true).is_some() {
@@ -425,24 +424,25 @@ impl<const L: usize> MontCtx<L> {
     /// the context runs IFMA and the width has it; `pairs`: for [`MontCtx::pow_ct_pair`]
     /// rather than chains of squarings. Chosen where it was measured faster than the
     /// Montgomery kernel (Zen 5, BENCHMARKS.md): chains at 1024 to 2048 bits, pairs of
-    /// powers at 1024 and 1536 (at 2048 the Montgomery pair signs RSA-4096 faster);
-    /// where IFMA runs at half width (Zen 4), only where its multiply-adds at half rate
-    /// still take well under the Montgomery kernel's serial chain (chains at 1024 and
-    /// 1536 bits).
+    /// powers at 1024 and 1536 (at 2048 the Montgomery pair signs RSA-4096 faster).
+    /// Elsewhere (Zen 4's half-width IFMA; Intel, not measured) only where its
+    /// multiply-adds at half rate still take well under the Montgomery kernel's serial
+    /// chain: chains at 1024 and 1536 bits.
     #[cfg(target_arch = "x86_64")]
     fn fold(&self, pairs: bool) -> Option<&crate::fold::Fold> {
         let f = self.ifma()?;
         let wanted = crate::fold::supports(L)
             && match pairs {
-                true => f.full_width && L <= 24,
-                false => f.full_width || L <= 24,
+                true => f.measured && L <= 24,
+                false => f.measured || L <= 24,
             };
         if !wanted {
             return None;
         }
-        f.fold
-            .get_or_init(|| Some(Box::new(crate::fold::Fold::new(&self.n.0))))
-            .as_deref()
+        Some(
+            f.fold
+                .get_or_init(|| Box::new(crate::fold::Fold::new(&self.n.0))),
+        )
     }
 
     /// z (L + 2 limbs, any value) mod n in Montgomery form, in constant time: the low L
@@ -548,10 +548,11 @@ impl<const L: usize> MontCtx<L> {
 
     /// a^(2^k) in Montgomery form: k squarings.
     ///
-    /// With the IFMA kernel, chains of at least [`FOLD_MIN`] squarings on 1024- and
-    /// 2048-bit types leave Montgomery form and run the folding kernel
-    /// ([`crate::fold`]), whose squarings have no digit-serial dependency chain. The
-    /// values are public there (the kernel's final reduction branches on them).
+    /// With the IFMA kernel, chains of at least [`FOLD_MIN`] squarings at 1024 to 2048
+    /// bits (where [`MontCtx::chain_kernel`] says `ifma-fold`) leave Montgomery form and
+    /// run the folding kernel ([`crate::fold`]), whose squarings have no digit-serial
+    /// dependency chain. Those chains are variable time (a rare exact normalisation is a
+    /// branch on the values): for public values only, as in a VDF.
     pub fn sqr_n(&self, a: &Uint<L>, k: u64) -> Uint<L> {
         #[cfg(target_arch = "x86_64")]
         if let Some(f) = self.ifma() {
@@ -614,8 +615,8 @@ impl<const L: usize> MontCtx<L> {
     /// (base^e, base2^e2), each in its own context's Montgomery form. With the IFMA
     /// kernel on both, the two powers run interleaved in one loop (the CRT halves of an
     /// RSA private operation): on the folding kernel ([`crate::fold`], constant-time
-    /// form) at 1024 and 1536 bits where IFMA runs at full width, on the Montgomery
-    /// kernel otherwise; without IFMA, one after the other.
+    /// form) at 1024 and 1536 bits where it was measured faster (Zen 5), on the
+    /// Montgomery kernel otherwise; without IFMA, one after the other.
     pub fn pow_ct_pair(
         &self,
         base: &Uint<L>,

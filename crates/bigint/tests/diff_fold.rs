@@ -1,7 +1,7 @@
-//! The folding squaring kernel (long chains, `MontCtx::sqr_n` from `FOLD_MIN` squarings
-//! on with IFMA) against num-bigint, on random and extreme moduli of 1024 and 2048 bits
-//! and the edge values 0, 1, n - 1; and directly, for short chains, against the
-//! Montgomery kernel. Skips (saying so) where the CPU has no AVX-512 IFMA.
+//! The folding kernel against num-bigint: squaring chains (`MontCtx::sqr_n` from
+//! `FOLD_MIN` squarings on with IFMA, and the kernel directly on short chains) and the
+//! constant-time pair power, on random and extreme moduli of 1024, 1536 and 2048 bits and
+//! the edge values 0, 1, n - 1. Skips (saying so) where the CPU has no AVX-512 IFMA.
 
 #![cfg(target_arch = "x86_64")]
 
