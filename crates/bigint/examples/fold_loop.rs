@@ -7,10 +7,14 @@ fn run<const L: usize>(count: u64, mont: bool) {
     let ctx = MontCtx::new(&n).expect("modulus");
     let x = ctx.to_mont(&Uint::<L>::from_u64(3));
     let t = std::time::Instant::now();
+    let chunk: u64 = std::env::var("CHUNK")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(128);
     let y = if mont {
         let mut y = x;
-        for _ in 0..count / 128 {
-            y = ctx.sqr_n(&y, 128);
+        for _ in 0..count / chunk {
+            y = ctx.sqr_n(&y, chunk);
         }
         y
     } else {
