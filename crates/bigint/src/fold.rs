@@ -73,8 +73,13 @@ pub struct Fold {
 }
 
 impl Fold {
-    /// Constants for the odd modulus `n` (limbs, a width [`supports`] accepts).
-    pub fn new(n: &[u64]) -> Fold {
+    /// Constants for the odd modulus `n` > 1 (limbs); None for an even modulus, 1, or a
+    /// width [`supports`] does not accept.
+    pub fn new(n: &[u64]) -> Option<Fold> {
+        let one = n[1..].iter().all(|&w| w == 0) && n[0] == 1;
+        if !supports(n.len()) || n[0] & 1 == 0 || one {
+            return None;
+        }
         let k = digits_for(n.len());
         let lanes = 8 * k.div_ceil(8);
         // 2^e mod n for increasing e, by doubling (n has no more bits than its type).
@@ -104,7 +109,7 @@ impl Fold {
                 _ => 0,
             })
             .collect();
-        Fold { k, r, c, low, keep }
+        Some(Fold { k, r, c, low, keep })
     }
 
     /// A value congruent to x^(2^count) mod n and below 2^(52 K), as n.len() + 2 limbs

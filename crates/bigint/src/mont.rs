@@ -146,7 +146,7 @@ struct Ifma<const L: usize> {
     ctx: crate::ifma::Radix52,
     /// The folding kernel ([`crate::fold`]) for chains of squarings and pairs of
     /// powers, built on first use (its tables take a fraction of a millisecond).
-    fold: std::sync::OnceLock<Box<crate::fold::Fold>>,
+    fold: std::sync::OnceLock<Option<Box<crate::fold::Fold>>>,
     /// The folding kernel was measured faster than the Montgomery kernel on this CPU
     /// (Zen 5, full-width IFMA) for every width it has. Elsewhere (Zen 4's half-width
     /// IFMA; Intel parts, not measured) it trades the Montgomery kernel's serial chain
@@ -440,10 +440,9 @@ impl<const L: usize> MontCtx<L> {
         if !wanted {
             return None;
         }
-        Some(
-            f.fold
-                .get_or_init(|| Box::new(crate::fold::Fold::new(&self.n.0))),
-        )
+        f.fold
+            .get_or_init(|| crate::fold::Fold::new(&self.n.0).map(Box::new))
+            .as_deref()
     }
 
     /// z (L + 2 limbs, any value) mod n in Montgomery form, in constant time: the low L

@@ -75,7 +75,7 @@ fn check<const L: usize>(seed: u64) {
         let ctx = MontCtx::new(&n)
             .unwrap_or_else(|e| panic!("{e}"))
             .with_kernel(Kernel::Ifma);
-        let fold = Fold::new(&n.0);
+        let fold = Fold::new(&n.0).expect("an odd modulus of a supported width");
         let mut xs = vec![Uint::<L>::ZERO, Uint::<L>::ONE, from_big(&(&nb - 1u8))];
         xs.extend((0..3).map(|_| rand_below::<L>(&mut rng, &nb)));
         for x in xs {
@@ -148,7 +148,10 @@ fn pair<const L: usize>(seed: u64) {
     let ms = moduli::<L>(&mut rng);
     for w in ms.windows(2) {
         let (n1, n2) = (big(&w[0]), big(&w[1]));
-        let (f1, f2) = (Fold::new(&w[0].0), Fold::new(&w[1].0));
+        let (f1, f2) = (
+            Fold::new(&w[0].0).expect("supported"),
+            Fold::new(&w[1].0).expect("supported"),
+        );
         let bases: Vec<(BigUint, BigUint)> = vec![
             (BigUint::default(), BigUint::from(1u8)),
             (&n1 - 1u8, &n2 - 1u8),
@@ -198,4 +201,14 @@ fn constant_time_pair_powers_agree_with_num_bigint() {
     pair::<16>(4);
     pair::<24>(5);
     pair::<32>(6);
+}
+
+#[test]
+fn unsupported_moduli_get_no_kernel() {
+    assert!(Fold::new(&[4u64; 16]).is_none(), "even");
+    let mut one = [0u64; 16];
+    one[0] = 1;
+    assert!(Fold::new(&one).is_none(), "one");
+    assert!(Fold::new(&[3u64; 48]).is_none(), "3072-bit width");
+    assert!(Fold::new(&[3u64; 16]).is_some());
 }
