@@ -145,6 +145,12 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
+/// `no`, `yes` or `local` (enable-debug-command, enable-protected-configs).
+fn access(s: &str) -> Result<wirespeed_kvs::cmd::config::Access, String> {
+    wirespeed_kvs::cmd::config::Access::parse(s)
+        .ok_or_else(|| format!("'{s}': expected no, yes or local"))
+}
+
 /// Arguments of `wirespeed kvs serve`.
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -187,6 +193,14 @@ pub struct ServeArgs {
     /// Milliseconds a node may be silent before it is flagged as failing (cluster-node-timeout) [default: 15000]
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub cluster_node_timeout: Option<u64>,
+
+    /// Who may run DEBUG: no, yes, or local (clients on a loopback address) (enable-debug-command) [default: no]
+    #[arg(long, value_name = "WHO", value_parser = access)]
+    pub enable_debug_command: Option<wirespeed_kvs::cmd::config::Access>,
+
+    /// Who may CONFIG SET dir and dbfilename: no, yes, or local (enable-protected-configs) [default: no]
+    #[arg(long, value_name = "WHO", value_parser = access)]
+    pub enable_protected_configs: Option<wirespeed_kvs::cmd::config::Access>,
 
     /// Append-only log: replayed at start, every write appended [default: none, memory only]
     #[arg(long, value_name = "FILE")]
@@ -492,6 +506,12 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     if let Some(n) = a.databases {
         config.cmd.databases = n as usize;
     }
+    if let Some(v) = a.enable_debug_command {
+        config.cmd.debug_command = v;
+    }
+    if let Some(v) = a.enable_protected_configs {
+        config.cmd.protected_configs = v;
+    }
     let ip: IpAddr = match a.bind {
         Some(ip) => ip,
         None => host(&config.cmd.bind).map_err(|e| CliError::Invalid(format!("bind: {e}")))?,
@@ -500,6 +520,7 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     let open = config.cmd.requirepass.is_none();
     let backlog = config.cmd.tcp_backlog;
     let server_aof = config.aof.clone();
+    wirespeed_kvs::server::exit_on_panic();
     let mut server = Server::bind(addr, config).map_err(|e| match e {
         BindError::Io(e) => CliError::Invalid(format!("cannot listen on {addr}: {e}")),
         BindError::Log {

@@ -5,31 +5,42 @@
 //! would keep that loop's other clients waiting, unanswered, until it ends, and a
 //! script that never ends could not be stopped from them.
 //!
-//! How: while a loop runs a connection's requests, and once the server has run a
-//! script (a connection that never runs scripts costs nothing more), the connection is
-//! taken out of the loop's table and the table is lent to this module
-//! ([`lend`], a guard that takes it back). The script's instruction hook calls [`pump`]
-//! at most once a millisecond once the threshold has passed: it reads what each other
-//! connection sent (non-blocking), answers its complete requests, and writes the
-//! answers it can. It never touches the keyspace (the script holds it) and runs no
-//! command; the loop carries on with those connections normally once the script ends.
+//! How: while a loop runs a connection's requests, the connection is taken out of the
+//! loop's table (boxed, so that costs a pointer move) and the table, with the inbox of
+//! connections the acceptor deals to the loop, is lent to this module ([`lend`], a
+//! guard that takes it back). The script's instruction hook calls [`pump`] at most
+//! once a millisecond once the threshold has passed: it registers new connections,
+//! reads what each other connection sent (non-blocking), answers its complete
+//! requests, and writes the answers it can. It never touches the keyspace (the script
+//! holds it) and runs no command; the loop reads those connections again and flushes
+//! them once the script ends ([`Loan::end`] names them).
+//!
+//! A client that has not authenticated (with `requirepass`) gets `-NOAUTH` for
+//! everything here: SCRIPT KILL and SHUTDOWN NOSAVE are for authenticated clients only.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::Write;
 use std::ptr::NonNull;
+use std::sync::mpsc::Receiver;
 
+use mio::net::TcpStream;
 use mio::Token;
 
 use crate::cmd::{eq, scripting};
 use crate::conn::Conn;
 use crate::keyspace::Shared;
 use crate::resp::{Limits, Writer};
+use crate::server::Acceptor;
 
 /// What a lent table gives the pump.
 #[derive(Clone, Copy)]
 struct Lent {
-    conns: NonNull<HashMap<Token, Conn>>,
+    conns: NonNull<HashMap<Token, Box<Conn>>>,
+    inbox: NonNull<Receiver<(TcpStream, u64)>>,
+    registry: NonNull<mio::Registry>,
+    /// The loop's acceptor (its lifetime erased: it outlives the loan).
+    accept: Option<NonNull<Acceptor<'static>>>,
     shared: NonNull<Shared>,
     limits: Limits,
     /// When the pump last ran, ms since the epoch.
@@ -38,6 +49,8 @@ struct Lent {
 
 thread_local! {
     static LENT: Cell<Option<Lent>> = const { Cell::new(None) };
+    /// The connections the pump served or adopted during the loan.
+    static PUMPED: RefCell<Vec<Token>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The loan of a loop's connection table for the time one connection's requests run;
@@ -51,12 +64,39 @@ impl Drop for Loan {
     }
 }
 
-/// Lends `conns` (which must not hold the connection being served) to the pump until
-/// the returned guard drops. The caller must not touch `conns` while the guard lives.
-pub(crate) fn lend(conns: &mut HashMap<Token, Conn>, shared: &Shared, limits: Limits) -> Loan {
+impl Loan {
+    /// Ends the loan; the connections the pump served or adopted meanwhile (usually
+    /// none).
+    pub(crate) fn end(self) -> Vec<Token> {
+        drop(self);
+        PUMPED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.is_empty() {
+                Vec::new()
+            } else {
+                std::mem::take(&mut *p)
+            }
+        })
+    }
+}
+
+/// Lends `conns` (which must not hold the connection being served), the loop's inbox
+/// and its poll's registry to the pump until the returned guard drops. The caller must
+/// not touch them while the guard lives.
+pub(crate) fn lend(
+    conns: &mut HashMap<Token, Box<Conn>>,
+    inbox: &Receiver<(TcpStream, u64)>,
+    registry: &mio::Registry,
+    accept: Option<&Acceptor>,
+    shared: &Shared,
+    limits: Limits,
+) -> Loan {
     LENT.with(|l| {
         l.set(Some(Lent {
             conns: NonNull::from(conns),
+            inbox: NonNull::from(inbox),
+            registry: NonNull::from(registry),
+            accept: accept.map(|a| NonNull::from(a).cast()),
             shared: NonNull::from(shared),
             limits,
             last: 0,
@@ -78,29 +118,59 @@ pub(crate) fn pump() {
         // that outlive the guard, which is still alive (it clears LENT when dropped);
         // the loop does not touch the table while it is lent, the connection being
         // served is not in it, and LENT was taken out, so no other pump call holds it.
-        let (conns, shared) = unsafe { (lent.conns.as_mut(), lent.shared.as_ref()) };
-        for c in conns.values_mut() {
-            answer(c, shared, &lent.limits);
+        let (conns, inbox, registry, shared) = unsafe {
+            (
+                lent.conns.as_mut(),
+                lent.inbox.as_ref(),
+                lent.registry.as_ref(),
+                lent.shared.as_ref(),
+            )
+        };
+        if let Some(a) = lent.accept {
+            // SAFETY: as above: the acceptor was lent with the table and outlives it.
+            unsafe { a.as_ref() }.accept();
         }
+        let mut fresh = Vec::new();
+        crate::server::adopt(inbox, registry, conns, shared, &mut fresh);
+        let open = shared.config().0.requirepass.is_none();
+        PUMPED.with(|p| {
+            let mut p = p.borrow_mut();
+            for (token, c) in conns.iter_mut() {
+                if std::mem::take(&mut c.fresh) {
+                    c.session.authed = open;
+                }
+                if answer(c, shared, &lent.limits) && !p.contains(token) {
+                    p.push(*token);
+                }
+            }
+        });
     }
     LENT.with(|l| l.set(Some(lent)));
 }
 
-/// Reads one connection's input and answers its complete requests.
-fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) {
+/// Reads one connection's input and answers its complete requests; true when it read
+/// or wrote anything.
+fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) -> bool {
     if c.closing || c.killed {
-        return;
+        return false;
     }
+    let mut active = false;
     if !c.input.ready() {
-        let _ = c.input.read_from(&mut c.sock, c.max_query_buffer);
+        active |= matches!(
+            c.input.read_from(&mut c.sock, c.max_query_buffer),
+            Ok(crate::input::Received::Bytes { .. } | crate::input::Received::End)
+        );
     }
     while let Ok(Some(_)) = c.input.parse(limits, c.session.authed) {
+        active = true;
         let (input, ranges) = c.input.request();
         let args: Vec<&[u8]> = ranges.iter().map(|r| &input[r.clone()]).collect();
         let mut w = Writer::new(&mut c.output, c.session.proto);
         if let Some(name) = args.first() {
             let sub = args.get(1).copied().unwrap_or_default();
-            if (eq(name, "script") || eq(name, "function")) && eq(sub, "kill") {
+            if !c.session.authed {
+                w.error("NOAUTH Authentication required.");
+            } else if (eq(name, "script") || eq(name, "function")) && eq(sub, "kill") {
                 let busy = &shared.scripts.busy;
                 match scripting::kill_now(busy, eq(name, "function")) {
                     Ok(()) => w.simple("OK"),
@@ -121,7 +191,7 @@ fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) {
     // for a log record not yet written stay held (the loop sends them once it is).
     if let Some(log) = &shared.log {
         if c.wait_seq > 0 && !log.covers(c.wait_seq) {
-            return;
+            return active;
         }
     }
     let mut written = 0;
@@ -132,4 +202,5 @@ fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) {
         }
     }
     c.output.drain(..written);
+    active || !c.output.is_empty()
 }

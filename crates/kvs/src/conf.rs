@@ -32,6 +32,8 @@ const FIXED: &[&str] = &[
     "cluster-enabled",
     "cluster-config-file",
     "cluster-node-timeout",
+    "enable-protected-configs",
+    "enable-debug-command",
 ];
 
 /// Longest configuration file read (bytes).
@@ -178,7 +180,17 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             }
             "appendfilename" => {
                 single("path")?;
-                filename = Some(PathBuf::from(text));
+                filename = Some(PathBuf::from(&text));
+            }
+            "enable-protected-configs" | "enable-debug-command" => {
+                single("value")?;
+                let access = crate::cmd::config::Access::parse(&text)
+                    .ok_or_else(|| err(format!("{name} must be no, yes or local, not '{text}'")))?;
+                if name == "enable-debug-command" {
+                    next.cmd.debug_command = access;
+                } else {
+                    next.cmd.protected_configs = access;
+                }
             }
             "databases" => {
                 single("count")?;
@@ -228,6 +240,9 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                 next.cmd = cmd;
             }
         }
+    }
+    if let Some(f) = &filename {
+        next.cmd.appendfilename = f.to_string_lossy().into_owned();
     }
     next.aof = appendonly.then(|| {
         (

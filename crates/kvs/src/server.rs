@@ -84,8 +84,9 @@ use crate::limits::OutputWatch;
 mod accept;
 mod persist;
 mod round;
+use accept::listen;
 pub use accept::somaxconn;
-use accept::{listen, Acceptor};
+pub(crate) use accept::Acceptor;
 use persist::housekeeping;
 pub(crate) use persist::rewrite_step;
 
@@ -140,7 +141,9 @@ impl Default for ServerConfig {
 #[derive(Debug)]
 struct Loop {
     poll: Poll,
-    conns: HashMap<Token, Conn>,
+    /// Boxed, so a connection is cheap to take out while its requests run (the busy
+    /// pump is lent the others).
+    conns: HashMap<Token, Box<Conn>>,
     inbox: Receiver<(TcpStream, u64)>,
     /// Connections blocked on keys (to check their deadlines).
     blocked: Vec<Token>,
@@ -253,8 +256,10 @@ impl Server {
         config.cmd.bind = local.ip().to_string();
         config.cmd.threads = config.threads;
         config.cmd.appendonly = config.aof.is_some();
-        if let Some((_, policy)) = &config.aof {
+        if let Some((path, policy)) = &config.aof {
             config.cmd.appendfsync = *policy;
+            // The log's file as CONFIG GET shows it and CONFIG REWRITE writes it.
+            config.cmd.appendfilename = path.to_string_lossy().into_owned();
         }
         let shards = match config.shards {
             // Cluster mode: a slot's keys share a shard (see `route_by_slot`), and
@@ -559,54 +564,13 @@ impl Loop {
                 }
             }
             // Connections dealt to this loop by the acceptor.
-            while let Ok((mut sock, id)) = self.inbox.try_recv() {
-                let token = Token(FIRST_CONN + id as usize);
-                if self
-                    .poll
-                    .registry()
-                    .register(&mut sock, token, Interest::READABLE)
-                    .is_err()
-                {
-                    shared.stats.disconnected(1);
-                    continue;
-                }
-                let addr = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
-                let meta = std::sync::Arc::new(crate::cmd::clients::ClientMeta::new(
-                    id,
-                    addr(sock.peer_addr()),
-                    addr(sock.local_addr()),
-                    now_ms(),
-                ));
-                shared.hub.register(meta.clone());
-                self.conns.insert(
-                    token,
-                    Conn {
-                        sock,
-                        input: Input::default(),
-                        output: Vec::new(),
-                        session: Session {
-                            id,
-                            meta: Some(meta),
-                            ..Session::default()
-                        },
-                        closing: false,
-                        writable: false,
-                        fresh: true,
-                        max_query_buffer: Config::default().max_query_buffer,
-                        wait_seq: 0,
-                        watch: OutputWatch::default(),
-                        killed: false,
-                        accounted: 0,
-                        input_peak: 0,
-                        output_peak: 0,
-                        unread: false,
-                        read_round: 0,
-                        blocked: None,
-                        paused: false,
-                    },
-                );
-                ready.push(token);
-            }
+            adopt(
+                &self.inbox,
+                self.poll.registry(),
+                &mut self.conns,
+                shared,
+                &mut ready,
+            );
             // Messages for this loop's clients, and blocked clients served or timed out.
             self.deliver_mail(
                 shared,
@@ -626,20 +590,33 @@ impl Loop {
             }
             env.seq = 0;
             env.served = false;
-            // Once the server has run a script, a connection is taken out of the table
-            // while it runs and the table is lent to the busy pump (`crate::busy`).
-            let lend = shared.scripts.used();
+            // A connection is taken out of the table while its requests run, and the
+            // table (with the acceptor's inbox) is lent to the busy pump
+            // (`crate::busy`): a script that runs past the busy threshold, the first
+            // one after start included, answers the loop's other clients and new ones.
             for token in &ready {
-                if lend {
-                    let Some(mut c) = self.conns.remove(token) else {
-                        continue;
-                    };
-                    let loan = crate::busy::lend(&mut self.conns, shared, env.config.limits);
-                    serve_one(&mut c, &mut env);
-                    drop(loan);
-                    self.conns.insert(*token, c);
-                } else if let Some(c) = self.conns.get_mut(token) {
-                    serve_one(c, &mut env);
+                let Some(mut c) = self.conns.remove(token) else {
+                    continue;
+                };
+                let loan = crate::busy::lend(
+                    &mut self.conns,
+                    &self.inbox,
+                    self.poll.registry(),
+                    accept.as_ref(),
+                    shared,
+                    env.config.limits,
+                );
+                serve_one(&mut c, &mut env);
+                let pumped = loan.end();
+                self.conns.insert(*token, c);
+                // The pump read and wrote these (and adopted the new ones): read them
+                // again next round, flush them this one.
+                for t in pumped {
+                    if let Some(p) = self.conns.get_mut(&t) {
+                        p.unread = true;
+                        again.push(t);
+                        touched.push(t);
+                    }
                 }
                 // What the requests left it as: closing, blocked, a replica, paused.
                 let Some(c) = self.conns.get(token) else {
@@ -734,6 +711,85 @@ impl Loop {
             shared.stats.disconnected(gone);
         }
         Ok(())
+    }
+}
+
+/// The exit status of a server ended by a bug (EX_SOFTWARE).
+pub const PANIC_EXIT: i32 = 70;
+
+/// The server's rule for a panic (a bug) on any of its threads: the panic's message,
+/// one line saying the server ends, and the process exits with [`PANIC_EXIT`], so a
+/// supervisor restarts it. Without it a panicking event loop would die alone and leave
+/// a process that accepts connections and never answers them. Acknowledged writes
+/// are in the log as its fsync policy promises; nothing else is flushed. Installed by
+/// `wirespeed kvs serve` (a process that embeds the server may keep its own rule).
+pub fn exit_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        let thread = std::thread::current();
+        eprintln!(
+            "kvs: a bug ended the server (a panic on thread '{}'); exiting with status {PANIC_EXIT} so that a supervisor restarts it",
+            thread.name().unwrap_or("?")
+        );
+        std::process::exit(PANIC_EXIT);
+    }));
+}
+
+/// Registers the connections the acceptor dealt to this loop (`ready` gets their
+/// tokens).
+pub(crate) fn adopt(
+    inbox: &Receiver<(TcpStream, u64)>,
+    registry: &mio::Registry,
+    conns: &mut HashMap<Token, Box<Conn>>,
+    shared: &Shared,
+    ready: &mut Vec<Token>,
+) {
+    while let Ok((mut sock, id)) = inbox.try_recv() {
+        let token = Token(FIRST_CONN + id as usize);
+        if registry
+            .register(&mut sock, token, Interest::READABLE)
+            .is_err()
+        {
+            shared.stats.disconnected(1);
+            continue;
+        }
+        let addr = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+        let meta = std::sync::Arc::new(crate::cmd::clients::ClientMeta::new(
+            id,
+            addr(sock.peer_addr()),
+            addr(sock.local_addr()),
+            now_ms(),
+        ));
+        shared.hub.register(meta.clone());
+        conns.insert(
+            token,
+            Box::new(Conn {
+                sock,
+                input: Input::default(),
+                output: Vec::new(),
+                session: Session {
+                    id,
+                    meta: Some(meta),
+                    ..Session::default()
+                },
+                closing: false,
+                writable: false,
+                fresh: true,
+                max_query_buffer: Config::default().max_query_buffer,
+                wait_seq: 0,
+                watch: OutputWatch::default(),
+                killed: false,
+                accounted: 0,
+                input_peak: 0,
+                output_peak: 0,
+                unread: false,
+                read_round: 0,
+                blocked: None,
+                paused: false,
+            }),
+        );
+        ready.push(token);
     }
 }
 

@@ -237,8 +237,16 @@ pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     w.int(ctx.keys.shared().last_save.load(Ordering::Relaxed) as i64);
 }
 
-/// DEBUG SLEEP seconds | HELP (the other DEBUG subcommands are not served).
+/// DEBUG refused by `enable-debug-command` (Redis's text).
+pub const DEBUG_REFUSED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+/// DEBUG SLEEP seconds | PANIC | HELP (the other DEBUG subcommands are not served),
+/// for the clients `enable-debug-command` allows.
 pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let peer = ctx.session.meta.as_ref().map(|m| m.addr.as_str());
+    if !ctx.config.debug_command.allows(peer) {
+        return w.error(DEBUG_REFUSED);
+    }
     let sub = args[1];
     if eq(sub, "sleep") && args.len() == 3 {
         let secs: f64 = match std::str::from_utf8(args[2])
@@ -253,6 +261,10 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ctx.keys.unlock();
         std::thread::sleep(std::time::Duration::from_secs_f64(secs));
         w.simple("OK");
+    } else if eq(sub, "panic") && args.len() == 2 {
+        // The supervisor's view of a bug: the process ends with a message (the
+        // server's panic rule, crate::server::on_panic), it never goes deaf.
+        panic!("DEBUG PANIC called by client {}", ctx.session.id);
     } else if eq(sub, "help") && args.len() == 2 {
         super::help(
             w,
@@ -260,6 +272,8 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                 "SLEEP <seconds>",
                 "    Stop the server for <seconds>. Decimals allowed.",
+                "PANIC",
+                "    Crash the server simulating a panic.",
             ],
         );
     } else {

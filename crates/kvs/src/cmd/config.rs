@@ -60,7 +60,68 @@ pub struct Config {
     pub compat: std::collections::BTreeMap<&'static str, String>,
     /// The configuration file the server was started with (CONFIG REWRITE writes it).
     pub config_file: Option<std::path::PathBuf>,
+    /// `appendfilename`: the log's file as the server runs with it (set at start only;
+    /// CONFIG REWRITE writes it, so a restart opens the same log).
+    pub appendfilename: String,
+    /// `enable-protected-configs`: who may CONFIG SET the path-valued settings in
+    /// [`PROTECTED`] (set at start only).
+    pub protected_configs: Access,
+    /// `enable-debug-command`: who may run DEBUG (set at start only).
+    pub debug_command: Access,
 }
+
+/// Who may use a protected setting or command (`enable-protected-configs`,
+/// `enable-debug-command`), as Redis 7 has it: nobody (the default), everybody, or
+/// clients connected from the loopback address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Nobody.
+    #[default]
+    No,
+    /// Every client.
+    Yes,
+    /// Clients on a loopback address.
+    Local,
+}
+
+impl Access {
+    /// `no`, `yes` or `local`.
+    pub fn parse(s: &str) -> Option<Access> {
+        match s.to_ascii_lowercase().as_str() {
+            "no" => Some(Access::No),
+            "yes" => Some(Access::Yes),
+            "local" => Some(Access::Local),
+            _ => None,
+        }
+    }
+
+    /// As CONFIG GET shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::No => "no",
+            Access::Yes => "yes",
+            Access::Local => "local",
+        }
+    }
+
+    /// Whether a client at `peer` (`ip:port`, as CLIENT LIST shows it) may.
+    pub fn allows(self, peer: Option<&str>) -> bool {
+        match self {
+            Access::No => false,
+            Access::Yes => true,
+            Access::Local => peer
+                .and_then(|p| p.parse::<std::net::SocketAddr>().ok())
+                .is_some_and(|a| a.ip().is_loopback()),
+        }
+    }
+}
+
+/// Settings that name files and so can't be changed at run time unless
+/// `enable-protected-configs` allows it (Redis's protected configs).
+pub const PROTECTED: &[&str] = &["dir", "dbfilename"];
+
+/// The error for a protected setting.
+pub const PROTECTED_ERR: &str = "can't set protected config";
 
 /// Redis 7 settings this server accepts (CONFIG SET, configuration files) and shows
 /// (CONFIG GET) with Redis's defaults, so that clients, tools and test suites that set
@@ -74,7 +135,6 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("aof-rewrite-incremental-fsync", "yes"),
     ("aof-timestamp-enabled", "no"),
     ("aof-use-rdb-preamble", "yes"),
-    ("appendfilename", "appendonly.aof"),
     ("auto-aof-rewrite-min-size", "67108864"),
     ("auto-aof-rewrite-percentage", "100"),
     ("busy-reply-threshold", "5000"),
@@ -155,7 +215,9 @@ const RUNTIME: &[&str] = &[
     "min-replicas-max-lag",
 ];
 
-/// Settings fixed once the server runs (CONFIG GET shows them; CONFIG SET refuses).
+/// Settings fixed once the server runs (CONFIG GET shows those it has; CONFIG SET
+/// refuses them all, as Redis refuses its immutable configs): among them every path
+/// the server writes to besides the protected ones.
 const IMMUTABLE: &[&str] = &[
     "port",
     "bind",
@@ -163,6 +225,18 @@ const IMMUTABLE: &[&str] = &[
     "threads",
     "databases",
     "tcp-backlog",
+    "appendfilename",
+    "appenddirname",
+    "cluster-config-file",
+    "cluster-enabled",
+    "enable-protected-configs",
+    "enable-debug-command",
+    "enable-module-command",
+    "logfile",
+    "pidfile",
+    "unixsocket",
+    "aclfile",
+    "daemonize",
 ];
 
 impl Config {
@@ -205,6 +279,12 @@ impl Config {
             ("slowlog-max-len", self.slowlog_max_len.to_string()),
             ("min-replicas-to-write", self.min_replicas.to_string()),
             ("min-replicas-max-lag", self.min_replicas_lag.to_string()),
+            ("appendfilename", self.appendfilename.clone()),
+            (
+                "enable-protected-configs",
+                self.protected_configs.name().into(),
+            ),
+            ("enable-debug-command", self.debug_command.name().into()),
         ];
         for (name, default) in COMPAT {
             let v = self.compat.get(name).cloned();
@@ -364,6 +444,9 @@ impl Default for Config {
             min_replicas_lag: 10,
             compat: Default::default(),
             config_file: None,
+            appendfilename: "appendonly.aof".into(),
+            protected_configs: Access::No,
+            debug_command: Access::No,
         }
     }
 }
@@ -388,9 +471,17 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else if eq(args[1], "set") && args.len() >= 4 && args.len().is_multiple_of(2) {
         // Check every pair before applying any (all or nothing, as Redis does), on the
         // shared settings (every loop sees the change from its next round on).
+        let peer = ctx.session.meta.as_ref().map(|m| m.addr.clone());
         let applied = ctx.keys.shared().update_config(|next| {
             for kv in args[2..].chunks(2) {
                 let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
+                if PROTECTED.contains(&name.as_str())
+                    && !next.protected_configs.allows(peer.as_deref())
+                {
+                    return Err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - {PROTECTED_ERR}"
+                    ));
+                }
                 if !RUNTIME.contains(&name.as_str())
                     && !IMMUTABLE.contains(&name.as_str())
                     && compat(&name).is_none()

@@ -345,6 +345,7 @@ pub(crate) fn run(
     // Blocking commands answer at once inside a script, as in Redis.
     let could_block = std::mem::replace(&mut ctx.can_block, false);
     let resp3 = w.proto() == Proto::Resp3;
+    let maxmemory = ctx.config.maxmemory;
     let mut call = |argv: &[Vec<u8>], resp3_call: bool| -> Vec<u8> {
         let mut out = Vec::new();
         let proto = if resp3_call {
@@ -358,7 +359,10 @@ pub(crate) fn run(
         out
     };
     let _ = resp3;
-    let ended = with_engine(|e| e.run(f, as_function, keys, argv, &busy, &mut call, w));
+    let ended = with_engine(|e| {
+        e.bound_memory(maxmemory);
+        e.run(f, as_function, keys, argv, &busy, &mut call, w)
+    });
     busy.since.store(0, Ordering::Release);
     match ended {
         Ok(Ended::Done) => {}
@@ -379,6 +383,24 @@ pub(crate) fn run(
     }
 }
 
+/// The CLUSTER subcommands Redis flags `noscript` (the ones that change the cluster).
+const CLUSTER_NOSCRIPT: &[&str] = &[
+    "addslots",
+    "addslotsrange",
+    "delslots",
+    "delslotsrange",
+    "meet",
+    "forget",
+    "reset",
+    "failover",
+    "replicate",
+    "setslot",
+    "saveconfig",
+    "bumpepoch",
+    "flushslots",
+    "set-config-epoch",
+];
+
 /// One `redis.call` from a script: the command table's checks in Redis's order and
 /// texts for scripts, then the handler, its reply into `w`.
 fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &mut Writer) {
@@ -390,7 +412,10 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
     }
     // The containers whose subcommands all have the flag in Redis (the table has one
     // row per container).
-    let reset = cmd.name == "cluster" && args.get(1).is_some_and(|a| eq(a, "reset"));
+    let reset = cmd.name == "cluster"
+        && args
+            .get(1)
+            .is_some_and(|a| CLUSTER_NOSCRIPT.iter().any(|s| eq(a, s)));
     if cmd.has(NOSCRIPT) || matches!(cmd.name, "script" | "function" | "client") || reset {
         return w.error("ERR This Redis command is not allowed from script");
     }

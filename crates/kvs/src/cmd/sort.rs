@@ -78,23 +78,56 @@ fn parse<'a>(args: &[&'a [u8]], ro: bool) -> Result<Opts<'a>, &'static str> {
     Ok(o)
 }
 
+/// A BY or GET pattern, split once per command (not once per element): `#`, or the
+/// key's text before and after the first `*` and the hash field after `->`. None for
+/// a pattern without `*` (it names nothing).
+enum Pattern<'a> {
+    Elem,
+    Key {
+        pre: &'a [u8],
+        post: &'a [u8],
+        field: Option<&'a [u8]>,
+    },
+}
+
+impl<'a> Pattern<'a> {
+    fn parse(pattern: &'a [u8]) -> Option<Pattern<'a>> {
+        if pattern == b"#" {
+            return Some(Pattern::Elem);
+        }
+        let star = pattern.iter().position(|&b| b == b'*')?;
+        let rest = &pattern[star + 1..];
+        let (post, field) = match rest.windows(2).position(|w| w == b"->") {
+            Some(f) if f + 2 < rest.len() => (&rest[..f], Some(&rest[f + 2..])),
+            _ => (rest, None),
+        };
+        Some(Pattern::Key {
+            pre: &pattern[..star],
+            post,
+            field,
+        })
+    }
+}
+
 /// The value `pattern` names for `elem`: the element itself for `#`; the string at the
 /// key made by replacing the first `*` with `elem`, or with `key->field`, that hash
-/// field. None when there is no `*`, no such key, or a value of another type.
-fn lookup(ctx: &mut Ctx, pattern: &[u8], elem: &[u8]) -> Option<Vec<u8>> {
-    if pattern == b"#" {
-        return Some(elem.to_vec());
-    }
-    let star = pattern.iter().position(|&b| b == b'*')?;
-    let rest = &pattern[star + 1..];
-    let (post, field) = match rest.windows(2).position(|w| w == b"->") {
-        Some(f) if f + 2 < rest.len() => (&rest[..f], Some(&rest[f + 2..])),
-        _ => (rest, None),
+/// field. None when there is no such key, or a value of another type. `key` is a
+/// buffer reused across calls.
+fn lookup(
+    ctx: &mut Ctx,
+    pattern: &Option<Pattern>,
+    elem: &[u8],
+    key: &mut Vec<u8>,
+) -> Option<Vec<u8>> {
+    let (pre, post, field) = match pattern.as_ref()? {
+        Pattern::Elem => return Some(elem.to_vec()),
+        Pattern::Key { pre, post, field } => (pre, post, field),
     };
-    let mut key = pattern[..star].to_vec();
+    key.clear();
+    key.extend_from_slice(pre);
     key.extend_from_slice(elem);
     key.extend_from_slice(post);
-    match (&ctx.keys.get(&key, ctx.now)?.value, field) {
+    match (&ctx.keys.get(key, ctx.now)?.value, field) {
         (Value::Str(s), None) => Some(s.clone()),
         (Value::Hash(h), Some(f)) => h.get(f).map(<[u8]>::to_vec),
         _ => None,
@@ -141,6 +174,9 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             o.alpha = true;
         }
     }
+    let by = o.by.map(Pattern::parse);
+    let gets: Vec<Option<Pattern>> = o.gets.iter().map(|g| Pattern::parse(g)).collect();
+    let mut key = Vec::new();
     let mut items = Vec::with_capacity(elems.len());
     for elem in elems {
         let mut item = Item {
@@ -149,8 +185,8 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             text: None,
         };
         if !o.nosort {
-            let by = match o.by {
-                Some(p) => lookup(ctx, p, &item.elem),
+            let by = match &by {
+                Some(p) => lookup(ctx, p, &item.elem, &mut key),
                 None => Some(item.elem.clone()),
             };
             if o.alpha {
@@ -204,8 +240,8 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         if o.gets.is_empty() {
             out.push(Some(item.elem.clone()));
         }
-        for g in &o.gets {
-            out.push(lookup(ctx, g, &item.elem));
+        for g in &gets {
+            out.push(lookup(ctx, g, &item.elem, &mut key));
         }
     }
     let Some(dst) = o.store else {

@@ -216,7 +216,7 @@ pub static COMMANDS: &[Command] = &[
     row!("client", -2, 0, NOKEY, "connection", connection::client, "A container for client connection commands."),
     row!("cluster", -2, 0, NOKEY, "cluster", cluster::cluster, "A container for Redis Cluster commands."),
     row!("command", -1, LOADING | STALE, NOKEY, "server", command, "Returns detailed information about all commands."),
-    row!("config", -2, 0, NOKEY, "server", config::config, "A container for server configuration commands."),
+    row!("config", -2, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", config::config, "A container for server configuration commands."),
     row!("copy", -3, WRITE | DENYOOM, (1, 2, 1), "generic", dbs::copy, "Copies the value of a key to a new key."),
     row!("dbsize", 1, READONLY | FAST, NOKEY, "server", server::dbsize, "Returns the number of keys in the database."),
     row!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", admin::debug, "A container for debugging commands."),

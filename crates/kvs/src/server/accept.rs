@@ -34,7 +34,7 @@ pub fn somaxconn() -> Option<u32> {
 }
 
 /// Accepts on the first loop and deals connections round-robin.
-pub(super) struct Acceptor<'a> {
+pub(crate) struct Acceptor<'a> {
     pub(super) listener: &'a TcpListener,
     pub(super) mailboxes: &'a [Mailbox],
     pub(super) next_id: &'a AtomicU64,
@@ -51,7 +51,7 @@ pub(super) fn listener_copy(l: &TcpListener) -> io::Result<TcpListener> {
 impl Acceptor<'_> {
     /// Accepts what is waiting: round-robin over the loops, passing over one whose
     /// client runs a script past the busy threshold (its new clients would wait).
-    pub(super) fn accept(&self) {
+    pub(crate) fn accept(&self) {
         let loops = self.mailboxes.len();
         loop {
             match self.listener.accept() {

@@ -24,12 +24,23 @@
 //!
 //! Time limit: an instruction-count hook (every [`HOOK_EVERY`] instructions) checks the
 //! kill flag of the running script ([`super::Busy`]); once set, it raises an error at
-//! every check, so a script that catches it with `pcall` still ends.
+//! every check, and `pcall` and `xpcall` raise it again when they catch it, so a
+//! script that catches it still ends. A library's top-level code (FUNCTION LOAD) may
+//! run [`LOAD_TIMEOUT_MS`] and is then stopped the same way.
+//!
+//! Memory: the interpreter's allocations are bounded ([`memory_limit`]); an allocation
+//! past the bound is the Lua error "not enough memory" (the script ends, the server
+//! goes on), never a failed allocation that aborts the process.
+//!
+//! Handles: compiled scripts and library functions are held in Lua tables (one
+//! registry reference each), not as one Rust handle per script: Lua 5.1 keeps those
+//! handles on a stack of at most 8,000 slots, and the 8,000th script would have made
+//! the interpreter panic. The compiled scripts are bounded too ([`MAX_COMPILED`]).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value};
 
@@ -40,6 +51,25 @@ use crate::resp::Writer;
 
 /// Instructions between two checks of the kill flag.
 pub const HOOK_EVERY: u32 = 10_000;
+
+/// How long a library's top-level code may run in FUNCTION LOAD (as in Redis).
+pub const LOAD_TIMEOUT_MS: u64 = 500;
+
+/// Compiled scripts an interpreter keeps; past it they are dropped and compiled again
+/// from the shared cache when next run.
+pub const MAX_COMPILED: usize = 10_000;
+
+/// The bound on one interpreter's memory: 1 GiB, or `maxmemory` (at least 64 MiB)
+/// where that is lower.
+pub fn memory_limit(maxmemory: u64) -> usize {
+    const GIB: u64 = 1 << 30;
+    let limit = if maxmemory == 0 {
+        GIB
+    } else {
+        maxmemory.clamp(64 << 20, GIB)
+    };
+    limit as usize
+}
 
 /// What a script's `redis.call` runs: the arguments, whether RESP3 was asked for
 /// (`redis.setresp(3)`); the reply's bytes come back.
@@ -63,21 +93,26 @@ pub(crate) struct Engine {
     env: Table,
     bridge: Table,
     run: Function,
-    /// Compiled scripts by SHA1 (lower-case hex).
-    compiled: HashMap<String, Function>,
+    /// Compiled scripts by SHA1 (lower-case hex), and how many.
+    compiled: Table,
+    compiled_count: usize,
     /// The shared cache (its identity and generation) `compiled` follows.
     owner: (u64, u64),
     /// The running script's kill flag, read by the hook.
     busy: Rc<RefCell<Option<Arc<Busy>>>>,
+    /// When the library code being loaded must stop (FUNCTION LOAD), if one is.
+    deadline: Rc<Cell<Option<Instant>>>,
+    /// The memory bound in force (bytes).
+    limit: Rc<Cell<usize>>,
     /// Libraries' functions by name, with the function generation they were made at.
-    pub(crate) functions: HashMap<String, Function>,
+    functions: Table,
     pub(crate) functions_owner: (u64, u64),
 }
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("compiled", &self.compiled.len())
+            .field("compiled", &self.compiled_count)
             .finish()
     }
 }
@@ -108,6 +143,7 @@ impl Engine {
     fn new() -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
+        lua.set_memory_limit(memory_limit(0))?;
         let globals = lua.globals();
         libs::install(&lua, &globals)?;
         let bridge = lua.create_table()?;
@@ -117,23 +153,67 @@ impl Engine {
             lua.create_function(|lua, ()| Ok(script_line(lua)))?,
         )?;
         helpers.raw_set("redis", libs::redis_helpers(&lua)?)?;
+        helpers.raw_set("pattern", libs::pattern_check(&lua)?)?;
+        let limit = Rc::new(Cell::new(memory_limit(0)));
+        let seen_limit = limit.clone();
+        helpers.raw_set(
+            "memory",
+            lua.create_function(move |_, ()| Ok(seen_limit.get() as f64))?,
+        )?;
         let busy: Rc<RefCell<Option<Arc<Busy>>>> = Rc::new(RefCell::new(None));
-        let killed = busy.clone();
+        let deadline: Rc<Cell<Option<Instant>>> = Rc::new(Cell::new(None));
+        let (killed, load_over) = (busy.clone(), deadline.clone());
         helpers.raw_set(
             "killed",
             lua.create_function(move |_, ()| {
-                Ok(killed.borrow().as_ref().is_some_and(|b| b.killed()))
+                Ok(killed.borrow().as_ref().is_some_and(|b| b.killed())
+                    || load_over.get().is_some_and(|d| Instant::now() >= d))
             })?,
         )?;
         let env: Table = lua
             .load(include_str!("prelude.lua"))
             .set_name("=prelude")
             .call((globals.clone(), bridge.clone(), helpers))?;
+        // Chunks made by scripts: text only, in the scripts' environment. Binary
+        // chunks are refused here, in Rust, where no script can reach the check.
+        let chunk_env = env.clone();
+        let loader = lua.create_function(
+            move |lua, (code, name): (mlua::String, Option<mlua::String>)| {
+                let bytes = code.as_bytes();
+                if bytes.first() == Some(&0x1b) {
+                    return Ok((
+                        Value::Nil,
+                        Some("binary chunks are not allowed".to_string()),
+                    ));
+                }
+                let name = match &name {
+                    Some(n) => String::from_utf8_lossy(&n.as_bytes()).into_owned(),
+                    None => String::from_utf8_lossy(&bytes).into_owned(),
+                };
+                let loaded = lua
+                    .load(&bytes[..])
+                    .set_name(format!("={name}"))
+                    .set_mode(ChunkMode::Text)
+                    .set_environment(chunk_env.clone())
+                    .into_function();
+                Ok(match loaded {
+                    Ok(f) => (Value::Function(f), None),
+                    Err(mlua::Error::SyntaxError { message, .. }) => (Value::Nil, Some(message)),
+                    Err(e) => (Value::Nil, Some(e.to_string())),
+                })
+            },
+        )?;
+        globals.raw_set("loadstring", loader)?;
         let run: Function = bridge.raw_get("run")?;
-        let hook_busy = busy.clone();
+        let (hook_busy, hook_deadline) = (busy.clone(), deadline.clone());
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
             move |_, _| {
+                if let Some(d) = hook_deadline.get() {
+                    if Instant::now() >= d {
+                        return Err(mlua::Error::runtime("FUNCTION LOAD timeout"));
+                    }
+                }
                 if let Some(b) = hook_busy.borrow().as_ref() {
                     if b.killed() {
                         return Err(mlua::Error::runtime("Script killed by user"));
@@ -150,17 +230,56 @@ impl Engine {
             },
         )?;
         Ok(Engine {
+            compiled: lua.create_table()?,
+            compiled_count: 0,
+            functions: lua.create_table()?,
             lua,
             globals,
             env,
             bridge,
             run,
-            compiled: HashMap::new(),
             owner: (0, 0),
             busy,
-            functions: HashMap::new(),
+            deadline,
+            limit,
             functions_owner: (0, 0),
         })
+    }
+
+    /// Sets the memory bound for `maxmemory` ([`memory_limit`]).
+    pub(crate) fn bound_memory(&self, maxmemory: usize) {
+        let limit = memory_limit(maxmemory as u64);
+        if self.limit.get() != limit && self.lua.set_memory_limit(limit).is_ok() {
+            self.limit.set(limit);
+        }
+    }
+
+    /// Runs `f` with library code limited to [`LOAD_TIMEOUT_MS`].
+    pub(crate) fn loading<R>(&self, f: impl FnOnce() -> R) -> R {
+        let until = Instant::now() + std::time::Duration::from_millis(LOAD_TIMEOUT_MS);
+        self.deadline.set(Some(until));
+        let r = f();
+        self.deadline.set(None);
+        r
+    }
+
+    /// The library function `name`, if this interpreter has it.
+    pub(crate) fn function(&self, name: &str) -> Option<Function> {
+        self.functions
+            .raw_get::<Option<Function>>(name)
+            .ok()
+            .flatten()
+    }
+
+    /// Drops this interpreter's library functions.
+    pub(crate) fn clear_functions(&mut self) -> mlua::Result<()> {
+        self.functions = self.lua.create_table()?;
+        Ok(())
+    }
+
+    /// Keeps `f` as the library function `name`.
+    pub(crate) fn add_function(&self, name: &str, f: Function) -> mlua::Result<()> {
+        self.functions.raw_set(name, f)
     }
 
     /// The interpreter.
@@ -172,14 +291,25 @@ impl Engine {
     /// generation) is not the one they were compiled for.
     pub(crate) fn follow(&mut self, owner: (u64, u64)) {
         if self.owner != owner {
-            self.compiled.clear();
+            self.drop_compiled();
             self.owner = owner;
+        }
+    }
+
+    /// Collects the garbage once the interpreter holds over half its bound: Lua 5.1
+    /// does not collect before it reports an allocation failure, so what a script
+    /// left behind (all of it garbage once the script ended) would otherwise make the
+    /// next script fail.
+    pub(crate) fn reclaim(&self) {
+        if self.lua.used_memory() > self.limit.get() / 2 {
+            let _ = self.lua.gc_collect();
         }
     }
 
     /// Compiles `body` under the name `chunk` (`@user_script`, or `@user_function` for
     /// libraries) in the sandbox's environment. The error is Lua's message.
     pub(crate) fn compile(&self, body: &[u8], chunk: &str) -> Result<Function, String> {
+        self.reclaim();
         self.lua
             .load(body)
             .set_name(chunk)
@@ -194,12 +324,27 @@ impl Engine {
 
     /// The compiled script `sha`, compiling `body` if this interpreter has not yet.
     pub(crate) fn script(&mut self, sha: &str, body: &[u8]) -> Result<Function, String> {
-        if let Some(f) = self.compiled.get(sha) {
-            return Ok(f.clone());
+        if let Ok(Some(f)) = self.compiled.raw_get::<Option<Function>>(sha) {
+            return Ok(f);
         }
         let f = self.compile(body, "@user_script")?;
-        self.compiled.insert(sha.to_string(), f.clone());
+        if self.compiled_count >= MAX_COMPILED {
+            self.drop_compiled();
+        }
+        self.compiled
+            .raw_set(sha, f.clone())
+            .map_err(|e| e.to_string())?;
+        self.compiled_count += 1;
         Ok(f)
+    }
+
+    fn drop_compiled(&mut self) {
+        if self.compiled_count > 0 {
+            if let Ok(t) = self.lua.create_table() {
+                self.compiled = t;
+                self.compiled_count = 0;
+            }
+        }
     }
 
     /// Runs `f` (a compiled script, with KEYS and ARGV as globals; or, `as_function`,
@@ -218,6 +363,7 @@ impl Engine {
         *self.busy.borrow_mut() = Some(busy.clone());
         let result = self.run_inner(f, as_function, keys, argv, call, w);
         *self.busy.borrow_mut() = None;
+        self.reclaim();
         if busy.killed() {
             return Ended::Killed;
         }
@@ -281,6 +427,8 @@ impl Engine {
                         .unwrap_or_else(|| "ERR unknown error".into()),
                     t.raw_get::<Option<i64>>("line")?.unwrap_or(0),
                 ),
+                // Lua calls no handler for a memory error: the message comes as is.
+                Value::String(m) => (format!("ERR {}", m.to_string_lossy()), 0),
                 other => (format!("ERR {other:?}"), 0),
             };
             Ok(Ended::Error(msg, line))

@@ -97,13 +97,16 @@ fn valid_name(n: &str) -> bool {
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// Runs a library's code in `e`, collecting what it registers.
-fn load(e: &Engine, body: &[u8]) -> Result<Vec<(Registered, Function)>, String> {
+/// Runs a library's code in `e` (for at most [`super::engine::LOAD_TIMEOUT_MS`]),
+/// collecting what it registers: the registrations, and a table of their callbacks by
+/// name (a table, so a library of any size holds one Rust handle).
+fn load(e: &Engine, body: &[u8]) -> Result<(Vec<Registered>, Table), String> {
     let f = e
         .compile(body, "@user_function")
         .map_err(|m| format!("ERR Error compiling function: {m}"))?;
     let lua = e.lua();
-    let mut found: Vec<(Registered, Function)> = Vec::new();
+    let callbacks = lua.create_table().map_err(|e| format!("ERR {e}"))?;
+    let mut found: Vec<Registered> = Vec::new();
     let result = lua.scope(|scope| {
         let register = scope.create_function_mut(|_, args: mlua::MultiValue| {
             let args: Vec<Value> = args.into_iter().collect();
@@ -115,15 +118,16 @@ fn load(e: &Engine, body: &[u8]) -> Result<Vec<(Registered, Function)>, String> 
             if !valid_name(&name) {
                 return Err(mlua::Error::runtime("Function names can only contain letters, numbers, or underscores(_) and must be at least one character long"));
             }
-            if found.iter().any(|(r, _)| r.name == name) {
+            if found.iter().any(|r| r.name == name) {
                 return Err(mlua::Error::runtime("Function already exists in the library"));
             }
-            found.push((Registered { name, flags, description }, cb));
+            callbacks.raw_set(name.as_str(), cb)?;
+            found.push(Registered { name, flags, description });
             Ok(())
         })?;
         e.set_bridge("register", Value::Function(register))?;
         let run: Function = e.bridge_run()?;
-        let (ok, err): (bool, Value) = run.call((f,))?;
+        let (ok, err): (bool, Value) = e.loading(|| run.call((f,)))?;
         e.set_bridge("register", Value::Nil)?;
         if ok {
             return Ok(Ok(()));
@@ -132,11 +136,13 @@ fn load(e: &Engine, body: &[u8]) -> Result<Vec<(Registered, Function)>, String> 
             Value::Table(t) => t.raw_get::<Option<String>>("err")?.unwrap_or_default(),
             other => format!("{other:?}"),
         };
+        let msg = msg.trim_start_matches("ERR ").trim_start_matches("runtime error: ");
         Ok(Err(format!("ERR Error registering functions: {msg}")))
     });
+    let _ = e.set_bridge("register", Value::Nil);
     match result {
         Ok(Ok(())) if found.is_empty() => Err("ERR No functions registered".into()),
-        Ok(Ok(())) => Ok(found),
+        Ok(Ok(())) => Ok((found, callbacks)),
         Ok(Err(m)) => Err(m),
         Err(e) => Err(format!("ERR Error registering functions: {e}")),
     }
@@ -174,7 +180,7 @@ fn load_library(libs: &Libraries, code: &[u8], replace: bool) -> Result<String, 
     }
     let found = with_engine(|e| load(e, &body)).and_then(|r| r)?;
     let mut all = libs.lock();
-    for (r, _) in &found {
+    for r in &found.0 {
         let clash = all
             .iter()
             .filter(|(l, _)| **l != name)
@@ -183,7 +189,7 @@ fn load_library(libs: &Libraries, code: &[u8], replace: bool) -> Result<String, 
             return Err(format!("ERR Function {} already exists", r.name));
         }
     }
-    let functions = found.into_iter().map(|(r, _)| r).collect();
+    let functions = found.0;
     all.insert(
         name.clone(),
         Library {
@@ -246,12 +252,16 @@ fn sync(e: &mut Engine, libs: &Libraries, id: u64) {
         return;
     }
     let codes: Vec<Arc<[u8]>> = libs.lock().values().map(|l| l.code.clone()).collect();
-    e.functions.clear();
+    if e.clear_functions().is_err() {
+        return;
+    }
     for code in codes {
         if let Ok((_, body)) = parse_header(&code) {
-            if let Ok(found) = load(e, &body) {
-                for (r, f) in found {
-                    e.functions.insert(r.name, f);
+            if let Ok((found, callbacks)) = load(e, &body) {
+                for r in found {
+                    if let Ok(f) = callbacks.raw_get::<Function>(r.name.as_str()) {
+                        let _ = e.add_function(&r.name, f);
+                    }
                 }
             }
         }
@@ -293,7 +303,7 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, ro: bool) {
     let id = scripts.id;
     let f = with_engine(|e| {
         sync(e, &scripts.libraries, id);
-        e.functions.get(&name).cloned()
+        e.function(&name)
     });
     let f = match f {
         Ok(Some(f)) => f,

@@ -18,6 +18,34 @@ use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 /// Deepest nesting `cjson` encodes or decodes.
 pub const MAX_NESTING: usize = 1000;
 
+/// The most pattern items that make Lua's matcher recurse (captures and the
+/// quantifiers `?`, `*`, `+`, `-`) a pattern may hold: the matcher recurses on the
+/// thread's stack once per such item, so a pattern of a million of them would overflow
+/// it. Lua 5.2 and later refuse such patterns at a depth of 200 ("pattern too
+/// complex"); this bound is ten times that, on a count that includes characters
+/// inside sets and escapes, so it never refuses a pattern 5.2 runs.
+pub const MAX_PATTERN_ITEMS: usize = 2000;
+
+/// `helpers.pattern(p)`: raises "pattern too complex" for a pattern past
+/// [`MAX_PATTERN_ITEMS`] (anything not a string is left to the library's own check).
+pub(crate) fn pattern_check(lua: &Lua) -> mlua::Result<mlua::Function> {
+    lua.create_function(|_, p: Value| {
+        if let Value::String(p) = p {
+            let bytes = p.as_bytes();
+            if bytes.len() > MAX_PATTERN_ITEMS
+                && bytes
+                    .iter()
+                    .filter(|b| matches!(b, b'(' | b')' | b'?' | b'*' | b'+' | b'-'))
+                    .count()
+                    > MAX_PATTERN_ITEMS
+            {
+                return Err(mlua::Error::runtime("pattern too complex"));
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Puts `bit`, `cjson` and the random generator into `globals`.
 pub(crate) fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.raw_set("bit", bit(lua)?)?;

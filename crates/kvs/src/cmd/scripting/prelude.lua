@@ -4,30 +4,56 @@
 -- `call`, the function that runs one command), and the helpers written in Rust.
 -- Returns the environment scripts run in.
 --
--- Scripts see G through a proxy, `env`: reads fall through to G (and an undefined
--- name is an error), every write to the proxy is refused, so a script cannot leave
--- state behind for the next one. Library tables are proxies too. Chunks made by
--- loadstring get the same environment, and binary chunks are refused.
+-- Read-only, as in Redis 7: scripts see G and every library table (string, table,
+-- math, redis, cjson, cmsgpack, bit) through proxies that refuse every write ("Attempt
+-- to modify a readonly table"); what getmetatable returns for them, and for strings,
+-- is an empty table that refuses writes too. No raw table of the sandbox is reachable
+-- from a script, so nothing a script does outlives it, and every run starts from the
+-- same state. An undefined global is an error to read. Chunks made by loadstring (a
+-- Rust function, installed after this file runs) are text only and get the same
+-- environment.
+--
+-- Bounds that stock Lua 5.1 lacks: unpack refuses more than 7,990 results (stock Lua
+-- overflows an int and crashes), string.rep refuses a result past the interpreter's
+-- memory bound before building it (and an empty string repeated costs nothing), and
+-- the pattern functions refuse patterns that would make the matcher recurse too
+-- deep. pcall and xpcall raise a kill (SCRIPT KILL, FUNCTION KILL, the FUNCTION LOAD
+-- time limit) again when they catch it, so a script that catches errors still ends.
 local G, bridge, helpers = ...
 local error, type, tostring, rawget, rawset = error, type, tostring, rawget, rawset
 local setmetatable, getmetatable, pcall, xpcall = setmetatable, getmetatable, pcall, xpcall
-local loadstring, setfenv, select = loadstring, setfenv, select
-local where, killed = helpers.where, helpers.killed
+local next, pairs, ipairs, unpack, select = next, pairs, ipairs, unpack, select
+local tonumber, floor, ceil = tonumber, math.floor, math.ceil
+local where, killed, pattern = helpers.where, helpers.killed, helpers.pattern
+local memory = helpers.memory
 
-local readonly = setmetatable({}, { __mode = 'k' })
+-- Returns its arguments (a wrapper calls the wrapped function through it, not as a
+-- tail call, so Lua's argument errors still name the function).
+local function pass(...)
+  return ...
+end
+
+-- Tables scripts may not change, and the table each proxy stands for.
+local readonly = {}
+local behind = {}
 
 local function deny()
   error('Attempt to modify a readonly table', 2)
 end
 
--- A read-only view of `t`: reads see `t`, writes and metatable changes are refused.
+-- What getmetatable returns for a protected table: an empty table that refuses
+-- writes (and whose own metatable is hidden).
+local function view()
+  local v = setmetatable({}, { __newindex = deny, __metatable = false })
+  readonly[v] = true
+  return v
+end
+
+-- A read-only proxy of `t`.
 local function protect(t)
-  local meta = { __index = t, __newindex = deny }
-  local shown = setmetatable({}, { __index = meta, __newindex = deny, __metatable = false })
-  readonly[shown] = true
-  meta.__metatable = shown
-  local proxy = setmetatable({}, meta)
+  local proxy = setmetatable({}, { __index = t, __newindex = deny, __metatable = view() })
   readonly[proxy] = true
+  behind[proxy] = t
   return proxy
 end
 
@@ -54,17 +80,54 @@ rawset(G, 'rawset', function(t, k, v)
   if readonly[t] then error('Attempt to modify a readonly table', 2) end
   return rawset(t, k, v)
 end)
-rawset(G, 'loadstring', function(s, name)
-  if type(s) == 'string' and s:byte(1) == 27 then
-    return nil, 'binary chunks are not allowed'
-  end
-  local f, e = loadstring(s, name)
-  if f then setfenv(f, env) end
-  return f, e
+-- Reads see through a proxy to the table it stands for (whose values are proxies or
+-- functions), as they see a read-only table in Redis.
+rawset(G, 'rawget', function(t, k)
+  local v = rawget(behind[t] or t, k)
+  return v
+end)
+local function seen_next(t, k)
+  return next(behind[t] or t, k)
+end
+rawset(G, 'next', seen_next)
+rawset(G, 'pairs', function(t)
+  if behind[t] then return seen_next, t, nil end
+  local f, s, c = pairs(t)
+  return f, s, c
+end)
+local function seen_inext(t, i)
+  i = i + 1
+  local v = rawget(behind[t], i)
+  if v ~= nil then return i, v end
+end
+rawset(G, 'ipairs', function(t)
+  if behind[t] then return seen_inext, t, 0 end
+  local f, s, c = ipairs(t)
+  return f, s, c
 end)
 
--- pcall as Redis 7 has it: an error table raised by redis.call is caught as its text.
--- A killed script's error is not caught: it ends the script.
+-- unpack with its count bounded before Lua's own code sees it (Lua 5.1 computes the
+-- count in an int, and a range like -2^31 .. 2^31-1 crashed the interpreter).
+local function toint(x)
+  if x >= 0 then return floor(x) end
+  return ceil(x)
+end
+rawset(G, 'unpack', function(t, i, j)
+  if type(t) == 'table' then
+    local a = i == nil and 1 or tonumber(i)
+    local b = j == nil and #t or tonumber(j)
+    if a and b then
+      a, b = toint(a), toint(b)
+      if a <= b and (b - a >= 7990 or b - a ~= b - a) then
+        error('too many results to unpack', 2)
+      end
+    end
+  end
+  return unpack(t, i, j)
+end)
+
+-- pcall and xpcall as Redis 7 has them: an error table raised by redis.call is
+-- caught as its text, and a kill is not caught: it ends the script.
 local function caught(ok, ...)
   if not ok then
     local e = ...
@@ -76,6 +139,58 @@ local function caught(ok, ...)
   return ok, ...
 end
 rawset(G, 'pcall', function(...) return caught(pcall(...)) end)
+rawset(G, 'xpcall', function(f, h) return caught(xpcall(f, h)) end)
+
+-- The library tables, with the functions that write tables refusing read-only ones
+-- and the string functions bounded (see the file's note).
+local tbl = rawget(G, 'table')
+local insert, remove, sort = tbl.insert, tbl.remove, tbl.sort
+tbl.insert = function(t, ...)
+  if readonly[t] then error('Attempt to modify a readonly table', 2) end
+  return pass(insert(t, ...))
+end
+tbl.remove = function(t, ...)
+  if readonly[t] then error('Attempt to modify a readonly table', 2) end
+  return pass(remove(t, ...))
+end
+tbl.sort = function(t, ...)
+  if readonly[t] then error('Attempt to modify a readonly table', 2) end
+  return pass(sort(t, ...))
+end
+
+local str = rawget(G, 'string')
+local find, match, gmatch, gsub, rep = str.find, str.match, str.gmatch, str.gsub, str.rep
+str.find = function(s, p, ...)
+  if not select(2, ...) then pattern(p) end
+  return pass(find(s, p, ...))
+end
+str.match = function(s, p, ...)
+  pattern(p)
+  return pass(match(s, p, ...))
+end
+str.gmatch = function(s, p, ...)
+  pattern(p)
+  return pass(gmatch(s, p, ...))
+end
+str.gsub = function(s, p, ...)
+  pattern(p)
+  return pass(gsub(s, p, ...))
+end
+str.rep = function(s, n, ...)
+  if type(s) == 'string' and type(n) == 'number' and n >= 1 then
+    if #s == 0 then return '' end
+    if #s * n > memory() then error('not enough memory', 2) end
+  end
+  return pass(rep(s, n, ...))
+end
+-- Strings index the raw string table (scripts only see it through the proxy); their
+-- metatable is hidden behind a read-only view.
+local strmeta = getmetatable('')
+strmeta.__metatable = view()
+
+for _, lib in ipairs({ 'string', 'table', 'math', 'cjson', 'bit', 'cmsgpack', 'struct' }) do
+  if rawget(G, lib) then rawset(G, lib, protect(rawget(G, lib))) end
+end
 
 local redis = {}
 for k, v in pairs(helpers.redis) do redis[k] = v end
@@ -120,9 +235,6 @@ redis.register_function = function(...)
 end
 
 rawset(G, 'redis', protect(redis))
-for _, lib in ipairs({ 'cjson', 'bit', 'cmsgpack', 'struct' }) do
-  if rawget(G, lib) then rawset(G, lib, protect(rawget(G, lib))) end
-end
 rawset(G, '_G', env)
 
 -- What an error that ends a script becomes: a table with the reply's text and the
