@@ -30,7 +30,7 @@ fn slow_args(c: &mut Connection) -> Vec<Vec<Value>> {
 
 #[test]
 fn the_slow_log_keeps_what_ran_past_its_threshold() {
-    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let (_server, addr) = kvs_serve(&["--port", "0", "--enable-debug-command", "yes"]);
     let mut c = connect(&addr);
     // Default threshold 10 ms: a SET is not slow.
     cmd(&mut c, &["SET", "a", "1"]);

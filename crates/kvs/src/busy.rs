@@ -16,10 +16,10 @@
 //! them once the script ends ([`Loan::end`] names them).
 //!
 //! A client that has not authenticated (with `requirepass`) gets `-NOAUTH` for
-//! everything here: SCRIPT KILL and SHUTDOWN NOSAVE are for authenticated clients only.
+//! everything here but AUTH: SCRIPT KILL and SHUTDOWN NOSAVE are for authenticated
+//! clients only.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::io::Write;
 use std::ptr::NonNull;
 use std::sync::mpsc::Receiver;
@@ -27,7 +27,7 @@ use std::sync::mpsc::Receiver;
 use mio::net::TcpStream;
 use mio::Token;
 
-use crate::cmd::{eq, scripting};
+use crate::cmd::{eq, scripting, Config};
 use crate::conn::Conn;
 use crate::keyspace::Shared;
 use crate::resp::{Limits, Writer};
@@ -36,7 +36,7 @@ use crate::server::Acceptor;
 /// What a lent table gives the pump.
 #[derive(Clone, Copy)]
 struct Lent {
-    conns: NonNull<HashMap<Token, Box<Conn>>>,
+    conns: NonNull<crate::conn::Conns>,
     inbox: NonNull<Receiver<(TcpStream, u64)>>,
     registry: NonNull<mio::Registry>,
     /// The loop's acceptor (its lifetime erased: it outlives the loan).
@@ -84,7 +84,7 @@ impl Loan {
 /// and its poll's registry to the pump until the returned guard drops. The caller must
 /// not touch them while the guard lives.
 pub(crate) fn lend(
-    conns: &mut HashMap<Token, Box<Conn>>,
+    conns: &mut crate::conn::Conns,
     inbox: &Receiver<(TcpStream, u64)>,
     registry: &mio::Registry,
     accept: Option<&Acceptor>,
@@ -132,14 +132,15 @@ pub(crate) fn pump() {
         }
         let mut fresh = Vec::new();
         crate::server::adopt(inbox, registry, conns, shared, &mut fresh);
-        let open = shared.config().0.requirepass.is_none();
+        let config = shared.config().0;
+        let open = config.requirepass.is_none();
         PUMPED.with(|p| {
             let mut p = p.borrow_mut();
             for (token, c) in conns.iter_mut() {
                 if std::mem::take(&mut c.fresh) {
                     c.session.authed = open;
                 }
-                if answer(c, shared, &lent.limits) && !p.contains(token) {
+                if answer(c, shared, &config, &lent.limits) && !p.contains(token) {
                     p.push(*token);
                 }
             }
@@ -150,7 +151,7 @@ pub(crate) fn pump() {
 
 /// Reads one connection's input and answers its complete requests; true when it read
 /// or wrote anything.
-fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) -> bool {
+fn answer(c: &mut Conn, shared: &Shared, config: &Config, limits: &Limits) -> bool {
     if c.closing || c.killed {
         return false;
     }
@@ -168,7 +169,19 @@ fn answer(c: &mut Conn, shared: &Shared, limits: &Limits) -> bool {
         let mut w = Writer::new(&mut c.output, c.session.proto);
         if let Some(name) = args.first() {
             let sub = args.get(1).copied().unwrap_or_default();
-            if !c.session.authed {
+            if eq(name, "auth") && (2..=3).contains(&args.len()) {
+                // AUTH is served while busy, as in Redis (it may be needed for a kill).
+                let (user, pass) = match args.len() {
+                    2 => (None, args[1]),
+                    _ => (Some(args[1]), args[2]),
+                };
+                if crate::cmd::authenticate(config, user, pass) {
+                    c.session.authed = true;
+                    w.simple("OK");
+                } else {
+                    w.error(crate::cmd::WRONGPASS);
+                }
+            } else if !c.session.authed {
                 w.error("NOAUTH Authentication required.");
             } else if (eq(name, "script") || eq(name, "function")) && eq(sub, "kill") {
                 let busy = &shared.scripts.busy;

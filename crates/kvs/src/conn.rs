@@ -453,3 +453,27 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
     }
     hub.deliver(msgs);
 }
+
+/// A loop's connections by token. Tokens are unique numbers the server hands out, so
+/// they need no keyed hash: a multiply spreads them (the table is looked up several
+/// times per connection per round, and taken out and put back while its requests run).
+pub(crate) type Conns =
+    std::collections::HashMap<mio::Token, Box<Conn>, std::hash::BuildHasherDefault<TokenHasher>>;
+
+/// The hasher of [`Conns`].
+#[derive(Default)]
+pub(crate) struct TokenHasher(u64);
+
+impl std::hash::Hasher for TokenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}

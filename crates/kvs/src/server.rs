@@ -63,7 +63,6 @@
 //! with a counting global allocator. A SET allocates the stored key and value, which
 //! it keeps.
 
-use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -143,7 +142,7 @@ struct Loop {
     poll: Poll,
     /// Boxed, so a connection is cheap to take out while its requests run (the busy
     /// pump is lent the others).
-    conns: HashMap<Token, Box<Conn>>,
+    conns: crate::conn::Conns,
     inbox: Receiver<(TcpStream, u64)>,
     /// Connections blocked on keys (to check their deadlines).
     blocked: Vec<Token>,
@@ -285,7 +284,7 @@ impl Server {
             let (send, inbox) = channel();
             loops.push(Loop {
                 poll,
-                conns: HashMap::new(),
+                conns: Default::default(),
                 inbox,
                 blocked: Vec::new(),
                 replicas: Vec::new(),
@@ -741,7 +740,7 @@ pub fn exit_on_panic() {
 pub(crate) fn adopt(
     inbox: &Receiver<(TcpStream, u64)>,
     registry: &mio::Registry,
-    conns: &mut HashMap<Token, Box<Conn>>,
+    conns: &mut crate::conn::Conns,
     shared: &Shared,
     ready: &mut Vec<Token>,
 ) {

@@ -13,8 +13,8 @@
 -- Rust function, installed after this file runs) are text only and get the same
 -- environment.
 --
--- Bounds that stock Lua 5.1 lacks: unpack refuses more than 7,990 results (stock Lua
--- overflows an int and crashes), string.rep refuses a result past the interpreter's
+-- Bounds that stock Lua 5.1 lacks: unpack refuses more than 7,990 results and bounds
+-- outside a C int (stock Lua overflows an int and overruns its stack), string.rep refuses a result past the interpreter's
 -- memory bound before building it (and an empty string repeated costs nothing), and
 -- the pattern functions refuse patterns that would make the matcher recurse too
 -- deep. pcall and xpcall raise a kill (SCRIPT KILL, FUNCTION KILL, the FUNCTION LOAD
@@ -118,7 +118,12 @@ rawset(G, 'unpack', function(t, i, j)
     local b = j == nil and #t or tonumber(j)
     if a and b then
       a, b = toint(a), toint(b)
-      if a <= b and (b - a >= 7990 or b - a ~= b - a) then
+      if a ~= a or b ~= b then error('too many results to unpack', 2) end
+      if a > b then return end
+      -- Lua converts the bounds to C ints: outside that range the conversion itself
+      -- is undefined (the count came out positive and unchecked, and the stack was
+      -- overrun).
+      if b - a >= 7990 or a < -2147483648 or b > 2147483647 then
         error('too many results to unpack', 2)
       end
     end
@@ -138,19 +143,56 @@ local function caught(ok, ...)
   end
   return ok, ...
 end
-rawset(G, 'pcall', function(...) return caught(pcall(...)) end)
-rawset(G, 'xpcall', function(f, h) return caught(xpcall(f, h)) end)
+-- The protected call's results come back packed in one table and are unpacked
+-- here: Lua 5.1's pcall and xpcall push their status after the callee's results with
+-- no room check, which overflows the stack when a callee returns as many values as
+-- the stack holds.
+local function pack(...)
+  return { n = select('#', ...), ... }
+end
+local function outcome(ok, r)
+  if ok then return true, unpack(r, 1, r.n) end
+  return caught(false, r)
+end
+rawset(G, 'pcall', function(f, ...)
+  if type(f) ~= 'function' then return caught(pcall(f, ...)) end
+  local args = pack(...)
+  return outcome(pcall(function() return pack(f(unpack(args, 1, args.n))) end))
+end)
+rawset(G, 'xpcall', function(f, h)
+  if type(f) ~= 'function' then return caught(xpcall(f, h)) end
+  return outcome(xpcall(function() return pack(f()) end, h))
+end)
 
 -- The library tables, with the functions that write tables refusing read-only ones
 -- and the string functions bounded (see the file's note).
 local tbl = rawget(G, 'table')
 local insert, remove, sort = tbl.insert, tbl.remove, tbl.sort
+-- Lua's insert and remove shift the elements between the position and the end one
+-- by one in C, where the instruction hook can't stop them: a position far from the
+-- end (or outside a C int, whose conversion is undefined) would hold the server for
+-- minutes. More than 2^24 moves are refused.
+local MOVES = 16777216
+local function far(t, pos)
+  if type(t) ~= 'table' then return false end
+  pos = tonumber(pos)
+  if pos == nil then return false end
+  pos = toint(pos)
+  if pos ~= pos or pos < -2147483648 or pos > 2147483647 then return true end
+  return #t - pos > MOVES
+end
 tbl.insert = function(t, ...)
   if readonly[t] then error('Attempt to modify a readonly table', 2) end
+  if select('#', ...) >= 2 and far(t, (...)) then
+    error('table.insert: position too far from the end', 2)
+  end
   return pass(insert(t, ...))
 end
 tbl.remove = function(t, ...)
   if readonly[t] then error('Attempt to modify a readonly table', 2) end
+  if select('#', ...) >= 1 and far(t, (...)) then
+    error('table.remove: position too far from the end', 2)
+  end
   return pass(remove(t, ...))
 end
 tbl.sort = function(t, ...)
@@ -177,9 +219,12 @@ str.gsub = function(s, p, ...)
   return pass(gsub(s, p, ...))
 end
 str.rep = function(s, n, ...)
-  if type(s) == 'string' and type(n) == 'number' and n >= 1 then
-    if #s == 0 then return '' end
-    if #s * n > memory() then error('not enough memory', 2) end
+  -- Numbers stand for their text, as Lua converts them.
+  local text, count = s, tonumber(n)
+  if type(s) == 'number' then text = tostring(s) end
+  if type(text) == 'string' and count and count >= 1 then
+    if #text == 0 then return '' end
+    if #text * count > memory() then error('not enough memory', 2) end
   end
   return pass(rep(s, n, ...))
 end
@@ -248,11 +293,13 @@ local function handler(e)
 end
 
 -- Runs a compiled script (no arguments) or a function (with KEYS and ARGV).
+-- Only the first value a script returns is its reply (and only one goes through
+-- xpcall, for the reason given at pcall above).
 bridge.run = function(f, keys, argv)
   if keys == nil then
-    return xpcall(f, handler)
+    return xpcall(function() return (f()) end, handler)
   end
-  return xpcall(function() return f(keys, argv) end, handler)
+  return xpcall(function() return (f(keys, argv)) end, handler)
 end
 
 return env
