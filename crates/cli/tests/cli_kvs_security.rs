@@ -319,6 +319,36 @@ fn ten_thousand_cached_scripts_leave_a_working_server() {
         Value::Int(9_999)
     );
     assert_eq!(cmd(&mut c, &["PING"]), Value::SimpleString("PONG".into()));
+    // Scripts only EVAL brought are bounded (Redis 7.4's 500, least recently used
+    // first); SCRIPT LOAD's are not.
+    let sha_of = |i: usize| {
+        let v = cmd(&mut c, &["SCRIPT", "LOAD", &format!("return 'e{i}'")]);
+        cmd(&mut c, &["SCRIPT", "FLUSH"]);
+        match v {
+            Value::BulkString(b) => String::from_utf8(b).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (first, second) = (sha_of(0), sha_of(1));
+    cmd(&mut c, &["SCRIPT", "LOAD", "return 'kept'"]);
+    let mut pipe = redis::pipe();
+    for i in 0..600 {
+        pipe.cmd("EVAL")
+            .arg(format!("return 'e{i}'"))
+            .arg(0)
+            .ignore();
+        if i % 100 == 50 {
+            // Used again: the second stays among the recent ones.
+            pipe.cmd("EVALSHA").arg(&second).arg(0).ignore();
+        }
+    }
+    let () = pipe.query(&mut c).expect("600 EVALs");
+    let e = err(&mut c, &["EVALSHA", &first, "0"]);
+    assert!(e.contains("NOSCRIPT"), "{e}");
+    assert_eq!(cmd(&mut c, &["EVALSHA", &second, "0"]), bulk("e1"));
+    assert_eq!(cmd(&mut c, &["EVAL", "return 'kept'", "0"]), bulk("kept"));
+    let cached = common::info_num(&mut c, "memory", "number_of_cached_scripts");
+    assert_eq!(cached, 501, "500 EVAL-only scripts and the loaded one");
 }
 
 #[test]

@@ -27,7 +27,7 @@ use std::sync::mpsc::Receiver;
 use mio::net::TcpStream;
 use mio::Token;
 
-use crate::cmd::{eq, scripting, Config};
+use crate::cmd::{eq, multi, scripting, Config};
 use crate::conn::Conn;
 use crate::keyspace::Shared;
 use crate::resp::{Limits, Writer};
@@ -192,6 +192,27 @@ fn answer(c: &mut Conn, shared: &Shared, config: &Config, limits: &Limits) -> bo
             } else if eq(name, "shutdown") && args[1..].iter().any(|a| eq(a, "nosave")) {
                 eprintln!("kvs: SHUTDOWN NOSAVE while a script runs: exiting now");
                 std::process::exit(0);
+            } else if eq(name, "multi") {
+                // MULTI, DISCARD and EXEC keep the transaction whole, as in Redis: a
+                // transaction is started, dropped, or aborted here, never half run.
+                if c.session.tx.begin() {
+                    w.simple("OK");
+                } else {
+                    w.error(multi::MULTI_NESTED);
+                }
+            } else if eq(name, "discard") {
+                if c.session.tx.queuing() {
+                    c.session.tx.end();
+                    w.simple("OK");
+                } else {
+                    w.error(multi::DISCARD_WITHOUT);
+                }
+            } else if eq(name, "exec") && c.session.tx.queuing() {
+                c.session.tx.end();
+                w.error(&format!(
+                    "EXECABORT Transaction discarded because of: {}",
+                    scripting::busy_error(&shared.scripts.busy)
+                ));
             } else {
                 // Refused inside MULTI: EXEC then discards the transaction.
                 c.session.tx.refuse();

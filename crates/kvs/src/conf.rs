@@ -223,7 +223,9 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                 // A name no setting has: a warning, not a refusal.
                 let mut probe: Config = next.cmd.clone();
                 if let Err(why) = probe.set(&name, value) {
-                    if why.starts_with("unknown setting") {
+                    // Redis's immutable settings this server lacks (logfile, pidfile,
+                    // appenddirname, ...) are refused at run time, ignored here.
+                    if why.starts_with("unknown setting") || why.contains("immutable") {
                         warnings.push(err(format!("'{name}' is not supported here; ignored")));
                         continue;
                     }

@@ -135,6 +135,15 @@ impl Tx {
         }
     }
 
+    /// Starts a transaction (MULTI); false when one is already being queued.
+    pub(crate) fn begin(&mut self) -> bool {
+        if self.queuing() {
+            return false;
+        }
+        self.queued = Some(Vec::new());
+        true
+    }
+
     /// True between MULTI and EXEC/DISCARD.
     pub fn queuing(&self) -> bool {
         self.queued.is_some()
@@ -199,13 +208,14 @@ pub fn queue(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]], w: &mut Write
     w.simple("QUEUED");
 }
 
+pub(crate) const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+pub(crate) const DISCARD_WITHOUT: &str = "ERR DISCARD without MULTI";
+
 /// MULTI.
 pub fn multi(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    let tx = &mut ctx.session.tx;
-    if tx.queuing() {
-        return w.error("ERR MULTI calls can not be nested");
+    if !ctx.session.tx.begin() {
+        return w.error(MULTI_NESTED);
     }
-    tx.queued = Some(Vec::new());
     w.simple("OK");
 }
 
@@ -213,7 +223,7 @@ pub fn multi(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
 pub fn discard(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     let tx = &mut ctx.session.tx;
     if !tx.queuing() {
-        return w.error("ERR DISCARD without MULTI");
+        return w.error(DISCARD_WITHOUT);
     }
     tx.end();
     w.simple("OK");

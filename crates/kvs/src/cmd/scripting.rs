@@ -12,8 +12,11 @@
 //!   `no-writes`) is refused every `write` command. The handler's reply is read back
 //!   and converted to a Lua value ([`reply`]).
 //! - **Cache.** Every script EVAL or SCRIPT LOAD sees is kept under its SHA1 (shared by
-//!   the event loops) until SCRIPT FLUSH; EVALSHA of a SHA1 not there is NOSCRIPT.
-//!   The cache holds the bodies; each loop's interpreter compiles a body once
+//!   the event loops); EVALSHA of a SHA1 not there is NOSCRIPT. As in Redis 7.4, the
+//!   scripts only EVAL brought are bounded: past [`MAX_EVAL_SCRIPTS`] the least
+//!   recently used of them is dropped (a client that sent millions of distinct EVALs
+//!   would otherwise grow the cache without limit); SCRIPT LOAD's stay until SCRIPT
+//!   FLUSH. The cache holds the bodies; each loop's interpreter compiles a body once
 //!   ([`engine`]).
 //! - **Time.** While a script runs, its start and kill flag are published ([`Busy`]).
 //!   A command from another event loop waits for it, and once the script has run for
@@ -92,6 +95,92 @@ pub(crate) fn busy_error(busy: &Busy) -> String {
     )
 }
 
+/// The most scripts brought by EVAL (not SCRIPT LOAD) the cache keeps (Redis 7.4's).
+pub const MAX_EVAL_SCRIPTS: usize = 500;
+
+/// The script bodies by SHA1, with the EVAL-only ones in least-recently-used order.
+#[derive(Debug, Default)]
+struct Cache {
+    scripts: HashMap<String, Cached>,
+    /// EVAL-only scripts by the tick of their last use.
+    lru: std::collections::BTreeMap<u64, String>,
+    tick: u64,
+}
+
+#[derive(Debug)]
+struct Cached {
+    body: Arc<[u8]>,
+    /// Brought by SCRIPT LOAD (never dropped but by SCRIPT FLUSH).
+    loaded: bool,
+    /// Its key in `lru` (EVAL-only scripts).
+    used: u64,
+}
+
+impl Cache {
+    /// The body of `sha`, marked as used now.
+    fn get(&mut self, sha: &str) -> Option<Arc<[u8]>> {
+        self.tick += 1;
+        let tick = self.tick;
+        let c = self.scripts.get_mut(sha)?;
+        if !c.loaded {
+            self.lru.remove(&c.used);
+            self.lru.insert(tick, sha.to_string());
+            c.used = tick;
+        }
+        Some(c.body.clone())
+    }
+
+    fn contains(&self, sha: &str) -> bool {
+        self.scripts.contains_key(sha)
+    }
+
+    fn len(&self) -> usize {
+        self.scripts.len()
+    }
+
+    fn clear(&mut self) {
+        self.scripts.clear();
+        self.lru.clear();
+    }
+
+    /// Keeps `body` under `sha`; `loaded` for SCRIPT LOAD (which also keeps an
+    /// EVAL-only script for good).
+    fn add(&mut self, sha: &str, body: Arc<[u8]>, loaded: bool) {
+        self.tick += 1;
+        let tick = self.tick;
+        match self.scripts.get_mut(sha) {
+            Some(c) => {
+                if loaded && !c.loaded {
+                    self.lru.remove(&c.used);
+                    c.loaded = true;
+                } else if !c.loaded {
+                    self.lru.remove(&c.used);
+                    self.lru.insert(tick, sha.to_string());
+                    c.used = tick;
+                }
+            }
+            None => {
+                if !loaded {
+                    self.lru.insert(tick, sha.to_string());
+                }
+                self.scripts.insert(
+                    sha.to_string(),
+                    Cached {
+                        body,
+                        loaded,
+                        used: tick,
+                    },
+                );
+            }
+        }
+        while self.lru.len() > MAX_EVAL_SCRIPTS {
+            if let Some((_, old)) = self.lru.pop_first() {
+                self.scripts.remove(&old);
+            }
+        }
+    }
+}
+
 /// Identities of [`Scripts`] caches, so an interpreter knows which one it follows.
 static NEXT_CACHE: AtomicU64 = AtomicU64::new(1);
 
@@ -100,7 +189,7 @@ static NEXT_CACHE: AtomicU64 = AtomicU64::new(1);
 #[derive(Debug)]
 pub struct Scripts {
     id: u64,
-    bodies: Mutex<HashMap<String, Arc<[u8]>>>,
+    bodies: Mutex<Cache>,
     /// Moves at every SCRIPT FLUSH.
     generation: AtomicU64,
     /// The running script.
@@ -116,7 +205,7 @@ impl Default for Scripts {
     fn default() -> Scripts {
         Scripts {
             id: NEXT_CACHE.fetch_add(1, Ordering::Relaxed),
-            bodies: Mutex::new(HashMap::new()),
+            bodies: Mutex::new(Cache::default()),
             generation: AtomicU64::new(0),
             busy: Arc::new(Busy::default()),
             libraries: functions::Libraries::default(),
@@ -134,7 +223,7 @@ impl Scripts {
         hub.loop_of(self.busy.client.load(Ordering::Relaxed))
     }
 
-    fn bodies(&self) -> MutexGuard<'_, HashMap<String, Arc<[u8]>>> {
+    fn bodies(&self) -> MutexGuard<'_, Cache> {
         self.bodies.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -236,7 +325,7 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
     let (sha, body) = if by_sha {
         let sha = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
         match scripts.bodies().get(&sha) {
-            Some(b) => (sha, b.clone()),
+            Some(b) => (sha, b),
             None => return w.error(NOSCRIPT_ERR),
         }
     } else {
@@ -261,7 +350,7 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
         Ok(Ok(f)) => f,
     };
     if !by_sha {
-        scripts.bodies().entry(sha.clone()).or_insert(body);
+        scripts.bodies().add(&sha, body, false);
     }
     let (keys, argv) = args[3..].split_at(n);
     let origin = Origin {
@@ -449,7 +538,7 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let scripts = &ctx.keys.shared().scripts;
     if eq(sub, "load") && rest.len() == 1 {
         let sha = sha1_hex(rest[0]);
-        if !scripts.bodies().contains_key(&sha) {
+        if !scripts.bodies().contains(&sha) {
             let owner = scripts.owner();
             let compiled = with_engine(|e| {
                 e.follow(owner);
@@ -458,15 +547,15 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             if let Err(e) | Ok(Err(e)) = compiled {
                 return w.error(&format!("ERR Error compiling script (new function): {e}"));
             }
-            scripts.bodies().insert(sha.clone(), rest[0].into());
         }
+        scripts.bodies().add(&sha, rest[0].into(), true);
         w.bulk(sha.as_bytes());
     } else if eq(sub, "exists") && !rest.is_empty() {
         let bodies = scripts.bodies();
         w.array(rest.len());
         for s in rest {
             let sha = String::from_utf8_lossy(s).to_ascii_lowercase();
-            w.int(bodies.contains_key(&sha) as i64);
+            w.int(bodies.contains(&sha) as i64);
         }
     } else if eq(sub, "flush") && rest.len() <= 1 {
         if let Some(m) = rest.first() {

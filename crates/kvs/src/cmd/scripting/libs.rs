@@ -347,26 +347,39 @@ fn string(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// What a table holds, counted one pair at a time (a Rust handle per value held at
+/// once would run out of Lua 5.1's 8,000 handle slots on a large table).
+pub(crate) struct Shape {
+    /// Its pairs.
+    pub(crate) pairs: usize,
+    /// The largest key when every key is a positive integer (None otherwise, and for
+    /// an empty table).
+    pub(crate) max_index: Option<f64>,
+}
+
+/// The [`Shape`] of `t` (raw: no metamethods run).
+pub(crate) fn shape(t: &Table) -> mlua::Result<Shape> {
+    let (mut pairs, mut max, mut all_int) = (0usize, 0.0f64, true);
+    for pair in t.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        pairs += 1;
+        match k {
+            Value::Integer(n) if n >= 1 => max = max.max(n as f64),
+            Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => max = max.max(n),
+            _ => all_int = false,
+        }
+    }
+    Ok(Shape {
+        pairs,
+        max_index: (all_int && pairs > 0).then_some(max),
+    })
+}
+
 fn table(t: &Table, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
-    let pairs: Vec<(Value, Value)> = t
-        .pairs::<Value, Value>()
-        .collect::<mlua::Result<_>>()
-        .map_err(|e| e.to_string())?;
+    let shape = shape(t).map_err(|e| e.to_string())?;
     // An array: every key a positive integer; its length is the largest key.
-    let mut max = 0.0f64;
-    let is_array = pairs.iter().all(|(k, _)| match k {
-        Value::Integer(n) if *n >= 1 => {
-            max = max.max(*n as f64);
-            true
-        }
-        Value::Number(n) if *n >= 1.0 && n.fract() == 0.0 => {
-            max = max.max(*n);
-            true
-        }
-        _ => false,
-    });
-    if is_array && !pairs.is_empty() {
-        if max > 2.0 * pairs.len() as f64 && max > 10.0 {
+    if let Some(max) = shape.max_index {
+        if max > 2.0 * shape.pairs as f64 && max > 10.0 {
             return Err("Cannot serialise table: excessively sparse array".into());
         }
         out.push(b'[');
@@ -381,18 +394,19 @@ fn table(t: &Table, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
         return Ok(());
     }
     out.push(b'{');
-    for (i, (k, v)) in pairs.iter().enumerate() {
+    for (i, pair) in t.pairs::<Value, Value>().enumerate() {
+        let (k, v) = pair.map_err(|e| e.to_string())?;
         if i > 0 {
             out.push(b',');
         }
-        match k {
+        match &k {
             Value::String(s) => string(&s.as_bytes(), out),
             Value::Integer(n) => string(n.to_string().as_bytes(), out),
             Value::Number(n) => string(fmt_number(*n).as_bytes(), out),
             _ => return Err("Cannot serialise table: table key must be a number or string".into()),
         }
         out.push(b':');
-        encode(v, out, depth)?;
+        encode(&v, out, depth)?;
     }
     out.push(b'}');
     Ok(())

@@ -154,14 +154,11 @@ fn header(out: &mut Vec<u8>, n: usize, fix: u8, h16: u8, h32: u8) {
 }
 
 fn table(t: &Table, out: &mut Vec<u8>, level: usize) {
-    let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().flatten().collect();
-    let n = pairs.len();
-    let is_array = pairs.iter().all(|(k, _)| match k {
-        Value::Integer(i) => *i >= 1 && (*i as usize) <= n,
-        Value::Number(f) => f.fract() == 0.0 && *f >= 1.0 && (*f as usize) <= n,
-        _ => false,
-    });
-    if is_array {
+    let Ok(shape) = super::libs::shape(t) else {
+        return out.push(0xc0);
+    };
+    let n = shape.pairs;
+    if shape.max_index.is_some_and(|m| m <= n as f64) {
         header(out, n, 0x90, 0xdc, 0xdd);
         for i in 1..=n {
             let v = t.raw_get::<Value>(i).unwrap_or(Value::Nil);
@@ -169,12 +166,22 @@ fn table(t: &Table, out: &mut Vec<u8>, level: usize) {
         }
     } else {
         header(out, n, 0x80, 0xde, 0xdf);
-        for (k, v) in &pairs {
-            encode(k, out, level + 1);
-            encode(v, out, level + 1);
+        let mut written = 0;
+        for (k, v) in t.pairs::<Value, Value>().flatten() {
+            encode(&k, out, level + 1);
+            encode(&v, out, level + 1);
+            written += 1;
+        }
+        // The count in the header holds: a pair that could not be read is written as
+        // nil to nil.
+        for _ in written..n {
+            out.extend_from_slice(&[0xc0, 0xc0]);
         }
     }
 }
+
+/// The most values `cmsgpack.unpack` returns at once.
+const MAX_RESULTS: usize = 7_000;
 
 fn missing() -> mlua::Error {
     mlua::Error::runtime("Missing bytes in input.")
@@ -189,6 +196,11 @@ fn decode_some(
 ) -> mlua::Result<(usize, Vec<Value>)> {
     let mut values = Vec::new();
     while at < s.len() && (limit == 0 || values.len() < limit) {
+        // The values go back as a function's results: more than Lua's stack takes is
+        // an error (and each would hold one of Lua's 8,000 handle slots).
+        if values.len() >= MAX_RESULTS {
+            return Err(mlua::Error::runtime("too many results to unpack"));
+        }
         values.push(decode(lua, s, &mut at, 0)?);
     }
     Ok((at, values))

@@ -13,8 +13,9 @@
 -- Rust function, installed after this file runs) are text only and get the same
 -- environment.
 --
--- Bounds that stock Lua 5.1 lacks: unpack refuses more than 7,990 results and bounds
--- outside a C int (stock Lua overflows an int and overruns its stack), string.rep refuses a result past the interpreter's
+-- Bounds that stock Lua 5.1 lacks: unpack refuses bounds outside a C int and counts
+-- that overflow one (stock Lua overran its stack; its own check then refuses more
+-- results than the stack takes), string.rep refuses a result past the interpreter's
 -- memory bound before building it (and an empty string repeated costs nothing), and
 -- the pattern functions refuse patterns that would make the matcher recurse too
 -- deep. pcall and xpcall raise a kill (SCRIPT KILL, FUNCTION KILL, the FUNCTION LOAD
@@ -106,13 +107,17 @@ rawset(G, 'ipairs', function(t)
   return f, s, c
 end)
 
--- unpack with its count bounded before Lua's own code sees it (Lua 5.1 computes the
--- count in an int, and a range like -2^31 .. 2^31-1 crashed the interpreter).
+-- unpack with its bounds checked before Lua's own code sees them (Lua 5.1 converts
+-- them to C ints and computes the count in one: a range like -2^31 .. 2^31-1, or a
+-- bound past 2^31, crashed the interpreter).
 local function toint(x)
   if x >= 0 then return floor(x) end
   return ceil(x)
 end
-rawset(G, 'unpack', function(t, i, j)
+-- The arguments go on as given: Lua's own check counts them against the room for
+-- the results, so a wrapper passing nils for absent bounds would take room away.
+rawset(G, 'unpack', function(...)
+  local t, i, j = ...
   if type(t) == 'table' then
     local a = i == nil and 1 or tonumber(i)
     local b = j == nil and #t or tonumber(j)
@@ -123,12 +128,12 @@ rawset(G, 'unpack', function(t, i, j)
       -- Lua converts the bounds to C ints: outside that range the conversion itself
       -- is undefined (the count came out positive and unchecked, and the stack was
       -- overrun).
-      if b - a >= 7990 or a < -2147483648 or b > 2147483647 then
+      if b - a >= 2147483647 or a < -2147483648 or b > 2147483647 then
         error('too many results to unpack', 2)
       end
     end
   end
-  return unpack(t, i, j)
+  return unpack(...)
 end)
 
 -- pcall and xpcall as Redis 7 has them: an error table raised by redis.call is

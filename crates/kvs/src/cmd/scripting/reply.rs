@@ -244,32 +244,39 @@ fn write_table(t: &Table, w: &mut Writer, depth: usize) {
     }
     for (name, is_map) in [("map", true), ("set", false)] {
         if let Ok(Value::Table(inner)) = t.raw_get::<Value>(name) {
-            let pairs: Vec<(Value, Value)> = inner.pairs::<Value, Value>().flatten().collect();
+            // Counted, then written, one pair at a time (see `libs::shape`).
+            let n = super::libs::shape(&inner).map_or(0, |s| s.pairs);
             if is_map {
-                w.map(pairs.len());
-                for (k, v) in &pairs {
-                    write_value(k, w, depth + 1);
-                    write_value(v, w, depth + 1);
-                }
+                w.map(n);
             } else {
-                w.set(pairs.len());
-                for (k, _) in &pairs {
-                    write_value(k, w, depth + 1);
+                w.set(n);
+            }
+            let mut written = 0;
+            for (k, v) in inner.pairs::<Value, Value>().flatten().take(n) {
+                write_value(&k, w, depth + 1);
+                if is_map {
+                    write_value(&v, w, depth + 1);
+                }
+                written += 1;
+            }
+            for _ in written..n {
+                w.null();
+                if is_map {
+                    w.null();
                 }
             }
             return;
         }
     }
-    let mut items = Vec::new();
-    for i in 1.. {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
-        }
+    // The array stops at its first nil: counted, then written, one value at a time.
+    let mut n = 0;
+    while !matches!(t.raw_get::<Value>(n + 1), Ok(Value::Nil) | Err(_)) {
+        n += 1;
     }
-    w.array(items.len());
-    for v in &items {
-        write_value(v, w, depth + 1);
+    w.array(n);
+    for i in 1..=n {
+        let v = t.raw_get::<Value>(i).unwrap_or(Value::Nil);
+        write_value(&v, w, depth + 1);
     }
 }
 
