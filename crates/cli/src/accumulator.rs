@@ -113,11 +113,13 @@ pub struct VerifyArgs {
     /// The accumulator state (JSON)
     #[arg(long, value_name = "ACC.json")]
     pub state: PathBuf,
-    /// The element in hex, or @FILE to read the hex from a file
-    #[arg(long, value_name = "HEX|@FILE")]
+    /// The element in hex, or @FILE to read the hex from a file (@FILE:LINE for one
+    /// line of a list)
+    #[arg(long, value_name = "HEX|@FILE[:LINE]")]
     pub elem: String,
-    /// The witness in hex, or @FILE to read it from a file
-    #[arg(long, value_name = "HEX|@FILE")]
+    /// The witness in hex, or @FILE to read it from a file (@FILE:LINE for one line of
+    /// the file `accumulator witness` writes)
+    #[arg(long, value_name = "HEX|@FILE[:LINE]")]
     pub witness: String,
     /// The modulus the state must use: an RSA key PEM (public or private) whose N you
     /// trust; a state carries its own N, and one whose factors are known proves nothing
@@ -444,16 +446,53 @@ fn run_witness(a: &WitnessArgs) -> Result<(), CliError> {
     summary(a.json, ws.len(), acc.len(), secs)
 }
 
-/// The text of a `HEX|@FILE` argument (whitespace removed), and the file it came from.
-fn arg_text(v: &str) -> Result<(String, Option<PathBuf>), CliError> {
-    let (text, file) = match v.strip_prefix('@') {
-        Some(f) => (
-            read_bounded_text(Path::new(f), MAX_ARG_BYTES)?,
-            Some(PathBuf::from(f)),
-        ),
-        None => (v.to_string(), None),
+/// The text of a `HEX|@FILE|@FILE:LINE` argument (whitespace removed), and the file it
+/// came from. A file of one value is read whole; a file of several, one a line (as
+/// `accumulator witness` writes witnesses and `add` and `witness` read elements), needs
+/// the line named: `@FILE:LINE`, 1-based, as the line numbers errors give.
+fn arg_text(v: &str, flag: &str) -> Result<(String, Option<PathBuf>), CliError> {
+    let Some(spec) = v.strip_prefix('@') else {
+        return Ok((v.split_whitespace().collect(), None));
     };
-    Ok((text.split_whitespace().collect(), file))
+    // FILE:LINE only where FILE:LINE is not itself a file.
+    let (path, line) = match spec.rsplit_once(':') {
+        Some((p, n)) if !Path::new(spec).exists() => match n.parse::<usize>() {
+            Ok(n) => (p, Some(n)),
+            Err(_) => (spec, None),
+        },
+        _ => (spec, None),
+    };
+    let file = Some(PathBuf::from(path));
+    let text = read_bounded_text(Path::new(path), MAX_LIST_BYTES)?;
+    let values = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let chosen = match line {
+        Some(n) => match text.lines().nth(n.wrapping_sub(1)) {
+            Some(l) if n >= 1 && !l.trim().is_empty() => l,
+            _ => {
+                return Err(bad_arg(
+                    flag,
+                    &file,
+                    format!("line {n} holds no value ({values} values in the file)"),
+                ))
+            }
+        },
+        None if values > 1 => {
+            return Err(bad_arg(
+                flag,
+                &file,
+                format!("holds {values} values, one a line: name one with @FILE:LINE"),
+            ))
+        }
+        None => text.as_str(),
+    };
+    if chosen.len() > MAX_ARG_BYTES {
+        return Err(bad_arg(
+            flag,
+            &file,
+            format!("longer than {MAX_ARG_BYTES} bytes"),
+        ));
+    }
+    Ok((chosen.split_whitespace().collect(), file))
 }
 
 /// A malformed `HEX|@FILE` argument (exit 2): names the file, or the flag.
@@ -478,7 +517,7 @@ fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
             fingerprint(&trusted)
         )));
     }
-    let (elem_text, elem_file) = arg_text(&a.elem)?;
+    let (elem_text, elem_file) = arg_text(&a.elem, "--elem")?;
     if elem_text.len() > 2 * MAX_ELEMENT_BYTES {
         return Err(bad_arg(
             "--elem",
@@ -487,7 +526,7 @@ fn run_verify(a: &VerifyArgs) -> Result<(), CliError> {
         ));
     }
     let elem = unhex(&elem_text).ok_or_else(|| bad_arg("--elem", &elem_file, "not hex".into()))?;
-    let (w_text, w_file) = arg_text(&a.witness)?;
+    let (w_text, w_file) = arg_text(&a.witness, "--witness")?;
     let w = parse_number(&w_text, state.acc.group().byte_len())
         .map_err(|e| bad_arg("--witness", &w_file, e))?;
     let checked = match state.acc.verify(&elem, &w) {

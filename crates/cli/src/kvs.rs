@@ -190,6 +190,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub cluster_config_file: Option<PathBuf>,
 
+    /// The cluster bus's port (cluster-port) [default: the port plus 10000]
+    #[arg(long, value_name = "PORT")]
+    pub cluster_port: Option<u16>,
+
     /// Milliseconds a node may be silent before it is flagged as failing (cluster-node-timeout) [default: 15000]
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub cluster_node_timeout: Option<u64>,
@@ -470,6 +474,9 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             .parse::<u16>()
             .map_err(|_| CliError::Invalid(format!("--replicaof: a bad port '{}'", v[1])))?;
         config.replicaof = Some((v[0].clone(), port));
+    }
+    if let Some(p) = a.cluster_port {
+        config.cmd.cluster_port = p;
     }
     if a.cluster_enabled || a.cluster_config_file.is_some() || a.cluster_node_timeout.is_some() {
         let (file, timeout) = config.cluster.clone().unwrap_or_else(|| {

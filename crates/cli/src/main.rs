@@ -53,7 +53,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[command(
     name = "wirespeed",
     version,
-    about = "wirespeed: high-speed cryptographic verification",
+    about = "wirespeed: high-speed cryptographic verification, proofs and a Redis-compatible key-value server",
     after_help = "Exit status: 0 on success (for a verifying command: valid), 2 for an input \
                   that cannot be read or is truncated or malformed (a missing file, a value out \
                   of range), 1 for any other error (for a verifying command: checked and \

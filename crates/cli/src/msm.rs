@@ -85,14 +85,18 @@ pub fn run(args: &MsmArgs) -> Result<(), CliError> {
         Ok::<_, CliError>((load_points(&args.points)?, load_scalars(&args.scalars)?))
     })
     .map_err(CliError::ThreadPool)??;
+    // Two files that do not pair up are malformed input (exit 2), as a malformed file
+    // is.
     if points.len() != scalars.len() {
-        return Err(CliError::Invalid(format!(
-            "'{}' holds {} points but '{}' holds {} scalars",
-            args.points.display(),
-            points.len(),
-            args.scalars.display(),
-            scalars.len()
-        )));
+        return Err(CliError::MalformedInput {
+            path: args.scalars.clone(),
+            message: format!(
+                "holds {} scalars but '{}' holds {} points",
+                scalars.len(),
+                args.points.display(),
+                points.len()
+            ),
+        });
     }
     let where_ = args
         .backend

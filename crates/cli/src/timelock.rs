@@ -296,9 +296,17 @@ fn open(a: &OpenArgs) -> Result<(), CliError> {
     }
     match &a.out {
         Some(_) => Ok(()),
-        None => std::io::stdout()
-            .lock()
-            .write_all(&msg)
-            .map_err(CliError::Stdout),
+        // The message as it was locked; on a terminal, then a newline when it lacks
+        // one (the shell's prompt would follow it on the same line). A pipe or a file
+        // gets the bytes exactly, as --out does.
+        None => {
+            use std::io::IsTerminal;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&msg).map_err(CliError::Stdout)?;
+            if !msg.ends_with(b"\n") && out.is_terminal() {
+                out.write_all(b"\n").map_err(CliError::Stdout)?;
+            }
+            Ok(())
+        }
     }
 }

@@ -516,8 +516,9 @@ fn finish(
         // Never write or print a proof the verifier has not accepted.
         proof.verify(n).map_err(|e| {
             CliError::Internal(format!(
-                "the {kind:?} proof just built does not verify ({e}): an arithmetic fault; \
-                 nothing was written"
+                "the {} proof just built does not verify ({e}): an arithmetic fault; \
+                 nothing was written",
+                kind.name()
             ))
         })?;
         let proof_secs = before + p0.elapsed().as_secs_f64();
@@ -585,8 +586,8 @@ fn run_verify(path: &Path, trusted: &Modulus, json: bool) -> Result<(), CliError
     });
     crate::verdict::report(json, checked, || {
         format!(
-            "valid: {:?} proof, modulus {} ({} bits), T = {}",
-            proof.kind(),
+            "valid: {} proof, modulus {} ({} bits), T = {}",
+            proof.kind().name(),
             trusted.fingerprint(),
             trusted.bits(),
             proof.t

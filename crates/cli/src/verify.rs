@@ -215,8 +215,12 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
     if let Some(w) = verdict_out {
         w.finish()?;
     }
-    let line = summary.line(args.json);
-    writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)?;
+    // The summary of what was verified before a malformed record; none when the first
+    // record already was (the error alone says it all).
+    if error.is_none() || summary.count > 0 {
+        let line = summary.line(args.json);
+        writeln!(std::io::stdout().lock(), "{line}").map_err(CliError::Stdout)?;
+    }
     crate::fallback::report();
 
     match error {

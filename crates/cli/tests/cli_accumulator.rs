@@ -171,6 +171,30 @@ fn add_witness_verify_round_trip() {
     std::fs::write(&wf, format!("{}\n", ws[1])).expect("write");
     let o = verify(&state, &format!("@{}", s(&ef)), &format!("@{}", s(&wf)));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The files `witness` reads and writes, several values a file: a line named with
+    // @FILE:LINE; without one, a clear refusal (exit 2), not a number too long.
+    for i in 0..3 {
+        let o = verify(
+            &state,
+            &format!("@{}:{}", s(&req), i + 1),
+            &format!("@{}:{}", s(&out), i + 1),
+        );
+        assert_eq!(o.status.code(), Some(0), "line {}: {}", i + 1, stderr(&o));
+    }
+    let o = verify(&state, &pick[0], &format!("@{}", s(&out)));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds 3 values"), "{}", stderr(&o));
+    assert_one_line(&o);
+    let o = verify(&state, &pick[0], &format!("@{}:9", s(&out)));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_one_line(&o);
+    // A wrong line pairing is an invalid witness (exit 1).
+    let o = verify(
+        &state,
+        &format!("@{}:1", s(&req)),
+        &format!("@{}:2", s(&out)),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 
     // A tampered witness, another member's witness, and a non-member: exit 1.
     let mut tampered = ws[0].to_string().into_bytes();

@@ -828,3 +828,55 @@ fn migrate_moves_keys_to_wirespeed_and_to_redis() {
     assert_eq!(cmd(&mut cr, &["HGET", "h", "f"]), bulk("1"));
     assert_eq!(cmd(&mut ca, &["EXISTS", "h"]), Value::Int(0));
 }
+
+#[test]
+fn the_bus_listens_on_cluster_port_and_nodes_meet_there() {
+    // Two nodes whose bus ports are not their port plus 10000.
+    let mut nodes = Vec::new();
+    for i in 0..2 {
+        let (port, bus) = (common::free_port(), common::free_port());
+        let file = temp("cluster-port", &format!("nodes-{i}.conf"));
+        let _ = std::fs::remove_file(&file);
+        let f = file.to_str().unwrap().to_string();
+        let (p, b) = (port.to_string(), bus.to_string());
+        let (server, _) = kvs_serve(&[
+            "--port",
+            &p,
+            "--cluster-enabled",
+            "--cluster-config-file",
+            &f,
+            "--cluster-port",
+            &b,
+        ]);
+        nodes.push((server, port, bus));
+    }
+    let mut a = connect(&format!("127.0.0.1:{}", nodes[0].1));
+    assert_eq!(
+        cmd(&mut a, &["CONFIG", "GET", "cluster-port"]),
+        Value::Array(vec![bulk("cluster-port"), bulk(&nodes[0].2.to_string())])
+    );
+    let e = try_cmd(&mut a, &["CONFIG", "SET", "cluster-port", "1"]).unwrap_err();
+    assert!(e.to_string().contains("immutable"), "{e}");
+    let (b_port, b_bus) = (nodes[1].1.to_string(), nodes[1].2.to_string());
+    assert_eq!(
+        cmd(&mut a, &["CLUSTER", "MEET", "127.0.0.1", &b_port, &b_bus]),
+        Value::Okay
+    );
+    // Both see each other, connected, at `ip:port@bus`.
+    for (me, other) in [(0, 1), (1, 0)] {
+        let mut c = connect(&format!("127.0.0.1:{}", nodes[me].1));
+        let want = format!("127.0.0.1:{}@{}", nodes[other].1, nodes[other].2);
+        until(10, "the nodes meet over the configured bus ports", || {
+            let text: String = redis::cmd("CLUSTER").arg("NODES").query(&mut c).unwrap();
+            text.lines()
+                .any(|l| l.contains(&want) && l.contains("connected") && !l.contains("handshake"))
+        });
+        let text: String = redis::cmd("CLUSTER").arg("NODES").query(&mut c).unwrap();
+        let mine = format!("127.0.0.1:{}@{}", nodes[me].1, nodes[me].2);
+        assert!(
+            text.lines()
+                .any(|l| l.contains("myself") && l.contains(&mine)),
+            "{text}"
+        );
+    }
+}

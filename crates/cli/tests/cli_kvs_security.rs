@@ -474,6 +474,51 @@ fn config_rewrite_keeps_the_log_in_force_and_every_setting_round_trips() {
             pipe.cmd("SET").arg(format!("k{i}")).arg(i).ignore();
         }
         let () = pipe.query(&mut c).unwrap();
+        // Every other setting CONFIG SET takes, moved off its value, so that each of
+        // them goes through the rewrite and the restart.
+        let fixed = [
+            "port",
+            "bind",
+            "requirepass",
+            "appendonly",
+            "appendfilename",
+            "threads",
+            "databases",
+            "tcp-backlog",
+            "enable-debug-command",
+            "enable-protected-configs",
+            "dir",
+            "dbfilename",
+            "client-output-buffer-limit",
+            "save",
+            "cluster-port",
+            // Set in the file already; a tiny limit would evict the keys.
+            "maxmemory",
+            "maxmemory-policy",
+        ];
+        for (k, v) in all(&mut c) {
+            if fixed.contains(&k.as_str()) {
+                continue;
+            }
+            let next = match v.as_str() {
+                "yes" => "no".to_string(),
+                "no" => "yes".to_string(),
+                n if n.parse::<u64>().is_ok() => (n.parse::<u64>().unwrap() + 2).to_string(),
+                n if n.parse::<i64>().is_ok() => (n.parse::<i64>().unwrap() - 1).to_string(),
+                _ => match k.as_str() {
+                    "maxmemory-policy" => "noeviction".into(),
+                    "appendfsync" => "everysec".into(),
+                    "notify-keyspace-events" => "Kg".into(),
+                    "loglevel" => "warning".into(),
+                    _ => format!("{v}x"),
+                },
+            };
+            assert_eq!(
+                cmd(&mut c, &["CONFIG", "SET", &k, &next]),
+                Value::Okay,
+                "{k} {v} -> {next}"
+            );
+        }
         assert_eq!(cmd(&mut c, &["CONFIG", "REWRITE"]), Value::Okay);
         before = all(&mut c);
     }

@@ -147,8 +147,12 @@ fn malformed_inputs_exit_2_with_the_index() {
     .status
     .success());
     let o = wirespeed(&["msm", "--points", path(&p), "--scalars", path(&s2)]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("5 points but"));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a count mismatch is malformed input"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds 5 points"));
 }
 
 #[test]

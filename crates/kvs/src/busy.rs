@@ -152,7 +152,10 @@ pub(crate) fn pump() {
 /// Reads one connection's input and answers its complete requests; true when it read
 /// or wrote anything.
 fn answer(c: &mut Conn, shared: &Shared, config: &Config, limits: &Limits) -> bool {
-    if c.closing || c.killed {
+    // A blocked or paused client's later requests wait behind the one it waits on
+    // (an answer now would come before that one's), and a replica's connection
+    // carries the replication stream, not requests.
+    if c.closing || c.killed || c.blocked.is_some() || c.paused || c.session.replica.is_some() {
         return false;
     }
     let mut active = false;

@@ -34,6 +34,7 @@ const FIXED: &[&str] = &[
     "cluster-node-timeout",
     "enable-protected-configs",
     "enable-debug-command",
+    "cluster-port",
 ];
 
 /// Longest configuration file read (bytes).
@@ -169,6 +170,12 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             "cluster-config-file" => {
                 single("path")?;
                 cluster_file = PathBuf::from(text);
+            }
+            "cluster-port" => {
+                single("port")?;
+                next.cmd.cluster_port = text
+                    .parse()
+                    .map_err(|_| err(format!("cluster-port must be 0 to 65535, not '{text}'")))?;
             }
             "cluster-node-timeout" => {
                 single("milliseconds")?;

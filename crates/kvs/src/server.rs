@@ -308,7 +308,8 @@ impl Server {
         if let Some((file, timeout)) = &config.cluster {
             let port = listener.local_addr()?.port();
             let ip = shared.config().0.bind.clone();
-            let c = crate::cluster::Cluster::open(file.clone(), &ip, port, *timeout)
+            let cport = shared.config().0.cluster_port;
+            let c = crate::cluster::Cluster::open(file.clone(), &ip, port, cport, *timeout)
                 .map_err(BindError::Cluster)?;
             eprintln!("kvs: cluster mode, node {}", c.my_id());
             shared.cluster = Some(c);

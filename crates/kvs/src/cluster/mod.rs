@@ -179,12 +179,19 @@ pub enum Route {
 
 impl Cluster {
     /// This node alone, with a new id, or what `file` holds when it exists.
+    /// `cport` is the bus's port (`cluster-port`; 0: `port` plus [`BUS_OFFSET`]).
     pub fn open(
         file: std::path::PathBuf,
         ip: &str,
         port: u16,
+        cport: u16,
         node_timeout: u64,
     ) -> Result<Cluster, String> {
+        let cport = if cport == 0 {
+            port.saturating_add(BUS_OFFSET)
+        } else {
+            cport
+        };
         let owner: Box<[AtomicU32]> = (0..SLOTS).map(|_| AtomicU32::new(NONE)).collect();
         let c = Cluster {
             state: Mutex::new(State::default()),
@@ -217,7 +224,7 @@ impl Cluster {
                     // This node's address is what it is started with now.
                     st.nodes[0].ip = ip.to_string();
                     st.nodes[0].port = port;
-                    st.nodes[0].cport = port.saturating_add(BUS_OFFSET);
+                    st.nodes[0].cport = cport;
                     for (slot, i) in l.slots {
                         c.owner[slot as usize].store(i as u32, Ordering::Relaxed);
                     }
@@ -228,7 +235,7 @@ impl Cluster {
                         id: crate::repl::new_replid(),
                         ip: ip.to_string(),
                         port,
-                        cport: port.saturating_add(BUS_OFFSET),
+                        cport,
                         ..Node::default()
                     });
                     c.dirty.store(true, Ordering::Relaxed);
@@ -501,7 +508,7 @@ mod tests {
     fn routing_follows_the_owner_table() {
         let dir = std::env::temp_dir().join(format!("ws-cluster-route-{}", std::process::id()));
         let _ = std::fs::remove_file(&dir);
-        let c = Cluster::open(dir.clone(), "127.0.0.1", 7000, 15000).unwrap();
+        let c = Cluster::open(dir.clone(), "127.0.0.1", 7000, 0, 15000).unwrap();
         // Nothing assigned: down.
         assert!(
             matches!(c.route([5u16].into_iter(), false, false), Route::Error(e) if e.starts_with("CLUSTERDOWN"))

@@ -68,6 +68,9 @@ pub struct Config {
     pub protected_configs: Access,
     /// `enable-debug-command`: who may run DEBUG (set at start only).
     pub debug_command: Access,
+    /// `cluster-port`: the cluster bus's port (0: the client port plus 10000; set at
+    /// start only).
+    pub cluster_port: u16,
 }
 
 /// Who may use a protected setting or command (`enable-protected-configs`,
@@ -229,6 +232,7 @@ const IMMUTABLE: &[&str] = &[
     "appenddirname",
     "cluster-config-file",
     "cluster-enabled",
+    "cluster-port",
     "enable-protected-configs",
     "enable-debug-command",
     "enable-module-command",
@@ -285,6 +289,7 @@ impl Config {
                 self.protected_configs.name().into(),
             ),
             ("enable-debug-command", self.debug_command.name().into()),
+            ("cluster-port", self.cluster_port.to_string()),
         ];
         for (name, default) in COMPAT {
             let v = self.compat.get(name).cloned();
@@ -447,6 +452,7 @@ impl Default for Config {
             appendfilename: "appendonly.aof".into(),
             protected_configs: Access::No,
             debug_command: Access::No,
+            cluster_port: 0,
         }
     }
 }

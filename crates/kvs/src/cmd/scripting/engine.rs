@@ -186,13 +186,15 @@ impl Engine {
                         Some("binary chunks are not allowed".to_string()),
                     ));
                 }
+                // As Lua's own: the name given, else the code itself (shown as
+                // `[string "..."]`, cut short by Lua).
                 let name = match &name {
                     Some(n) => String::from_utf8_lossy(&n.as_bytes()).into_owned(),
                     None => String::from_utf8_lossy(&bytes).into_owned(),
                 };
                 let loaded = lua
                     .load(&bytes[..])
-                    .set_name(format!("={name}"))
+                    .set_name(name.replace('\0', "?"))
                     .set_mode(ChunkMode::Text)
                     .set_environment(chunk_env.clone())
                     .into_function();
