@@ -17,6 +17,9 @@ pub const EXIT_ERROR: u8 = 1;
 pub enum CliError {
     /// An argument value that parsed but is out of bounds.
     Invalid(String),
+    /// A verifying command's verdict: the input was checked and is not valid (exit 1),
+    /// shown as `invalid: REASON` rather than as an error.
+    Verdict(String),
     /// An input file could not be opened or read (exit 2, as a malformed one).
     Open {
         /// The file.
@@ -105,7 +108,7 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Invalid(m) => f.write_str(m),
+            CliError::Invalid(m) | CliError::Verdict(m) => f.write_str(m),
             CliError::Open { path, source } => {
                 write!(f, "cannot read '{}': {source}", path.display())
             }

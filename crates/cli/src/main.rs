@@ -150,6 +150,10 @@ fn main() -> ExitCode {
         // The reader went away (`wirespeed man | head`): what it read was written; end
         // quietly, as other command-line tools do.
         Err(CliError::Stdout(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(CliError::Verdict(reason)) => {
+            eprintln!("invalid: {reason}");
+            ExitCode::from(EXIT_ERROR)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())

@@ -1,9 +1,9 @@
 //! The verdict of a verifying command (`vdf verify`, `rsa verify`, `accumulator
 //! verify`, `timelock open`) on stdout: a text line, or with `--json` one object `{"valid": true, ...}`.
-//! A checked and invalid input (exit 1) with `--json` prints `{"valid": false,
-//! "reason": ...}` on stdout as well as the error line on stderr, so a script that reads
-//! stdout gets one object for every verdict; an input that cannot be read or is
-//! malformed (exit 2) gets no verdict, only the error line.
+//! A checked and invalid input (exit 1) is the line `invalid: REASON` on stderr (not an
+//! `error:`), and with `--json` also `{"valid": false, "reason": ...}` on stdout, so a
+//! script that reads stdout gets one object for every verdict; an input that cannot be
+//! read or is malformed (exit 2) gets no verdict, only the error line.
 
 use std::io::Write;
 
@@ -25,10 +25,12 @@ pub fn report(
             writeln!(out, "{}", Value::Object(fields)).map_err(CliError::Stdout)
         }
         Ok(_) => writeln!(out, "{}", text()).map_err(CliError::Stdout),
-        Err(e @ (CliError::Invalid(_) | CliError::Vdf(_))) if json => {
-            let v = serde_json::json!({"valid": false, "reason": e.to_string()});
-            writeln!(out, "{v}").map_err(CliError::Stdout)?;
-            Err(e)
+        Err(e @ (CliError::Invalid(_) | CliError::Vdf(_))) => {
+            if json {
+                let v = serde_json::json!({"valid": false, "reason": e.to_string()});
+                writeln!(out, "{v}").map_err(CliError::Stdout)?;
+            }
+            Err(CliError::Verdict(e.to_string()))
         }
         Err(e) => Err(e),
     }

@@ -72,6 +72,14 @@ fn vdf_verify_json() {
     let v = verdict(&o);
     assert_eq!(v["valid"], false);
     assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()));
+    // Without --json: the verdict as one `invalid:` line, not an error.
+    let o = wirespeed(&["vdf", "verify", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("invalid: ") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
     // Malformed: exit 2, no object.
     std::fs::write(&bad, "{").expect("write");
     let o = wirespeed(&["vdf", "verify", s(&bad), "--json"]);
@@ -121,10 +129,11 @@ fn rsa_verify_json() {
     let v = verdict(&js);
     assert_eq!(v["signature"], String::from_utf8_lossy(&text.stdout).trim());
     assert_eq!(v["bits"], 2048);
-    // Without --json the text line stays "valid" / the error line.
+    // Without --json the text line stays "valid" / the `invalid:` line.
     let o = wirespeed(&args);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("invalid: "));
 }
 
 #[test]
