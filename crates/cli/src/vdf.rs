@@ -555,6 +555,13 @@ fn finish(
         };
         let line = serde_json::to_string(&s).map_err(|e| CliError::Internal(e.to_string()))?;
         writeln!(stdout, "{line}").map_err(CliError::Stdout)
+    } else if let Some(path) = f.out.filter(|p| *p != Path::new("/dev/stdout")) {
+        // One line saying what was written (the document itself is in the file).
+        let what = match f.kind {
+            Some(kind) => format!("{} proof", kind.name()),
+            None => "evaluation".to_string(),
+        };
+        writeln!(stdout, "wrote {}: {what}, T = {}", path.display(), ev.t).map_err(CliError::Stdout)
     } else if f.out.is_none() {
         writeln!(stdout, "{}", ev.y.to_hex()).map_err(CliError::Stdout)
     } else {

@@ -34,6 +34,11 @@ fn vdf_verify_json() {
     let proof = temp("p.json");
     let o = wirespeed(&["vdf", "eval", "--x", "5", "--t", "300", "--out", s(&proof)]);
     assert_eq!(o.status.code(), Some(0));
+    // Not silent: one line says what was written where.
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("wrote {}: wesolowski-segmented proof, T = 300\n", s(&proof))
+    );
     let o = wirespeed(&["vdf", "verify", s(&proof), "--json"]);
     assert_eq!(o.status.code(), Some(0));
     let v = verdict(&o);
