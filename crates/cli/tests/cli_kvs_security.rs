@@ -542,3 +542,26 @@ fn config_rewrite_keeps_the_log_in_force_and_every_setting_round_trips() {
     assert_eq!(cmd(&mut c, &["DBSIZE"]), Value::Int(1000));
     assert_eq!(all(&mut c), before);
 }
+
+#[test]
+fn exec_during_a_script_on_another_loop_is_aborted_whole() {
+    // Two event loops: consecutive connections are dealt to different loops.
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut a = connect(&addr);
+    cmd(&mut a, &["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    cmd(&mut a, &["SET", "xx", "1"]);
+    assert_eq!(cmd(&mut a, &["MULTI"]), Value::Okay);
+    cmd(&mut a, &["INCR", "xx"]);
+    let mut runner = send(&addr, "EVAL \"while true do end\" 0");
+    std::thread::sleep(Duration::from_millis(400));
+    let e = err(&mut a, &["EXEC"]);
+    assert!(
+        e.contains("Transaction discarded") && e.contains("BUSY"),
+        "{e}"
+    );
+    until_reply(&addr, "SCRIPT KILL", "OK");
+    assert!(read_reply(&mut runner).contains("killed"));
+    // Nothing of the transaction ran, and the connection is out of MULTI.
+    assert_eq!(cmd(&mut a, &["GET", "xx"]), bulk("1"));
+    assert_eq!(cmd(&mut a, &["PING"]), Value::SimpleString("PONG".into()));
+}

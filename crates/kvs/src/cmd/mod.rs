@@ -334,7 +334,13 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
         return w.error(&e);
     }
     if let Err(e) = scripting::wait_busy(ctx, cmd, args) {
-        // Refused inside MULTI: EXEC then discards the transaction, as in Redis.
+        // An EXEC refused ends its transaction (EXECABORT, as Redis answers and as the
+        // busy pump answers on the script's own loop); anything else refused inside
+        // MULTI makes EXEC discard the transaction, as in Redis.
+        if cmd.name == "exec" && ctx.session.tx.queuing() {
+            ctx.session.tx.end();
+            return w.error(&format!("EXECABORT Transaction discarded because of: {e}"));
+        }
         multi::flag_error(ctx);
         return w.error(&e);
     }
