@@ -831,10 +831,16 @@ fn migrate_moves_keys_to_wirespeed_and_to_redis() {
 
 #[test]
 fn the_bus_listens_on_cluster_port_and_nodes_meet_there() {
-    // Two nodes whose bus ports are not their port plus 10000.
+    // Two nodes whose bus ports are not their port plus 10000. The bus ports come from
+    // below the ephemeral range, where the other tests' ports and bus ports (their port
+    // plus 10000) never are, so the tests running beside this one can't take them.
     let mut nodes = Vec::new();
     for i in 0..2 {
-        let (port, bus) = (common::free_port(), common::free_port());
+        let port = cluster_port();
+        let bus = (0..1000)
+            .map(|k| 20_000 + ((port as u32 * 7 + i * 331 + k * 13) % 10_000) as u16)
+            .find(|&b| std::net::TcpListener::bind(("127.0.0.1", b)).is_ok())
+            .expect("a free bus port");
         let file = temp("cluster-port", &format!("nodes-{i}.conf"));
         let _ = std::fs::remove_file(&file);
         let f = file.to_str().unwrap().to_string();
