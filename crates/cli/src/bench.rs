@@ -1,5 +1,5 @@
 //! `wirespeed bench`: side-by-side comparisons with peer libraries (crate wirespeed-bench,
-//! its `peers` feature, on by default) and `bench gpu` (always built).
+//! its `peers` feature, off by default) and `bench gpu` (always built).
 
 use clap::Subcommand;
 #[cfg(feature = "peers")]

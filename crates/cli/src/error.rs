@@ -82,7 +82,7 @@ pub enum CliError {
     /// The GPU backend was asked for and cannot run, or failed.
     Gpu(wirespeed_engine::GpuError),
     /// The command needs a Cargo feature this binary was built without (only the
-    /// `peers` benchmarks today, so unused in a default build).
+    /// `peers` benchmarks today, off by default).
     #[cfg_attr(feature = "peers", allow(dead_code))]
     NeedsFeature {
         /// The command, e.g. "bench ed25519".
@@ -137,8 +137,9 @@ impl fmt::Display for CliError {
             CliError::Gpu(e) => write!(f, "GPU backend: {e}"),
             CliError::NeedsFeature { command, feature } => write!(
                 f,
-                "'wirespeed {command}' needs the `{feature}` feature, which this binary was \
-                 built without (build wirespeed-cli with its default features)"
+                "'wirespeed {command}' compares with peer libraries, which this binary was \
+                 built without: build it with `cargo build --release --features {feature}` \
+                 (links OpenSSL and GMP: Debian's libssl-dev and libgmp-dev)"
             ),
         }
     }

@@ -1,6 +1,6 @@
-//! `--json` on the commands that print a result (bench vdf, bench msm, bench rsa,
-//! timelock create and open): through the real binary, stdout is exactly one JSON object
-//! with the figures the text output prints, and they are sane.
+//! `--json` on the commands that print a result (bench vdf, bench msm, bench rsa, with
+//! the `peers` feature; timelock create and open): through the real binary, stdout is
+//! exactly one JSON object with the figures the text output prints, and they are sane.
 
 mod common;
 
@@ -27,6 +27,7 @@ fn json(args: &[&str]) -> Value {
 }
 
 /// `v[key]` as a positive, finite number.
+#[cfg(feature = "peers")]
 fn positive(v: &Value, key: &str) -> f64 {
     let x = v[key]
         .as_f64()
@@ -35,12 +36,14 @@ fn positive(v: &Value, key: &str) -> f64 {
     x
 }
 
+#[cfg(feature = "peers")]
 fn array<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
     v[key]
         .as_array()
         .unwrap_or_else(|| panic!("{key} is not an array in {v}"))
 }
 
+#[cfg(feature = "peers")]
 fn machine_and_date(v: &Value, bench: &str) {
     assert_eq!(v["bench"], bench);
     assert!(v["machine"].as_str().is_some_and(|s| !s.is_empty()), "{v}");
@@ -52,6 +55,7 @@ fn machine_and_date(v: &Value, bench: &str) {
 }
 
 #[test]
+#[cfg(feature = "peers")]
 fn bench_vdf_json() {
     let v = json(&[
         "bench",
@@ -115,6 +119,7 @@ fn bench_vdf_json() {
 }
 
 #[test]
+#[cfg(feature = "peers")]
 fn bench_msm_json() {
     let v = json(&["bench", "msm", "--log-n", "2", "--reps", "1", "--json"]);
     machine_and_date(&v, "msm");
@@ -154,6 +159,7 @@ fn bench_msm_json() {
 }
 
 #[test]
+#[cfg(feature = "peers")]
 fn bench_rsa_json() {
     let v = json(&["bench", "rsa", "--quick", "--json"]);
     machine_and_date(&v, "rsa");

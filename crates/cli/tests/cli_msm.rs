@@ -156,6 +156,7 @@ fn malformed_inputs_exit_2_with_the_index() {
 }
 
 #[test]
+#[cfg(feature = "peers")]
 fn bench_msm_sizes_are_capped_as_gen_msm_is() {
     for bad in ["0", "29", "40"] {
         let out = wirespeed(&["bench", "msm", "--log-n", bad]);
@@ -168,6 +169,7 @@ fn bench_msm_sizes_are_capped_as_gen_msm_is() {
 /// `--reps 0` is refused before any work by every benchmark (it was taken as 1 by
 /// bench vdf, msm and rsa, as ed25519 refused it).
 #[test]
+#[cfg(feature = "peers")]
 fn bench_reps_zero_is_refused_before_any_work() {
     for bench in ["ed25519", "vdf", "msm", "rsa"] {
         let start = std::time::Instant::now();
@@ -180,5 +182,20 @@ fn bench_reps_zero_is_refused_before_any_work() {
             start.elapsed().as_secs() < 30,
             "bench {bench} did work first"
         );
+    }
+}
+
+/// A binary built without the `peers` feature (the default) refuses the side-by-side
+/// benchmarks with one line that says how to build them, exit 1 and nothing on stdout.
+#[test]
+#[cfg(not(feature = "peers"))]
+fn peer_benchmarks_say_how_to_enable_them() {
+    for bench in ["ed25519", "vdf", "msm", "rsa"] {
+        let out = wirespeed(&["bench", bench, "--reps", "1"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "bench {bench}: {err}");
+        assert!(out.stdout.is_empty(), "bench {bench} printed a report");
+        assert!(err.contains("--features peers"), "bench {bench}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "bench {bench}: {err}");
     }
 }

@@ -18,6 +18,17 @@ pub const KEYS: usize = 64;
 /// flipped in the message, R, S or the key) with probability `bad_frac` (0..=1), drawn
 /// from the seeded generator, so about `n * bad_frac` of them are, not exactly.
 pub fn generate(n: usize, msg_len: usize, seed: u64, bad_frac: f64) -> Vec<Record> {
+    generate_marked(n, msg_len, seed, bad_frac)
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// The records of [`generate`] (the same arguments give the same records), each with
+/// whether the generator corrupted it: a known answer that does not come from any
+/// verifier (a flipped bit in the message, R, S or the key breaks the equation or an
+/// encoding rule, so a corrupted record fails in every rule mode).
+pub fn generate_marked(n: usize, msg_len: usize, seed: u64, bad_frac: f64) -> Vec<(Record, bool)> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let keys: Vec<SigningKey> = (0..KEYS.min(n.max(1)))
         .map(|_| {
@@ -39,10 +50,11 @@ pub fn generate(n: usize, msg_len: usize, seed: u64, bad_frac: f64) -> Vec<Recor
             let sig = sk.sign(&msg).to_vec();
             let pk = sk.public_key().to_vec();
             let mut r = Record { msg, sig, pk };
-            if rng.gen_bool(bad_frac) {
+            let corrupted = rng.gen_bool(bad_frac);
+            if corrupted {
                 corrupt(&mut r, &mut rng);
             }
-            r
+            (r, corrupted)
         })
         .collect()
 }
