@@ -1,8 +1,6 @@
 //! The machine a benchmark ran on, and when: printed at the head of every report so a
 //! figure in BENCHMARKS.md can be traced to its hardware.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use wirespeed_util::proc;
 
 /// CPU model, core count and the SIMD features wirespeed's backends care about.
@@ -72,45 +70,16 @@ fn avx2_detected() -> bool {
 
 /// The current UTC date and time as `YYYY-MM-DD HH:MM UTC`.
 pub fn utc_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let rem = secs % 86_400;
+    let t = wirespeed_util::time::Utc::now();
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60
+        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+        t.year, t.month, t.day, t.hour, t.minute
     )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day); the algorithm is
-/// H. Hinnant's `civil_from_days` (chrono-compatible date algorithms).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-    }
 
     #[test]
     fn detect_does_not_panic() {

@@ -7,6 +7,8 @@
 //!   of a chain.
 //! - [`DynMontCtx`]: a Montgomery context whose width (1024 to 4096 bits) is chosen at
 //!   run time from the modulus, dispatching to `MontCtx<L>` ([`with_width!`]).
+//! - [`RsaModulus`]: an odd modulus of 1024 to 4096 bits with its context and the
+//!   features it was built for (the VDF's and the accumulators' group modulus).
 //! - [`prime`]: the Baillie-PSW probable-prime test on `Uint<L>` (public values).
 //! - [`convert`]: `Uint<L>` to and from num-bigint's `BigUint` and padded bytes.
 //! - [`constants`]: the RSA-2048 challenge number, the default modulus of the VDF and
@@ -25,6 +27,7 @@ pub mod dynmont;
 pub mod fold;
 #[cfg(target_arch = "x86_64")]
 pub mod ifma;
+pub mod modulus;
 pub mod mont;
 pub mod prime;
 pub mod uint;
@@ -32,6 +35,7 @@ pub mod uint;
 pub use constants::RSA_2048_HEX;
 pub use convert::biguint_to_be_bytes_padded;
 pub use dynmont::DynMontCtx;
+pub use modulus::{ModulusError, RsaModulus, MAX_MODULUS_BITS, MIN_MODULUS_BITS};
 pub use mont::{Kernel, MontCtx, MontError};
 pub use uint::{ParseError, Uint};
 /// The CPU features the `_with` constructors take (detected once, in `wirespeed-util`).

@@ -88,33 +88,12 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     })
 }
 
-/// Replaces `path` with `bytes` atomically: writes `path` + ".tmp" beside it, syncs it,
-/// renames it over `path`, then syncs the directory (where the platform allows), so a
-/// crash leaves the old file or the new one, never a mix.
+/// Replaces `path` with `bytes` atomically (`wirespeed_util::fs::replace`: a temporary
+/// file beside it, synced, renamed over it, the directory synced), so a crash leaves the
+/// old file or the new one, never a mix.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    use std::io::Write;
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
-    let out = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| CliError::Output { path: p, source }
-    };
-    let mut f = std::fs::File::create(&tmp).map_err(out(&tmp))?;
-    f.write_all(bytes).map_err(out(&tmp))?;
-    f.sync_all().map_err(out(&tmp))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(out(path))?;
-    if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        // Directory sync makes the rename durable; not every platform opens directories.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
+    wirespeed_util::fs::replace(path, bytes).map_err(|source| CliError::Output {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -100,15 +100,9 @@ pub fn bench(args: &GpuBenchArgs) -> Result<(), CliError> {
 
 /// Writes the report through a temporary file and a rename (never a torn file).
 fn save(path: &std::path::Path, r: &Report) -> Result<(), CliError> {
-    let out = |source| CliError::Output {
-        path: path.to_path_buf(),
-        source,
-    };
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| CliError::Internal(format!("report serialization: {e}")))?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, json + "\n").map_err(out)?;
-    std::fs::rename(&tmp, path).map_err(out)
+    crate::files::write_atomic(path, (json + "\n").as_bytes())
 }
 
 fn print_device(d: &check::DeviceInfo) {

@@ -103,7 +103,16 @@ fn add_witness_verify_round_trip() {
     assert!(o.status.success(), "{}", stderr(&o));
     let line = String::from_utf8(o.stdout).expect("utf8");
     assert!(line.starts_with("count=3 members=8 "), "{line}");
-    assert!(!temp("rt.json.tmp").exists(), "temp file renamed away");
+    let dir = state.parent().expect("state dir");
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .expect("list state dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".rt.json.tmp"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "temporary files left beside the state: {left:?}"
+    );
 
     // The state: versioned, the RSA-2048 challenge modulus by default, members in order.
     let st = state_json(&state);

@@ -265,12 +265,10 @@ fn compile_with(kernel: &str, arch: &str, fresh: bool) -> Result<Compiled, GpuEr
     let (ptx, cubin, log) = nvrtc_compile(kernel, &src, arch)?;
     if let Some(p) = &path {
         // A cache that cannot be written only costs a recompile next time.
-        let tmp = p.with_extension(format!("tmp{}", std::process::id()));
         if p.parent()
             .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
-            && std::fs::write(&tmp, &cubin).is_ok()
         {
-            let _ = std::fs::rename(&tmp, p);
+            let _ = wirespeed_util::fs::replace(p, &cubin);
         }
     }
     Ok(Compiled {

@@ -22,7 +22,9 @@
 //! - The default modulus is the RSA-2048 factoring challenge number (RSA Laboratories,
 //!   1991): 617 decimal digits, factorization unknown.
 
-use wirespeed_bigint::{CpuFeatures, DynMontCtx, Kernel, Uint, U1024, U2048, U3072, U4096};
+use wirespeed_bigint::{
+    CpuFeatures, DynMontCtx, Kernel, ModulusError, RsaModulus, Uint, U1024, U2048, U3072, U4096,
+};
 
 use crate::VdfError;
 
@@ -31,10 +33,9 @@ use crate::VdfError;
 /// checked in the tests.
 pub use wirespeed_bigint::RSA_2048_HEX;
 
-/// Smallest supported modulus size in bits.
-pub const MIN_MODULUS_BITS: usize = 1024;
-/// Largest supported modulus size in bits.
-pub const MAX_MODULUS_BITS: usize = 4096;
+/// The supported modulus sizes in bits (`wirespeed_bigint`'s, shared with the
+/// accumulators).
+pub use wirespeed_bigint::{MAX_MODULUS_BITS, MIN_MODULUS_BITS};
 
 /// Runs `$body` with `$ctx` bound to the modulus' Montgomery context at its working width
 /// (`&MontCtx<L>` for L in 16, 32, 48, 64; [`wirespeed_bigint::with_width`]); `$body` is
@@ -46,23 +47,10 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
-/// A validated VDF modulus with its Montgomery context.
-#[derive(Clone, Debug)]
-pub struct Modulus {
-    n: U4096,
-    bits: usize,
-    ctx: DynMontCtx,
-    /// The features the contexts are built for.
-    features: CpuFeatures,
-}
-
-impl PartialEq for Modulus {
-    fn eq(&self, other: &Self) -> bool {
-        self.n == other.n
-    }
-}
-
-impl Eq for Modulus {}
+/// A validated VDF modulus with its Montgomery context (a [`RsaModulus`]: validation,
+/// context and features live there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Modulus(RsaModulus);
 
 impl Modulus {
     /// Validates N (odd, 1024..=4096 bits) and builds its context.
@@ -72,22 +60,12 @@ impl Modulus {
 
     /// [`Modulus::new`] with the context built for a CPU with features `f`.
     pub fn new_with(n: &U4096, f: &CpuFeatures) -> Result<Self, VdfError> {
-        let bits = n.bits();
-        if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) {
-            return Err(VdfError::ModulusSize { bits });
-        }
-        if !n.is_odd() {
-            return Err(VdfError::EvenModulus);
-        }
-        // N is odd and above 1 (at least 1024 bits), so the context cannot refuse it;
-        // its error is mapped anyway.
-        let ctx = DynMontCtx::new_with(n, f).map_err(|_| VdfError::EvenModulus)?;
-        Ok(Modulus {
-            n: *n,
-            bits,
-            ctx,
-            features: f.clone(),
-        })
+        RsaModulus::new_with(n, f)
+            .map(Modulus)
+            .map_err(|e| match e {
+                ModulusError::Size { bits } => VdfError::ModulusSize { bits },
+                ModulusError::Even => VdfError::EvenModulus,
+            })
     }
 
     /// N from big-endian bytes (leading zero bytes allowed).
@@ -117,17 +95,17 @@ impl Modulus {
 
     /// The CPU features this modulus' contexts are built for.
     pub fn features(&self) -> &CpuFeatures {
-        &self.features
+        self.0.features()
     }
 
     /// The Montgomery kernel N's context runs.
     pub fn kernel(&self) -> Kernel {
-        self.ctx.kernel()
+        self.0.kernel()
     }
 
     /// N.
     pub fn value(&self) -> &U4096 {
-        &self.n
+        self.0.value()
     }
 
     /// A short name for N: the first 8 bytes of SHA-256 over N's big-endian bytes (its
@@ -136,7 +114,7 @@ impl Modulus {
     /// proof is about.
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
-        let bytes = self.n.to_be_bytes();
+        let bytes = self.value().to_be_bytes();
         let skip = bytes.len().saturating_sub(self.byte_len());
         let digest = Sha256::digest(&bytes[skip..]);
         wirespeed_util::hex::encode(&digest[..8])
@@ -144,22 +122,22 @@ impl Modulus {
 
     /// Size of N in bits.
     pub fn bits(&self) -> usize {
-        self.bits
+        self.0.bits()
     }
 
     /// Size of N in bytes: the width of every value in the encodings and the hashes.
     pub fn byte_len(&self) -> usize {
-        self.bits.div_ceil(8)
+        self.0.byte_len()
     }
 
     /// Working width in 64-bit limbs (16, 32, 48 or 64).
     pub fn limbs(&self) -> usize {
-        self.ctx.limbs()
+        self.0.limbs()
     }
 
     /// The Montgomery context at the working width.
     pub(crate) fn ctx(&self) -> &DynMontCtx {
-        &self.ctx
+        self.0.ctx()
     }
 
     /// v as `byte_len()` big-endian bytes (v < N).
@@ -170,10 +148,11 @@ impl Modulus {
 
     /// Checks an input x: 1 < x < N - 1.
     pub fn check_input(&self, x: &U4096) -> Result<(), VdfError> {
-        if *x >= self.n {
+        let n = self.value();
+        if x >= n {
             return Err(VdfError::InputOutOfRange);
         }
-        let (n_minus_1, _) = self.n.overflowing_sub(&U4096::ONE);
+        let (n_minus_1, _) = n.overflowing_sub(&U4096::ONE);
         if *x <= U4096::ONE || *x == n_minus_1 {
             return Err(VdfError::TrivialInput);
         }
@@ -182,7 +161,7 @@ impl Modulus {
 
     /// The canonical representative |v| = min(v, N - v) of v < N.
     pub fn canonical(&self, v: &U4096) -> U4096 {
-        let (neg, _) = self.n.overflowing_sub(v);
+        let (neg, _) = self.value().overflowing_sub(v);
         if neg < *v {
             neg
         } else {
@@ -192,7 +171,7 @@ impl Modulus {
 
     /// True for 1 <= v <= (N-1)/2: a canonical, nonzero group element.
     pub fn is_canonical_element(&self, v: &U4096) -> bool {
-        !v.is_zero() && *v < self.n && self.canonical(v) == *v
+        !v.is_zero() && v < self.value() && self.canonical(v) == *v
     }
 }
 

@@ -13,7 +13,8 @@
 //! checksum must match (a torn or corrupted file is refused, never resumed), and the
 //! parts must fit together (checkpoints at 0, k, 2k, ... up to `done`, values below N).
 //!
-//! Saving: write `DIR/state.tmp`, fsync it, rename it over `DIR/state`, fsync `DIR`. A
+//! Saving (`wirespeed_util::fs::replace`): write a temporary file in `DIR`, fsync it,
+//! rename it over `DIR/state`, fsync `DIR`. A
 //! kill at any moment leaves either the previous state or the new one.
 //!
 //! Fault detection: when a segment ends on a checkpoint, the value is also compared with
@@ -30,8 +31,7 @@
 //! is [`ResumeError::Unsound`]. At the end, the last segment is recomputed from its
 //! checkpoint and compared with y before the evaluation is returned.
 
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -252,19 +252,9 @@ impl State {
 
     /// Writes the state atomically into `dir` (temp file, fsync, rename, fsync dir).
     pub fn save(&self, dir: &Path) -> Result<(), ResumeError> {
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |e| ResumeError::Io(p, e)
-        };
-        fs::create_dir_all(dir).map_err(io(dir))?;
-        let tmp = dir.join("state.tmp");
+        fs::create_dir_all(dir).map_err(|e| ResumeError::Io(dir.to_path_buf(), e))?;
         let fin = State::path(dir);
-        let mut f = File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&self.to_bytes()).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        drop(f);
-        fs::rename(&tmp, &fin).map_err(io(&fin))?;
-        File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+        wirespeed_util::fs::replace(&fin, &self.to_bytes()).map_err(|e| ResumeError::Io(fin, e))
     }
 
     /// Loads the state saved in `dir` (the file is bounded by the state's own limits).

@@ -20,7 +20,7 @@ use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use super::format::{classify, header, scan_records, Bad, Kind, Records, HEADER_LEN};
 
@@ -57,37 +57,11 @@ impl fmt::Display for TornCut {
     }
 }
 
-/// Syncs the directory that holds `path` (so a created, renamed or removed entry is on
-/// disk).
-pub fn sync_dir(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
-}
+pub use wirespeed_util::fs::sync_dir;
 
 /// `t` as a UTC timestamp, e.g. `20261125T140501Z`.
 pub fn utc_stamp(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (the proleptic Gregorian calendar, in
-    // 400-year eras of 146,097 days starting on March 1st).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        rem / 3_600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    wirespeed_util::time::Utc::at(t).compact()
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {

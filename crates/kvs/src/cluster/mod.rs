@@ -373,7 +373,7 @@ impl Cluster {
             let st = self.state();
             conf::render(self, &st)
         };
-        let r = write_atomically(&self.file, text.as_bytes());
+        let r = wirespeed_util::fs::replace(&self.file, text.as_bytes());
         if r.is_err() {
             self.dirty.store(true, Ordering::Release);
         }
@@ -468,30 +468,6 @@ pub fn ranges(slots: &[u16]) -> Vec<(u16, u16)> {
         }
     }
     out
-}
-
-/// Replaces the file at `path` with `text`: a new file beside it, synced, renamed over
-/// it, the directory synced.
-pub fn write_atomically(path: &std::path::Path, text: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(&dir)?.sync_all()
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 #[cfg(test)]

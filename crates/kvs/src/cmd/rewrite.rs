@@ -18,9 +18,6 @@
 //! synced, renamed over it (with the old file's permissions) and the directory
 //! synced, so a crash leaves the old file or the new one, whole.
 
-use std::io::Write;
-use std::path::Path;
-
 use super::config::Config;
 use super::{eq, Ctx};
 use crate::limits::ClassLimit;
@@ -69,7 +66,7 @@ pub fn rewrite(ctx: &mut Ctx, w: &mut Writer) {
         crate::repl::Role::Primary => ("replicaof", String::new(), false),
     });
     let text = rewritten(&old, &entries);
-    match replace(&path, text.as_bytes()) {
+    match wirespeed_util::fs::replace(&path, text.as_bytes()) {
         Ok(()) => w.simple("OK"),
         Err(e) => {
             eprintln!("kvs: CONFIG REWRITE failed: {e}");
@@ -221,31 +218,6 @@ fn rewritten(old: &str, entries: &[Entry]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// Replaces the file at `path` with `text`: a new file beside it, synced, renamed over
-/// it, and the directory synced.
-fn replace(path: &Path, text: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => Path::new(".").to_path_buf(),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.rewrite-{}", std::process::id()));
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        if let Ok(m) = std::fs::metadata(path) {
-            f.set_permissions(m.permissions())?;
-        }
-        f.write_all(text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(&dir)?.sync_all()
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 #[cfg(test)]

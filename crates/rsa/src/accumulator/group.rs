@@ -6,28 +6,18 @@
 //! root-factor recursion and the product tree.
 
 use num_bigint::BigUint;
-use wirespeed_bigint::{CpuFeatures, DynMontCtx, MontCtx, Uint, U4096};
+use wirespeed_bigint::{CpuFeatures, DynMontCtx, ModulusError, MontCtx, RsaModulus, Uint, U4096};
 
-use super::{AccumulatorError, MAX_MODULUS_BITS, MIN_MODULUS_BITS, PARALLEL_MIN, PRIME_BITS, U256};
+use super::{AccumulatorError, PARALLEL_MIN, PRIME_BITS, U256};
 
 /// The group (Z/nZ)* of an odd modulus of 1024 to 4096 bits, with its Montgomery context
-/// at the smallest of 1024, 2048, 3072 and 4096 bits that holds n.
-#[derive(Clone, Debug)]
+/// at the smallest of 1024, 2048, 3072 and 4096 bits that holds n (a [`RsaModulus`]:
+/// validation, context and features live there; n is also kept as a `BigUint`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RsaGroup {
+    m: RsaModulus,
     n: BigUint,
-    bits: usize,
-    ctx: DynMontCtx,
-    /// The features the contexts are built for.
-    features: CpuFeatures,
 }
-
-impl PartialEq for RsaGroup {
-    fn eq(&self, other: &Self) -> bool {
-        self.n == other.n
-    }
-}
-
-impl Eq for RsaGroup {}
 
 impl RsaGroup {
     /// Validates n (odd, 1024 to 4096 bits) and builds its context.
@@ -37,31 +27,21 @@ impl RsaGroup {
 
     /// [`RsaGroup::new`] with n's context built for a CPU with features `f`.
     pub fn new_with(n: &BigUint, f: &CpuFeatures) -> Result<RsaGroup, AccumulatorError> {
-        let bits = n.bits() as usize;
-        if !(MIN_MODULUS_BITS..=MAX_MODULUS_BITS).contains(&bits) {
-            return Err(AccumulatorError::ModulusSize { bits });
-        }
-        if !n.bit(0) {
-            return Err(AccumulatorError::EvenModulus);
-        }
-        // n is odd and above 1, so the context cannot refuse it; mapped anyway.
-        let ctx = DynMontCtx::from_biguint_with(n, f).map_err(|_| AccumulatorError::EvenModulus)?;
-        Ok(RsaGroup {
-            n: n.clone(),
-            bits,
-            ctx,
-            features: f.clone(),
-        })
+        let m = RsaModulus::from_biguint_with(n, f).map_err(|e| match e {
+            ModulusError::Size { bits } => AccumulatorError::ModulusSize { bits },
+            ModulusError::Even => AccumulatorError::EvenModulus,
+        })?;
+        Ok(RsaGroup { m, n: n.clone() })
     }
 
     /// The CPU features this group's contexts are built for.
     pub fn features(&self) -> &CpuFeatures {
-        &self.features
+        self.m.features()
     }
 
     /// n's Montgomery context at its working width.
     pub(super) fn ctx(&self) -> &DynMontCtx {
-        &self.ctx
+        self.m.ctx()
     }
 
     /// The modulus n.
@@ -71,19 +51,19 @@ impl RsaGroup {
 
     /// Size of n in bits.
     pub fn bits(&self) -> usize {
-        self.bits
+        self.m.bits()
     }
 
     /// Size of n in bytes (the width of every group element when written out).
     pub fn byte_len(&self) -> usize {
-        self.bits.div_ceil(8)
+        self.m.byte_len()
     }
 
     /// base^e mod n (base reduced mod n first); variable time (public data).
     pub fn vartime_pow(&self, base: &BigUint, e: &BigUint) -> BigUint {
         let limbs = e.to_u64_digits();
         let base = base % &self.n;
-        self.ctx
+        self.ctx()
             .vartime_modpow(&U4096::from_biguint_wrapping(&base), &limbs)
             .to_biguint()
     }

@@ -108,10 +108,9 @@ pub type U256 = Uint<4>;
 
 /// Size of every element prime in bits (the top bit is always set).
 pub const PRIME_BITS: usize = 256;
-/// Smallest accepted modulus in bits (for tests; use 2048 or more).
-pub const MIN_MODULUS_BITS: usize = 1024;
-/// Largest accepted modulus in bits.
-pub const MAX_MODULUS_BITS: usize = 4096;
+/// The accepted modulus sizes in bits (`wirespeed_bigint`'s, shared with the VDF; 1024
+/// is for tests: use 2048 or more).
+pub use wirespeed_bigint::{MAX_MODULUS_BITS, MIN_MODULUS_BITS};
 /// Most members an accumulator holds.
 pub const MAX_MEMBERS: usize = 1 << 20;
 /// Subsets of at least this many members split their work across rayon tasks.
