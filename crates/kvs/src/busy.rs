@@ -29,9 +29,9 @@ use mio::Token;
 
 use crate::cmd::{eq, multi, scripting, Config};
 use crate::conn::Conn;
-use crate::keyspace::Shared;
 use crate::resp::{Limits, Writer};
 use crate::server::Acceptor;
+use crate::state::Shared;
 
 /// What a lent table gives the pump.
 #[derive(Clone, Copy)]

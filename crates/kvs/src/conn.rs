@@ -92,7 +92,7 @@ impl Conn {
     }
 
     /// Adds the change of this connection's buffer capacities to the shared count.
-    pub(crate) fn account(&mut self, stats: &crate::keyspace::SharedStats) {
+    pub(crate) fn account(&mut self, stats: &crate::state::SharedStats) {
         if let Some(m) = &self.session.meta {
             m.omem
                 .store(self.output.len(), std::sync::atomic::Ordering::Relaxed);
@@ -261,7 +261,7 @@ impl Conn {
         // millisecond granularity; 64 requests take microseconds).
         let mut now = 0;
         let mut served = 0u32;
-        let pause = &env.keys.shared().pause;
+        let pause = &env.shared.pause;
         if std::mem::take(&mut self.paused) {
             pause.count(false);
         }
@@ -303,10 +303,11 @@ impl Conn {
                         let mark = self.output.len();
                         let mut w = Writer::new(&mut self.output, self.session.proto);
                         let logging = env.logging
-                            || env.keys.shared().repl.active()
-                            || env.keys.shared().watches.any()
+                            || env.shared.repl.active()
+                            || env.shared.watches.any()
                             || env.config.notify != 0;
                         let mut ctx = Ctx {
+                            shared: env.shared,
                             keys: &mut env.keys,
                             config: &mut env.config,
                             session: &mut self.session,
@@ -332,7 +333,7 @@ impl Conn {
                         if (skip || (muted && still_off)) && !pushes {
                             self.output.truncate(mark);
                         }
-                        let hub = &env.keys.shared().hub;
+                        let hub = &env.shared.hub;
                         if let Some(b) = blocked {
                             // Registered while the shards of its keys are still locked:
                             // a write to them comes after and finds it.
@@ -348,7 +349,7 @@ impl Conn {
                             // WAIT: the loop answers once enough replicas acknowledge.
                             self.blocked = Some(deadline);
                         }
-                        let seq = env.keys.end_command(&mut env.effects);
+                        let seq = env.shared.propagate(&mut env.keys, &mut env.effects);
                         if seq > 0 {
                             env.seq = seq;
                             self.wait_seq = seq;
@@ -391,7 +392,7 @@ impl Conn {
 /// and the key's queue stops there. What a served command writes (BLMOVE's
 /// destination) may serve others.
 pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
-    let hub = &env.keys.shared().hub;
+    let hub = &env.shared.hub;
     let mut work = hub.waited(db, keys);
     let mut msgs = Vec::new();
     while let Some(key) = work.pop() {
@@ -404,7 +405,7 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
             .get(&key, now)
             .map(|e| e.value.type_name());
         // The look is not part of a command: its shard may be let go for a lower one.
-        env.keys.end_command(&mut Vec::new());
+        env.keys.end_command();
         let Some(kind) = kind else {
             continue;
         };
@@ -419,10 +420,11 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
             };
             let argv: Vec<&[u8]> = waiter.argv.iter().map(Vec::as_slice).collect();
             let logging = env.logging
-                || env.keys.shared().repl.active()
-                || env.keys.shared().watches.any()
+                || env.shared.repl.active()
+                || env.shared.watches.any()
                 || env.config.notify != 0;
             let mut ctx = Ctx {
+                shared: env.shared,
                 keys: &mut env.keys,
                 config: &mut env.config,
                 session: &mut session,
@@ -439,7 +441,7 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
                 hub.block(id, waiter, true);
                 break;
             }
-            let seq = env.keys.end_command(&mut env.effects);
+            let seq = env.shared.propagate(&mut env.keys, &mut env.effects);
             if seq > 0 {
                 env.seq = seq;
             }

@@ -1,7 +1,7 @@
 //! The striped keyspace: what the event loops share.
 //!
 //! The keys live in S shards (S a power of two), each a [`Store`] behind its own mutex;
-//! a key's shard is a hash of the key ([`Shared::shard_of`]). A command locks only the
+//! a key's shard is a hash of the key ([`Keyspace::shard_of`]). A command locks only the
 //! shards it touches, through a [`Keys`] view that the loop keeps for its whole run:
 //!
 //! - a single-key command (GET, SET, INCR, EXPIRE, TTL, ...) locks its key's shard
@@ -20,32 +20,25 @@
 //! `(d + 1) * S - 1` in one array, so one ascending order covers them all. A [`Keys`]
 //! view has a selected database ([`Keys::select`]); databases never selected cost no
 //! heap (their tables allocate with their first key) and the expiry sweep, INFO and
-//! the log rewrite skip those above the highest selected ([`Shared::max_used`]).
+//! the log rewrite skip those above the highest selected ([`Keyspace::max_used`]).
 //!
 //! Shards are only ever locked in ascending order and held until the command ends (two
 //! phases), so there is no deadlock and a multi-key command is atomic: a reader locking
-//! the same shards sees all of an MSET or none of it. When the command ends
-//! ([`Keys::release`]) its effects are appended to the log while its shards are still
-//! locked (lock order: shards, then the log), so two loops writing one key reach the log
-//! in the order they changed it; then the shards' memory changes are added to the
-//! global total that `maxmemory` reads, and the locks are dropped.
+//! the same shards sees all of an MSET or none of it. When the command ends, the server
+//! propagates its effects while its shards are still locked
+//! ([`crate::state::Shared::propagate`]), then [`Keys::end_command`] marks the command
+//! done and [`Keys::unlock`] adds the shards' memory changes to the global total that
+//! `maxmemory` reads and drops the locks.
 //!
-//! Settings: one [`Config`] behind a mutex with a version number; each loop keeps a copy
-//! and refreshes it when the version moved (checked once per round, one atomic load).
-//! Counters: each loop counts in a plain [`Stats`] and adds it to the shared atomic
-//! [`SharedStats`] once per round, before it sends the round's replies.
+//! The keyspace knows nothing else of the server: the settings, the log, replication
+//! and the clients live in [`crate::state`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
-mod absolute;
 mod route;
-mod stats;
 pub use route::{scan_shards, shard_for, shard_index};
-pub use stats::SharedStats;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
-use crate::aof::{Effect, Log};
-use crate::cmd::Config;
 use crate::store::{Entry, Store};
 
 /// A key and its database.
@@ -94,9 +87,11 @@ pub fn default_shards(threads: usize) -> usize {
 #[repr(align(128))]
 struct Shard(Mutex<Store>);
 
-/// The keyspace and everything else the loops share.
+/// The keys: every database's shards and what routes a key to its shard. The server's
+/// other state ([`crate::state::Shared`]) holds it; it knows nothing of the log,
+/// replication, scripts or clients.
 #[derive(Debug)]
-pub struct Shared {
+pub struct Keyspace {
     /// Every database's shards: database `d`'s are `d * per_db ..(d + 1) * per_db`.
     shards: Box<[Shard]>,
     /// Shards per database less one (`per_db` is a power of two).
@@ -109,40 +104,13 @@ pub struct Shared {
     /// the expiry sweep, INFO keyspace and the atomic regions look no further.
     max_used: AtomicUsize,
     /// Which keys the stores keep for notifications ([`crate::store::KEEP_EXPIRED`],
-    /// [`crate::store::KEEP_NEW`]).
+    /// [`crate::store::KEEP_NEW`]), as the settings ask.
     keep: AtomicU8,
+    /// What the stores keep or hide of expired keys for replication, as the
+    /// replication state publishes it (`crate::repl::Repl::keep_cell`).
+    keep_repl: std::sync::Arc<AtomicU8>,
     /// Sum of the shards' [`Store::memory`], as of the last command that changed each.
     memory: AtomicUsize,
-    config: Mutex<Config>,
-    /// Bumped by every change of `config`.
-    version: AtomicU64,
-    /// INFO counters.
-    pub stats: SharedStats,
-    /// The append-only log, if any.
-    pub log: Option<Log>,
-    /// BGREWRITEAOF was called: the next round starts a rewrite.
-    pub rewrite_requested: AtomicBool,
-    /// Keys watched by connections (WATCH), with their versions.
-    pub watches: std::sync::Arc<crate::cmd::multi::Watches>,
-    /// SHUTDOWN was called: the loops stop (within 100 ms), the log is flushed.
-    pub shutdown: AtomicBool,
-    /// The loops' inboxes, pub/sub subscribers and blocked clients.
-    pub hub: crate::hub::Hub,
-    /// When the log was last rewritten whole (or the server started), seconds since
-    /// the epoch: LASTSAVE.
-    pub last_save: AtomicU64,
-    /// The slow log (SLOWLOG).
-    pub slowlog: crate::cmd::admin::SlowLog,
-    /// The script cache, the function libraries and the running script.
-    pub scripts: crate::cmd::scripting::Scripts,
-    /// Replication: the role, the stream to replicas, the link to a primary.
-    pub repl: crate::repl::Repl,
-    /// Cluster mode's state (`cluster-enabled yes`), None otherwise.
-    pub cluster: Option<crate::cluster::Cluster>,
-    /// The clients in MONITOR mode.
-    pub monitors: crate::cmd::monitor::Monitors,
-    /// CLIENT PAUSE.
-    pub pause: crate::cmd::pause::Pause,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -151,16 +119,16 @@ fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl Shared {
+impl Keyspace {
     /// `shards` stores for `dbs` databases (`shards.len() / dbs` per database: a power
-    /// of two, at most [`MAX_SHARDS`]), database 0's first.
+    /// of two, at most [`MAX_SHARDS`]), database 0's first; the stores keep `keep` of
+    /// their keys' events for notifications and read `keep_repl` for replication's.
     pub fn new(
         shards: Vec<Store>,
         dbs: usize,
-        config: Config,
-        log: Option<Log>,
-        started_ms: u64,
-    ) -> Shared {
+        keep: u8,
+        keep_repl: std::sync::Arc<AtomicU8>,
+    ) -> Keyspace {
         let dbs = dbs.max(1);
         let per_db = shards.len() / dbs;
         debug_assert!(per_db.is_power_of_two() && per_db <= MAX_SHARDS);
@@ -175,30 +143,15 @@ impl Shared {
             })
             .unwrap_or(0);
         let shards: Box<[Shard]> = shards.into_iter().map(|s| Shard(Mutex::new(s))).collect();
-        let keep = AtomicU8::new(crate::cmd::notify::keep(config.notify));
-        Shared {
-            keep,
+        Keyspace {
+            keep: AtomicU8::new(keep),
+            keep_repl,
             mask: per_db - 1,
             by_slot: false,
             dbs,
             max_used: AtomicUsize::new(max_used),
             shards,
             memory: AtomicUsize::new(memory),
-            config: Mutex::new(config),
-            version: AtomicU64::new(1),
-            stats: SharedStats::new(started_ms),
-            log,
-            rewrite_requested: AtomicBool::new(false),
-            watches: Default::default(),
-            shutdown: AtomicBool::new(false),
-            hub: crate::hub::Hub::new(Vec::new()),
-            last_save: AtomicU64::new(started_ms / 1000),
-            slowlog: Default::default(),
-            scripts: Default::default(),
-            repl: Default::default(),
-            cluster: None,
-            monitors: Default::default(),
-            pause: Default::default(),
         }
     }
 
@@ -208,7 +161,7 @@ impl Shared {
     }
 
     /// Number of shards of every database together (the index range of
-    /// [`Shared::lock`] and [`Shared::try_lock`]).
+    /// [`Keyspace::lock`] and [`Keyspace::try_lock`]).
     pub fn total_shards(&self) -> usize {
         self.shards.len()
     }
@@ -244,33 +197,18 @@ impl Shared {
         self.by_slot = true;
     }
 
-    /// The first records of a log rewrite: what the log holds besides keys (the
-    /// function libraries).
-    pub fn rewrite_preamble(&self) -> Vec<Effect> {
-        crate::cmd::scripting::functions::records(&self.scripts.libraries)
-    }
-
-    /// The first records of a log rewrite: [`Shared::rewrite_preamble`] and, on a
-    /// replica, its place in the primary's stream (read once changes go to the
-    /// rewrite's tail: a change it counts that the snapshot misses is in the tail).
-    pub fn log_preamble(&self) -> Vec<Effect> {
-        let mut out = self.rewrite_preamble();
-        if self.repl.is_replica() {
-            out.push(Effect::Position {
-                replid: self.repl.replid().into_bytes(),
-                offset: self.repl.offset(),
-            });
-        }
-        out
-    }
-
     /// Which keys the stores keep for notifications (see [`Store::keep_events`]).
     #[inline]
     pub fn keep(&self) -> u8 {
-        self.keep.load(Ordering::Relaxed) | self.repl.keep_bits()
+        self.keep.load(Ordering::Relaxed) | self.keep_repl.load(Ordering::Relaxed)
     }
 
-    /// Locks shard `i` (of [`Shared::total_shards`]) alone (for work outside commands:
+    /// Sets which keys the stores keep for notifications (the settings changed).
+    pub fn set_keep(&self, keep: u8) {
+        self.keep.store(keep, Ordering::Relaxed);
+    }
+
+    /// Locks shard `i` (of [`Keyspace::total_shards`]) alone (for work outside commands:
     /// the expiry sweep).
     pub fn try_lock(&self, i: usize) -> Option<MutexGuard<'_, Store>> {
         match self.shards[i].0.try_lock() {
@@ -280,7 +218,7 @@ impl Shared {
         }
     }
 
-    /// Locks shard `i` (of [`Shared::total_shards`]) alone, waiting for it.
+    /// Locks shard `i` (of [`Keyspace::total_shards`]) alone, waiting for it.
     pub fn lock(&self, i: usize) -> MutexGuard<'_, Store> {
         lock(&self.shards[i].0)
     }
@@ -310,40 +248,6 @@ impl Shared {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// The settings' version (changes whenever CONFIG SET applies).
-    #[inline]
-    pub fn config_version(&self) -> u64 {
-        self.version.load(Ordering::Acquire)
-    }
-
-    /// The settings and their version.
-    pub fn config(&self) -> (Config, u64) {
-        let c = self.config.lock().unwrap_or_else(|p| p.into_inner());
-        (c.clone(), self.version.load(Ordering::Acquire))
-    }
-
-    /// Changes the settings: `f` edits a copy of the current ones (all or nothing: an
-    /// error leaves them as they were); the result is published to every loop, and a
-    /// changed `appendfsync` applies to the log at once. Returns the new settings.
-    pub fn update_config<E>(
-        &self,
-        f: impl FnOnce(&mut Config) -> Result<(), E>,
-    ) -> Result<Config, E> {
-        let mut c = self.config.lock().unwrap_or_else(|p| p.into_inner());
-        let mut next = c.clone();
-        f(&mut next)?;
-        if let Some(log) = &self.log {
-            if next.appendfsync != c.appendfsync {
-                log.set_policy(next.appendfsync);
-            }
-        }
-        self.keep
-            .store(crate::cmd::notify::keep(next.notify), Ordering::Relaxed);
-        *c = next.clone();
-        self.version.fetch_add(1, Ordering::Release);
-        Ok(next)
-    }
 }
 
 /// A locked shard of a [`Keys`] view, with its memory when locked.
@@ -358,11 +262,11 @@ struct Held<'s> {
 }
 
 /// One loop's view of the keyspace for the command it runs: the shards it has locked
-/// (ascending), locked on first use; [`Keys::release`] ends the command. Kept for the
+/// (ascending), locked on first use; [`Keys::end_command`] ends the command. Kept for the
 /// loop's whole run, so its list of locks does not allocate per command.
 #[derive(Debug)]
 pub struct Keys<'s> {
-    shared: &'s Shared,
+    keyspace: &'s Keyspace,
     held: Vec<Held<'s>>,
     /// The selected database and the index of its first shard.
     db: usize,
@@ -371,24 +275,24 @@ pub struct Keys<'s> {
 
 impl<'s> Keys<'s> {
     /// A view with nothing locked.
-    pub fn new(shared: &'s Shared) -> Keys<'s> {
+    pub fn new(keyspace: &'s Keyspace) -> Keys<'s> {
         Keys {
-            shared,
-            held: Vec::with_capacity(shared.shards()),
+            keyspace,
+            held: Vec::with_capacity(keyspace.shards()),
             db: 0,
             base: 0,
         }
     }
 
     /// Makes `db` the database the next commands work on (the caller checked it is
-    /// below [`Shared::dbs`]). Shards held stay held.
+    /// below [`Keyspace::dbs`]). Shards held stay held.
     #[inline]
     pub fn select(&mut self, db: usize) {
         if db != self.db {
-            debug_assert!(db < self.shared.dbs);
-            self.shared.use_db(db);
+            debug_assert!(db < self.keyspace.dbs);
+            self.keyspace.use_db(db);
             self.db = db;
-            self.base = db * self.shared.shards();
+            self.base = db * self.keyspace.shards();
         }
     }
 
@@ -398,14 +302,14 @@ impl<'s> Keys<'s> {
         self.db
     }
 
-    /// What the loops share.
-    pub fn shared(&self) -> &'s Shared {
-        self.shared
+    /// The keyspace this view locks.
+    pub fn keyspace(&self) -> &'s Keyspace {
+        self.keyspace
     }
 
     /// Number of shards of one database.
     pub fn shards(&self) -> usize {
-        self.shared.shards()
+        self.keyspace.shards()
     }
 
     /// Shard `i` of the selected database, locked now if not yet.
@@ -417,11 +321,11 @@ impl<'s> Keys<'s> {
     /// The shard of `key` in database `db`, locked now if not yet.
     #[inline]
     pub fn store_in(&mut self, db: usize, key: &[u8]) -> &mut Store {
-        let i = db * self.shared.shards() + self.shared.shard_of(key);
+        let i = db * self.keyspace.shards() + self.keyspace.shard_of(key);
         self.shard_at(i)
     }
 
-    /// Shard `i` among every database's ([`Shared::total_shards`]), locked now if not
+    /// Shard `i` among every database's ([`Keyspace::total_shards`]), locked now if not
     /// yet. Shards are locked in ascending order: a command that needs a shard below
     /// one it holds must have locked both up front ([`Keys::lock_keys`],
     /// [`Keys::lock_all`], [`Keys::lock_atomic`]).
@@ -441,8 +345,8 @@ impl<'s> Keys<'s> {
                     p = self.held.partition_point(|h| h.index < i);
                 }
                 debug_assert_eq!(p, self.held.len(), "shard {i} locked out of order");
-                let mut store = lock(&self.shared.shards[i].0);
-                store.keep_events(self.shared.keep());
+                let mut store = lock(&self.keyspace.shards[i].0);
+                store.keep_events(self.keyspace.keep());
                 let memory = store.memory();
                 self.held.insert(
                     p,
@@ -462,7 +366,7 @@ impl<'s> Keys<'s> {
     /// The shard of `key`, locked now if not yet.
     #[inline]
     pub fn store(&mut self, key: &[u8]) -> &mut Store {
-        let i = self.base + self.shared.shard_of(key);
+        let i = self.base + self.keyspace.shard_of(key);
         self.shard_at(i)
     }
 
@@ -470,7 +374,7 @@ impl<'s> Keys<'s> {
     pub fn lock_keys<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]>) {
         let mut set = [0u64; MAX_SHARDS / 64];
         for k in keys {
-            let i = self.shared.shard_of(k);
+            let i = self.keyspace.shard_of(k);
             set[i / 64] |= 1 << (i % 64);
         }
         for (w, &bits) in set.iter().enumerate() {
@@ -505,7 +409,7 @@ impl<'s> Keys<'s> {
 
     /// Locks every shard of every database in use (FLUSHALL, eviction, INFO keyspace).
     pub fn lock_every_db(&mut self) {
-        for i in 0..(self.shared.max_used() + 1) * self.shards() {
+        for i in 0..(self.keyspace.max_used() + 1) * self.shards() {
             self.shard_at(i);
         }
     }
@@ -514,7 +418,7 @@ impl<'s> Keys<'s> {
     /// selected database and of every one below it and in use, so that a SELECT inside
     /// it only ever needs shards above the ones held (locked then, in order).
     pub fn lock_atomic(&mut self) {
-        let top = self.shared.max_used().max(self.db);
+        let top = self.keyspace.max_used().max(self.db);
         for i in 0..(top + 1) * self.shards() {
             self.shard_at(i);
         }
@@ -523,7 +427,7 @@ impl<'s> Keys<'s> {
     /// Estimated memory of the dataset now: the shared total, with the changes made
     /// under this view's locks.
     pub fn memory(&self) -> usize {
-        let mut m = self.shared.memory() as isize;
+        let mut m = self.keyspace.memory() as isize;
         for h in &self.held {
             m += h.store.memory() as isize - h.memory as isize;
         }
@@ -552,40 +456,25 @@ impl<'s> Keys<'s> {
             .filter(move |h| range.contains(&h.index))
     }
 
-    /// Ends a command: appends its `effects` to the log (under the shards' locks, so
-    /// the log has writes to a key in the order they were made), adds the shards'
-    /// memory changes to the total, and unlocks them. Returns the sequence number of
-    /// its last log record (0 when it logged nothing).
-    #[inline]
-    pub fn release(&mut self, effects: &mut Vec<Effect>) -> u64 {
-        let seq = self.end_command(effects);
-        self.unlock();
-        seq
-    }
-
     /// Ends a command but keeps its shards locked for the next commands of the same
-    /// batch (a pipelined batch on one shard then takes its lock once): appends the
-    /// command's `effects` to the log under the shards' locks, as [`Keys::release`]
-    /// does. A later command that needs a shard below a kept one lets the kept ones go
-    /// first, so shards are still only ever locked in ascending order. The batch must
-    /// end with [`Keys::unlock`] before anything else locks a shard or waits.
+    /// batch (a pipelined batch on one shard then takes its lock once). Its effects
+    /// were propagated before ([`crate::state::Shared::propagate`], under these locks).
+    /// A later command that needs a shard below a kept one lets the kept ones go first,
+    /// so shards are still only ever locked in ascending order. The batch must end with
+    /// [`Keys::unlock`] before anything else locks a shard or waits.
     #[inline]
-    pub fn end_command(&mut self, effects: &mut Vec<Effect>) -> u64 {
-        let mut seq = 0;
-        if !effects.is_empty() {
-            let shared = self.shared;
-            if shared.repl.active() && !shared.repl.is_replica() {
-                shared.repl.feed(effects);
-            }
-            match &shared.log {
-                Some(log) => seq = log.append_with(effects, |e| self.absolute(e)),
-                None => effects.clear(),
-            }
-        }
+    pub fn end_command(&mut self) {
         for h in &mut self.held {
             h.current = false;
         }
-        seq
+    }
+
+    /// The entry at `key` in database `db`, if any, when this view holds its shard
+    /// (None when it does not); no expiry check.
+    pub fn peek_held(&self, db: usize, key: &[u8]) -> Option<Option<&Entry>> {
+        let i = db * self.shards() + self.keyspace.shard_of(key);
+        let p = self.held.binary_search_by_key(&i, |h| h.index).ok()?;
+        Some(self.held[p].store.peek(key))
     }
 
     /// What happened to keys in the shards held since the last call (see
@@ -609,16 +498,16 @@ impl<'s> Keys<'s> {
     #[inline]
     pub fn unlock(&mut self) {
         for h in self.held.drain(..) {
-            self.shared.account(h.memory, h.store.memory());
+            self.keyspace.account(h.memory, h.store.memory());
         }
     }
 
     /// Unlocks the shards kept from earlier commands.
     fn unlock_kept(&mut self) {
-        let shared = self.shared;
+        let keyspace = self.keyspace;
         self.held.retain(|h| {
             if !h.current {
-                shared.account(h.memory, h.store.memory());
+                keyspace.account(h.memory, h.store.memory());
             }
             h.current
         });
@@ -748,7 +637,7 @@ impl<'s> Keys<'s> {
         if a == b {
             return;
         }
-        self.shared.use_db(a.max(b));
+        self.keyspace.use_db(a.max(b));
         self.lock_dbs(&[a, b]);
         let n = self.shards();
         let (lo, hi) = (a.min(b), a.max(b));

@@ -7,7 +7,10 @@
 //! - [`store`]: a keyspace shard, with lazy and incremental active expiry, on [`table`]:
 //!   our chained hash table with a resize-proof SCAN cursor.
 //! - [`keyspace`]: the striped keyspace the event loops share (shards under their own
-//!   locks, taken per command in ascending order), settings and counters.
+//!   locks, taken per command in ascending order); it knows nothing else of the server.
+//! - [`state`]: the server's state apart from the keys (settings, counters, the log,
+//!   replication, cluster, scripts, ...) and the one place a command's effects are
+//!   propagated to the log and the replicas.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
 //! - [`limits`]: `client-output-buffer-limit` (Redis's syntax, hard and soft limits).
 //! - [`conf`]: configuration files in the form of `redis.conf`.
@@ -41,6 +44,7 @@ pub mod limits;
 pub mod repl;
 pub mod resp;
 pub mod server;
+pub mod state;
 pub mod store;
 pub mod table;
 pub mod value;

@@ -77,8 +77,9 @@ use crate::cmd::{Config, Session, Stats};
 use crate::conn::{Conn, Flushed};
 use crate::hub::Msg;
 use crate::input::Input;
-use crate::keyspace::{default_shards, Keys, Shared, MAX_SHARDS};
+use crate::keyspace::{default_shards, Keys, MAX_SHARDS};
 use crate::limits::OutputWatch;
+use crate::state::Shared;
 
 mod accept;
 mod persist;
@@ -163,6 +164,8 @@ struct Mailbox {
 /// settings, its counters, and the round's log position.
 #[derive(Debug)]
 pub(crate) struct Env<'s> {
+    /// The server's state apart from the keys.
+    pub(crate) shared: &'s Shared,
     pub(crate) keys: Keys<'s>,
     pub(crate) config: Config,
     /// The shared settings' version `config` was copied at.
@@ -294,7 +297,7 @@ impl Server {
         }
         let mut shared = Shared::new(stores, dbs, config.cmd, log, now_ms());
         if config.cluster.is_some() {
-            shared.route_by_slot();
+            shared.keyspace.route_by_slot();
         }
         for argv in &functions {
             // A library that no longer loads (it did when logged) is said, not fatal.
@@ -347,7 +350,7 @@ impl Server {
 
     /// Number of keys (expired ones not yet swept included).
     pub fn keys(&self) -> usize {
-        self.shared.len()
+        self.shared.keyspace.len()
     }
 
     /// Number of event loops.
@@ -357,7 +360,7 @@ impl Server {
 
     /// Number of keyspace shards.
     pub fn shards(&self) -> usize {
-        self.shared.shards()
+        self.shared.keyspace.shards()
     }
 
     /// The address the server listens on.
@@ -469,7 +472,8 @@ impl Loop {
         let mut round = 0u64;
         let (config, version) = shared.config();
         let mut env = Env {
-            keys: Keys::new(shared),
+            shared,
+            keys: Keys::new(&shared.keyspace),
             config,
             version,
             stats: Stats::default(),

@@ -27,7 +27,7 @@
 
 use super::bus::{About, Kind};
 use super::{Cluster, State, SLOTS};
-use crate::keyspace::Shared;
+use crate::state::Shared;
 
 /// How long a manual failover may wait for the replica to catch up (ms), as Redis's.
 pub const MF_TIMEOUT_MS: u64 = 5000;

@@ -447,7 +447,7 @@ impl Cluster {
 }
 
 /// The address of this node's primary, when the file says it is a replica.
-pub fn primary_addr(shared: &crate::keyspace::Shared) -> Option<(String, u16)> {
+pub fn primary_addr(shared: &crate::state::Shared) -> Option<(String, u16)> {
     let c = shared.cluster.as_ref()?;
     let st = c.state();
     let m = st.nodes[0]

@@ -92,7 +92,7 @@ impl SlowLog {
 /// SLOWLOG GET [count] | LEN | RESET | HELP.
 pub fn slowlog(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let sub = args[1];
-    let log = &ctx.keys.shared().slowlog;
+    let log = &ctx.shared.slowlog;
     if eq(sub, "get") && args.len() <= 3 {
         let count = match args.get(2).map(|a| parse_i64(a)) {
             None => 10,
@@ -180,7 +180,7 @@ pub fn latency(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// Rewrites the append-only log now, whole; the error is the reply.
 fn rewrite_now(ctx: &mut Ctx) -> Result<(), String> {
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     let Some(log) = &shared.log else {
         return Err(
             "ERR this server saves only to its append-only log, which is off (start it with --aof FILE)"
@@ -210,7 +210,7 @@ pub fn save(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     match rewrite_now(ctx) {
         Ok(()) => {
             let now = ctx.now / 1000;
-            ctx.keys.shared().last_save.store(now, Ordering::Relaxed);
+            ctx.shared.last_save.store(now, Ordering::Relaxed);
             w.simple("OK")
         }
         Err(e) => w.error(&e),
@@ -222,7 +222,7 @@ pub fn bgsave(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if args.len() > 2 || args.get(1).is_some_and(|a| !eq(a, "schedule")) {
         return w.error(super::SYNTAX);
     }
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     if shared.log.is_none() {
         return w.error(
             "ERR this server saves only to its append-only log, which is off (start it with --aof FILE)",
@@ -234,7 +234,7 @@ pub fn bgsave(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// LASTSAVE: when the log was last rewritten whole (or the server started).
 pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    w.int(ctx.keys.shared().last_save.load(Ordering::Relaxed) as i64);
+    w.int(ctx.shared.last_save.load(Ordering::Relaxed) as i64);
 }
 
 /// DEBUG refused by `enable-debug-command` (Redis's text).

@@ -159,7 +159,7 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     let now = ctx.now;
     let mut out = String::new();
-    for m in ctx.keys.shared().hub.clients() {
+    for m in ctx.shared.hub.clients() {
         if ids.as_ref().is_some_and(|v| !v.contains(&m.id)) {
             continue;
         }
@@ -176,8 +176,7 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 pub fn info(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     let id = ctx.session.id;
     let line = ctx
-        .keys
-        .shared()
+        .shared
         .hub
         .clients()
         .into_iter()
@@ -248,7 +247,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     let me = ctx.session.id;
     let now = ctx.now;
-    let hub = &ctx.keys.shared().hub;
+    let hub = &ctx.shared.hub;
     let mut killed = Vec::new();
     let mut myself = false;
     for m in hub.clients() {

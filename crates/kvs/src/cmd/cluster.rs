@@ -12,7 +12,7 @@ pub use wirespeed_util::keyslot::key_slot;
 /// this node serves every slot), the cluster's commands in cluster mode
 /// ([`super::cluster_cmds`]).
 pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    if ctx.keys.shared().cluster.is_some() {
+    if ctx.shared.cluster.is_some() {
         return super::cluster_cmds::cluster(ctx, args, w);
     }
     let sub = args[1];

@@ -14,7 +14,7 @@ use crate::resp::Writer;
 /// error (MOVED, ASK, CROSSSLOT, CLUSTERDOWN, TRYAGAIN). ASKING counts for this
 /// command only.
 pub(crate) fn refused(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]]) -> Option<String> {
-    let c = ctx.keys.shared().cluster.as_ref()?;
+    let c = ctx.shared.cluster.as_ref()?;
     let asking = std::mem::take(&mut ctx.session.asking) || cmd.name == "restore-asking";
     if cmd.name == "asking" {
         ctx.session.asking = true;
@@ -53,7 +53,7 @@ pub(crate) fn refused(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]]) -> Op
 
 /// ASKING: the next command may use a slot this node is importing.
 pub fn asking(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    if ctx.keys.shared().cluster.is_none() {
+    if ctx.shared.cluster.is_none() {
         return w.error("ERR This instance has cluster support disabled");
     }
     ctx.session.asking = true;
@@ -62,7 +62,7 @@ pub fn asking(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
 
 /// READONLY: this connection may read a replica's slots from it.
 pub fn readonly(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    if ctx.keys.shared().cluster.is_none() {
+    if ctx.shared.cluster.is_none() {
         return w.error("ERR This instance has cluster support disabled");
     }
     ctx.session.cluster_readonly = true;
@@ -71,7 +71,7 @@ pub fn readonly(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
 
 /// READWRITE: back to redirections for every keyed command on a replica.
 pub fn readwrite(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    if ctx.keys.shared().cluster.is_none() {
+    if ctx.shared.cluster.is_none() {
         return w.error("ERR This instance has cluster support disabled");
     }
     ctx.session.cluster_readonly = false;
@@ -128,7 +128,7 @@ fn dataset_empty(ctx: &mut Ctx) -> bool {
 
 /// CLUSTER ... in cluster mode.
 pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     let Some(c) = shared.cluster.as_ref() else {
         return;
     };
@@ -600,7 +600,7 @@ fn meet(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
 /// CLUSTER REPLICATE node-id: this node becomes a replica of that primary.
 fn replicate(ctx: &mut Ctx, id: &[u8], w: &mut Writer) {
     let empty = dataset_empty(ctx);
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     let Some(c) = shared.cluster.as_ref() else {
         return;
     };
@@ -639,7 +639,7 @@ fn reset(ctx: &mut Ctx, rest: &[&[u8]], w: &mut Writer) {
         Some(_) => return w.error(super::SYNTAX),
     };
     let empty = dataset_empty(ctx);
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     let Some(c) = shared.cluster.as_ref() else {
         return;
     };

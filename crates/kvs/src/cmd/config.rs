@@ -478,7 +478,7 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         // Check every pair before applying any (all or nothing, as Redis does), on the
         // shared settings (every loop sees the change from its next round on).
         let peer = ctx.session.meta.as_ref().map(|m| m.addr.clone());
-        let applied = ctx.keys.shared().update_config(|next| {
+        let applied = ctx.shared.update_config(|next| {
             for kv in args[2..].chunks(2) {
                 let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
                 if PROTECTED.contains(&name.as_str())
@@ -523,7 +523,7 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             super::lower(args[1])
         ));
     } else if eq(args[1], "resetstat") {
-        ctx.keys.shared().stats.reset();
+        ctx.shared.stats.reset();
         *ctx.stats = Stats::default();
         w.simple("OK");
     } else {

@@ -28,7 +28,7 @@ pub fn echo(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 pub fn reset(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     ctx.session.tx.end();
     super::monitor::leave(ctx);
-    let hub = &ctx.keys.shared().hub;
+    let hub = &ctx.shared.hub;
     ctx.session.subs.forget(hub, ctx.session.id);
     if let Some(m) = &ctx.session.meta {
         m.subs
@@ -71,7 +71,7 @@ pub fn auth(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SELECT index: the database the connection's next commands work on.
 pub fn select(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    if ctx.keys.shared().cluster.is_some() && parse_i64(args[1]) != Some(0) {
+    if ctx.shared.cluster.is_some() && parse_i64(args[1]) != Some(0) {
         return w.error("ERR SELECT is not allowed in cluster mode");
     }
     match db_index(ctx, args[1]) {
@@ -87,7 +87,7 @@ pub fn select(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// A database index argument (SELECT, MOVE, SWAPDB, COPY ... DB): below `databases`.
 pub(crate) fn db_index(ctx: &Ctx, arg: &[u8]) -> Result<usize, &'static str> {
     match parse_i64(arg) {
-        Some(n) if n >= 0 && (n as u64) < ctx.keys.shared().dbs() as u64 => Ok(n as usize),
+        Some(n) if n >= 0 && (n as u64) < ctx.shared.keyspace.dbs() as u64 => Ok(n as usize),
         Some(_) => Err("ERR DB index is out of range"),
         None => Err(NOT_INT),
     }
@@ -260,12 +260,12 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Some(a) if eq(a, "error") => true,
         Some(_) => return w.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
     };
-    let hub = &ctx.keys.shared().hub;
+    let hub = &ctx.shared.hub;
     let Some(waiter) = u64::try_from(id).ok().and_then(|id| hub.claim(id)) else {
         return w.int(0);
     };
     if let Some(cmd) = waiter.argv.first().and_then(|n| super::table::lookup(n)) {
-        ctx.keys.shared().stats.per_command.ran(cmd);
+        ctx.shared.stats.per_command.ran(cmd);
     }
     let reply = if error {
         b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n".to_vec()

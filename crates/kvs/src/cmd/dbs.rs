@@ -18,8 +18,11 @@ const SAME: &str = "ERR source and destination objects are the same";
 /// Locks the shards of `from` in database `a` and `to` in database `b`, ascending.
 fn lock_pair(ctx: &mut Ctx, a: usize, from: &[u8], b: usize, to: &[u8]) {
     let n = ctx.keys.shards();
-    let shared = ctx.keys.shared();
-    let mut i = [a * n + shared.shard_of(from), b * n + shared.shard_of(to)];
+    let shared = ctx.shared;
+    let mut i = [
+        a * n + shared.keyspace.shard_of(from),
+        b * n + shared.keyspace.shard_of(to),
+    ];
     i.sort_unstable();
     ctx.keys.shard_at(i[0]);
     ctx.keys.shard_at(i[1]);
@@ -36,7 +39,7 @@ pub fn move_key(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if dst == src {
         return w.error(SAME);
     }
-    ctx.keys.shared().use_db(dst);
+    ctx.shared.keyspace.use_db(dst);
     lock_pair(ctx, src, key, dst, key);
     let Some(e) = ctx.keys.get(key, now).cloned() else {
         return w.int(0);
@@ -77,7 +80,7 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if from == to && src == dst {
         return w.error(SAME);
     }
-    ctx.keys.shared().use_db(dst);
+    ctx.shared.keyspace.use_db(dst);
     lock_pair(ctx, src, from, dst, to);
     let Some(e) = ctx.keys.get(from, now).cloned() else {
         return w.int(0);
@@ -105,7 +108,7 @@ pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         (Err(e), _) | (_, Err(e)) => return w.error(&e),
         (Ok(a), Ok(b)) => (a, b),
     };
-    let dbs = ctx.keys.shared().dbs() as i64;
+    let dbs = ctx.shared.keyspace.dbs() as i64;
     if !(0..dbs).contains(&a) || !(0..dbs).contains(&b) {
         return w.error("ERR DB index is out of range");
     }
@@ -120,7 +123,7 @@ pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             });
         }
         // Clients blocked on keys that the swap brought in are served after it.
-        let hub = &ctx.keys.shared().hub;
+        let hub = &ctx.shared.hub;
         if hub.any_blocked() {
             for db in [a, b] {
                 let keys = hub.waited_in(db);

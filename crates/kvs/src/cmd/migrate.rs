@@ -170,7 +170,7 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if found.is_empty() {
         return w.simple("NOKEY");
     }
-    let cluster = ctx.keys.shared().cluster.is_some();
+    let cluster = ctx.shared.cluster.is_some();
     let mut out = Vec::new();
     if !auth.is_empty() {
         let a: Vec<&[u8]> = auth.iter().map(Vec::as_slice).collect();

@@ -48,6 +48,7 @@ pub mod zstore;
 use crate::aof::Effect;
 use crate::keyspace::Keys;
 use crate::resp::{Proto, Writer};
+use crate::state::Shared;
 use crate::value::Value;
 
 pub use cluster::key_slot;
@@ -125,6 +126,8 @@ pub struct Stats {
 /// Everything a command runs against.
 #[derive(Debug)]
 pub struct Ctx<'a, 's> {
+    /// The server's state apart from the keys (settings, the log, replication, ...).
+    pub shared: &'s Shared,
     /// The keyspace: the shards this command has locked, locking more on first use
     /// (see [`crate::keyspace`]); the server releases them after the command.
     pub keys: &'a mut Keys<'s>,
@@ -365,7 +368,7 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     };
     let t = weight.map(|_| std::time::Instant::now());
     let start = ctx.effects.len();
-    let watched = ctx.keys.shared().monitors.any();
+    let watched = ctx.shared.monitors.any();
     if watched {
         monitor::feed(ctx, cmd, args, true);
     }
@@ -375,9 +378,7 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     }
     let (expired, gone, created) = ctx.keys.take_events();
     ctx.stats.expired += expired;
-    if !gone.is_empty()
-        && ctx.logging
-        && ctx.keys.shared().repl.keep_bits() == crate::store::KEEP_EXPIRED
+    if !gone.is_empty() && ctx.logging && ctx.shared.repl.keep_bits() == crate::store::KEEP_EXPIRED
     {
         // Replicas remove a key when this server does (see `HIDE_EXPIRED`): each key
         // that expired as the command ran goes to the stream as a DEL, before the
@@ -388,7 +389,7 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
         ctx.effects.splice(start..start, dels);
     }
     if !gone.is_empty() || !created.is_empty() {
-        notify::key_events(&ctx.keys.shared().hub, ctx.config.notify, gone, created);
+        notify::key_events(&ctx.shared.hub, ctx.config.notify, gone, created);
     }
     if ctx.blocked.is_some() {
         return;
@@ -402,7 +403,7 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     if let Some(us) = took {
         if slow >= 0 && us >= slow as u64 && !cmd.has(table::SKIP_SLOWLOG) {
             let max = ctx.config.slowlog_max_len;
-            ctx.keys.shared().slowlog.record(ctx, args, us, max);
+            ctx.shared.slowlog.record(ctx, args, us, max);
         }
     }
     let failed = w.byte_at(at) == Some(b'-');
@@ -416,7 +417,7 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
 /// server's round). The error is the reply.
 pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
     if cmd.has(WRITE) {
-        let repl = &ctx.keys.shared().repl;
+        let repl = &ctx.shared.repl;
         if repl.is_replica() {
             return Err("READONLY You can't write against a read only replica.".into());
         }
@@ -428,7 +429,7 @@ pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
     if !within_memory(ctx, cmd) {
         return Err("OOM command not allowed when used memory > 'maxmemory'.".into());
     }
-    if let Some(log) = ctx.keys.shared().log.as_ref().filter(|l| l.failing()) {
+    if let Some(log) = ctx.shared.log.as_ref().filter(|l| l.failing()) {
         if cmd.has(WRITE) || cmd.name == "ping" {
             if let Some(why) = log.write_error() {
                 return Err(why);
@@ -454,7 +455,7 @@ pub(crate) fn evict(ctx: &mut Ctx) -> bool {
     }
     // The clients' buffers count against the limit, as in Redis: what is left for the
     // dataset is the limit less what they hold.
-    let clients = ctx.keys.shared().stats.client_buffers();
+    let clients = ctx.shared.stats.client_buffers();
     let max = max.saturating_sub(clients);
     if ctx.keys.memory() <= max {
         return true;

@@ -93,14 +93,14 @@ pub fn monitor(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     if let Some(m) = &ctx.session.meta {
         m.monitor.store(true, Ordering::Relaxed);
     }
-    ctx.keys.shared().monitors.add(ctx.session.id);
+    ctx.shared.monitors.add(ctx.session.id);
     w.simple("OK");
 }
 
 /// RESET: the client stops monitoring.
 pub(crate) fn leave(ctx: &mut Ctx) {
     if std::mem::take(&mut ctx.session.monitor) {
-        ctx.keys.shared().monitors.remove(ctx.session.id);
+        ctx.shared.monitors.remove(ctx.session.id);
         if let Some(m) = &ctx.session.meta {
             m.monitor.store(false, Ordering::Relaxed);
         }
@@ -169,7 +169,7 @@ pub(crate) fn feed(ctx: &Ctx, cmd: &Command, args: &[&[u8]], before: bool) {
     };
     let line = line(ctx.session.db, (!script).then_some(&meta.addr[..]), args);
     let line: Arc<[u8]> = Arc::from(line);
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     let ids = shared.monitors.ids().clone();
     let msgs = ids
         .into_iter()

@@ -234,7 +234,7 @@ pub fn watch(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if ctx.session.tx.queuing() {
         return w.error("ERR WATCH inside MULTI is not allowed");
     }
-    let registry = ctx.keys.shared().watches.clone();
+    let registry = ctx.shared.watches.clone();
     let now = ctx.now;
     ctx.keys.lock_keys(args[1..].iter().copied());
     let db = ctx.keys.db();
@@ -275,7 +275,7 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     };
     let refused = tx.refused;
     let watched = std::mem::take(&mut tx.watched);
-    let registry = ctx.keys.shared().watches.clone();
+    let registry = ctx.shared.watches.clone();
     // Whatever happens next, the transaction ends here and its keys are not watched.
     let _unwatch = Unwatch(&registry, &watched);
     tx.end();
@@ -310,7 +310,7 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     for q in &queued {
         let argv: Vec<&[u8]> = q.args.iter().map(Vec::as_slice).collect();
         super::run(ctx, q.cmd, &argv, w);
-        if q.cmd.has(WRITE) && ctx.keys.shared().hub.any_blocked() {
+        if q.cmd.has(WRITE) && ctx.shared.hub.any_blocked() {
             // Clients blocked on what the transaction wrote are served after it.
             let db = ctx.keys.db();
             ctx.ready
@@ -342,7 +342,7 @@ impl Drop for Unwatch<'_> {
 
 /// Moves the versions of the watched keys that the effects from `start` on changed.
 pub fn touch(ctx: &mut Ctx, start: usize) {
-    let registry = &ctx.keys.shared().watches;
+    let registry = &ctx.shared.watches;
     if !registry.any() || ctx.effects.len() <= start {
         return;
     }
@@ -358,7 +358,7 @@ pub fn touch(ctx: &mut Ctx, start: usize) {
 /// the watched keys of `db` that exist there or in `with` (a watched key that exists in
 /// neither, or whose deadline passed, is not changed, as in Redis).
 pub fn touch_dbs(ctx: &mut Ctx, dbs: &[(usize, Option<usize>)]) {
-    let registry = ctx.keys.shared().watches.clone();
+    let registry = ctx.shared.watches.clone();
     if !registry.any() {
         return;
     }

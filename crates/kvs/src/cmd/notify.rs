@@ -258,7 +258,7 @@ pub(crate) fn evicted(ctx: &mut Ctx, key: &[u8]) {
 }
 
 fn publish(ctx: &mut Ctx, flags: u32, events: Vec<Event>) {
-    send(&ctx.keys.shared().hub, flags, events);
+    send(&ctx.shared.hub, flags, events);
 }
 
 fn send(hub: &crate::hub::Hub, flags: u32, events: Vec<Event>) {

@@ -159,7 +159,7 @@ pub fn pause(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Some(ms) => ms as u64,
     };
     let end = crate::server::now_ms().saturating_add(ms);
-    ctx.keys.shared().pause.set(mode, end);
+    ctx.shared.pause.set(mode, end);
     w.simple("OK");
 }
 
@@ -168,7 +168,7 @@ pub fn unpause(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if args.len() != 2 {
         return w.error(SYNTAX);
     }
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     shared.pause.clear();
     for i in 0..ctx.config.threads {
         shared.hub.wake(i);

@@ -143,7 +143,7 @@ fn push(w: &mut Writer, n: usize) {
 pub fn subscribe(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let kind = kind_of(args[0]);
     let id = ctx.session.id;
-    let hub = &ctx.keys.shared().hub;
+    let hub = &ctx.shared.hub;
     let mut reg = hub.subs();
     for name in &args[1..] {
         if ctx.session.subs.set(kind).insert(name.to_vec()) {
@@ -174,7 +174,7 @@ pub fn unsubscribe(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         w.int(ctx.session.subs.count(kind) as i64);
         return;
     }
-    let hub = &ctx.keys.shared().hub;
+    let hub = &ctx.shared.hub;
     let mut reg = hub.subs();
     for name in &names {
         if ctx.session.subs.set(kind).remove(name) {
@@ -191,7 +191,7 @@ pub fn unsubscribe(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// PUBLISH / SPUBLISH channel message: the number of clients that receive it.
 pub fn publish(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let shard = kind_of(args[0]) == Kind::Shard;
-    let hub = &ctx.keys.shared().hub;
+    let hub = &ctx.shared.hub;
     let msgs = hub.subs().publish(shard, args[1], args[2]);
     let n = msgs.len();
     hub.deliver(msgs);
@@ -202,7 +202,7 @@ pub fn publish(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// | SHARDNUMSUB [channel ...] | HELP.
 pub fn pubsub(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let sub = args[1];
-    let hub = &ctx.keys.shared().hub;
+    let hub = &ctx.shared.hub;
     let shardy = eq(sub, "shardchannels") || eq(sub, "shardnumsub");
     if (eq(sub, "channels") || eq(sub, "shardchannels")) && args.len() <= 3 {
         let mut names = hub.subs().channels(shardy, args.get(2).copied());

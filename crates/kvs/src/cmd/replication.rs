@@ -10,10 +10,10 @@ use crate::resp::Writer;
 
 /// REPLICAOF host port | NO ONE (and SLAVEOF).
 pub fn replicaof(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    if ctx.keys.shared().cluster.is_some() {
+    if ctx.shared.cluster.is_some() {
         return w.error("ERR REPLICAOF not allowed in cluster mode.");
     }
-    let repl = &ctx.keys.shared().repl;
+    let repl = &ctx.shared.repl;
     if eq(args[1], "no") && eq(args[2], "one") {
         if repl.is_replica() {
             repl.unfollow();
@@ -38,13 +38,13 @@ pub fn replicaof(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     {
         return w.simple("OK Already connected to specified master");
     }
-    replica::start(ctx.keys.shared(), host, port as u16);
+    replica::start(ctx.shared, host, port as u16);
     w.simple("OK");
 }
 
 /// ROLE.
 pub fn role(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    let repl = &ctx.keys.shared().repl;
+    let repl = &ctx.shared.repl;
     match repl.role() {
         Role::Primary => {
             let replicas = repl.replicas();
@@ -82,7 +82,7 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             // Not answered, as in Redis.
             if let Some(off) = parse_i64(value).filter(|&o| o >= 0) {
                 let now = ctx.now;
-                let shared = ctx.keys.shared();
+                let shared = ctx.shared;
                 shared.repl.ack(ctx.session.id, off as u64, now);
                 if shared.repl.any_waiting() {
                     // Clients in WAIT, on any loop, count again.
@@ -112,7 +112,7 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// sync (`+FULLRESYNC id offset`, then the snapshot). A replica serves replicas of
 /// its own from the stream it gets.
 pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let shared = ctx.keys.shared();
+    let shared = ctx.shared;
     if ctx.session.tx.queuing() {
         return w.error("ERR Command not allowed inside a transaction");
     }
@@ -146,7 +146,7 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 encode(&e, &mut snap);
             }
             let per_db = ctx.keys.shards();
-            for db in 0..=shared.max_used() {
+            for db in 0..=shared.keyspace.max_used() {
                 for i in 0..per_db {
                     ctx.keys
                         .shard_at(db * per_db + i)
@@ -204,7 +204,7 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// WAIT numreplicas timeout: blocks until that many replicas acknowledged every
 /// change made so far (or the timeout, ms, 0: none, passes); answers how many did.
 pub fn wait(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let repl = &ctx.keys.shared().repl;
+    let repl = &ctx.shared.repl;
     if repl.is_replica() {
         return w.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
     }

@@ -59,7 +59,7 @@ pub fn rewrite(ctx: &mut Ctx, w: &mut Writer) {
     };
     let mut entries = settings(ctx.config);
     // Replication as it is now: a replica's primary, or no line on a primary.
-    entries.push(match ctx.keys.shared().repl.role() {
+    entries.push(match ctx.shared.repl.role() {
         crate::repl::Role::Replica { host, port } => {
             ("replicaof", format!("replicaof {host} {port}"), true)
         }

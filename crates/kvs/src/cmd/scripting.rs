@@ -250,7 +250,7 @@ const NOSCRIPT_ERR: &str = "NOSCRIPT No matching script. Please use EVAL.";
 /// busy threshold, the `-BUSY` error. Commands flagged `allow_busy`, SCRIPT KILL and
 /// FUNCTION KILL go on at once.
 pub(crate) fn wait_busy(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> Result<(), String> {
-    let busy = ctx.keys.shared().scripts.busy.clone();
+    let busy = ctx.shared.scripts.busy.clone();
     if busy.since.load(Ordering::Acquire) == 0 || cmd.has(ALLOW_BUSY) {
         return Ok(());
     }
@@ -321,7 +321,7 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
         Ok(n) => n,
         Err(e) => return w.error(e),
     };
-    let scripts = &ctx.keys.shared().scripts;
+    let scripts = &ctx.shared.scripts;
     let (sha, body) = if by_sha {
         let sha = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
         match scripts.bodies().get(&sha) {
@@ -413,12 +413,8 @@ pub(crate) fn run(
     origin: &Origin,
     w: &mut Writer,
 ) {
-    let busy = ctx.keys.shared().scripts.busy.clone();
-    ctx.keys
-        .shared()
-        .scripts
-        .used
-        .store(true, Ordering::Relaxed);
+    let busy = ctx.shared.scripts.busy.clone();
+    ctx.shared.scripts.used.store(true, Ordering::Relaxed);
     busy.kill.store(false, Ordering::Relaxed);
     busy.wrote.store(false, Ordering::Relaxed);
     busy.function.store(origin.function, Ordering::Relaxed);
@@ -522,7 +518,7 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
     }
     if cmd.has(WRITE) {
         busy.wrote.store(true, Ordering::Relaxed);
-        if ctx.keys.shared().hub.any_blocked() {
+        if ctx.shared.hub.any_blocked() {
             // Clients blocked on what the script writes are served after it.
             let db = ctx.keys.db();
             ctx.ready.extend(args[1..].iter().map(|a| (db, a.to_vec())));
@@ -535,7 +531,7 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
 pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let sub = args[1];
     let rest = &args[2..];
-    let scripts = &ctx.keys.shared().scripts;
+    let scripts = &ctx.shared.scripts;
     if eq(sub, "load") && rest.len() == 1 {
         let sha = sha1_hex(rest[0]);
         if !scripts.bodies().contains(&sha) {
@@ -602,7 +598,7 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SCRIPT KILL / FUNCTION KILL: asks the running script to stop.
 pub(crate) fn kill(ctx: &mut Ctx, function: bool, w: &mut Writer) {
-    match kill_now(&ctx.keys.shared().scripts.busy, function) {
+    match kill_now(&ctx.shared.scripts.busy, function) {
         Ok(()) => w.simple("OK"),
         Err(e) => w.error(e),
     }

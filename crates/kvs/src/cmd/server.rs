@@ -11,7 +11,7 @@ pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
 
 /// FLUSHALL [ASYNC | SYNC]: every database.
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let all: Vec<usize> = (0..=ctx.keys.shared().max_used()).collect();
+    let all: Vec<usize> = (0..=ctx.shared.keyspace.max_used()).collect();
     flush(ctx, args, &all, w);
 }
 
@@ -42,9 +42,8 @@ fn flush(ctx: &mut Ctx, args: &[&[u8]], dbs: &[usize], w: &mut Writer) {
 
 /// BGREWRITEAOF.
 pub fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    if ctx.logging && ctx.keys.shared().log.is_some() {
-        ctx.keys
-            .shared()
+    if ctx.logging && ctx.shared.log.is_some() {
+        ctx.shared
             .rewrite_requested
             .store(true, std::sync::atomic::Ordering::Relaxed);
         w.simple("Background append only file rewriting started");
@@ -61,14 +60,14 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 .iter()
                 .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything") || eq(a, "default"))
     };
-    let st = &ctx.keys.shared().stats.total(ctx.stats);
+    let st = &ctx.shared.stats.total(ctx.stats);
     let mut out = String::new();
     if want("server") {
         out.push_str(&format!(
             "# Server\r\nredis_version:7.2.0\r\nwirespeed_version:{}\r\nredis_mode:standalone\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\n\r\n",
             env!("CARGO_PKG_VERSION"),
             std::process::id(),
-            ctx.keys.shared().repl.run_id,
+            ctx.shared.repl.run_id,
             ctx.config.port,
             ctx.now.saturating_sub(st.started_ms) / 1000
         ));
@@ -77,12 +76,12 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         out.push_str(&format!(
             "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\npubsub_clients:{}\r\n\r\n",
             st.connected,
-            ctx.keys.shared().hub.blocked_count() + ctx.keys.shared().pause.held(),
-            ctx.keys.shared().hub.subs().clients()
+            ctx.shared.hub.blocked_count() + ctx.shared.pause.held(),
+            ctx.shared.hub.subs().clients()
         ));
     }
     if want("memory") {
-        let clients = ctx.keys.shared().stats.client_buffers();
+        let clients = ctx.shared.stats.client_buffers();
         out.push_str(&format!(
             "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nnumber_of_cached_scripts:{}\r\n\r\n",
             ctx.keys.memory() + clients,
@@ -90,15 +89,15 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             ctx.keys.payload_bytes(),
             ctx.config.maxmemory,
             ctx.config.policy.name(),
-            ctx.keys.shared().scripts.cached()
+            ctx.shared.scripts.cached()
         ));
     }
     if want("stats") {
         out.push_str(&format!(
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n{}\r\n",
             st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses,
-            ctx.keys.shared().stats.output_limit_kills(),
-            ctx.keys.shared().repl.sync_stats(),
+            ctx.shared.stats.output_limit_kills(),
+            ctx.shared.repl.sync_stats(),
         ));
     }
     let explicit = |s: &str| {
@@ -107,7 +106,7 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             .any(|a| eq(a, s) || eq(a, "all") || eq(a, "everything"))
     };
     if want("persistence") {
-        let shared = ctx.keys.shared();
+        let shared = ctx.shared;
         let (on, rewriting, size) = match &shared.log {
             Some(l) => (1, l.rewriting() as u8, l.size()),
             None => (0, 0, 0),
@@ -125,10 +124,10 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             .compat
             .get("replica-priority")
             .map_or("100", String::as_str);
-        out.push_str(&ctx.keys.shared().repl.info(ctx.now, priority));
+        out.push_str(&ctx.shared.repl.info(ctx.now, priority));
     }
     if want("cluster") {
-        let on = u8::from(ctx.keys.shared().cluster.is_some());
+        let on = u8::from(ctx.shared.cluster.is_some());
         out.push_str(&format!("# Cluster\r\ncluster_enabled:{on}\r\n\r\n"));
     }
     if want("cpu") {
@@ -138,12 +137,12 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ));
     }
     if explicit("commandstats") {
-        let shared = &ctx.keys.shared().stats.per_command;
+        let shared = &ctx.shared.stats.per_command;
         out.push_str(&super::cmdstats::section(shared, &ctx.stats.per_command));
     }
     if want("keyspace") {
         out.push_str("# Keyspace\r\n");
-        for db in 0..=ctx.keys.shared().max_used() {
+        for db in 0..=ctx.shared.keyspace.max_used() {
             let now = ctx.now;
             ctx.in_db(db, |ctx| {
                 let keys = ctx.keys.len();
@@ -234,8 +233,7 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             return w.error(super::SYNTAX);
         }
     }
-    ctx.keys
-        .shared()
+    ctx.shared
         .shutdown
         .store(true, std::sync::atomic::Ordering::Relaxed);
     ctx.session.quit = true;

@@ -13,7 +13,7 @@ pub fn shard_index(key: &[u8], shards: usize) -> usize {
 /// mode: a slot's keys are then all in one shard, so GETKEYSINSLOT scans that one).
 #[inline]
 pub fn slot_shard(key: &[u8], shards: usize) -> usize {
-    crate::cmd::key_slot(key) as usize & (shards.max(1) - 1)
+    wirespeed_util::keyslot::key_slot(key) as usize & (shards.max(1) - 1)
 }
 
 /// [`slot_shard`] when `by_slot`, else [`shard_index`].
@@ -92,7 +92,7 @@ mod slot_tests {
     fn a_slots_keys_share_one_shard_and_slots_spread_over_all() {
         for shards in [1usize, 2, 16, 64] {
             for k in ["foo", "{user1}.a", "{user1}.b", "k42", ""] {
-                let slot = crate::cmd::key_slot(k.as_bytes()) as usize;
+                let slot = wirespeed_util::keyslot::key_slot(k.as_bytes()) as usize;
                 assert_eq!(slot_shard(k.as_bytes(), shards), slot % shards);
                 assert_eq!(shard_for(k.as_bytes(), shards, true), slot % shards);
                 assert_eq!(

@@ -26,7 +26,7 @@
 pub mod replica;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::aof::{encode, Effect};
@@ -171,6 +171,9 @@ pub struct Repl {
     attached: AtomicUsize,
     /// The link to the primary, on a replica.
     link: Mutex<Option<Arc<Link>>>,
+    /// [`Repl::keep_bits`] as of the last change of the role or of `active`, published
+    /// to the keyspace ([`Repl::keep_cell`]), which reads it at every shard lock.
+    keep: Arc<AtomicU8>,
 }
 
 impl Default for Repl {
@@ -195,6 +198,7 @@ impl Default for Repl {
             replicas: Mutex::new(Vec::new()),
             attached: AtomicUsize::new(0),
             link: Mutex::new(None),
+            keep: Arc::new(AtomicU8::new(0)),
         }
     }
 }
@@ -238,6 +242,17 @@ impl Repl {
         } else {
             0
         }
+    }
+
+    /// The cell the keyspace reads [`Repl::keep_bits`] from (kept current by every
+    /// change of the role and of `active`).
+    pub fn keep_cell(&self) -> Arc<AtomicU8> {
+        self.keep.clone()
+    }
+
+    /// Publishes [`Repl::keep_bits`] after a change of the role or of `active`.
+    fn publish_keep(&self) {
+        self.keep.store(self.keep_bits(), Ordering::Release);
     }
 
     /// The role.
@@ -395,6 +410,7 @@ impl Repl {
         b.capacity = capacity;
         if !self.active.load(Ordering::Acquire) {
             self.active.store(true, Ordering::Release);
+            self.publish_keep();
             self.resumable.store(true, Ordering::Release);
         }
         b.end()
@@ -446,6 +462,7 @@ impl Repl {
         *lock(&self.role) = Role::Replica { host, port };
         *lock(&self.link) = Some(link);
         self.replica.store(true, Ordering::Release);
+        self.publish_keep();
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
@@ -475,6 +492,7 @@ impl Repl {
         let was_replica = self.is_replica();
         *lock(&self.role) = Role::Primary;
         self.replica.store(false, Ordering::Release);
+        self.publish_keep();
         if was_replica {
             let mut id = lock(&self.replid);
             let old = std::mem::replace(&mut *id, new_replid());
@@ -502,6 +520,7 @@ impl Repl {
         b.capacity = capacity;
         self.offset.store(offset, Ordering::Release);
         self.active.store(true, Ordering::Release);
+        self.publish_keep();
         self.resumable.store(true, Ordering::Release);
         self.generation.fetch_add(1, Ordering::AcqRel);
     }

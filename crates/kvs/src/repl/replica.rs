@@ -16,8 +16,9 @@ use std::time::Duration;
 
 use super::{Link, Role};
 use crate::aof::{apply, decode, format, Effect};
-use crate::keyspace::{Keys, Shared};
+use crate::keyspace::Keys;
 use crate::server::now_ms;
+use crate::state::Shared;
 
 /// Largest snapshot accepted (bytes): a bound before allocation.
 const MAX_SNAPSHOT: u64 = 64 << 30;
@@ -173,7 +174,7 @@ fn follow(
     }
     link.up.store(true, Ordering::Release);
     link.last_io_ms.store(now_ms(), Ordering::Release);
-    let mut keys = Keys::new(shared);
+    let mut keys = Keys::new(&shared.keyspace);
     stream(shared, &mut keys, &mut r, link, gone)
 }
 
@@ -202,12 +203,15 @@ fn full_sync(
              a wirespeed replica follows a wirespeed primary",
         ));
     }
-    let mut keys = Keys::new(shared);
+    let mut keys = Keys::new(&shared.keyspace);
     // Until the snapshot is whole, the log names no place to resume from.
-    keys.end_command(&mut vec![Effect::Position {
-        replid: Vec::new(),
-        offset: 0,
-    }]);
+    shared.propagate(
+        &mut keys,
+        &mut vec![Effect::Position {
+            replid: Vec::new(),
+            offset: 0,
+        }],
+    );
     load_snapshot(shared, &mut keys, r, len - head.len() as u64)?;
     let capacity = super::backlog_capacity(&shared.config().0);
     shared.repl.synced(replid, offset, capacity);
@@ -222,7 +226,7 @@ fn load_snapshot(
     r: &mut BufReader<TcpStream>,
     mut left: u64,
 ) -> io::Result<()> {
-    let mut clear: Vec<Effect> = (0..=shared.max_used())
+    let mut clear: Vec<Effect> = (0..=shared.keyspace.max_used())
         .map(|db| Effect::in_db(db, Effect::Clear))
         .collect();
     clear.push(Effect::Function(vec![
@@ -334,11 +338,14 @@ fn stream(
 
 /// Writes this server's place in its primary's stream to its log (after a sync).
 fn log_position(shared: &Shared) {
-    let mut keys = Keys::new(shared);
-    keys.end_command(&mut vec![Effect::Position {
-        replid: shared.repl.replid().into_bytes(),
-        offset: shared.repl.offset(),
-    }]);
+    let mut keys = Keys::new(&shared.keyspace);
+    shared.propagate(
+        &mut keys,
+        &mut vec![Effect::Position {
+            replid: shared.repl.replid().into_bytes(),
+            offset: shared.repl.offset(),
+        }],
+    );
 }
 
 /// Applies one record of the primary's as a command would: under its shards' locks
@@ -373,7 +380,7 @@ fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8], replid: &[
     } else {
         vec![Effect::Batch(changes)]
     };
-    keys.end_command(&mut record);
+    shared.propagate(keys, &mut record);
     keys.unlock();
 }
 
@@ -384,8 +391,8 @@ fn lock_for(shared: &Shared, keys: &mut Keys, changes: &[Effect]) {
     let mut at = Vec::with_capacity(changes.len());
     for x in changes {
         match x.inner().key() {
-            Some(key) if x.db() < shared.dbs() => {
-                at.push(x.db() * per_db + shared.shard_of(key));
+            Some(key) if x.db() < shared.keyspace.dbs() => {
+                at.push(x.db() * per_db + shared.keyspace.shard_of(key));
             }
             Some(_) => {}
             None => return keys.lock_every_db(),
@@ -410,7 +417,7 @@ fn apply_change(shared: &Shared, keys: &mut Keys, e: &Effect) {
         Effect::SwapDb { a, b } => keys.swap_dbs(*a as usize, *b as usize),
         Effect::Clear => {
             let db = e.db();
-            if db < shared.dbs() {
+            if db < shared.keyspace.dbs() {
                 keys.select(db);
                 keys.clear();
             }
@@ -418,7 +425,7 @@ fn apply_change(shared: &Shared, keys: &mut Keys, e: &Effect) {
         Effect::Batch(_) | Effect::Position { .. } => {}
         inner => {
             let db = e.db();
-            if let Some(key) = inner.key().filter(|_| db < shared.dbs()) {
+            if let Some(key) = inner.key().filter(|_| db < shared.keyspace.dbs()) {
                 apply(keys.store_in(db, key), inner, now);
                 if shared.watches.any() {
                     shared.watches.touch(std::iter::once((db, key)));

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use mio::net::TcpListener;
 
 use super::Mailbox;
-use crate::keyspace::Shared;
+use crate::state::Shared;
 
 /// The listening socket: SO_REUSEADDR (a restarted server binds at once, past the
 /// old one's connections in TIME_WAIT), bound to `addr`, listening with a queue of

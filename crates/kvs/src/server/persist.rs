@@ -9,7 +9,8 @@ use std::sync::atomic::Ordering;
 use super::{now_ms, BindError};
 use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
 use crate::cmd::Stats;
-use crate::keyspace::{scan_shards, shard_for, Shared};
+use crate::keyspace::{scan_shards, shard_for};
+use crate::state::Shared;
 use crate::store::Store;
 
 /// What the log held.
@@ -109,7 +110,7 @@ pub(super) fn load(
 pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64) {
     // The shards of the databases in use, a few in turn (one sweep step each), so a
     // key nobody reads goes within a few rounds whatever the number of databases.
-    let shards = (shared.max_used() + 1) * shared.shards();
+    let shards = (shared.keyspace.max_used() + 1) * shared.keyspace.shards();
     // Not while clients are paused (keys past their time stay until it ends).
     let sweeps = if shared.pause.active(now) {
         0
@@ -151,18 +152,20 @@ const SWEEP_SHARDS: usize = 8;
 /// A step of the expiry sweep on shard `i` (skipped when another loop holds it), with
 /// the `expired` notifications of the keys it removed.
 fn sweep_one(shared: &Shared, stats: &mut Stats, i: usize, now: u64) {
-    let Some(mut store) = shared.try_lock(i) else {
+    let Some(mut store) = shared.keyspace.try_lock(i) else {
         return;
     };
     let before = store.memory();
-    store.keep_events(shared.keep() & (crate::store::KEEP_EXPIRED | crate::store::HIDE_EXPIRED));
+    store.keep_events(
+        shared.keyspace.keep() & (crate::store::KEEP_EXPIRED | crate::store::HIDE_EXPIRED),
+    );
     if store.sweep(now, 64) > 0 {
-        shared.account(before, store.memory());
+        shared.keyspace.account(before, store.memory());
     }
     let events = store.take_events();
     if !events.expired.is_empty() && shared.repl.keep_bits() == crate::store::KEEP_EXPIRED {
         // To the replicas, under the shard's lock (ordered with the key's other changes).
-        let db = i / shared.shards();
+        let db = i / shared.keyspace.shards();
         let dels: Vec<Effect> = events
             .expired
             .iter()
@@ -173,7 +176,7 @@ fn sweep_one(shared: &Shared, stats: &mut Stats, i: usize, now: u64) {
     drop(store);
     stats.expired += events.expired_count;
     if !events.expired.is_empty() {
-        let db = i / shared.shards();
+        let db = i / shared.keyspace.shards();
         let flags = shared.config().0.notify;
         let keys = events.expired.into_iter().map(|k| (db, k)).collect();
         crate::cmd::notify::key_events(&shared.hub, flags, keys, Vec::new());
@@ -184,24 +187,27 @@ fn sweep_one(shared: &Shared, stats: &mut Stats, i: usize, now: u64) {
 /// turn (the caller holds no shard lock); true when the rewrite finished (the time is
 /// kept for LASTSAVE).
 pub(crate) fn rewrite_step(shared: &Shared, log: &Log, now: u64) -> io::Result<bool> {
-    let per_db = shared.shards();
+    let per_db = shared.keyspace.shards();
     let done = log.rewrite_step(4096, |cursor, budget, f| {
         // Every database's shards, as one range (the shard gives the database); those
         // of databases never selected are empty.
-        let total = shared.total_shards();
+        let total = shared.keyspace.total_shards();
         scan_shards(
             total.next_power_of_two(),
             cursor,
             budget,
             |shard, table, left| {
-                if shard >= total || shard / per_db > shared.max_used() {
+                if shard >= total || shard / per_db > shared.keyspace.max_used() {
                     return (0, 0);
                 }
                 let mut seen = 0;
-                let next = shared.lock(shard).scan_entries(table, left, now, |k, e| {
-                    seen += 1;
-                    f(shard / per_db, k, e)
-                });
+                let next = shared
+                    .keyspace
+                    .lock(shard)
+                    .scan_entries(table, left, now, |k, e| {
+                        seen += 1;
+                        f(shard / per_db, k, e)
+                    });
                 (next, seen)
             },
         )

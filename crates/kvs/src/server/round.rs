@@ -7,7 +7,7 @@ use super::{now_ms, Loop, FIRST_CONN};
 use crate::cmd::Config;
 use crate::conn::Flushed;
 use crate::hub::Msg;
-use crate::keyspace::Shared;
+use crate::state::Shared;
 
 impl Loop {
     /// Copies what the replication stream gained into this loop's replicas' output (a

@@ -280,7 +280,7 @@ pub fn fcall_ro(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 }
 
 fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, ro: bool) {
-    let scripts = &ctx.keys.shared().scripts;
+    let scripts = &ctx.shared.scripts;
     let name = String::from_utf8_lossy(args[1]).into_owned();
     let flags = scripts
         .libraries
@@ -323,7 +323,7 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, ro: bool) {
 pub fn function(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let sub = args[1];
     let rest = &args[2..];
-    let scripts = &ctx.keys.shared().scripts;
+    let scripts = &ctx.shared.scripts;
     let libs = &scripts.libraries;
     if eq(sub, "load") && !rest.is_empty() && rest.len() <= 2 {
         let replace = rest.len() == 2;

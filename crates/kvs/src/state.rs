@@ -1,0 +1,217 @@
+//! The server's state apart from the keys: what the event loops share besides the
+//! [`Keyspace`] (settings, counters, the log, replication, cluster, the hub of
+//! inboxes, scripts, the slow log, monitors, pause), and the one place a command's
+//! effects leave it ([`Shared::propagate`]).
+//!
+//! Settings: one [`Config`] behind a mutex with a version number; each loop keeps a copy
+//! and refreshes it when the version moved (checked once per round, one atomic load).
+//! Counters: each loop counts in a plain [`crate::cmd::Stats`] and adds it to the
+//! shared atomic [`SharedStats`] once per round, before it sends the round's replies.
+//!
+//! Propagation: a command only changes keys and records its effects; when it ends, the
+//! loop calls [`Shared::propagate`] while the command's shards are still locked: the
+//! effects go to the replicas' stream and are appended to the log (lock order: shards,
+//! then the log), so two loops writing one key reach the log and the replicas in the
+//! order they changed it. Keyspace events are published from the same point of the
+//! loop (`crate::cmd::notify`).
+
+mod stats;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+pub use stats::SharedStats;
+
+use crate::aof::{Effect, Log};
+use crate::cmd::Config;
+use crate::keyspace::{Keys, Keyspace};
+use crate::store::Store;
+
+/// What the loops share: the keyspace and the server's other state.
+#[derive(Debug)]
+pub struct Shared {
+    /// The keys.
+    pub keyspace: Keyspace,
+    config: Mutex<Config>,
+    /// Bumped by every change of `config`.
+    version: AtomicU64,
+    /// INFO counters.
+    pub stats: SharedStats,
+    /// The append-only log, if any.
+    pub log: Option<Log>,
+    /// BGREWRITEAOF was called: the next round starts a rewrite.
+    pub rewrite_requested: AtomicBool,
+    /// Keys watched by connections (WATCH), with their versions.
+    pub watches: std::sync::Arc<crate::cmd::multi::Watches>,
+    /// SHUTDOWN was called: the loops stop (within 100 ms), the log is flushed.
+    pub shutdown: AtomicBool,
+    /// The loops' inboxes, pub/sub subscribers and blocked clients.
+    pub hub: crate::hub::Hub,
+    /// When the log was last rewritten whole (or the server started), seconds since
+    /// the epoch: LASTSAVE.
+    pub last_save: AtomicU64,
+    /// The slow log (SLOWLOG).
+    pub slowlog: crate::cmd::admin::SlowLog,
+    /// The script cache, the function libraries and the running script.
+    pub scripts: crate::cmd::scripting::Scripts,
+    /// Replication: the role, the stream to replicas, the link to a primary.
+    pub repl: crate::repl::Repl,
+    /// Cluster mode's state (`cluster-enabled yes`), None otherwise.
+    pub cluster: Option<crate::cluster::Cluster>,
+    /// The clients in MONITOR mode.
+    pub monitors: crate::cmd::monitor::Monitors,
+    /// CLIENT PAUSE.
+    pub pause: crate::cmd::pause::Pause,
+}
+
+impl Shared {
+    /// The server's state over `shards` stores for `dbs` databases (see
+    /// [`Keyspace::new`]).
+    pub fn new(
+        shards: Vec<Store>,
+        dbs: usize,
+        config: Config,
+        log: Option<Log>,
+        started_ms: u64,
+    ) -> Shared {
+        let repl = crate::repl::Repl::default();
+        let keyspace = Keyspace::new(
+            shards,
+            dbs,
+            crate::cmd::notify::keep(config.notify),
+            repl.keep_cell(),
+        );
+        Shared {
+            keyspace,
+            config: Mutex::new(config),
+            version: AtomicU64::new(1),
+            stats: SharedStats::new(started_ms),
+            log,
+            rewrite_requested: AtomicBool::new(false),
+            watches: Default::default(),
+            shutdown: AtomicBool::new(false),
+            hub: crate::hub::Hub::new(Vec::new()),
+            last_save: AtomicU64::new(started_ms / 1000),
+            slowlog: Default::default(),
+            scripts: Default::default(),
+            repl,
+            cluster: None,
+            monitors: Default::default(),
+            pause: Default::default(),
+        }
+    }
+
+    /// Propagates a command's `effects` (and empties them): to the replicas' stream on
+    /// a primary with replicas, and to the log, while the command's shards are still
+    /// locked in `keys` (so writes to one key leave in the order they were made).
+    /// Returns the sequence number of its last log record (0 when it logged nothing).
+    /// Then ends the command in `keys` (its shards stay locked for the batch).
+    #[inline]
+    pub fn propagate(&self, keys: &mut Keys<'_>, effects: &mut Vec<Effect>) -> u64 {
+        let mut seq = 0;
+        if !effects.is_empty() {
+            if self.repl.active() && !self.repl.is_replica() {
+                self.repl.feed(effects);
+            }
+            match &self.log {
+                Some(log) => seq = log.append_with(effects, |e| absolute(keys, e)),
+                None => effects.clear(),
+            }
+        }
+        keys.end_command();
+        seq
+    }
+
+    /// The first records of a log rewrite: what the log holds besides keys (the
+    /// function libraries).
+    pub fn rewrite_preamble(&self) -> Vec<Effect> {
+        crate::cmd::scripting::functions::records(&self.scripts.libraries)
+    }
+
+    /// The first records of a log rewrite: [`Shared::rewrite_preamble`] and, on a
+    /// replica, its place in the primary's stream (read once changes go to the
+    /// rewrite's tail: a change it counts that the snapshot misses is in the tail).
+    pub fn log_preamble(&self) -> Vec<Effect> {
+        let mut out = self.rewrite_preamble();
+        if self.repl.is_replica() {
+            out.push(Effect::Position {
+                replid: self.repl.replid().into_bytes(),
+                offset: self.repl.offset(),
+            });
+        }
+        out
+    }
+
+    /// The settings' version (changes whenever CONFIG SET applies).
+    #[inline]
+    pub fn config_version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    /// The settings and their version.
+    pub fn config(&self) -> (Config, u64) {
+        let c = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        (c.clone(), self.version.load(Ordering::Acquire))
+    }
+
+    /// Changes the settings: `f` edits a copy of the current ones (all or nothing: an
+    /// error leaves them as they were); the result is published to every loop, and a
+    /// changed `appendfsync` applies to the log at once. Returns the new settings.
+    pub fn update_config<E>(
+        &self,
+        f: impl FnOnce(&mut Config) -> Result<(), E>,
+    ) -> Result<Config, E> {
+        let mut c = self.config.lock().unwrap_or_else(|p| p.into_inner());
+        let mut next = c.clone();
+        f(&mut next)?;
+        if let Some(log) = &self.log {
+            if next.appendfsync != c.appendfsync {
+                log.set_policy(next.appendfsync);
+            }
+        }
+        self.keyspace
+            .set_keep(crate::cmd::notify::keep(next.notify));
+        *c = next.clone();
+        self.version.fetch_add(1, Ordering::Release);
+        Ok(next)
+    }
+}
+
+/// A change that is not the same applied twice (a list push, pop, trim, removal or
+/// insertion, which the log records as the command) as the state it left, read from the
+/// shards the command holds: the key's removal and, if it is there, its whole value
+/// (see [`Log::append_with`]); a transaction's changes likewise. None for changes
+/// already absolute.
+fn absolute(keys: &Keys<'_>, e: &Effect) -> Option<Vec<Effect>> {
+    const RELATIVE: &[&str] = &["lpush", "rpush", "lpop", "rpop", "lrem", "linsert", "ltrim"];
+    match e.inner() {
+        Effect::Batch(b) => {
+            let mut out = Vec::with_capacity(b.len());
+            let mut changed = false;
+            for x in b {
+                match absolute(keys, x) {
+                    Some(state) => {
+                        changed = true;
+                        out.extend(state);
+                    }
+                    None => out.push(x.clone()),
+                }
+            }
+            changed.then(|| vec![Effect::Batch(out)])
+        }
+        Effect::Cmd(argv) if argv.len() >= 2 => {
+            let name = std::str::from_utf8(&argv[0]).ok()?.to_ascii_lowercase();
+            if !RELATIVE.contains(&name.as_str()) {
+                return None;
+            }
+            let (db, key) = (e.db(), &argv[1]);
+            let held = keys.peek_held(db, key)?;
+            let mut state = vec![Effect::Del { key: key.clone() }];
+            if let Some(entry) = held {
+                state.extend(crate::aof::dump(key, entry));
+            }
+            Some(state.into_iter().map(|x| Effect::in_db(db, x)).collect())
+        }
+        _ => None,
+    }
+}
