@@ -140,8 +140,10 @@ fn holds_figure(text: &str, figure: &str) -> bool {
         let (a1, a2) = (after.next(), after.next());
         let starts = !before.is_some_and(|b| b.is_alphanumeric() || b == '.' || b == ',');
         let ends = if figure.ends_with(|ch: char| ch.is_ascii_digit()) {
-            !a1.is_some_and(|a| a.is_ascii_digit())
-                && !(matches!(a1, Some('.' | ',')) && a2.is_some_and(|a| a.is_ascii_digit()))
+            // Not followed by a digit, nor by a separator and a digit.
+            let digit = |c: Option<char>| c.is_some_and(|a| a.is_ascii_digit());
+            let continues = digit(a1) || (matches!(a1, Some('.' | ',')) && digit(a2));
+            !continues
         } else {
             figure.ends_with('%') || !a1.is_some_and(|a| a.is_alphanumeric())
         };

@@ -73,15 +73,14 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::aof::{Effect, Fsync, LoadReport, OpenError};
-use crate::cmd::{Config, Session, Stats};
+use crate::cmd::{Config, Stats};
 use crate::conn::{Conn, Flushed};
 use crate::hub::Msg;
-use crate::input::Input;
 use crate::keyspace::{default_shards, Keys, MAX_SHARDS};
-use crate::limits::OutputWatch;
 use crate::state::Shared;
 
 mod accept;
+pub(crate) use accept::adopt;
 mod persist;
 mod round;
 use accept::listen;
@@ -738,63 +737,6 @@ pub fn exit_on_panic() {
         );
         std::process::exit(PANIC_EXIT);
     }));
-}
-
-/// Registers the connections the acceptor dealt to this loop (`ready` gets their
-/// tokens).
-pub(crate) fn adopt(
-    inbox: &Receiver<(TcpStream, u64)>,
-    registry: &mio::Registry,
-    conns: &mut crate::conn::Conns,
-    shared: &Shared,
-    ready: &mut Vec<Token>,
-) {
-    while let Ok((mut sock, id)) = inbox.try_recv() {
-        let token = Token(FIRST_CONN + id as usize);
-        if registry
-            .register(&mut sock, token, Interest::READABLE)
-            .is_err()
-        {
-            shared.stats.disconnected(1);
-            continue;
-        }
-        let addr = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
-        let meta = std::sync::Arc::new(crate::cmd::clients::ClientMeta::new(
-            id,
-            addr(sock.peer_addr()),
-            addr(sock.local_addr()),
-            now_ms(),
-        ));
-        shared.hub.register(meta.clone());
-        conns.insert(
-            token,
-            Box::new(Conn {
-                sock,
-                input: Input::default(),
-                output: Vec::new(),
-                session: Session {
-                    id,
-                    meta: Some(meta),
-                    ..Session::default()
-                },
-                closing: false,
-                writable: false,
-                fresh: true,
-                max_query_buffer: Config::default().max_query_buffer,
-                wait_seq: 0,
-                watch: OutputWatch::default(),
-                killed: false,
-                accounted: 0,
-                input_peak: 0,
-                output_peak: 0,
-                unread: false,
-                read_round: 0,
-                blocked: None,
-                paused: false,
-            }),
-        );
-        ready.push(token);
-    }
 }
 
 /// Runs a connection's complete requests (a new connection is authenticated first

@@ -41,9 +41,7 @@ pub mod sets;
 pub mod sort;
 pub mod strings;
 pub mod table;
-pub mod zscan;
 pub mod zsets;
-pub mod zstore;
 
 use crate::aof::Effect;
 use crate::keyspace::Keys;

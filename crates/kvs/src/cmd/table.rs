@@ -12,8 +12,7 @@
 use super::scripting::{self, functions};
 use super::{
     admin, arity, blocking, cluster, cluster_cmds, config, connection, dbs, eq, hashes, keys,
-    lists, monitor, multi, pubsub, replication, server, sets, sort, strings, zscan, zsets, zstore,
-    Ctx,
+    lists, monitor, multi, pubsub, replication, server, sets, sort, strings, zsets, Ctx,
 };
 use crate::resp::Writer;
 
@@ -382,11 +381,11 @@ pub static COMMANDS: &[Command] = &[
     row!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zmscore, "Returns the score of one or more members in a sorted set."),
     row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     row!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
-    row!("zrandmember", -2, READONLY, KEY1, "sorted-set", zscan::zrandmember, "Returns one or more random members from a sorted set."),
+    row!("zrandmember", -2, READONLY, KEY1, "sorted-set", zsets::zrandmember, "Returns one or more random members from a sorted set."),
     row!("zrange", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of indexes."),
     row!("zrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range."),
     row!("zrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores."),
-    row!("zrangestore", -5, WRITE | DENYOOM, (1, 2, 1), "sorted-set", zstore::zrangestore, "Stores a range of members from sorted set in a key."),
+    row!("zrangestore", -5, WRITE | DENYOOM, (1, 2, 1), "sorted-set", zsets::zrangestore, "Stores a range of members from sorted set in a key."),
     row!("zrank", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by ascending scores."),
     row!("zrem", -3, WRITE | FAST, KEY1, "sorted-set", zsets::zrem, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
     row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zsets::zremrange, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
@@ -396,7 +395,7 @@ pub static COMMANDS: &[Command] = &[
     row!("zrevrangebylex", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a lexicographical range in reverse order."),
     row!("zrevrangebyscore", -4, READONLY, KEY1, "sorted-set", zsets::zrange, "Returns members in a sorted set within a range of scores in reverse order."),
     row!("zrevrank", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
-    row!("zscan", -3, READONLY, KEY1, "sorted-set", zscan::zscan, "Iterates over members and scores of a sorted set."),
+    row!("zscan", -3, READONLY, KEY1, "sorted-set", zsets::zscan, "Iterates over members and scores of a sorted set."),
     row!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zscore, "Returns the score of a member in a sorted set."),
     row!("zunion", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the union of multiple sorted sets."),
     row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the union of multiple sorted sets in a key."),

@@ -1,12 +1,20 @@
-//! The listening socket and the acceptor that deals new connections to the loops.
+//! The listening socket, the acceptor that deals new connections to the loops, and a
+//! loop's adoption of the connections dealt to it.
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mio::net::TcpListener;
+use std::sync::mpsc::Receiver;
 
-use super::Mailbox;
+use mio::net::{TcpListener, TcpStream};
+use mio::{Interest, Token};
+
+use super::{now_ms, Mailbox, FIRST_CONN};
+use crate::cmd::{Config, Session};
+use crate::conn::Conn;
+use crate::input::Input;
+use crate::limits::OutputWatch;
 use crate::state::Shared;
 
 /// The listening socket: SO_REUSEADDR (a restarted server binds at once, past the
@@ -79,5 +87,62 @@ impl Acceptor<'_> {
                 }
             }
         }
+    }
+}
+
+/// Registers the connections the acceptor dealt to this loop (`ready` gets their
+/// tokens).
+pub(crate) fn adopt(
+    inbox: &Receiver<(TcpStream, u64)>,
+    registry: &mio::Registry,
+    conns: &mut crate::conn::Conns,
+    shared: &Shared,
+    ready: &mut Vec<Token>,
+) {
+    while let Ok((mut sock, id)) = inbox.try_recv() {
+        let token = Token(FIRST_CONN + id as usize);
+        if registry
+            .register(&mut sock, token, Interest::READABLE)
+            .is_err()
+        {
+            shared.stats.disconnected(1);
+            continue;
+        }
+        let addr = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+        let meta = std::sync::Arc::new(crate::cmd::clients::ClientMeta::new(
+            id,
+            addr(sock.peer_addr()),
+            addr(sock.local_addr()),
+            now_ms(),
+        ));
+        shared.hub.register(meta.clone());
+        conns.insert(
+            token,
+            Box::new(Conn {
+                sock,
+                input: Input::default(),
+                output: Vec::new(),
+                session: Session {
+                    id,
+                    meta: Some(meta),
+                    ..Session::default()
+                },
+                closing: false,
+                writable: false,
+                fresh: true,
+                max_query_buffer: Config::default().max_query_buffer,
+                wait_seq: 0,
+                watch: OutputWatch::default(),
+                killed: false,
+                accounted: 0,
+                input_peak: 0,
+                output_peak: 0,
+                unread: false,
+                read_round: 0,
+                blocked: None,
+                paused: false,
+            }),
+        );
+        ready.push(token);
     }
 }
