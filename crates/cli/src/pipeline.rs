@@ -183,7 +183,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_rcvbuf)]
     pub udp_rcvbuf: Option<usize>,
 
-    /// Shared-memory metrics file [default: /dev/shm/wirespeed-pipeline.metrics]
+    /// Shared-memory metrics file, kept after the run [default:
+    /// /dev/shm/wirespeed-pipeline.metrics, removed when the run ends]
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
 
@@ -317,7 +318,12 @@ fn run_pipeline(args: &RunArgs) -> Result<(), CliError> {
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| CliError::Invalid(format!("cannot handle signal {sig}: {e}")))?;
     }
-    let summary = pipeline::run(&config, input, &stop).map_err(|e| match e {
+    let result = pipeline::run(&config, input, &stop);
+    if args.metrics.is_none() {
+        // The default file only serves `wirespeed monitor` while the run lasts.
+        let _ = std::fs::remove_file(&config.metrics_path);
+    }
+    let summary = result.map_err(|e| match e {
         PipelineError::Gpu(e) => CliError::Gpu(e),
         PipelineError::Input(message) => CliError::MalformedInput {
             path: match &source {
@@ -338,6 +344,7 @@ fn run_pipeline(args: &RunArgs) -> Result<(), CliError> {
         source: &source,
         config: &config,
         summary: &summary,
+        metrics_kept: args.metrics.is_some(),
     };
     let text = if args.json {
         format!("{}\n", report.json())
@@ -369,9 +376,17 @@ struct Report<'a> {
     source: &'a SourceSpec,
     config: &'a Config,
     summary: &'a Summary,
+    /// The metrics file was named with --metrics and is kept (else it was removed).
+    metrics_kept: bool,
 }
 
 impl Report<'_> {
+    /// Packets came as fast as the pipeline took them (no --rate, not a UDP socket):
+    /// the latency then measures queueing behind the source, not a set load.
+    fn unpaced(&self) -> bool {
+        self.config.rate.is_none() && !matches!(self.source, SourceSpec::Udp(_))
+    }
+
     fn ended(&self) -> &'static str {
         match self.summary.ended {
             Ended::Drained => "drained",
@@ -407,7 +422,10 @@ impl Report<'_> {
                 "p99": latency_us(s, 0.99),
                 "p999": latency_us(s, 0.999),
             },
+            "rate_pps": self.config.rate,
+            "latency_is_queueing": self.unpaced(),
             "metrics": self.config.metrics_path.display().to_string(),
+            "metrics_kept": self.metrics_kept,
         })
     }
 
@@ -449,8 +467,23 @@ impl Report<'_> {
         row("latency p50", us(0.5));
         row("latency p99", us(0.99));
         row("latency p99.9", us(0.999));
-        row("metrics", self.config.metrics_path.display().to_string());
-        t.render()
+        let metrics = self.config.metrics_path.display().to_string();
+        row(
+            "metrics",
+            if self.metrics_kept {
+                metrics
+            } else {
+                format!("{metrics} (removed)")
+            },
+        );
+        let mut text = t.render();
+        if self.unpaced() {
+            text.push_str(
+                "latency: ingest to verdict with the source unpaced (no --rate), so it is \
+                 mostly queueing behind the source; --rate PPS measures it at a set load\n",
+            );
+        }
+        text
     }
 }
 

@@ -136,6 +136,33 @@ fn gen_pcap_then_pipeline_run_accepts_what_gen_reported() {
     assert_eq!(row("accepted"), valid.to_string(), "{table}");
     assert_eq!(row("duplicate"), dup.to_string(), "{table}");
     assert!(table.contains("latency p99.9"), "{table}");
+    // An unpaced run says its latency is queueing behind the source; a named metrics
+    // file is kept.
+    assert!(
+        table.contains("mostly queueing behind the source"),
+        "{table}"
+    );
+    assert!(metrics.exists(), "the named metrics file is kept");
+    assert_eq!(v["latency_is_queueing"], true, "{v}");
+    assert_eq!(v["metrics_kept"], true, "{v}");
+}
+
+/// Without --metrics the run's shared-memory file is removed when it ends; with --rate
+/// the latency is not called queueing.
+#[test]
+fn the_default_metrics_file_is_removed_and_a_paced_run_is_not_queueing() {
+    let v = json(&wirespeed(&[
+        "pipeline", "run", "--source", "gen:400", "--rate", "20000", "--json",
+    ]));
+    assert_eq!(num(&v, "ingested"), 400, "{v}");
+    assert_eq!(v["latency_is_queueing"], false, "{v}");
+    assert_eq!(v["rate_pps"], 20000.0, "{v}");
+    assert_eq!(v["metrics_kept"], false, "{v}");
+    let path = v["metrics"].as_str().expect("metrics path");
+    assert!(
+        !std::path::Path::new(path).exists(),
+        "{path} was left behind"
+    );
 }
 
 #[test]
