@@ -302,31 +302,21 @@ impl Conn {
                         let skip = std::mem::take(&mut self.session.skip_next);
                         let mark = self.output.len();
                         let mut w = Writer::new(&mut self.output, self.session.proto);
-                        let logging = env.logging
-                            || env.shared.repl.active()
-                            || env.shared.watches.any()
-                            || env.config.notify != 0;
-                        let mut ctx = Ctx {
-                            shared: env.shared,
-                            keys: &mut env.keys,
-                            config: &mut env.config,
-                            session: &mut self.session,
-                            stats: &mut env.stats,
-                            now,
-                            effects: &mut env.effects,
-                            // Changes are also recorded while keys are watched: they
-                            // name the keys whose WATCH versions move.
-                            logging,
-                            can_block: true,
-                            blocked: None,
-                            ready: Vec::new(),
-                        };
-                        exec(&mut ctx, argv, &mut w);
-                        if let Some(m) = &ctx.session.meta {
-                            crate::cmd::clients::touched(m, ctx.session.proto, ctx.session.db, now);
+                        let ran = run_command(env, &mut self.session, argv, now, &mut w);
+                        if let Some(m) = &self.session.meta {
+                            crate::cmd::clients::touched(
+                                m,
+                                self.session.proto,
+                                self.session.db,
+                                now,
+                            );
                         }
-                        let still_off = ctx.session.reply_off;
-                        let (blocked, ready) = (ctx.blocked.take(), std::mem::take(&mut ctx.ready));
+                        let still_off = self.session.reply_off;
+                        let Ran {
+                            cmd,
+                            blocked,
+                            ready,
+                        } = ran;
                         // Pub/sub frames ((un)subscribe confirmations) go out whatever
                         // CLIENT REPLY says, in RESP2 and RESP3, as in Redis.
                         let pushes = crate::cmd::pubsub::is_subscription(argv[0]);
@@ -355,7 +345,7 @@ impl Conn {
                             self.wait_seq = seq;
                         }
                         if hub.any_blocked() {
-                            if table::lookup(argv[0]).is_some_and(|c| c.has(table::WRITE)) {
+                            if cmd.is_some_and(|c| c.has(table::WRITE)) {
                                 serve_waiters(env, self.session.db, &argv[1..]);
                             }
                             for (db, key) in &ready {
@@ -383,6 +373,53 @@ impl Conn {
         self.closing |= closing;
         self.output_peak = self.output_peak.max(self.output.len());
         self.input.compact();
+    }
+}
+
+/// What running one command left for the loop.
+struct Ran {
+    /// The command's row (None for an unknown name).
+    cmd: Option<&'static table::Command>,
+    /// A blocking command found nothing: the client waits.
+    blocked: Option<crate::cmd::blocking::Blocked>,
+    /// Keys written for others (EXEC, a script, MOVE): their waiters are served next.
+    ready: Vec<(usize, Vec<u8>)>,
+}
+
+/// Runs one command for `session`, its reply written to `w`: the one place a command's
+/// context is built. Its effects stay in `env.effects` for the caller to propagate
+/// ([`crate::state::Shared::propagate`]) once it has registered a blocked client.
+fn run_command(
+    env: &mut Env,
+    session: &mut Session,
+    argv: &[&[u8]],
+    now: u64,
+    w: &mut Writer,
+) -> Ran {
+    // Changes are also recorded while keys are watched (they name the keys whose WATCH
+    // versions move), for replicas and for keyspace notifications.
+    let logging = env.logging
+        || env.shared.repl.active()
+        || env.shared.watches.any()
+        || env.config.notify != 0;
+    let mut ctx = Ctx {
+        shared: env.shared,
+        keys: &mut env.keys,
+        config: &mut env.config,
+        session,
+        stats: &mut env.stats,
+        now,
+        effects: &mut env.effects,
+        logging,
+        can_block: true,
+        blocked: None,
+        ready: Vec::new(),
+    };
+    let cmd = exec(&mut ctx, argv, w);
+    Ran {
+        cmd,
+        blocked: ctx.blocked,
+        ready: ctx.ready,
     }
 }
 
@@ -419,25 +456,14 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
                 ..Session::default()
             };
             let argv: Vec<&[u8]> = waiter.argv.iter().map(Vec::as_slice).collect();
-            let logging = env.logging
-                || env.shared.repl.active()
-                || env.shared.watches.any()
-                || env.config.notify != 0;
-            let mut ctx = Ctx {
-                shared: env.shared,
-                keys: &mut env.keys,
-                config: &mut env.config,
-                session: &mut session,
-                stats: &mut env.stats,
-                now: now_ms(),
-                effects: &mut env.effects,
-                logging,
-                can_block: true,
-                blocked: None,
-                ready: Vec::new(),
-            };
-            exec(&mut ctx, &argv, &mut Writer::new(&mut out, waiter.proto));
-            if ctx.blocked.is_some() {
+            let ran = run_command(
+                env,
+                &mut session,
+                &argv,
+                now_ms(),
+                &mut Writer::new(&mut out, waiter.proto),
+            );
+            if ran.blocked.is_some() {
                 hub.block(id, waiter, true);
                 break;
             }

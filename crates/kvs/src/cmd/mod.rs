@@ -289,13 +289,16 @@ pub(crate) fn arity(w: &mut Writer, name: &[u8]) {
 /// Runs one command; `args` is non-empty. The checks run in Redis's order: a name it
 /// does not know, then the argument count, then authentication, then (outside a
 /// transaction) `maxmemory` and a failing log; inside MULTI the command is queued.
-pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+/// Returns the command's row (None for a name it does not know), looked up once.
+pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) -> Option<&'static table::Command> {
     ctx.keys.select(ctx.session.db);
     let Some(cmd) = table::lookup(args[0]) else {
         multi::flag_error(ctx);
-        return unknown(args, w);
+        unknown(args, w);
+        return None;
     };
     checked(ctx, cmd, args, w);
+    Some(cmd)
 }
 
 /// [`exec`] once the command is known.
