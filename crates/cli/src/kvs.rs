@@ -14,8 +14,8 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 use wirespeed_kvs::aof::{self, Fsync, OpenError};
-use wirespeed_kvs::cmd::{parse_memory, Eviction};
 use wirespeed_kvs::conf;
+use wirespeed_kvs::config::{parse_memory, Eviction};
 use wirespeed_kvs::server::{somaxconn, BindError, Server, ServerConfig};
 use wirespeed_loadgen::{self as loadgen, KeyDist, LoadSpec, ValueSize};
 
@@ -146,8 +146,8 @@ pub struct BenchArgs {
 }
 
 /// `no`, `yes` or `local` (enable-debug-command, enable-protected-configs).
-fn access(s: &str) -> Result<wirespeed_kvs::cmd::config::Access, String> {
-    wirespeed_kvs::cmd::config::Access::parse(s)
+fn access(s: &str) -> Result<wirespeed_kvs::config::Access, String> {
+    wirespeed_kvs::config::Access::parse(s)
         .ok_or_else(|| format!("'{s}': expected no, yes or local"))
 }
 
@@ -200,11 +200,11 @@ pub struct ServeArgs {
 
     /// Who may run DEBUG: no, yes, or local (clients on a loopback address) (enable-debug-command) [default: no]
     #[arg(long, value_name = "WHO", value_parser = access)]
-    pub enable_debug_command: Option<wirespeed_kvs::cmd::config::Access>,
+    pub enable_debug_command: Option<wirespeed_kvs::config::Access>,
 
     /// Who may CONFIG SET dir and dbfilename: no, yes, or local (enable-protected-configs) [default: no]
     #[arg(long, value_name = "WHO", value_parser = access)]
-    pub enable_protected_configs: Option<wirespeed_kvs::cmd::config::Access>,
+    pub enable_protected_configs: Option<wirespeed_kvs::config::Access>,
 
     /// Append-only log: replayed at start, every write appended [default: none, memory only]
     #[arg(long, value_name = "FILE")]
@@ -228,7 +228,7 @@ pub struct ServeArgs {
     pub tcp_backlog: Option<u32>,
 
     /// Number of databases (SELECT 0 to N-1) [default: 16]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=wirespeed_kvs::cmd::config::MAX_DATABASES as i64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=wirespeed_kvs::config::MAX_DATABASES as i64))]
     pub databases: Option<u32>,
 }
 

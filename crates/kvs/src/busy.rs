@@ -27,7 +27,8 @@ use std::sync::mpsc::Receiver;
 use mio::net::TcpStream;
 use mio::Token;
 
-use crate::cmd::{eq, multi, scripting, Config};
+use crate::cmd::{eq, multi, scripting};
+use crate::config::Config;
 use crate::conn::Conn;
 use crate::resp::{Limits, Writer};
 use crate::server::Acceptor;

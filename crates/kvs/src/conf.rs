@@ -12,7 +12,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::cmd::Config;
+use crate::config::Config;
 use crate::resp::split_args;
 use crate::server::ServerConfig;
 
@@ -191,7 +191,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             }
             "enable-protected-configs" | "enable-debug-command" => {
                 single("value")?;
-                let access = crate::cmd::config::Access::parse(&text)
+                let access = crate::config::Access::parse(&text)
                     .ok_or_else(|| err(format!("{name} must be no, yes or local, not '{text}'")))?;
                 if name == "enable-debug-command" {
                     next.cmd.debug_command = access;
@@ -201,7 +201,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             }
             "databases" => {
                 single("count")?;
-                let max = crate::cmd::config::MAX_DATABASES;
+                let max = crate::config::MAX_DATABASES;
                 next.cmd.databases = match text.parse::<usize>() {
                     Ok(n) if (1..=max).contains(&n) => n,
                     _ => return Err(err(format!("databases must be 1 to {max}, not '{text}'"))),
@@ -268,7 +268,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
 mod tests {
     use super::*;
     use crate::aof::Fsync;
-    use crate::cmd::Eviction;
+    use crate::config::Eviction;
 
     #[test]
     fn a_redis_style_file_applies() {

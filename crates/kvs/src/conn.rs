@@ -8,7 +8,8 @@ use std::io::{self, Write};
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 
-use crate::cmd::{exec, table, Config, Ctx, Session};
+use crate::cmd::{exec, table, Ctx, Session};
+use crate::config::Config;
 use crate::hub::{Msg, Waiter};
 use crate::input::{Input, Received};
 use crate::limits::OutputWatch;

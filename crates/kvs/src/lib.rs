@@ -13,6 +13,8 @@
 //!   propagated to the log and the replicas.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
 //! - [`limits`]: `client-output-buffer-limit` (Redis's syntax, hard and soft limits).
+//! - [`config`]: the server's settings (values, defaults, parsing, what CONFIG SET may
+//!   change).
 //! - [`conf`]: configuration files in the form of `redis.conf`.
 //! - [`aof`]: the append-only log (a versioned header, checksummed effect records, group
 //!   commit; only a torn tail is cut at start, saved to a side file first; other damage
@@ -36,6 +38,7 @@ mod busy;
 pub mod cluster;
 pub mod cmd;
 pub mod conf;
+pub mod config;
 mod conn;
 pub mod hub;
 pub mod input;

@@ -16,7 +16,7 @@
 //! that pipelines many large replies without reading is cut off within one reply of the
 //! hard limit (see the server's round).
 
-use crate::cmd::parse_memory;
+use crate::config::parse_memory;
 
 /// The limits of one client class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -73,7 +73,8 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::aof::{Effect, Fsync, LoadReport, OpenError};
-use crate::cmd::{Config, Stats};
+use crate::cmd::Stats;
+use crate::config::Config;
 use crate::conn::{Conn, Flushed};
 use crate::hub::Msg;
 use crate::keyspace::{default_shards, Keys, MAX_SHARDS};

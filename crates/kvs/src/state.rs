@@ -23,7 +23,7 @@ use std::sync::Mutex;
 pub use stats::SharedStats;
 
 use crate::aof::{Effect, Log};
-use crate::cmd::Config;
+use crate::config::Config;
 use crate::keyspace::{Keys, Keyspace};
 use crate::store::Store;
 

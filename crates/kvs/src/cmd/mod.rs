@@ -10,8 +10,8 @@
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
 //! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
 //! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), [`monitor`],
-//! [`pause`] (CLIENT PAUSE), with the settings in [`config`] and [`rewrite`] (CONFIG
-//! REWRITE).
+//! [`pause`] (CLIENT PAUSE), [`config`] (CONFIG GET/SET over [`crate::config`]) and
+//! [`rewrite`] (CONFIG REWRITE).
 
 pub mod admin;
 pub mod blocking;
@@ -49,8 +49,8 @@ use crate::resp::{Proto, Writer};
 use crate::state::Shared;
 use crate::value::Value;
 
+use crate::config::{Config, Eviction};
 pub use cluster::key_slot;
-pub use config::{parse_memory, Config, Eviction};
 pub use glob::glob;
 pub use server::rss_bytes;
 use table::{Command, DENYOOM, NO_AUTH, WRITE};

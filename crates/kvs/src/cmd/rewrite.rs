@@ -18,8 +18,8 @@
 //! synced, renamed over it (with the old file's permissions) and the directory
 //! synced, so a crash leaves the old file or the new one, whole.
 
-use super::config::Config;
 use super::{eq, Ctx};
+use crate::config::Config;
 use crate::limits::ClassLimit;
 use crate::resp::{split_args, Writer};
 

@@ -35,11 +35,11 @@ use crate::aof::{encode, Effect};
 pub const DEFAULT_BACKLOG: usize = 1 << 20;
 
 /// The backlog's size from `repl-backlog-size` (16 KiB at least, as Redis).
-pub fn backlog_capacity(config: &crate::cmd::Config) -> usize {
+pub fn backlog_capacity(config: &crate::config::Config) -> usize {
     config
         .compat
         .get("repl-backlog-size")
-        .and_then(|s| crate::cmd::parse_memory(s))
+        .and_then(|s| crate::config::parse_memory(s))
         .unwrap_or(DEFAULT_BACKLOG)
         .max(16 * 1024)
 }

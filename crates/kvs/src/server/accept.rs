@@ -11,7 +11,8 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Interest, Token};
 
 use super::{now_ms, Mailbox, FIRST_CONN};
-use crate::cmd::{Config, Session};
+use crate::cmd::Session;
+use crate::config::Config;
 use crate::conn::Conn;
 use crate::input::Input;
 use crate::limits::OutputWatch;

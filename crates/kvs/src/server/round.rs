@@ -4,7 +4,7 @@
 use mio::Token;
 
 use super::{now_ms, Loop, FIRST_CONN};
-use crate::cmd::Config;
+use crate::config::Config;
 use crate::conn::Flushed;
 use crate::hub::Msg;
 use crate::state::Shared;

@@ -1,0 +1,479 @@
+//! The server's settings ([`Config`]): their values, names, defaults and parsing, which
+//! of them CONFIG SET may change (and how protected ones are guarded), and Redis's
+//! settings taken for compatibility. The CONFIG command is `crate::cmd::config`; the
+//! `redis.conf` file form is [`crate::conf`].
+
+use crate::aof::Fsync;
+use crate::limits::OutputLimits;
+use crate::resp::Limits;
+
+/// Databases when none is configured (Redis's default).
+pub const DEFAULT_DATABASES: usize = 16;
+
+/// Most databases a server takes (`databases`).
+pub const MAX_DATABASES: usize = 1024;
+
+/// Server-wide settings a command can read or change.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `requirepass`: clients must AUTH first when set.
+    pub requirepass: Option<Vec<u8>>,
+    /// `proto-max-bulk-len`, `proto-max-multibulk-len`, `proto-inline-max-size`.
+    pub limits: Limits,
+    /// `client-query-buffer-limit`: largest input buffer of one client before it is
+    /// disconnected.
+    pub max_query_buffer: usize,
+    /// Port, for INFO and CLUSTER replies.
+    pub port: u16,
+    /// Address the server listens on, for CLUSTER replies.
+    pub bind: String,
+    /// `maxmemory` in bytes of [`crate::store::Store::memory`], summed over the shards
+    /// (0: no limit).
+    pub maxmemory: usize,
+    /// What happens at the limit.
+    pub policy: Eviction,
+    /// `appendonly` (set at start only).
+    pub appendonly: bool,
+    /// `appendfsync`: CONFIG SET changes the running log's policy.
+    pub appendfsync: Fsync,
+    /// Event loops (`threads`, set at start only).
+    pub threads: usize,
+    /// `client-output-buffer-limit`: pending reply bytes allowed per client class.
+    pub output_limits: OutputLimits,
+    /// `tcp-backlog`: the listening socket's queue of connections not yet accepted
+    /// (set at start only; the kernel caps it at `net.core.somaxconn`).
+    pub tcp_backlog: u32,
+    /// `databases`: SELECT takes 0 to this less one (set at start only).
+    pub databases: usize,
+    /// `slowlog-log-slower-than`: microseconds from which a command enters the slow
+    /// log (negative: none).
+    pub slowlog_slower_than: i64,
+    /// `slowlog-max-len`: entries the slow log keeps.
+    pub slowlog_max_len: usize,
+    /// `notify-keyspace-events`: the classes of keyspace notifications sent
+    /// ([`crate::cmd::notify`] flags; 0: none).
+    pub notify: u32,
+    /// `min-replicas-to-write`: writes are refused (NOREPLICAS) while fewer replicas
+    /// than this acknowledged within `min-replicas-max-lag` seconds (0: no check).
+    pub min_replicas: u32,
+    /// `min-replicas-max-lag`, seconds.
+    pub min_replicas_lag: u32,
+    /// Values given to the Redis settings in [`COMPAT`] (accepted, shown, no effect).
+    pub compat: std::collections::BTreeMap<&'static str, String>,
+    /// The configuration file the server was started with (CONFIG REWRITE writes it).
+    pub config_file: Option<std::path::PathBuf>,
+    /// `appendfilename`: the log's file as the server runs with it (set at start only;
+    /// CONFIG REWRITE writes it, so a restart opens the same log).
+    pub appendfilename: String,
+    /// `enable-protected-configs`: who may CONFIG SET the path-valued settings in
+    /// [`PROTECTED`] (set at start only).
+    pub protected_configs: Access,
+    /// `enable-debug-command`: who may run DEBUG (set at start only).
+    pub debug_command: Access,
+    /// `cluster-port`: the cluster bus's port (0: the client port plus 10000; set at
+    /// start only).
+    pub cluster_port: u16,
+}
+
+/// Who may use a protected setting or command (`enable-protected-configs`,
+/// `enable-debug-command`), as Redis 7 has it: nobody (the default), everybody, or
+/// clients connected from the loopback address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Nobody.
+    #[default]
+    No,
+    /// Every client.
+    Yes,
+    /// Clients on a loopback address.
+    Local,
+}
+
+impl Access {
+    /// `no`, `yes` or `local`.
+    pub fn parse(s: &str) -> Option<Access> {
+        match s.to_ascii_lowercase().as_str() {
+            "no" => Some(Access::No),
+            "yes" => Some(Access::Yes),
+            "local" => Some(Access::Local),
+            _ => None,
+        }
+    }
+
+    /// As CONFIG GET shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::No => "no",
+            Access::Yes => "yes",
+            Access::Local => "local",
+        }
+    }
+
+    /// Whether a client at `peer` (`ip:port`, as CLIENT LIST shows it) may.
+    pub fn allows(self, peer: Option<&str>) -> bool {
+        match self {
+            Access::No => false,
+            Access::Yes => true,
+            Access::Local => peer
+                .and_then(|p| p.parse::<std::net::SocketAddr>().ok())
+                .is_some_and(|a| a.ip().is_loopback()),
+        }
+    }
+}
+
+/// Settings that name files and so can't be changed at run time unless
+/// `enable-protected-configs` allows it (Redis's protected configs).
+pub const PROTECTED: &[&str] = &["dir", "dbfilename"];
+
+/// The error for a protected setting.
+pub const PROTECTED_ERR: &str = "can't set protected config";
+
+/// Redis 7 settings this server accepts (CONFIG SET, configuration files) and shows
+/// (CONFIG GET) with Redis's defaults, so that clients, tools and test suites that set
+/// them work; they tune encodings and subsystems this server does not have, and have
+/// no effect here.
+pub const COMPAT: &[(&str, &str)] = &[
+    ("active-expire-effort", "1"),
+    ("activedefrag", "no"),
+    ("activerehashing", "yes"),
+    ("aof-load-truncated", "yes"),
+    ("aof-rewrite-incremental-fsync", "yes"),
+    ("aof-timestamp-enabled", "no"),
+    ("aof-use-rdb-preamble", "yes"),
+    ("auto-aof-rewrite-min-size", "67108864"),
+    ("auto-aof-rewrite-percentage", "100"),
+    ("busy-reply-threshold", "5000"),
+    ("dbfilename", "dump.rdb"),
+    ("dir", "."),
+    ("dynamic-hz", "yes"),
+    ("hash-max-listpack-entries", "128"),
+    ("hash-max-listpack-value", "64"),
+    ("hash-max-ziplist-entries", "128"),
+    ("hash-max-ziplist-value", "64"),
+    ("hz", "10"),
+    ("latency-monitor-threshold", "0"),
+    ("latency-tracking", "yes"),
+    ("lazyfree-lazy-eviction", "no"),
+    ("lazyfree-lazy-expire", "no"),
+    ("lazyfree-lazy-server-del", "no"),
+    ("lazyfree-lazy-user-del", "no"),
+    ("lazyfree-lazy-user-flush", "no"),
+    ("lfu-decay-time", "1"),
+    ("lfu-log-factor", "10"),
+    ("list-compress-depth", "0"),
+    ("list-max-listpack-size", "-2"),
+    ("list-max-ziplist-size", "-2"),
+    ("loglevel", "notice"),
+    ("lua-time-limit", "5000"),
+    ("masterauth", ""),
+    ("maxclients", "10000"),
+    ("maxmemory-eviction-tenacity", "10"),
+    ("maxmemory-samples", "5"),
+    ("protected-mode", "no"),
+    ("rdbchecksum", "yes"),
+    ("rdbcompression", "yes"),
+    ("repl-backlog-size", "1048576"),
+    ("repl-timeout", "60"),
+    ("replica-announced", "yes"),
+    ("replica-priority", "100"),
+    ("replica-read-only", "yes"),
+    ("replica-serve-stale-data", "yes"),
+    ("sanitize-dump-payload", "no"),
+    ("save", ""),
+    ("set-max-intset-entries", "512"),
+    ("set-max-listpack-entries", "128"),
+    ("set-max-listpack-value", "64"),
+    ("stop-writes-on-bgsave-error", "yes"),
+    ("stream-node-max-bytes", "4096"),
+    ("stream-node-max-entries", "100"),
+    ("tcp-keepalive", "300"),
+    ("timeout", "0"),
+    ("zset-max-listpack-entries", "128"),
+    ("zset-max-listpack-value", "64"),
+    ("zset-max-ziplist-entries", "128"),
+    ("zset-max-ziplist-value", "64"),
+];
+
+/// The entry of `name` in [`COMPAT`].
+pub(crate) fn compat(name: &str) -> Option<&'static str> {
+    COMPAT
+        .binary_search_by(|(n, _)| n.cmp(&name))
+        .ok()
+        .map(|i| COMPAT[i].0)
+}
+
+/// The names [`Config::set`] takes while running.
+pub(crate) const RUNTIME: &[&str] = &[
+    "requirepass",
+    "maxmemory",
+    "maxmemory-policy",
+    "proto-max-bulk-len",
+    "proto-max-multibulk-len",
+    "proto-inline-max-size",
+    "client-query-buffer-limit",
+    "client-output-buffer-limit",
+    "appendfsync",
+    "notify-keyspace-events",
+    "slowlog-log-slower-than",
+    "slowlog-max-len",
+    "min-replicas-to-write",
+    "min-replicas-max-lag",
+];
+
+/// Settings fixed once the server runs (CONFIG GET shows those it has; CONFIG SET
+/// refuses them all, as Redis refuses its immutable configs): among them every path
+/// the server writes to besides the protected ones.
+pub(crate) const IMMUTABLE: &[&str] = &[
+    "port",
+    "bind",
+    "appendonly",
+    "threads",
+    "databases",
+    "tcp-backlog",
+    "appendfilename",
+    "appenddirname",
+    "cluster-config-file",
+    "cluster-enabled",
+    "cluster-port",
+    "enable-protected-configs",
+    "enable-debug-command",
+    "enable-module-command",
+    "logfile",
+    "pidfile",
+    "unixsocket",
+    "aclfile",
+    "daemonize",
+];
+
+impl Config {
+    /// Every setting, by its Redis name, with its current value as CONFIG GET shows it.
+    pub fn params(&self) -> Vec<(&'static str, String)> {
+        let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let mut params = vec![
+            ("port", self.port.to_string()),
+            ("bind", self.bind.clone()),
+            (
+                "requirepass",
+                self.requirepass
+                    .as_ref()
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .unwrap_or_default(),
+            ),
+            ("proto-max-bulk-len", self.limits.max_bulk.to_string()),
+            (
+                "proto-max-multibulk-len",
+                self.limits.max_multibulk.to_string(),
+            ),
+            ("proto-inline-max-size", self.limits.max_inline.to_string()),
+            (
+                "client-query-buffer-limit",
+                self.max_query_buffer.to_string(),
+            ),
+            ("client-output-buffer-limit", self.output_limits.show()),
+            ("maxmemory", self.maxmemory.to_string()),
+            ("maxmemory-policy", self.policy.name().into()),
+            ("appendonly", yes_no(self.appendonly)),
+            ("appendfsync", self.appendfsync.name().into()),
+            ("threads", self.threads.to_string()),
+            ("tcp-backlog", self.tcp_backlog.to_string()),
+            ("databases", self.databases.to_string()),
+            (
+                "notify-keyspace-events",
+                crate::cmd::notify::show(self.notify),
+            ),
+            (
+                "slowlog-log-slower-than",
+                self.slowlog_slower_than.to_string(),
+            ),
+            ("slowlog-max-len", self.slowlog_max_len.to_string()),
+            ("min-replicas-to-write", self.min_replicas.to_string()),
+            ("min-replicas-max-lag", self.min_replicas_lag.to_string()),
+            ("appendfilename", self.appendfilename.clone()),
+            (
+                "enable-protected-configs",
+                self.protected_configs.name().into(),
+            ),
+            ("enable-debug-command", self.debug_command.name().into()),
+            ("cluster-port", self.cluster_port.to_string()),
+        ];
+        for (name, default) in COMPAT {
+            let v = self.compat.get(name).cloned();
+            params.push((name, v.unwrap_or_else(|| default.to_string())));
+        }
+        params
+    }
+
+    /// Applies one setting that may change while the server runs. The error is the
+    /// reason, for `ERR CONFIG SET failed (possibly related to argument 'NAME') - ...`.
+    pub fn set(&mut self, name: &str, value: &[u8]) -> Result<(), String> {
+        let text = || String::from_utf8_lossy(value).into_owned();
+        let memory =
+            |min: usize, what: &str| match std::str::from_utf8(value).ok().and_then(parse_memory) {
+                Some(v) if v >= min => Ok(v),
+                _ => Err(format!("argument must be {what}")),
+            };
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "maxmemory" => self.maxmemory = memory(0, "a memory value")?,
+            "maxmemory-policy" => {
+                self.policy = text().parse().map_err(|_| "Invalid argument".to_string())?
+            }
+            "proto-max-bulk-len" => {
+                self.limits.max_bulk = memory(1 << 20, "a memory value of at least 1mb")?
+            }
+            "proto-max-multibulk-len" => {
+                self.limits.max_multibulk = memory(1, "a count of at least 1")?
+            }
+            "proto-inline-max-size" => {
+                self.limits.max_inline = memory(1024, "a memory value of at least 1kb")?
+            }
+            "client-query-buffer-limit" => {
+                self.max_query_buffer = memory(1 << 20, "a memory value of at least 1mb")?
+            }
+            "client-output-buffer-limit" => self.output_limits.set(&text())?,
+            "appendfsync" => self.appendfsync = text().parse()?,
+            "slowlog-log-slower-than" => {
+                self.slowlog_slower_than = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("argument couldn't be parsed into an integer")?
+            }
+            "slowlog-max-len" => {
+                self.slowlog_max_len = match std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
+                {
+                    Some(n) if n <= i64::MAX as u64 => n as usize,
+                    _ => return Err("argument couldn't be parsed into an integer".into()),
+                }
+            }
+            "min-replicas-to-write" | "min-replicas-max-lag" => {
+                let n = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<u32>().ok().filter(|&n| n <= i32::MAX as u32))
+                    .ok_or("argument couldn't be parsed into an integer")?;
+                if name == "min-replicas-to-write" {
+                    self.min_replicas = n;
+                } else {
+                    self.min_replicas_lag = n;
+                }
+            }
+            "notify-keyspace-events" => {
+                self.notify = crate::cmd::notify::parse(&text())
+                    .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?
+            }
+            n if compat(n).is_some() => {
+                if let Some(key) = compat(n) {
+                    self.compat.insert(key, text());
+                }
+            }
+            _ if IMMUTABLE.contains(&name.as_str()) => {
+                return Err("can't set immutable config".into())
+            }
+            _ => return Err(format!("unknown setting '{name}'")),
+        }
+        debug_assert!(RUNTIME.contains(&name.as_str()) || compat(&name).is_some());
+        Ok(())
+    }
+}
+
+/// `maxmemory-policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Eviction {
+    /// Writes that may add memory get Redis's OOM error.
+    #[default]
+    NoEviction,
+    /// Evict keys by sampled LRU (5 samples) until under the limit.
+    AllKeysLru,
+}
+
+impl Eviction {
+    /// The Redis name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Eviction::NoEviction => "noeviction",
+            Eviction::AllKeysLru => "allkeys-lru",
+        }
+    }
+}
+
+impl std::str::FromStr for Eviction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Eviction, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "noeviction" => Ok(Eviction::NoEviction),
+            "allkeys-lru" => Ok(Eviction::AllKeysLru),
+            _ => Err(format!(
+                "maxmemory-policy must be noeviction or allkeys-lru, not '{s}'"
+            )),
+        }
+    }
+}
+
+/// A memory size as Redis writes them: `100`, `10k` (1000), `10kb` (1024), `m`/`mb`,
+/// `g`/`gb`.
+pub fn parse_memory(s: &str) -> Option<usize> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: usize = num.parse().ok()?;
+    let mul: usize = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(mul)
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            requirepass: None,
+            limits: Limits::default(),
+            max_query_buffer: 1 << 30,
+            port: 6379,
+            bind: "127.0.0.1".into(),
+            maxmemory: 0,
+            policy: Eviction::NoEviction,
+            appendonly: false,
+            appendfsync: Fsync::EverySec,
+            threads: 1,
+            output_limits: OutputLimits::default(),
+            tcp_backlog: 511,
+            databases: DEFAULT_DATABASES,
+            notify: 0,
+            slowlog_slower_than: 10_000,
+            slowlog_max_len: 128,
+            min_replicas: 0,
+            min_replicas_lag: 10,
+            compat: Default::default(),
+            config_file: None,
+            appendfilename: "appendonly.aof".into(),
+            protected_configs: Access::No,
+            debug_command: Access::No,
+            cluster_port: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compat_settings_are_sorted_and_stored() {
+        assert!(COMPAT.windows(2).all(|p| p[0].0 < p[1].0));
+        let mut c = Config::default();
+        c.set("list-max-listpack-size", b"4").unwrap();
+        let p = c.params();
+        assert!(p.contains(&("list-max-listpack-size", "4".to_string())));
+        assert!(p.contains(&("hz", "10".to_string())));
+        assert!(c.set("no-such-setting", b"1").is_err());
+    }
+}
