@@ -15,7 +15,11 @@
 //! order they changed it. Keyspace events are published from the same point of the
 //! loop (`crate::cmd::notify`).
 
+pub mod monitors;
+pub mod pause;
+pub mod slowlog;
 mod stats;
+pub mod watches;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -42,7 +46,7 @@ pub struct Shared {
     /// BGREWRITEAOF was called: the next round starts a rewrite.
     pub rewrite_requested: AtomicBool,
     /// Keys watched by connections (WATCH), with their versions.
-    pub watches: std::sync::Arc<crate::cmd::multi::Watches>,
+    pub watches: std::sync::Arc<watches::Watches>,
     /// SHUTDOWN was called: the loops stop (within 100 ms), the log is flushed.
     pub shutdown: AtomicBool,
     /// The loops' inboxes, pub/sub subscribers and blocked clients.
@@ -51,7 +55,7 @@ pub struct Shared {
     /// the epoch: LASTSAVE.
     pub last_save: AtomicU64,
     /// The slow log (SLOWLOG).
-    pub slowlog: crate::cmd::admin::SlowLog,
+    pub slowlog: slowlog::SlowLog,
     /// The script cache, the function libraries and the running script.
     pub scripts: crate::cmd::scripting::Scripts,
     /// Replication: the role, the stream to replicas, the link to a primary.
@@ -59,9 +63,9 @@ pub struct Shared {
     /// Cluster mode's state (`cluster-enabled yes`), None otherwise.
     pub cluster: Option<crate::cluster::Cluster>,
     /// The clients in MONITOR mode.
-    pub monitors: crate::cmd::monitor::Monitors,
+    pub monitors: monitors::Monitors,
     /// CLIENT PAUSE.
-    pub pause: crate::cmd::pause::Pause,
+    pub pause: pause::Pause,
 }
 
 impl Shared {

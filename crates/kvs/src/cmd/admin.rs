@@ -12,82 +12,10 @@
 //! events are recorded, so LATEST and HISTORY are empty; setting a threshold is
 //! accepted and has no effect yet.
 
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
 
 use super::{eq, parse_i64, Ctx};
 use crate::resp::Writer;
-
-/// One slow command.
-#[derive(Clone, Debug)]
-struct Entry {
-    id: u64,
-    time_secs: u64,
-    micros: u64,
-    argv: Vec<Vec<u8>>,
-    addr: String,
-    name: String,
-}
-
-/// The slow log the loops share.
-#[derive(Debug, Default)]
-pub struct SlowLog {
-    inner: Mutex<(VecDeque<Entry>, u64)>,
-}
-
-/// Most arguments kept of one command, and bytes of one argument.
-const MAX_ARGS: usize = 32;
-const MAX_ARG_BYTES: usize = 128;
-
-impl SlowLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<Entry>, u64)> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Records a command that took `micros`, keeping at most `max` entries.
-    pub(crate) fn record(&self, ctx: &Ctx, args: &[&[u8]], micros: u64, max: usize) {
-        let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len().min(MAX_ARGS));
-        for (i, a) in args.iter().enumerate() {
-            if i == MAX_ARGS - 1 && args.len() > MAX_ARGS {
-                argv.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
-                break;
-            }
-            if a.len() > MAX_ARG_BYTES {
-                let mut v = a[..MAX_ARG_BYTES].to_vec();
-                v.extend_from_slice(
-                    format!("... ({} more bytes)", a.len() - MAX_ARG_BYTES).as_bytes(),
-                );
-                argv.push(v);
-            } else {
-                argv.push(a.to_vec());
-            }
-        }
-        let (addr, name) = match &ctx.session.meta {
-            Some(m) => (
-                m.addr.clone(),
-                ctx.session
-                    .name
-                    .as_deref()
-                    .map(|n| String::from_utf8_lossy(n).into_owned())
-                    .unwrap_or_default(),
-            ),
-            None => (String::new(), String::new()),
-        };
-        let mut g = self.lock();
-        let id = g.1;
-        g.1 += 1;
-        g.0.push_front(Entry {
-            id,
-            time_secs: ctx.now / 1000,
-            micros,
-            argv,
-            addr,
-            name,
-        });
-        g.0.truncate(max);
-    }
-}
 
 /// SLOWLOG GET [count] | LEN | RESET | HELP.
 pub fn slowlog(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {

@@ -404,7 +404,18 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     if let Some(us) = took {
         if slow >= 0 && us >= slow as u64 && !cmd.has(table::SKIP_SLOWLOG) {
             let max = ctx.config.slowlog_max_len;
-            ctx.shared.slowlog.record(ctx, args, us, max);
+            let who = match &ctx.session.meta {
+                Some(m) => (
+                    m.addr.clone(),
+                    ctx.session
+                        .name
+                        .as_deref()
+                        .map(|n| String::from_utf8_lossy(n).into_owned())
+                        .unwrap_or_default(),
+                ),
+                None => (String::new(), String::new()),
+            };
+            ctx.shared.slowlog.record(args, us, max, ctx.now, who);
         }
     }
     let failed = w.byte_at(at) == Some(b'-');

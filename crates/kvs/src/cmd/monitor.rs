@@ -13,7 +13,7 @@
 //! replaced by `(redacted)`. A blocking command is shown when it is called, not again
 //! when it is served.
 //!
-//! The monitors are listed in [`Monitors`] (in the keyspace's shared state); a command
+//! The monitors are listed in [`crate::state::monitors::Monitors`] (in the server's state); a command
 //! costs one atomic load while none is attached. A line goes to each monitor through
 //! the hub ([`crate::hub::Msg::Monitor`]), into its loop's inbox, so monitors on any
 //! loop see the lines of every loop, each loop's in order. A monitor is a `normal`
@@ -23,48 +23,13 @@
 //! keyspace (Redis's "Replica can't interact with the keyspace").
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use super::table::{Command, ADMIN, READONLY, SKIP_MONITOR, WRITE};
 use super::{eq, Ctx};
 use crate::hub::Msg;
 use crate::resp::Writer;
-
-/// The clients in MONITOR mode.
-#[derive(Debug, Default)]
-pub struct Monitors {
-    /// How many (read once per command).
-    count: AtomicUsize,
-    ids: Mutex<Vec<u64>>,
-}
-
-impl Monitors {
-    /// True when some client monitors (one atomic load).
-    #[inline]
-    pub fn any(&self) -> bool {
-        self.count.load(Ordering::Acquire) != 0
-    }
-
-    fn ids(&self) -> std::sync::MutexGuard<'_, Vec<u64>> {
-        self.ids.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn add(&self, id: u64) {
-        let mut ids = self.ids();
-        if !ids.contains(&id) {
-            ids.push(id);
-            self.count.store(ids.len(), Ordering::Release);
-        }
-    }
-
-    /// Client `id` stops monitoring (RESET, or its connection closed).
-    pub fn remove(&self, id: u64) {
-        let mut ids = self.ids();
-        ids.retain(|&x| x != id);
-        self.count.store(ids.len(), Ordering::Release);
-    }
-}
 
 thread_local! {
     /// A script's `redis.call` is running on this thread.

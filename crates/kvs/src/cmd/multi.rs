@@ -10,106 +10,22 @@
 //!   change the transaction made is written to the log as one record
 //!   ([`Effect::Batch`]), so a crash never replays half of it.
 //! - WATCH: each watched key has a version in a registry the event loops share
-//!   ([`Watches`]); every change to a key (what the log records: a write, a delete,
+//!   ([`crate::state::watches::Watches`]); every change to a key (what the log records: a write, a delete,
 //!   an eviction, a deadline, FLUSHALL of a key that existed) moves the version of a
 //!   watched key. EXEC compares the versions under the shards' locks and, if any moved
 //!   or a watched key's deadline passed since it was watched, runs nothing and replies
 //!   with the null array. Without watchers a write pays one atomic load.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use super::table::{Command, DENYOOM, WRITE};
 use super::Ctx;
 use crate::aof::Effect;
 use crate::resp::Writer;
+use crate::state::watches::{Watched, Watches};
 
 /// A key and its database.
 type DbKey = (usize, Vec<u8>);
-
-/// Watched keys of every connection: (database, key) to (watchers, version).
-#[derive(Debug, Default)]
-pub struct Watches {
-    keys: AtomicUsize,
-    map: Mutex<WatchMap>,
-}
-
-#[derive(Debug, Default)]
-struct WatchMap {
-    keys: HashMap<DbKey, (usize, u64)>,
-    next: u64,
-}
-
-impl Watches {
-    /// True when some connection watches a key.
-    #[inline]
-    pub fn any(&self) -> bool {
-        self.keys.load(Ordering::Relaxed) != 0
-    }
-
-    fn lock(&self) -> MutexGuard<'_, WatchMap> {
-        self.map.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Moves the versions of the watched keys among `keys` (with their databases).
-    pub fn touch<'k>(&self, keys: impl Iterator<Item = (usize, &'k [u8])>) {
-        let mut m = self.lock();
-        let m = &mut *m;
-        for (db, k) in keys {
-            if let Some(e) = m.keys.get_mut(&(db, k.to_vec())) {
-                m.next += 1;
-                e.1 = m.next;
-            }
-        }
-    }
-
-    /// Every watched key (to check which exist before FLUSHALL).
-    fn watched(&self) -> Vec<DbKey> {
-        self.lock().keys.keys().cloned().collect()
-    }
-
-    fn watch(&self, db: usize, key: &[u8]) -> u64 {
-        let mut m = self.lock();
-        let e = m.keys.entry((db, key.to_vec())).or_insert((0, 0));
-        e.0 += 1;
-        let v = e.1;
-        self.keys.store(m.keys.len(), Ordering::Relaxed);
-        v
-    }
-
-    fn unwatch(&self, keys: &[Watched]) {
-        let mut m = self.lock();
-        for w in keys {
-            let k = (w.db, w.key.clone());
-            if let Some(e) = m.keys.get_mut(&k) {
-                e.0 -= 1;
-                if e.0 == 0 {
-                    m.keys.remove(&k);
-                }
-            }
-        }
-        self.keys.store(m.keys.len(), Ordering::Relaxed);
-    }
-
-    fn unchanged(&self, keys: &[Watched]) -> bool {
-        let m = self.lock();
-        keys.iter().all(|w| {
-            m.keys
-                .get(&(w.db, w.key.clone()))
-                .is_some_and(|e| e.1 == w.version)
-        })
-    }
-}
-
-#[derive(Debug)]
-struct Watched {
-    db: usize,
-    key: Vec<u8>,
-    version: u64,
-    /// The key's deadline when watched (0: none, or no key).
-    expires_at: u64,
-}
 
 #[derive(Debug)]
 struct Queued {
