@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use wirespeed_ed25519::{verify_many_with, Backend, Item, Mode};
+use wirespeed_ed25519::{verify_many_with, Item, Lanes, Mode};
 use wirespeed_engine::backend::cpu;
 use wirespeed_sigdata::{gen, Record};
 
@@ -418,7 +418,7 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
             let data = Dataset::new(&records[..count]);
             // wirespeed's verdicts, for the comparison with Narya's (not timed).
             let ours: Vec<bool> = match &naryabin {
-                Some(_) => verify_many_with(&data.items, Mode::Strict, Backend::Auto, cpu())
+                Some(_) => verify_many_with(&data.items, Mode::Strict, Lanes::Auto, cpu())
                     .iter()
                     .map(Result::is_ok)
                     .collect(),
@@ -494,7 +494,7 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
                     ],
                 )?;
                 let ours: Vec<bool> =
-                    verify_many_with(&data.items, Mode::Strict, Backend::Auto, cpu())
+                    verify_many_with(&data.items, Mode::Strict, Lanes::Auto, cpu())
                         .iter()
                         .map(Result::is_ok)
                         .collect();
@@ -522,7 +522,7 @@ pub fn measure(cfg: &Config, command: &str, progress: bool) -> Result<Report, St
         machine: Machine::detect(),
         date: machine::utc_now(),
         config: cfg.clone(),
-        auto_backend: Backend::Auto.resolve_on(cpu()).name(),
+        auto_backend: Lanes::Auto.resolve_on(cpu()).name(),
         openssl_version: openssl::version::version(),
         command: command.to_string(),
         throughput,

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirespeed_eccvm::{Backend, Program};
+use wirespeed_eccvm::{Lanes, Program};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(p) = Program::parse(data) else {
@@ -24,8 +24,8 @@ fuzz_target!(|data: &[u8]| {
             b
         })
         .collect();
-    let serial = p.run_sets(Backend::Serial, 9, &inputs).expect("valid run");
-    for b in [Backend::Avx2, Backend::Ifma] {
+    let serial = p.run_sets(Lanes::Serial, 9, &inputs).expect("valid run");
+    for b in [Lanes::Avx2, Lanes::Ifma] {
         if b.available() {
             assert_eq!(p.run_sets(b, 9, &inputs).expect("valid run"), serial);
         }

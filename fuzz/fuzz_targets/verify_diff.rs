@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode};
+use wirespeed_ed25519::{verify, verify_many_with, Item, Lanes, Mode};
 
 fn dalek_strict(msg: &[u8], sig: &[u8], pk: &[u8]) -> bool {
     let Ok(pk) = <&[u8; 32]>::try_from(pk) else {
@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
 
     let items = [Item { msg, sig, pk }];
     for (mode, single) in Mode::ALL.iter().zip(&verdicts) {
-        for backend in std::iter::once(Backend::Auto).chain(Backend::CONCRETE) {
+        for backend in std::iter::once(Lanes::Auto).chain(Lanes::CONCRETE) {
             assert_eq!(verify_many_with(&items, *mode, backend, wirespeed_ed25519::CpuFeatures::get()), vec![*single]);
         }
     }

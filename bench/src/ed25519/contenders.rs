@@ -3,7 +3,7 @@
 //! contender says otherwise).
 
 use rayon::prelude::*;
-use wirespeed_ed25519::{verify_many_with, verify_with, Backend, Item, Mode};
+use wirespeed_ed25519::{verify_many_with, verify_with, Item, Lanes, Mode};
 use wirespeed_engine::backend::cpu;
 
 use super::Dataset;
@@ -13,9 +13,9 @@ use super::Dataset;
 pub enum Contender {
     /// `wirespeed_ed25519::verify_with(.., Mode::Strict, cpu)` per item.
     WsVerify,
-    /// `wirespeed_ed25519::verify_many_with(.., Mode::Strict, Backend::Auto, cpu)`.
+    /// `wirespeed_ed25519::verify_many_with(.., Mode::Strict, Lanes::Auto, cpu)`.
     WsVerifyMany,
-    /// `verify_many_with(.., Mode::Strict, Backend::Serial)`.
+    /// `verify_many_with(.., Mode::Strict, Lanes::Serial)`.
     WsVerifyManySerial,
     /// ed25519-dalek `VerifyingKey::from_bytes` + `verify` per item.
     DalekVerify,
@@ -113,14 +113,11 @@ impl Contender {
         let items = &data.items;
         match self {
             Contender::WsVerifyMany => {
-                count_ok(&verify_many_with(items, Mode::Strict, Backend::Auto, cpu()))
+                count_ok(&verify_many_with(items, Mode::Strict, Lanes::Auto, cpu()))
             }
-            Contender::WsVerifyManySerial => count_ok(&verify_many_with(
-                items,
-                Mode::Strict,
-                Backend::Serial,
-                cpu(),
-            )),
+            Contender::WsVerifyManySerial => {
+                count_ok(&verify_many_with(items, Mode::Strict, Lanes::Serial, cpu()))
+            }
             Contender::DalekVerifyPreparsed | Contender::DalekVerifyStrictPreparsed => {
                 let strict = *self == Contender::DalekVerifyStrictPreparsed;
                 items

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use wirespeed_ed25519::{
-    verify_many_cached_with, verify_many_with, Backend, Item, KeyCache, Mode, VerifyError,
+    verify_many_cached_with, verify_many_with, Item, KeyCache, Lanes, Mode, VerifyError,
 };
 use wirespeed_engine::backend::cpu;
 use wirespeed_sigdata::gen::{generate_keyed, Keys};
@@ -85,11 +85,11 @@ pub fn measure(
         ("cold", wirespeed_sigdata::items(&cold)),
         ("zipf", wirespeed_sigdata::items(&zipf)),
     ];
-    let backends: Vec<Backend> = Backend::ALL
+    let backends: Vec<Lanes> = Lanes::ALL
         .into_iter()
-        .filter(|b| *b != Backend::Auto && b.available_on(cpu()))
+        .filter(|b| *b != Lanes::Auto && b.available_on(cpu()))
         .collect();
-    let auto = Backend::Auto.resolve_on(cpu());
+    let auto = Lanes::Auto.resolve_on(cpu());
     let mut rows = vec![];
     for &t in threads {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -98,7 +98,7 @@ pub fn measure(
             .map_err(|e| e.to_string())?;
         for (name, items) in &traffic {
             let n = items.len();
-            let mut push = |backend: Backend, mode: Mode, cached: bool| -> Result<(), String> {
+            let mut push = |backend: Lanes, mode: Mode, cached: bool| -> Result<(), String> {
                 let label = format!("{name} {backend} {mode} cached={cached}");
                 let (per_s, hit_rate) = if cached {
                     // Zipf traffic keeps one cache (warmed by the warm-up pass, as a
@@ -155,7 +155,7 @@ pub fn measure(
 /// The table as markdown, each row beside the strict, uncached, widest-lane figure on
 /// the same traffic and threads.
 pub fn render_markdown(rows: &[VariantRow]) -> String {
-    let auto = Backend::Auto.resolve_on(cpu()).to_string();
+    let auto = Lanes::Auto.resolve_on(cpu()).to_string();
     let mut s = String::new();
     s += &format!(
         "\n### verify_many variants: lane backends, modes, key cache\n\n- cold: a fresh key per signature; zipf: {ZIPF_KEYS} keys drawn by a Zipf law (exponent 1); key cache of {CACHE_KEYS} keys: for zipf one cache warmed by the warm-up pass (hit rate over all passes), for cold an empty cache every pass (hit rate of the last)\n- ratio: against `verify_many` (strict, {auto}, no cache) on the same traffic and threads\n\n"

@@ -257,7 +257,7 @@ fn diff(
 
 /// The CPU's verdicts on a batch: the widest lanes of the features the engine reads.
 fn cpu_verify_many(items: &[Item<'_>], mode: Mode) -> Vec<Result<(), VerifyError>> {
-    wirespeed_ed25519::verify_many_with(items, mode, wirespeed_ed25519::Backend::Auto, cpu())
+    wirespeed_ed25519::verify_many_with(items, mode, wirespeed_ed25519::Lanes::Auto, cpu())
 }
 
 /// The GPU's verdicts on a batch against the CPU's.

@@ -303,7 +303,7 @@ fn run_program(a: &RunArgs) -> Result<(), CliError> {
         read_bounded_text(&a.inputs, MAX_INPUT_BYTES)?
     };
     let inputs = parse_inputs(&a.inputs, &text, prog.inputs())?;
-    let cpu = wirespeed_engine::eccvm::lanes(a.backend.lanes());
+    let cpu = wirespeed_engine::backend::resolve(a.backend.lanes());
     if !cpu.available() {
         return Err(CliError::Invalid(format!(
             "backend '{cpu}' is not available on this CPU"

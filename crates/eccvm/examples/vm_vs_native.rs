@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use wirespeed_eccvm::{rfc8032, Backend, Program, Value};
+use wirespeed_eccvm::{rfc8032, Lanes, Program, Value};
 use wirespeed_ed25519::serial::vartime_basepoint_mul;
 use wirespeed_ed25519::{vartime_decode_checked, vartime_decode_checked_many, Mode, Role};
 use wirespeed_field::Scalar;
@@ -72,7 +72,7 @@ fn bench(encs: &[[u8; 32]], mode: Mode, role: Role) {
             ],
         })
         .collect();
-    let vm_backends: Vec<Backend> = [Backend::Serial, Backend::Avx2, Backend::Ifma]
+    let vm_backends: Vec<Lanes> = [Lanes::Serial, Lanes::Avx2, Lanes::Ifma]
         .into_iter()
         .filter(|b| b.available())
         .collect();
@@ -93,8 +93,8 @@ fn bench(encs: &[[u8; 32]], mode: Mode, role: Role) {
         }),
     ));
     for (lb, name) in [
-        (wirespeed_ed25519::Backend::Avx2, "avx2"),
-        (wirespeed_ed25519::Backend::Ifma, "ifma"),
+        (wirespeed_ed25519::Lanes::Avx2, "avx2"),
+        (wirespeed_ed25519::Lanes::Ifma, "ifma"),
     ] {
         if lb.available() {
             let mut out = vec![None; encs.len()];

@@ -324,7 +324,7 @@ pub enum RunError {
         needed: usize,
     },
     /// The backend asked for needs instructions this CPU lacks.
-    BackendUnavailable(crate::Backend),
+    BackendUnavailable(crate::Lanes),
 }
 
 impl fmt::Display for RunError {

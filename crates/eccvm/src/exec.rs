@@ -16,7 +16,7 @@ use wirespeed_field::Fe51;
 
 use crate::code::Op;
 use crate::error::RunError;
-use crate::lanes::{Backend, LaneField};
+use crate::lanes::{LaneField, Lanes};
 use crate::program::{lt_le, Kind, Program};
 
 /// One output of one input set.
@@ -91,7 +91,7 @@ impl Program {
     /// Runs the program on `inputs.len() / inputs()` input sets (set i is
     /// `inputs[i * n .. (i + 1) * n]` with n = [`Program::inputs`]). A program without
     /// inputs runs once per call of [`Program::run_sets`] instead.
-    pub fn run(&self, backend: Backend, inputs: &[[u8; 32]]) -> Result<Outputs, RunError> {
+    pub fn run(&self, backend: Lanes, inputs: &[[u8; 32]]) -> Result<Outputs, RunError> {
         let sets = match self.inputs() {
             0 => 1,
             n => inputs.len() / n,
@@ -105,7 +105,7 @@ impl Program {
     /// Convenience wrapper: [`Program::run_sets_with`] this process's detected features.
     pub fn run_sets(
         &self,
-        backend: Backend,
+        backend: Lanes,
         sets: usize,
         inputs: &[[u8; 32]],
     ) -> Result<Outputs, RunError> {
@@ -116,7 +116,7 @@ impl Program {
     /// the CPU features `cpu` instead of this process's detection.
     pub fn run_sets_with(
         &self,
-        backend: Backend,
+        backend: Lanes,
         cpu: &CpuFeatures,
         sets: usize,
         inputs: &[[u8; 32]],
@@ -154,7 +154,7 @@ impl Program {
     /// Convenience wrapper: [`Program::run_into_with`] this process's detected features.
     pub fn run_into(
         &self,
-        backend: Backend,
+        backend: Lanes,
         sets: usize,
         inputs: &[[u8; 32]],
         out: &mut [Value],
@@ -167,7 +167,7 @@ impl Program {
     /// [`RunError::BackendUnavailable`], never an unsupported instruction.
     pub fn run_into_with(
         &self,
-        backend: Backend,
+        backend: Lanes,
         cpu: &CpuFeatures,
         sets: usize,
         inputs: &[[u8; 32]],
@@ -199,11 +199,11 @@ impl Program {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `available_on(cpu)` (or `resolve_on(cpu)`) confirmed AVX2, and
             // `cpu` never claims more than this CPU has.
-            Backend::Avx2 => unsafe { run_avx2(&job, out) },
+            Lanes::Avx2 => unsafe { run_avx2(&job, out) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `available_on(cpu)` (or `resolve_on(cpu)`) confirmed AVX-512F,
             // IFMA and DQ, and `cpu` never claims more than this CPU has.
-            Backend::Ifma => unsafe { run_ifma(&job, out) },
+            Lanes::Ifma | Lanes::Ifma4 => unsafe { run_ifma(&job, out) },
             // SAFETY: the serial backend needs no special instructions.
             _ => unsafe { run_all::<Fe51>(&job, out) },
         }
@@ -426,7 +426,7 @@ mod tests {
     fn run_errors_are_typed() {
         let p = Program::parse(crate::rfc8032::program("checks-strict").unwrap()).unwrap();
         assert_eq!(
-            p.run(Backend::Serial, &[[0; 32]; 4]).unwrap_err(),
+            p.run(Lanes::Serial, &[[0; 32]; 4]).unwrap_err(),
             RunError::InputCount {
                 given: 4,
                 per_set: 3,
@@ -435,15 +435,15 @@ mod tests {
         );
         let mut out = vec![Value::Bool(false); 7];
         assert_eq!(
-            p.run_into(Backend::Serial, 1, &[[0; 32]; 3], &mut out)
+            p.run_into(Lanes::Serial, 1, &[[0; 32]; 3], &mut out)
                 .unwrap_err(),
             RunError::OutputLen {
                 given: 7,
                 needed: 8
             }
         );
-        assert_eq!(p.run(Backend::Auto, &[]).unwrap().sets(), 0);
-        let o = p.run(Backend::Auto, &[[0; 32]; 6]).unwrap();
+        assert_eq!(p.run(Lanes::Auto, &[]).unwrap().sets(), 0);
+        let o = p.run(Lanes::Auto, &[[0; 32]; 6]).unwrap();
         assert_eq!(o.sets(), 2);
         assert_eq!(o.set(1).len(), 8);
         assert_eq!(format_line(&o.set(0)[..2]), "00 00");

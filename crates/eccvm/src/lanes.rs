@@ -1,5 +1,5 @@
 //! The field backends the interpreter is instantiated on, and the run-time choice
-//! between them.
+//! between them (the workspace's [`Lanes`]).
 //!
 //! A backend is a GF(2^255-19) type holding N independent elements (N lanes, one input
 //! set each) with the operations of docs/trace-format.md section 4 that touch field
@@ -12,7 +12,6 @@
 //!
 //! Booleans are lane masks in a `u8`: bit j is lane j's value.
 
-use wirespeed_field::cpu::CpuFeatures;
 use wirespeed_field::{Fe51, FieldOps};
 
 #[cfg(target_arch = "x86_64")]
@@ -20,92 +19,13 @@ use core::arch::x86_64::*;
 #[cfg(target_arch = "x86_64")]
 use wirespeed_field::{avx2::Fe26x4, ifma::Fe51x8};
 
-/// Which arithmetic runs the program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Backend {
-    /// The fastest backend the CPU features passed in support ([`Backend::resolve_on`]).
-    #[default]
-    Auto,
-    /// One input set at a time, radix 2^51 ([`Fe51`], always available).
-    Serial,
-    /// Four input sets per AVX2 register (`wirespeed_field::avx2::Fe26x4`).
-    Avx2,
-    /// Eight input sets per AVX-512 register, 52-bit IFMA multipliers
-    /// (`wirespeed_field::ifma::Fe51x8`; AVX-512F, IFMA and DQ).
-    Ifma,
-}
-
-impl Backend {
-    /// Every backend, `Auto` first.
-    pub const ALL: [Backend; 4] = [Backend::Auto, Backend::Serial, Backend::Avx2, Backend::Ifma];
-
-    /// The command-line name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Backend::Auto => "auto",
-            Backend::Serial => "serial",
-            Backend::Avx2 => "avx2",
-            Backend::Ifma => "ifma",
-        }
-    }
-
-    /// True if a CPU with features `f` runs the backend (`f` never claims more than
-    /// this CPU has, so true makes the backend's lane functions safe to call).
-    pub fn available_on(&self, f: &CpuFeatures) -> bool {
-        match self {
-            Backend::Auto | Backend::Serial => true,
-            Backend::Avx2 => f.avx2(),
-            Backend::Ifma => f.ifma(),
-        }
-    }
-
-    /// `Auto` resolved to a concrete backend for a CPU with features `f`: IFMA where
-    /// present, else AVX2, else serial.
-    pub fn resolve_on(&self, f: &CpuFeatures) -> Backend {
-        match self {
-            Backend::Auto if f.ifma() => Backend::Ifma,
-            Backend::Auto if f.avx2() => Backend::Avx2,
-            Backend::Auto => Backend::Serial,
-            b => *b,
-        }
-    }
-
-    /// Convenience wrapper: [`Backend::available_on`] this process's detected features.
-    pub fn available(&self) -> bool {
-        self.available_on(CpuFeatures::get())
-    }
-
-    /// Convenience wrapper: [`Backend::resolve_on`] this process's detected features.
-    pub fn resolve(&self) -> Backend {
-        self.resolve_on(CpuFeatures::get())
-    }
-
-    /// Input sets per step of the backend (`Auto`: resolved on this process's detected
-    /// features).
-    pub fn lanes(&self) -> usize {
-        match self.resolve() {
-            Backend::Avx2 => 4,
-            Backend::Ifma => 8,
-            _ => 1,
-        }
-    }
-}
-
-impl std::fmt::Display for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Backend, String> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.name() == s)
-            .ok_or_else(|| format!("unknown backend '{s}' (expected auto, serial, avx2 or ifma)"))
-    }
-}
+/// Which arithmetic runs the program: the workspace's one lane description. `Serial`
+/// runs one input set at a time, radix 2^51 ([`Fe51`], always available); `Avx2` four
+/// sets per AVX2 register (`wirespeed_field::avx2::Fe26x4`); `Ifma` eight sets per
+/// AVX-512 register with the 52-bit IFMA multipliers (`wirespeed_field::ifma::Fe51x8`;
+/// AVX-512F, IFMA and DQ); `Ifma4` runs as `Ifma` here (the interpreter has no 4-lane
+/// IFMA form); `Auto` the widest the CPU features passed in support.
+pub use wirespeed_field::cpu::Lanes;
 
 /// N field elements, one per lane, every value reduced (see the module docs).
 pub(crate) trait LaneField: Copy {

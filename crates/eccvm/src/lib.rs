@@ -5,10 +5,11 @@
 //! every validation rule of the format enforced ([`Program::parse`]: a bad program is a
 //! typed [`ProgramError`], never a panic) and runs it over many input sets at once:
 //!
-//! - [`Backend::Serial`]: one set at a time on `wirespeed_field::Fe51`;
-//! - [`Backend::Avx2`]: four sets per step on `wirespeed_field::avx2::Fe26x4`;
-//! - [`Backend::Ifma`]: eight sets per step on `wirespeed_field::ifma::Fe51x8`;
-//! - [`Backend::Auto`]: the widest the CPU features passed in support
+//! - [`Lanes::Serial`]: one set at a time on `wirespeed_field::Fe51`;
+//! - [`Lanes::Avx2`]: four sets per step on `wirespeed_field::avx2::Fe26x4`;
+//! - [`Lanes::Ifma`] (and [`Lanes::Ifma4`], run the same way): eight sets per step on
+//!   `wirespeed_field::ifma::Fe51x8`;
+//! - [`Lanes::Auto`]: the widest the CPU features passed in support
 //!   ([`Program::run_sets_with`]; the `run*` forms without features are convenience
 //!   wrappers over the process's one detection, `wirespeed_util::cpu::CpuFeatures`).
 //!
@@ -17,7 +18,7 @@
 //! bool slots as `bool`. The VM runs field 1, GF(2^255 - 19).
 //!
 //! ```
-//! use wirespeed_eccvm::{rfc8032, Backend, Program, Value};
+//! use wirespeed_eccvm::{rfc8032, Lanes, Program, Value};
 //!
 //! let prog = Program::parse(rfc8032::decode_program("strict", 'A').unwrap()).unwrap();
 //! let base = {
@@ -25,7 +26,7 @@
 //!     b[0] = 0x58;
 //!     b
 //! };
-//! let out = prog.run(Backend::Auto, &[base]).unwrap();
+//! let out = prog.run(Lanes::Auto, &[base]).unwrap();
 //! assert_eq!(out.set(0)[0], Value::Bool(true)); // the base point decodes
 //! ```
 //!
@@ -48,5 +49,5 @@ pub mod testing;
 
 pub use error::{ProgramError, RunError};
 pub use exec::{format_line, Outputs, Value};
-pub use lanes::Backend;
+pub use lanes::Lanes;
 pub use program::{Instruction, Kind, Opcode, Program, Stats, FIELD_25519, VERSION};

@@ -5,14 +5,14 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use wirespeed_eccvm::{rfc8032, Backend, Program, RunError};
+use wirespeed_eccvm::{rfc8032, Lanes, Program, RunError};
 use wirespeed_field::cpu::CpuFeatures;
 
 #[test]
 fn serial_and_widest_backends_agree_on_random_inputs() {
     let widest = CpuFeatures::get();
     let none = CpuFeatures::none();
-    assert_eq!(Backend::Auto.resolve_on(&none), Backend::Serial);
+    assert_eq!(Lanes::Auto.resolve_on(&none), Lanes::Serial);
     let mut rng = ChaCha20Rng::seed_from_u64(18);
     let mut base = [0x66u8; 32];
     base[0] = 0x58;
@@ -27,16 +27,16 @@ fn serial_and_widest_backends_agree_on_random_inputs() {
                 .map(|i| if i % 5 == 0 { base } else { rng.gen() })
                 .collect();
             let serial = p
-                .run_sets_with(Backend::Auto, &none, sets, &inputs)
+                .run_sets_with(Lanes::Auto, &none, sets, &inputs)
                 .unwrap_or_else(|e| panic!("{e}"));
             let wide = p
-                .run_sets_with(Backend::Auto, widest, sets, &inputs)
+                .run_sets_with(Lanes::Auto, widest, sets, &inputs)
                 .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(
                 serial.values(),
                 wide.values(),
                 "{mode} {role} on {}",
-                Backend::Auto.resolve_on(widest)
+                Lanes::Auto.resolve_on(widest)
             );
         }
     }
@@ -47,7 +47,7 @@ fn lanes_the_features_lack_are_an_error() {
     let p = Program::parse(rfc8032::decode_program("strict", 'A').unwrap_or_default())
         .unwrap_or_else(|e| panic!("{e}"));
     let none = CpuFeatures::none();
-    for b in [Backend::Avx2, Backend::Ifma] {
+    for b in [Lanes::Avx2, Lanes::Ifma] {
         assert!(!b.available_on(&none));
         assert!(matches!(
             p.run_sets_with(b, &none, 1, &[[0u8; 32]; 1][..p.inputs()]),

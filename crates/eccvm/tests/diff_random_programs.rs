@@ -11,7 +11,7 @@ use std::process::Command;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use wirespeed_eccvm::testing::{assemble, edge_values, ins, random_program, P};
-use wirespeed_eccvm::{format_line, Backend, Program, Value};
+use wirespeed_eccvm::{format_line, Lanes, Program, Value};
 use wirespeed_field::{Fe51, FieldOps};
 
 #[test]
@@ -35,9 +35,9 @@ fn backends_and_the_python_interpreter_agree_on_random_programs() {
         let inputs: Vec<[u8; 32]> = (0..13 * prog.inputs())
             .map(|i| vals[(i * 7 + round) % vals.len()])
             .collect();
-        let serial = prog.run(Backend::Serial, &inputs).unwrap();
+        let serial = prog.run(Lanes::Serial, &inputs).unwrap();
         assert_eq!(serial.sets(), 13);
-        for b in [Backend::Avx2, Backend::Ifma, Backend::Auto] {
+        for b in [Lanes::Avx2, Lanes::Ifma, Lanes::Auto] {
             if b.available() {
                 assert_eq!(prog.run(b, &inputs).unwrap(), serial, "round {round} {b}");
             }
@@ -115,7 +115,7 @@ fn long_addition_chains_stay_exact() {
         t[0] = 52;
         Fe51::from_bytes(&t)
     };
-    for b in Backend::ALL.into_iter().filter(|b| b.available()) {
+    for b in Lanes::ALL.into_iter().filter(|b| b.available()) {
         let out = prog.run(b, &inputs).unwrap();
         for (i, x) in inputs.iter().enumerate() {
             let mut lo = *x;

@@ -7,7 +7,7 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use wirespeed_eccvm::{rfc8032, Backend, Program, Value};
+use wirespeed_eccvm::{rfc8032, Lanes, Program, Value};
 use wirespeed_ed25519::point::Extended;
 use wirespeed_ed25519::serial::{vartime_basepoint_mul, vartime_decompress};
 use wirespeed_ed25519::{vartime_decode_checked, Mode, Role};
@@ -125,8 +125,8 @@ fn corpus() -> Vec<[u8; 32]> {
     v
 }
 
-fn backends() -> Vec<Backend> {
-    [Backend::Serial, Backend::Avx2, Backend::Ifma]
+fn backends() -> Vec<Lanes> {
+    [Lanes::Serial, Lanes::Avx2, Lanes::Ifma]
         .into_iter()
         .filter(|b| b.available())
         .collect()
@@ -276,7 +276,7 @@ fn backends_agree_on_random_bytes_in_odd_batches() {
                 b
             })
             .collect();
-        let serial = prog.run(Backend::Serial, &inputs).unwrap();
+        let serial = prog.run(Lanes::Serial, &inputs).unwrap();
         for backend in backends() {
             assert_eq!(
                 prog.run(backend, &inputs).unwrap(),
@@ -284,7 +284,7 @@ fn backends_agree_on_random_bytes_in_odd_batches() {
                 "{backend} {len}"
             );
         }
-        assert_eq!(prog.run(Backend::Auto, &inputs).unwrap(), serial);
+        assert_eq!(prog.run(Lanes::Auto, &inputs).unwrap(), serial);
     }
 }
 

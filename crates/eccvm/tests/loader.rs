@@ -5,7 +5,7 @@
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use wirespeed_eccvm::{rfc8032, Backend, Kind, Opcode, Program, ProgramError, Value};
+use wirespeed_eccvm::{rfc8032, Kind, Lanes, Opcode, Program, ProgramError, Value};
 
 /// A program under construction, field by field.
 #[derive(Clone)]
@@ -113,7 +113,7 @@ fn the_base_program_is_valid_and_runs() {
     assert_eq!(p.output_kinds(), &[Kind::Field, Kind::Bool]);
     let mut enc = small(41);
     enc[31] = 0x80;
-    for b in Backend::ALL.into_iter().filter(|b| b.available()) {
+    for b in Lanes::ALL.into_iter().filter(|b| b.available()) {
         let out = p.run(b, &[enc]).unwrap();
         assert_eq!(out.set(0), &[Value::Field(small(42)), Value::Bool(true)]);
     }
@@ -583,7 +583,7 @@ fn random_mutations_never_panic() {
             b
         })
         .collect();
-    let backends: Vec<Backend> = Backend::ALL.into_iter().filter(|b| b.available()).collect();
+    let backends: Vec<Lanes> = Lanes::ALL.into_iter().filter(|b| b.available()).collect();
     let mut loaded = 0;
     for round in 0..6000 {
         let (_, src) = rfc8032::ALL[round % rfc8032::ALL.len()];

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use ed25519_dalek::{Signer, SigningKey};
 use rand::{RngCore, SeedableRng};
-use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode};
+use wirespeed_ed25519::{verify, verify_many_with, Item, Lanes, Mode};
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -47,9 +47,9 @@ fn main() {
         .num_threads(1)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let backends: Vec<Backend> = Backend::CONCRETE
+    let backends: Vec<Lanes> = Lanes::CONCRETE
         .into_iter()
-        .filter(Backend::available)
+        .filter(Lanes::available)
         .collect();
     let mut names = vec!["verify".to_string(), "dalek verify_strict".to_string()];
     names.extend(backends.iter().map(|b| format!("verify_many/{}", b.name())));

@@ -9,7 +9,7 @@
 use wirespeed_field::cpu::CpuFeatures;
 use wirespeed_field::Fe51;
 
-use crate::many::Backend;
+use crate::many::Lanes;
 use crate::mode::Mode;
 use crate::serial::{vartime_decompress, Decoded, DecompressStart};
 
@@ -77,7 +77,7 @@ pub fn vartime_decode_checked_many(
     encs: &[[u8; 32]],
     mode: Mode,
     role: Role,
-    backend: Backend,
+    backend: Lanes,
     out: &mut [Option<Coordinates>],
 ) {
     vartime_decode_checked_many_with(encs, mode, role, backend, CpuFeatures::get(), out);
@@ -89,7 +89,7 @@ pub fn vartime_decode_checked_many_with(
     encs: &[[u8; 32]],
     mode: Mode,
     role: Role,
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
     out: &mut [Option<Coordinates>],
 ) {
@@ -98,11 +98,11 @@ pub fn vartime_decode_checked_many_with(
     type Pow = unsafe fn(&[Fe51], &mut [Fe51]);
     let (pow, n): (Pow, usize) = match backend {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => (crate::lanes::pow_p58_avx2, 4),
+        Lanes::Avx2 => (crate::lanes::pow_p58_avx2, 4),
         #[cfg(target_arch = "x86_64")]
-        Backend::Ifma => (crate::lanes::pow_p58_ifma, 8),
+        Lanes::Ifma => (crate::lanes::pow_p58_ifma, 8),
         #[cfg(target_arch = "x86_64")]
-        Backend::Ifma4 => (crate::lanes::pow_p58_ifma4, 4),
+        Lanes::Ifma4 => (crate::lanes::pow_p58_ifma4, 4),
         _ => {
             for (o, e) in out.iter_mut().zip(encs) {
                 *o = vartime_decode_checked(e, mode, role);
@@ -234,7 +234,7 @@ mod tests {
             .map(|k| vartime_basepoint_mul(&Scalar([k * 7919, 0, 0, 0])).compress())
             .collect();
         encs.extend([le(1), le(0), p_plus(3, true), [0xff; 32], le(2)]);
-        for backend in Backend::CONCRETE {
+        for backend in Lanes::CONCRETE {
             for mode in Mode::ALL {
                 for role in Role::ALL {
                     for len in [0, 1, 3, 8, 9, encs.len()] {

@@ -25,7 +25,7 @@ use crate::serial;
 use crate::verify::Prepared;
 
 /// A SIMD field backend with `N` independent lanes.
-pub(crate) trait Lanes: CurveField + Send + Sync + 'static {
+pub(crate) trait LaneCurve: CurveField + Send + Sync + 'static {
     /// Number of lanes.
     const N: usize;
     /// Packs `v` (exactly N elements), lane j = v[j].
@@ -54,7 +54,7 @@ pub(crate) struct SignedTable<F> {
     d: [F; 17],
 }
 
-impl<F: Lanes> SignedTable<F> {
+impl<F: LaneCurve> SignedTable<F> {
     #[inline(always)]
     fn proj_niels(&self, idx: &[usize]) -> ProjNiels<F> {
         ProjNiels {
@@ -95,7 +95,7 @@ pub(crate) struct WideTable<F> {
     c: Vec<F>,
 }
 
-impl<F: Lanes> WideTable<F> {
+impl<F: LaneCurve> WideTable<F> {
     #[inline(always)]
     fn affine_niels(&self, idx: &[usize]) -> AffineNiels<F> {
         AffineNiels {
@@ -110,7 +110,7 @@ impl<F: Lanes> WideTable<F> {
 ///
 /// # Safety
 /// The CPU must support the backend's instruction set.
-pub(crate) unsafe fn build_wide_base_table<F: Lanes>() -> WideTable<F> {
+pub(crate) unsafe fn build_wide_base_table<F: LaneCurve>() -> WideTable<F> {
     let b = serial::basepoint();
     let bn = b.to_proj_niels();
     let mut m = vec![AffineNiels::<Fe51>::identity(); 129];
@@ -137,7 +137,7 @@ pub(crate) unsafe fn build_wide_base_table<F: Lanes>() -> WideTable<F> {
 
 /// The table of [-8..8]P for a lane point P.
 #[inline(always)]
-fn signed_multiples<F: Lanes>(p: &Extended<F>) -> SignedTable<F> {
+fn signed_multiples<F: LaneCurve>(p: &Extended<F>) -> SignedTable<F> {
     let mut m = [ProjNiels::<F>::identity(); 9];
     m[1] = p.to_proj_niels();
     let mut acc = *p;
@@ -150,13 +150,13 @@ fn signed_multiples<F: Lanes>(p: &Extended<F>) -> SignedTable<F> {
 
 /// [16]P: four doublings, staying in projective coordinates until the last.
 #[inline(always)]
-fn times16<F: Lanes>(p: &Extended<F>) -> Extended<F> {
+fn times16<F: LaneCurve>(p: &Extended<F>) -> Extended<F> {
     times16_proj(&p.to_projective())
 }
 
 /// [16]P from a projective P, ending in extended coordinates (the next addition needs T).
 #[inline(always)]
-fn times16_proj<F: Lanes>(p: &Projective<F>) -> Extended<F> {
+fn times16_proj<F: LaneCurve>(p: &Projective<F>) -> Extended<F> {
     let q = p
         .double()
         .to_projective()
@@ -189,7 +189,10 @@ fn digits(s: &Scalar) -> [i8; 64] {
 /// # Safety
 /// The CPU must support F's instruction set.
 #[inline(always)]
-pub(crate) unsafe fn double_scalar_mul<F: Lanes>(items: &[Prepared], out: &mut [Extended<Fe51>]) {
+pub(crate) unsafe fn double_scalar_mul<F: LaneCurve>(
+    items: &[Prepared],
+    out: &mut [Extended<Fe51>],
+) {
     let n = F::N;
     debug_assert!(items.len() == n && out.len() == n);
     let pack = |f: &dyn Fn(&Prepared) -> Fe51| {
@@ -276,7 +279,7 @@ pub(crate) unsafe fn double_scalar_mul<F: Lanes>(items: &[Prepared], out: &mut [
     }
 }
 
-/// Implements [`CurveField`] and [`Lanes`] for a lane type and defines its entry point,
+/// Implements [`CurveField`] and [`LaneCurve`] for a lane type and defines its entry point,
 /// a `#[target_feature]` instantiation of [`double_scalar_mul`] so that every inlined
 /// field operation is compiled for the instruction set.
 /// Digits for the four-product path: magnitudes below 2^131 need 33 signed radix-16 digits.
@@ -289,7 +292,7 @@ const HALF_DIGITS: usize = 33;
 /// # Safety
 /// The CPU must support F's instruction set.
 #[inline(always)]
-pub(crate) unsafe fn four_product_sum<F: Lanes>(
+pub(crate) unsafe fn four_product_sum<F: LaneCurve>(
     points: &[Extended<Fe51>; 4],
     scalars: &[Scalar; 4],
 ) -> Extended<Fe51> {
@@ -354,21 +357,21 @@ macro_rules! lane_backend {
             #[inline(always)]
             fn zero() -> Self {
                 // SAFETY: values of this type exist only on CPUs with its instruction set.
-                unsafe { <Self as Lanes>::pack(&[Fe51::ZERO; $n]) }
+                unsafe { <Self as LaneCurve>::pack(&[Fe51::ZERO; $n]) }
             }
             #[inline(always)]
             fn one() -> Self {
                 // SAFETY: as above.
-                unsafe { <Self as Lanes>::pack(&[Fe51::ONE; $n]) }
+                unsafe { <Self as LaneCurve>::pack(&[Fe51::ONE; $n]) }
             }
             #[inline(always)]
             fn d2() -> Self {
                 // SAFETY: as above.
-                unsafe { <Self as Lanes>::pack(&[Fe51::EDWARDS_D2; $n]) }
+                unsafe { <Self as LaneCurve>::pack(&[Fe51::EDWARDS_D2; $n]) }
             }
         }
 
-        impl Lanes for $ty {
+        impl LaneCurve for $ty {
             const N: usize = $n;
             #[inline(always)]
             unsafe fn pack(v: &[Fe51]) -> Self {
@@ -409,9 +412,9 @@ macro_rules! lane_backend {
             let mut v = [Fe51::ONE; $n];
             v[..x.len()].copy_from_slice(x);
             // SAFETY: the features are enabled here and present (caller's contract).
-            let r = wirespeed_field::pow_p58(&unsafe { <$ty as Lanes>::pack(&v) });
+            let r = wirespeed_field::pow_p58(&unsafe { <$ty as LaneCurve>::pack(&v) });
             let mut o = [Fe51::ZERO; $n];
-            <$ty as Lanes>::unpack(&r, &mut o);
+            <$ty as LaneCurve>::unpack(&r, &mut o);
             out.copy_from_slice(&o[..x.len()]);
         }
 

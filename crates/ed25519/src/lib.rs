@@ -48,7 +48,7 @@ pub use checked::{
 };
 pub use many::{
     verify_many, verify_many_cached, verify_many_cached_with, verify_many_here,
-    verify_many_here_cached_with, verify_many_here_with, verify_many_with, Backend, Item,
+    verify_many_here_cached_with, verify_many_here_with, verify_many_with, Item, Lanes,
 };
 pub use mode::{Mode, UnknownMode, VerifyError};
 pub use sign::SigningKey;

@@ -29,13 +29,13 @@ pub struct Item<'a> {
 }
 
 /// Which arithmetic runs the double-scalar multiplications: the workspace's one lane
-/// description (`wirespeed_util::lanes::Lanes`), under this crate's old name. `Serial`
-/// is radix 2^51 one signature at a time; `Avx2` four per AVX2 register; `Ifma` eight
-/// per 512-bit register with the 52-bit IFMA multipliers; `Ifma4` four per 256-bit
-/// register with IFMA (slower than `Ifma` for batches on the machines measured,
-/// BENCHMARKS.md; single verification uses this width for its four products); `Auto`
-/// the widest this CPU runs ([`Backend::resolve`]).
-pub use wirespeed_field::cpu::Lanes as Backend;
+/// description (`wirespeed_util::lanes::Lanes`). `Serial` is radix 2^51 one signature
+/// at a time; `Avx2` four per AVX2 register; `Ifma` eight per 512-bit register with the
+/// 52-bit IFMA multipliers; `Ifma4` four per 256-bit register with IFMA (slower than
+/// `Ifma` for batches on the machines measured, BENCHMARKS.md; single verification uses
+/// this width for its four products); `Auto` the widest this CPU runs
+/// ([`Lanes::resolve`]).
+pub use wirespeed_field::cpu::Lanes;
 
 /// Verifies every item; the i-th verdict belongs to the i-th item. Uses the best
 /// backend and rayon's global pool.
@@ -43,7 +43,7 @@ pub use wirespeed_field::cpu::Lanes as Backend;
 /// Convenience wrapper: [`verify_many_with`] `Auto` on this process's detected features
 /// (the engine and the crates above it call `verify_many_with`).
 pub fn verify_many(items: &[Item<'_>], mode: Mode) -> Vec<Result<(), VerifyError>> {
-    verify_many_with(items, mode, Backend::Auto, CpuFeatures::get())
+    verify_many_with(items, mode, Lanes::Auto, CpuFeatures::get())
 }
 
 /// Items per rayon task: large enough to amortize scheduling, small enough to balance.
@@ -55,7 +55,7 @@ const CHUNK: usize = 64;
 pub fn verify_many_with(
     items: &[Item<'_>],
     mode: Mode,
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
 ) -> Vec<Result<(), VerifyError>> {
     many(items, mode, backend, cpu, None)
@@ -72,7 +72,7 @@ pub fn verify_many_cached(
     mode: Mode,
     cache: &KeyCache,
 ) -> Vec<Result<(), VerifyError>> {
-    verify_many_cached_with(items, mode, Backend::Auto, CpuFeatures::get(), cache)
+    verify_many_cached_with(items, mode, Lanes::Auto, CpuFeatures::get(), cache)
 }
 
 /// [`verify_many_cached`] with an explicit backend, checked against `cpu` as in
@@ -80,7 +80,7 @@ pub fn verify_many_cached(
 pub fn verify_many_cached_with(
     items: &[Item<'_>],
     mode: Mode,
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
     cache: &KeyCache,
 ) -> Vec<Result<(), VerifyError>> {
@@ -90,7 +90,7 @@ pub fn verify_many_cached_with(
 fn many(
     items: &[Item<'_>],
     mode: Mode,
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
     cache: Option<&KeyCache>,
 ) -> Vec<Result<(), VerifyError>> {
@@ -104,11 +104,11 @@ fn many(
 
 /// `backend` resolved on `cpu`, serial where `cpu` lacks it: the one check before the
 /// lane backends' `unsafe` functions.
-pub(crate) fn resolve(backend: Backend, cpu: &CpuFeatures) -> Backend {
+pub(crate) fn resolve(backend: Lanes, cpu: &CpuFeatures) -> Lanes {
     if backend.available_on(cpu) {
         backend.resolve_on(cpu)
     } else {
-        Backend::Serial
+        Lanes::Serial
     }
 }
 
@@ -119,7 +119,7 @@ pub(crate) fn resolve(backend: Backend, cpu: &CpuFeatures) -> Backend {
 /// Convenience wrapper: [`verify_many_here_with`] `Auto` on this process's detected
 /// features.
 pub fn verify_many_here(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), VerifyError>]) {
-    verify_many_here_with(items, mode, Backend::Auto, CpuFeatures::get(), out);
+    verify_many_here_with(items, mode, Lanes::Auto, CpuFeatures::get(), out);
 }
 
 /// [`verify_many_here`] with an explicit backend, checked against (and `Auto` resolved
@@ -127,7 +127,7 @@ pub fn verify_many_here(items: &[Item<'_>], mode: Mode, out: &mut [Result<(), Ve
 pub fn verify_many_here_with(
     items: &[Item<'_>],
     mode: Mode,
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
     out: &mut [Result<(), VerifyError>],
 ) {
@@ -139,7 +139,7 @@ pub fn verify_many_here_with(
 pub fn verify_many_here_cached_with(
     items: &[Item<'_>],
     mode: Mode,
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
     cache: &KeyCache,
     out: &mut [Result<(), VerifyError>],
@@ -150,7 +150,7 @@ pub fn verify_many_here_cached_with(
 fn here(
     items: &[Item<'_>],
     mode: Mode,
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
     cache: Option<&KeyCache>,
     out: &mut [Result<(), VerifyError>],
@@ -163,7 +163,7 @@ fn here(
 
 /// One chunk on one backend (`backend` already resolved to one `cpu` has).
 fn verify_chunk(
-    backend: Backend,
+    backend: Lanes,
     cpu: &CpuFeatures,
     it: &[Item<'_>],
     mode: Mode,
@@ -173,7 +173,7 @@ fn verify_chunk(
     match backend {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `backend` passed `available_on(cpu)` (features this CPU has), so the CPU has AVX2.
-        Backend::Avx2 => unsafe {
+        Lanes::Avx2 => unsafe {
             verify_chunk_lanes::<4>(
                 it,
                 mode,
@@ -186,7 +186,7 @@ fn verify_chunk(
         },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `backend` passed `available_on(cpu)` (features this CPU has): AVX-512F, IFMA and DQ are present.
-        Backend::Ifma => unsafe {
+        Lanes::Ifma => unsafe {
             verify_chunk_lanes::<8>(
                 it,
                 mode,
@@ -199,7 +199,7 @@ fn verify_chunk(
         },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `backend` passed `available_on(cpu)` (features this CPU has): AVX-512F, IFMA, DQ and VL are present.
-        Backend::Ifma4 => unsafe {
+        Lanes::Ifma4 => unsafe {
             verify_chunk_lanes::<4>(
                 it,
                 mode,

@@ -9,7 +9,7 @@ use wirespeed_field::{Fe51, Scalar};
 
 use crate::cache::KeyCache;
 use crate::halving;
-use crate::many::Backend;
+use crate::many::Lanes;
 use crate::mode::{Mode, VerifyError};
 use crate::point::Extended;
 use crate::serial::{self, vartime_decompress, Decoded, DecompressStart};
@@ -187,7 +187,7 @@ type PowLanes = unsafe fn(&[Fe51], &mut [Fe51]);
 #[derive(Clone, Copy)]
 struct SingleBackend {
     /// Which lane backend this is.
-    which: Backend,
+    which: Lanes,
     /// Both square roots (A and R) at once.
     pow: PowLanes,
     /// The four half-size products.
@@ -203,21 +203,21 @@ fn single_backend(cpu: &CpuFeatures) -> Option<SingleBackend> {
         use crate::lanes::*;
         if cpu.ifma_vl() {
             return Some(SingleBackend {
-                which: Backend::Ifma4,
+                which: Lanes::Ifma4,
                 pow: pow_p58_ifma4,
                 four: four_product_sum_ifma4,
             });
         }
         if cpu.ifma() {
             return Some(SingleBackend {
-                which: Backend::Ifma,
+                which: Lanes::Ifma,
                 pow: pow_p58_ifma,
                 four: four_product_sum_ifma,
             });
         }
         if cpu.avx2() {
             return Some(SingleBackend {
-                which: Backend::Avx2,
+                which: Lanes::Avx2,
                 pow: pow_p58_avx2,
                 four: four_product_sum_avx2,
             });
@@ -291,13 +291,13 @@ pub(crate) fn equation_halved(p: &Prepared, run: FourProducts) -> Option<Result<
 }
 
 /// Convenience wrapper: [`verify_backend_on`] this process's detected features.
-pub fn verify_backend() -> Backend {
+pub fn verify_backend() -> Lanes {
     verify_backend_on(CpuFeatures::get())
 }
 
 /// The backend [`verify_with`] runs on a CPU with features `cpu`.
-pub fn verify_backend_on(cpu: &CpuFeatures) -> Backend {
-    single_backend(cpu).map_or(Backend::Serial, |b| b.which)
+pub fn verify_backend_on(cpu: &CpuFeatures) -> Lanes {
+    single_backend(cpu).map_or(Lanes::Serial, |b| b.which)
 }
 
 /// Convenience wrapper: [`verify_with`] this process's detected features (the engine

@@ -7,8 +7,8 @@ use ed25519_dalek::{Signer, SigningKey};
 use rand::{Rng, RngCore, SeedableRng};
 use wirespeed_ed25519::{
     vartime_decode_checked_many_with, verify_backend_on, verify_many_cached_with,
-    verify_many_here_with, verify_many_with, verify_with, Backend, CpuFeatures, Item, KeyCache,
-    Mode, Role,
+    verify_many_here_with, verify_many_with, verify_with, CpuFeatures, Item, KeyCache, Lanes, Mode,
+    Role,
 };
 
 fn records(seed: u64, n: usize) -> Vec<(Vec<u8>, [u8; 64], [u8; 32])> {
@@ -35,7 +35,7 @@ fn records(seed: u64, n: usize) -> Vec<(Vec<u8>, [u8; 64], [u8; 32])> {
 fn serial_and_widest_lanes_give_the_same_verdicts() {
     let none = CpuFeatures::none();
     let widest = CpuFeatures::get();
-    assert_eq!(verify_backend_on(&none), Backend::Serial);
+    assert_eq!(verify_backend_on(&none), Lanes::Serial);
     let recs = records(18, 301);
     let items: Vec<Item<'_>> = recs
         .iter()
@@ -57,11 +57,11 @@ fn serial_and_widest_lanes_give_the_same_verdicts() {
             .collect();
         assert_eq!(serial, wide, "verify_with, {mode}");
         assert_eq!(
-            verify_many_with(&items, mode, Backend::Serial, &none),
+            verify_many_with(&items, mode, Lanes::Serial, &none),
             serial,
             "verify_many_with serial, {mode}"
         );
-        for b in Backend::ALL {
+        for b in Lanes::ALL {
             assert_eq!(
                 verify_many_with(&items, mode, b, widest),
                 serial,
@@ -100,7 +100,7 @@ fn checked_decoding_agrees_across_features() {
                 &encs,
                 mode,
                 role,
-                Backend::Auto,
+                Lanes::Auto,
                 &CpuFeatures::none(),
                 &mut a,
             );
@@ -108,7 +108,7 @@ fn checked_decoding_agrees_across_features() {
                 &encs,
                 mode,
                 role,
-                Backend::Auto,
+                Lanes::Auto,
                 CpuFeatures::get(),
                 &mut b,
             );
@@ -150,9 +150,9 @@ fn key_cache_keeps_every_verdict_on_repeating_keys() {
         .collect();
     let cache = KeyCache::new(1000);
     for mode in Mode::ALL {
-        let want = verify_many_with(&items, mode, Backend::Serial, &CpuFeatures::none());
+        let want = verify_many_with(&items, mode, Lanes::Serial, &CpuFeatures::none());
         assert!(want.iter().any(|r| r.is_ok()) && want.iter().any(|r| r.is_err()));
-        for b in Backend::ALL {
+        for b in Lanes::ALL {
             for cpu in [CpuFeatures::get(), &CpuFeatures::none()] {
                 assert_eq!(
                     verify_many_cached_with(&items, mode, b, cpu, &cache),

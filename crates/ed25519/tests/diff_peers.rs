@@ -3,7 +3,7 @@
 //! - `strict` against ed25519-dalek `verify_strict`, `zip215` against ed25519-zebra,
 //!   `cofactored-strict` and `libsodium` against the reference models in `common`;
 //! - `verify_many` against `verify`, one verdict (and the same error) per item: every lane
-//!   backend this CPU has (AVX2, AVX-512 IFMA) on every input, `Backend::Serial` (a loop
+//!   backend this CPU has (AVX2, AVX-512 IFMA) on every input, `Lanes::Serial` (a loop
 //!   over `verify`, so only ordering and chunking can go wrong) on the first
 //!   `SERIAL_SUBSET` inputs of each seed.
 //!
@@ -21,7 +21,7 @@ use common::{
 };
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode};
+use wirespeed_ed25519::{verify, verify_many_with, Item, Lanes, Mode};
 
 /// Inputs per test function; four functions make 100,000.
 const PER_TEST: usize = 25_000;
@@ -351,9 +351,9 @@ fn run(seed: u64, n: usize) {
             pk: &i.pk,
         })
         .collect();
-    let lanes: Vec<Backend> = Backend::CONCRETE
+    let lanes: Vec<Lanes> = Lanes::CONCRETE
         .into_iter()
-        .filter(|b| *b != Backend::Serial && b.available())
+        .filter(|b| *b != Lanes::Serial && b.available())
         .collect();
     // Without a lane backend on this CPU, the serial backend gets every input instead.
     let serial_n = if lanes.is_empty() {
@@ -364,7 +364,7 @@ fn run(seed: u64, n: usize) {
     let runs = lanes
         .iter()
         .map(|b| (*b, &items[..]))
-        .chain(std::iter::once((Backend::Serial, &items[..serial_n])));
+        .chain(std::iter::once((Lanes::Serial, &items[..serial_n])));
     for (backend, items) in runs {
         for (mi, mode) in Mode::ALL.iter().enumerate() {
             let many =

@@ -7,7 +7,7 @@ use curve25519_dalek::edwards::CompressedEdwardsY;
 use ed25519_dalek::Signer;
 use sha2::{Digest, Sha512};
 use wirespeed_ed25519::serial::vartime_basepoint_mul;
-use wirespeed_ed25519::{verify, verify_many_with, Backend, Item, Mode};
+use wirespeed_ed25519::{verify, verify_many_with, Item, Lanes, Mode};
 use wirespeed_field::Scalar;
 
 struct Vector {
@@ -173,7 +173,7 @@ fn every_vector_verifies_in_every_mode() {
             pk: &v.public,
         })
         .collect();
-    for backend in std::iter::once(Backend::Auto).chain(Backend::CONCRETE) {
+    for backend in std::iter::once(Lanes::Auto).chain(Lanes::CONCRETE) {
         for mode in Mode::ALL {
             let got =
                 verify_many_with(&items, mode, backend, wirespeed_ed25519::CpuFeatures::get());

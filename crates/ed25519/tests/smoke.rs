@@ -30,7 +30,7 @@ fn dalek_signatures_verify_and_bitflips_fail() {
 
 #[test]
 fn verify_many_backends_agree_with_verify() {
-    use wirespeed_ed25519::{verify_many_with, Backend};
+    use wirespeed_ed25519::{verify_many_with, Lanes};
     let recs = records(2, 203, 40, |i| (i % 5 == 0).then_some(i % 64));
     let items = items(&recs);
     for mode in Mode::ALL {
@@ -39,11 +39,11 @@ fn verify_many_backends_agree_with_verify() {
             .map(|it| verify(it.msg, it.sig, it.pk, mode))
             .collect();
         for b in [
-            Backend::Serial,
-            Backend::Avx2,
-            Backend::Ifma,
-            Backend::Ifma4,
-            Backend::Auto,
+            Lanes::Serial,
+            Lanes::Avx2,
+            Lanes::Ifma,
+            Lanes::Ifma4,
+            Lanes::Auto,
         ] {
             assert_eq!(
                 verify_many_with(&items, mode, b, wirespeed_ed25519::CpuFeatures::get()),
@@ -59,7 +59,7 @@ fn verify_many_backends_agree_with_verify() {
 /// `verify_many_here`, with bad signatures at varying places in the group.
 #[test]
 fn small_batches_and_tails_agree_with_verify() {
-    use wirespeed_ed25519::{verify_many_here, verify_many_with, Backend};
+    use wirespeed_ed25519::{verify_many_here, verify_many_with, Lanes};
     let recs = records(3, 24, 33, |i| (i % 3 == 1).then_some((i * 5) % 32));
     let items = items(&recs);
     for n in 1..=items.len() {
@@ -70,7 +70,7 @@ fn small_batches_and_tails_agree_with_verify() {
                 .map(|it| verify(it.msg, it.sig, it.pk, Mode::Strict))
                 .collect();
             assert!(want.iter().any(|v| v.is_ok()) || batch.len() < 2);
-            for b in [Backend::Avx2, Backend::Ifma, Backend::Ifma4, Backend::Auto] {
+            for b in [Lanes::Avx2, Lanes::Ifma, Lanes::Ifma4, Lanes::Auto] {
                 let got = verify_many_with(
                     batch,
                     Mode::Strict,

@@ -11,21 +11,11 @@ use std::fmt;
 use wirespeed_eccvm::{Program, RunError, Value};
 use wirespeed_gpu::GpuError;
 
-use crate::backend::{cpu, resolve, Backend, Lanes, Op};
+use crate::backend::{cpu, Backend, Lanes, Op};
 use crate::fallback::{dispatch, Policy};
 
 /// The lanes the VM has, for `--backend` lists.
 pub const LANES: [Lanes; 3] = [Lanes::Serial, Lanes::Avx2, Lanes::Ifma];
-
-/// The VM's backend for `l` (`Auto` resolved here, to the widest lanes this CPU runs).
-pub fn lanes(l: Lanes) -> wirespeed_eccvm::Backend {
-    match resolve(l) {
-        Lanes::Auto => wirespeed_eccvm::Backend::Auto,
-        Lanes::Serial => wirespeed_eccvm::Backend::Serial,
-        Lanes::Avx2 => wirespeed_eccvm::Backend::Avx2,
-        Lanes::Ifma | Lanes::Ifma4 => wirespeed_eccvm::Backend::Ifma,
-    }
-}
 
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +75,7 @@ pub fn run_sets(
                 return Ok(Vec::new());
             }
             program
-                .run_sets_with(lanes(l), cpu(), sets, inputs)
+                .run_sets_with(l, cpu(), sets, inputs)
                 .map(|o| o.values().to_vec())
         },
         |g| wirespeed_gpu::eccvm::run_sets(g, program, sets, inputs).map(Ok),
@@ -104,7 +94,7 @@ mod tests {
         let p = Program::parse(bytes).unwrap();
         let inputs: Vec<[u8; 32]> = (0..5u8).map(|i| [i; 32]).collect();
         let got = run(Backend::CPU, &p, &inputs).unwrap();
-        let want = p.run(wirespeed_eccvm::Backend::Serial, &inputs).unwrap();
+        let want = p.run(Lanes::Serial, &inputs).unwrap();
         assert_eq!(got, want.values());
         if p.inputs() > 1 {
             assert!(matches!(

@@ -5,9 +5,9 @@
 //! [`wirespeed_ed25519::verify`] for every input in every [`Mode`]; a GPU failure falls
 //! back by the rules of [`crate::fallback`].
 //!
-//! Lanes: [`wirespeed_ed25519::Backend`] is [`Lanes`] itself (the ed25519 crate takes
-//! the one lane description); `Auto` is resolved here ([`lanes`]) and the crate's
-//! `_with` entry points get the CPU's features from [`crate::backend::cpu`].
+//! Lanes: the ed25519 crate takes the one lane description ([`Lanes`]) as the caller
+//! chose it, with the CPU's features from [`crate::backend::cpu`], and resolves `Auto`
+//! on them (as every crate's `_with` entry point does).
 //!
 //! [`Stream`]: signatures arrive one at a time; they are grouped into micro-batches
 //! closed by size or by the age of their oldest signature, and the verdicts come back in
@@ -23,14 +23,8 @@ use wirespeed_ed25519::{Item, KeyCache, Mode, VerifyError};
 use wirespeed_gpu::ed25519::Verifier;
 use wirespeed_gpu::{Gpu, GpuError};
 
-use crate::backend::{cpu, resolve, Backend, Chosen, Lanes, Op};
+use crate::backend::{cpu, Backend, Chosen, Lanes, Op};
 use crate::fallback::{dispatch, dispatch_on, Policy, Reason};
-
-/// The ed25519 crate's lane backend for `l`: the same value (its `Backend` is
-/// [`Lanes`]), with `Auto` resolved to the widest this CPU runs.
-pub fn lanes(l: Lanes) -> wirespeed_ed25519::Backend {
-    resolve(l)
-}
 
 /// The lanes [`verify`] runs on this CPU.
 pub fn verify_backend() -> Lanes {
@@ -58,7 +52,7 @@ pub fn verify_many(
         Op::Ed25519,
         items.len(),
         Policy::Call,
-        |l| wirespeed_ed25519::verify_many_with(items, mode, lanes(l), cpu()),
+        |l| wirespeed_ed25519::verify_many_with(items, mode, l, cpu()),
         |g| wirespeed_gpu::ed25519::verify_many(g, items, mode),
     )
     .map(|r| r.value)
@@ -88,10 +82,8 @@ pub fn verify_many_here_cached(
     out: &mut Vec<Result<(), VerifyError>>,
 ) -> Option<Reason> {
     let run = |l: Lanes, out: &mut [Result<(), VerifyError>]| match cache {
-        Some(c) => {
-            wirespeed_ed25519::verify_many_here_cached_with(items, mode, lanes(l), cpu(), c, out)
-        }
-        None => wirespeed_ed25519::verify_many_here_with(items, mode, lanes(l), cpu(), out),
+        Some(c) => wirespeed_ed25519::verify_many_here_cached_with(items, mode, l, cpu(), c, out),
+        None => wirespeed_ed25519::verify_many_here_with(items, mode, l, cpu(), out),
     };
     let here = |_: Lanes| {
         let mut v = vec![Ok(()); items.len()];
@@ -354,7 +346,7 @@ fn worker<F: FnMut(Verdict)>(
                 pk: &p.pk,
             })
             .collect();
-        let on_cpu = |l: Lanes| wirespeed_ed25519::verify_many_with(&items, mode, lanes(l), cpu());
+        let on_cpu = |l: Lanes| wirespeed_ed25519::verify_many_with(&items, mode, l, cpu());
         let on_gpu = |g: &'static Gpu| {
             let v = match gpu.take() {
                 Some(v) => v,
@@ -376,7 +368,7 @@ fn worker<F: FnMut(Verdict)>(
                 ran.value
             }
             // The service policy answers every batch; an error cannot come back.
-            Err(_) => wirespeed_ed25519::verify_many_with(&items, mode, lanes(Lanes::Auto), cpu()),
+            Err(_) => wirespeed_ed25519::verify_many_with(&items, mode, Lanes::Auto, cpu()),
         };
         let n = batch.len();
         drop(items);

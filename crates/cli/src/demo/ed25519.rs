@@ -9,7 +9,7 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 #[cfg(feature = "peers")]
 use rayon::prelude::*;
-use wirespeed_ed25519::{Backend, Item, Mode, VerifyError};
+use wirespeed_ed25519::{Item, Lanes, Mode, VerifyError};
 use wirespeed_engine::ed25519::verify;
 use wirespeed_sigdata::gen::{generate_marked, KEYS};
 use wirespeed_sigdata::Record;
@@ -66,9 +66,9 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
     .map_err(CliError::Stdout)?;
 
     let items: Vec<Item<'_>> = wirespeed_sigdata::items(&records);
-    let backends: Vec<Backend> = Backend::CONCRETE
+    let backends: Vec<Lanes> = Lanes::CONCRETE
         .into_iter()
-        .filter(Backend::available)
+        .filter(Lanes::available)
         .collect();
     let threads = rayon::current_num_threads();
 

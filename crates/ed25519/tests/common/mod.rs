@@ -18,7 +18,7 @@
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar as DScalar;
 use curve25519_dalek::traits::IsIdentity;
-use wirespeed_ed25519::{Backend, Mode};
+use wirespeed_ed25519::{Lanes, Mode};
 // Not every test file uses every builder.
 #[allow(unused_imports)]
 pub use wirespeed_sigdata::edge::{
@@ -298,8 +298,8 @@ pub fn check_all(label: &str, msg: &[u8], sig: &[u8], pk: &[u8]) -> [bool; 4] {
 
 /// Every `verify_many` backend to compare with `verify`: `Auto` and every concrete one
 /// (a backend this CPU lacks falls back to serial, which must give the same verdicts).
-pub fn all_backends() -> Vec<Backend> {
-    let mut v = vec![Backend::Auto];
-    v.extend(Backend::CONCRETE);
+pub fn all_backends() -> Vec<Lanes> {
+    let mut v = vec![Lanes::Auto];
+    v.extend(Lanes::CONCRETE);
     v
 }

@@ -4,7 +4,7 @@
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use wirespeed_eccvm::testing::{edge_values, random_program};
-use wirespeed_eccvm::{Backend, Program, Value};
+use wirespeed_eccvm::{Lanes, Program, Value};
 
 use crate::eccvm::{words, Packed};
 
@@ -83,7 +83,7 @@ fn rfc8032_programs_agree_with_the_cpu_vm() {
                 .map(|i| vals[(i * 5 + 1) % vals.len()])
                 .collect();
             let inputs = &inputs[..inputs.len() / p.inputs().max(1) * p.inputs()];
-            let want = p.run(Backend::Serial, inputs).unwrap();
+            let want = p.run(Lanes::Serial, inputs).unwrap();
             assert_eq!(host_run(&p, inputs), want.values(), "{mode} {role}");
             n += 1;
         }
@@ -101,7 +101,7 @@ fn random_programs_agree_with_the_cpu_vm() {
         let inputs: Vec<[u8; 32]> = (0..13 * p.inputs())
             .map(|i| vals[(i * 7 + round) % vals.len()])
             .collect();
-        let want = p.run(Backend::Serial, &inputs).unwrap();
+        let want = p.run(Lanes::Serial, &inputs).unwrap();
         assert_eq!(host_run(&p, &inputs), want.values(), "round {round}");
     }
 }
