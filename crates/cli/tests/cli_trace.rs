@@ -11,16 +11,14 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Output};
 
-use common::{python3_runs, repo_root, skipped, temp, wirespeed, PYTHON_3_9};
+use common::{missing_client, python3_runs, repo_root, skipped, temp, wirespeed, PYTHON_3_9};
 
 fn python3_usable() -> bool {
     python3_runs(PYTHON_3_9)
 }
 
 fn skip(what: &str) {
-    skipped(&format!(
-        "python3 not found (3.9 or newer is needed to {what})"
-    ));
+    missing_client(&format!("python3 3.9 or newer (to {what})"));
 }
 
 /// `python3 -m wirespeed_trace ARGS` with the repository's package.

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 /// Runs the built `wirespeed` binary.
@@ -137,8 +137,27 @@ pub const PYTHON_3_9: &str = "import sys; sys.exit(0 if sys.version_info >= (3, 
 /// Says that a test was skipped and why, straight to stderr (past the test harness's
 /// capture, so the skip shows).
 pub fn skipped(why: &str) {
-    use std::io::Write;
     let _ = writeln!(std::io::stderr(), "skipped: {why}");
+}
+
+/// A test skipped because a tool is missing: said, and added to this `cargo test` run's
+/// tally, which the last test target (`zz_skipped`) counts in one line.
+fn skipped_for_a_missing_tool(why: &str) {
+    skipped(why);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skip_tally())
+    {
+        let _ = writeln!(f, "{why}");
+    }
+}
+
+/// The tally of the skips of this `cargo test` run: one file per run, named by the
+/// process that runs the test binaries one after another (cargo).
+pub fn skip_tally() -> PathBuf {
+    let run = std::os::unix::process::parent_id();
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("skipped-tests-{run}.log"))
 }
 
 /// True where the tests run in continuous integration (`CI` set to `true` or `1`),
@@ -154,7 +173,7 @@ pub fn missing_client(what: &str) {
         !in_ci(),
         "{what} is required in CI (.ci/run installs it) and is missing"
     );
-    skipped(&format!("{what} is not installed"));
+    skipped_for_a_missing_tool(&format!("{what} is not installed"));
 }
 
 /// For a command run with `--backend gpu`: true when it succeeded (a GPU is present and
