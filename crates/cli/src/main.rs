@@ -9,7 +9,7 @@
 //! server's dataset is many small blocks freed and made again under eviction, and
 //! jemalloc's size classes round them less than glibc's malloc (no 8-byte header, an
 //! 8-byte class) and it gives freed pages back to the system over time, so the
-//! server's resident size follows its `maxmemory` (BENCHMARKS.md, "Key-value server:
+//! server's resident size follows its `maxmemory` (docs/benchmarks-history.md, "Key-value server:
 //! memory per key", has the figures that chose it).
 
 mod accumulator;

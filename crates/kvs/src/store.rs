@@ -84,7 +84,7 @@ const DEADLINE_RECORD: usize = std::mem::size_of::<(Box<[u8]>, u64)>();
 /// against 96 bytes for 1-byte values, 108 / 104 for 16 bytes, 208 / 205 for 100
 /// bytes, 1,166 / 1,112 for 1 KiB (the rest of the larger sizes' growth is the
 /// connection's batch buffers); the old table of one vector per bucket took 244
-/// resident bytes a key for 1- and 16-byte values (BENCHMARKS.md, "Key-value server:
+/// resident bytes a key for 1- and 16-byte values (docs/benchmarks-history.md, "Key-value server:
 /// memory per key").
 pub const PER_KEY_OVERHEAD: usize = 72;
 

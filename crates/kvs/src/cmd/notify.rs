@@ -10,8 +10,8 @@
 //! `rename_to`, `rpush` to the destination then `lpop` from the source, `srem` then
 //! `sadd`), `expire` after a SET with a time to live, and `del`
 //! when a pop or removal leaves a collection empty. Keys removed by `maxmemory` send
-//! `evicted`. Not sent yet: `expired` (keys removed by their deadline), `new` and
-//! key-miss events.
+//! `evicted`; keys removed by their deadline send `expired` and keys created `new`
+//! ([`key_events`], from what the shards' stores kept). Not sent yet: key-miss events.
 
 use super::{eq, Ctx};
 use crate::aof::Effect;
