@@ -73,12 +73,12 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::aof::{Effect, Fsync, LoadReport, OpenError};
-use crate::cmd::Stats;
 use crate::config::Config;
 use crate::conn::{Conn, Flushed};
 use crate::hub::Msg;
 use crate::keyspace::{default_shards, Keys, MAX_SHARDS};
 use crate::state::Shared;
+use crate::state::Stats;
 
 mod accept;
 pub(crate) use accept::adopt;

@@ -5,7 +5,7 @@
 //!
 //! Settings: one [`Config`] behind a mutex with a version number; each loop keeps a copy
 //! and refreshes it when the version moved (checked once per round, one atomic load).
-//! Counters: each loop counts in a plain [`crate::cmd::Stats`] and adds it to the
+//! Counters: each loop counts in a plain [`Stats`] and adds it to the
 //! shared atomic [`SharedStats`] once per round, before it sends the round's replies.
 //!
 //! Propagation: a command only changes keys and records its effects; when it ends, the
@@ -24,7 +24,7 @@ pub mod watches;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-pub use stats::SharedStats;
+pub use stats::{SharedStats, Stats};
 
 use crate::aof::{Effect, Log};
 use crate::config::Config;

@@ -3,53 +3,12 @@
 //! GETKEYSINSLOT, ADDSLOTS[RANGE], DELSLOTS[RANGE], FLUSHSLOTS, MEET, FORGET,
 //! REPLICATE, REPLICAS, SET-CONFIG-EPOCH, BUMPEPOCH, SAVECONFIG, RESET,
 //! COUNT-FAILURE-REPORTS, LINKS, HELP — with Redis's replies and errors; READONLY and
-//! READWRITE; and the routing check of keyed commands.
+//! READWRITE (the routing of keyed commands is [`crate::cluster::route`]).
 
 use super::cluster::key_slot;
-use super::{eq, parse_i64, table, Ctx};
-use crate::cluster::{Cluster, Node, Route, SLOTS};
+use super::{eq, parse_i64, Ctx};
+use crate::cluster::{Cluster, Node, SLOTS};
 use crate::resp::Writer;
-
-/// The routing of a keyed command in cluster mode: None to run it here, else the
-/// error (MOVED, ASK, CROSSSLOT, CLUSTERDOWN, TRYAGAIN). ASKING counts for this
-/// command only.
-pub(crate) fn refused(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]]) -> Option<String> {
-    let c = ctx.shared.cluster.as_ref()?;
-    let asking = std::mem::take(&mut ctx.session.asking) || cmd.name == "restore-asking";
-    if cmd.name == "asking" {
-        ctx.session.asking = true;
-    }
-    if cmd.first == 0 && !cmd.has(table::MOVABLEKEYS) {
-        return None;
-    }
-    let keys = cmd.keys_of(args)?;
-    if keys.is_empty() {
-        return None;
-    }
-    let read_ok = ctx.session.cluster_readonly && !cmd.has(table::WRITE);
-    match c.route(keys.iter().map(|&i| key_slot(args[i])), read_ok, asking) {
-        Route::Here => None,
-        Route::Error(e) => Some(e),
-        Route::AskIfMissing(ask) => {
-            // Moving out: served while its keys are still here.
-            let now = ctx.now;
-            ctx.keys.select(0);
-            ctx.keys.lock_keys(keys.iter().map(|&i| args[i]));
-            let here = keys
-                .iter()
-                .filter(|&&i| ctx.keys.contains(args[i], now))
-                .count();
-            ctx.keys.unlock();
-            if here == keys.len() {
-                None
-            } else if here == 0 {
-                Some(ask)
-            } else {
-                Some("TRYAGAIN Multiple keys request during rehashing of slot".into())
-            }
-        }
-    }
-}
 
 /// ASKING: the next command may use a slot this node is importing.
 pub fn asking(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {

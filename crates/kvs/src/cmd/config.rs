@@ -1,9 +1,10 @@
 //! CONFIG GET/SET/RESETSTAT over the server's settings ([`crate::config`]; REWRITE and
 //! HELP: [`super::rewrite`]).
 
-use super::{eq, glob, Ctx, Stats};
+use super::{eq, glob, Ctx};
 use crate::config::*;
 use crate::resp::Writer;
+use crate::state::Stats;
 
 /// CONFIG GET/SET over the settings this server has.
 pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {

@@ -46,7 +46,7 @@ pub mod zsets;
 use crate::aof::Effect;
 use crate::keyspace::Keys;
 use crate::resp::{Proto, Writer};
-use crate::state::Shared;
+use crate::state::{Shared, Stats};
 use crate::value::Value;
 
 use crate::config::{Config, Eviction};
@@ -96,29 +96,6 @@ pub struct Session {
     pub monitor: bool,
     /// What CLIENT LIST shows of this connection (None for a session without one).
     pub meta: Option<std::sync::Arc<clients::ClientMeta>>,
-}
-
-/// Counters for INFO (a loop's own, until added to the shared ones; the totals).
-#[derive(Debug, Default, Clone)]
-pub struct Stats {
-    /// Commands executed.
-    pub commands: u64,
-    /// Per command (INFO commandstats).
-    pub per_command: cmdstats::Local,
-    /// Connections accepted.
-    pub connections: u64,
-    /// Keys removed by expiry.
-    pub expired: u64,
-    /// Successful key lookups.
-    pub hits: u64,
-    /// Failed key lookups.
-    pub misses: u64,
-    /// Keys evicted by maxmemory.
-    pub evicted: u64,
-    /// Clients connected now.
-    pub connected: u64,
-    /// Server start, ms since the epoch.
-    pub started_ms: u64,
 }
 
 /// Everything a command runs against.
@@ -327,7 +304,7 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
             cmd.name
         ));
     }
-    if let Some(e) = cluster_cmds::refused(ctx, cmd, args) {
+    if let Some(e) = crate::cluster::route::check(ctx, cmd, args) {
         multi::flag_error(ctx);
         ctx.stats.per_command.rejected(cmd);
         return w.error(&e);

@@ -11,7 +11,7 @@
 //! `sadd`), `expire` after a SET with a time to live, and `del`
 //! when a pop or removal leaves a collection empty. Keys removed by `maxmemory` send
 //! `evicted`; keys removed by their deadline send `expired` and keys created `new`
-//! ([`key_events`], from what the shards' stores kept). Not sent yet: key-miss events.
+//! (`key_events`, from what the shards' stores kept). Not sent yet: key-miss events.
 
 use super::{eq, Ctx};
 use crate::aof::Effect;

@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering;
 
 use super::{now_ms, BindError};
 use crate::aof::{apply, Effect, Fsync, LoadReport, Log};
-use crate::cmd::Stats;
 use crate::keyspace::{scan_shards, shard_for};
 use crate::state::Shared;
+use crate::state::Stats;
 use crate::store::Store;
 
 /// What the log held.

@@ -1,8 +1,30 @@
-//! INFO's counters, added to by every event loop.
+//! INFO's counters: each loop counts in a plain [`Stats`] and adds it to the shared
+//! [`SharedStats`] once per round.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::cmd::Stats;
+/// Counters for INFO (a loop's own, until added to the shared ones; the totals).
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    /// Commands executed.
+    pub commands: u64,
+    /// Per command (INFO commandstats).
+    pub per_command: crate::cmd::cmdstats::Local,
+    /// Connections accepted.
+    pub connections: u64,
+    /// Keys removed by expiry.
+    pub expired: u64,
+    /// Successful key lookups.
+    pub hits: u64,
+    /// Failed key lookups.
+    pub misses: u64,
+    /// Keys evicted by maxmemory.
+    pub evicted: u64,
+    /// Clients connected now.
+    pub connected: u64,
+    /// Server start, ms since the epoch.
+    pub started_ms: u64,
+}
 
 /// Counters for INFO, added to by every loop.
 #[derive(Debug, Default)]
