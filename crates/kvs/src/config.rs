@@ -51,7 +51,7 @@ pub struct Config {
     /// `slowlog-max-len`: entries the slow log keeps.
     pub slowlog_max_len: usize,
     /// `notify-keyspace-events`: the classes of keyspace notifications sent
-    /// ([`crate::cmd::notify`] flags; 0: none).
+    /// ([`notify`] flags; 0: none).
     pub notify: u32,
     /// `min-replicas-to-write`: writes are refused (NOREPLICAS) while fewer replicas
     /// than this acknowledged within `min-replicas-max-lag` seconds (0: no check).
@@ -277,10 +277,7 @@ impl Config {
             ("threads", self.threads.to_string()),
             ("tcp-backlog", self.tcp_backlog.to_string()),
             ("databases", self.databases.to_string()),
-            (
-                "notify-keyspace-events",
-                crate::cmd::notify::show(self.notify),
-            ),
+            ("notify-keyspace-events", notify::show(self.notify)),
             (
                 "slowlog-log-slower-than",
                 self.slowlog_slower_than.to_string(),
@@ -360,7 +357,7 @@ impl Config {
                 }
             }
             "notify-keyspace-events" => {
-                self.notify = crate::cmd::notify::parse(&text())
+                self.notify = notify::parse(&text())
                     .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?
             }
             n if compat(n).is_some() => {
@@ -459,6 +456,102 @@ impl Default for Config {
             debug_command: Access::No,
             cluster_port: 0,
         }
+    }
+}
+
+/// The `notify-keyspace-events` setting: its event classes as flags, their letters, and
+/// which keys the stores keep for them (the notifications themselves are
+/// `crate::cmd::notify`).
+pub mod notify {
+    /// Generic commands (DEL, EXPIRE, RENAME, ...): `g`.
+    pub const GENERIC: u32 = 1 << 0;
+    /// String commands: `$`.
+    pub const STRING: u32 = 1 << 1;
+    /// List commands: `l`.
+    pub const LIST: u32 = 1 << 2;
+    /// Set commands: `s`.
+    pub const SET: u32 = 1 << 3;
+    /// Hash commands: `h`.
+    pub const HASH: u32 = 1 << 4;
+    /// Sorted-set commands: `z`.
+    pub const ZSET: u32 = 1 << 5;
+    /// Keys removed by their deadline: `x`.
+    pub const EXPIRED: u32 = 1 << 6;
+    /// Keys removed by maxmemory: `e`.
+    pub const EVICTED: u32 = 1 << 7;
+    /// Stream commands: `t`.
+    pub const STREAM: u32 = 1 << 8;
+    /// Module events: `d`.
+    pub const MODULE: u32 = 1 << 9;
+    /// Keyspace channel: `K`.
+    pub const KEYSPACE: u32 = 1 << 10;
+    /// Keyevent channel: `E`.
+    pub const KEYEVENT: u32 = 1 << 11;
+    /// Key misses: `m`.
+    pub const KEY_MISS: u32 = 1 << 12;
+    /// New keys: `n`.
+    pub const NEW: u32 = 1 << 13;
+    /// `A`: every class but key misses and new keys.
+    pub const ALL: u32 =
+        GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+
+    const CLASSES: &[(char, u32)] = &[
+        ('g', GENERIC),
+        ('$', STRING),
+        ('l', LIST),
+        ('s', SET),
+        ('h', HASH),
+        ('z', ZSET),
+        ('x', EXPIRED),
+        ('e', EVICTED),
+        ('t', STREAM),
+        ('d', MODULE),
+        ('K', KEYSPACE),
+        ('E', KEYEVENT),
+        ('m', KEY_MISS),
+        ('n', NEW),
+    ];
+
+    /// The flags of a `notify-keyspace-events` value, or None for an unknown character.
+    pub fn parse(s: &str) -> Option<u32> {
+        let mut f = 0;
+        for c in s.chars() {
+            f |= match c {
+                'A' => ALL,
+                c => CLASSES.iter().find(|(k, _)| *k == c)?.1,
+            };
+        }
+        Some(f)
+    }
+
+    /// The value as CONFIG GET shows it (Redis's order; `A` for every class).
+    pub fn show(f: u32) -> String {
+        let mut s = String::new();
+        if f & ALL == ALL {
+            s.push('A');
+        }
+        for &(c, bit) in CLASSES {
+            let in_all = ALL & bit != 0;
+            if f & bit != 0 && !(in_all && f & ALL == ALL) {
+                s.push(c);
+            }
+        }
+        s
+    }
+
+    /// Which keys the stores keep for `flags` ([`crate::store::Store::keep_events`]).
+    pub fn keep(flags: u32) -> u8 {
+        if flags & (KEYSPACE | KEYEVENT) == 0 {
+            return 0;
+        }
+        let mut keep = 0;
+        if flags & EXPIRED != 0 {
+            keep |= crate::store::KEEP_EXPIRED;
+        }
+        if flags & NEW != 0 {
+            keep |= crate::store::KEEP_NEW;
+        }
+        keep
     }
 }
 

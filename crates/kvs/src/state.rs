@@ -82,7 +82,7 @@ impl Shared {
         let keyspace = Keyspace::new(
             shards,
             dbs,
-            crate::cmd::notify::keep(config.notify),
+            crate::config::notify::keep(config.notify),
             repl.keep_cell(),
         );
         Shared {
@@ -174,7 +174,7 @@ impl Shared {
             }
         }
         self.keyspace
-            .set_keep(crate::cmd::notify::keep(next.notify));
+            .set_keep(crate::config::notify::keep(next.notify));
         *c = next.clone();
         self.version.fetch_add(1, Ordering::Release);
         Ok(next)

@@ -15,82 +15,7 @@
 
 use super::{eq, Ctx};
 use crate::aof::Effect;
-
-/// Generic commands (DEL, EXPIRE, RENAME, ...): `g`.
-pub const GENERIC: u32 = 1 << 0;
-/// String commands: `$`.
-pub const STRING: u32 = 1 << 1;
-/// List commands: `l`.
-pub const LIST: u32 = 1 << 2;
-/// Set commands: `s`.
-pub const SET: u32 = 1 << 3;
-/// Hash commands: `h`.
-pub const HASH: u32 = 1 << 4;
-/// Sorted-set commands: `z`.
-pub const ZSET: u32 = 1 << 5;
-/// Keys removed by their deadline: `x`.
-pub const EXPIRED: u32 = 1 << 6;
-/// Keys removed by maxmemory: `e`.
-pub const EVICTED: u32 = 1 << 7;
-/// Stream commands: `t`.
-pub const STREAM: u32 = 1 << 8;
-/// Module events: `d`.
-pub const MODULE: u32 = 1 << 9;
-/// Keyspace channel: `K`.
-pub const KEYSPACE: u32 = 1 << 10;
-/// Keyevent channel: `E`.
-pub const KEYEVENT: u32 = 1 << 11;
-/// Key misses: `m`.
-pub const KEY_MISS: u32 = 1 << 12;
-/// New keys: `n`.
-pub const NEW: u32 = 1 << 13;
-/// `A`: every class but key misses and new keys.
-pub const ALL: u32 =
-    GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
-
-const CLASSES: &[(char, u32)] = &[
-    ('g', GENERIC),
-    ('$', STRING),
-    ('l', LIST),
-    ('s', SET),
-    ('h', HASH),
-    ('z', ZSET),
-    ('x', EXPIRED),
-    ('e', EVICTED),
-    ('t', STREAM),
-    ('d', MODULE),
-    ('K', KEYSPACE),
-    ('E', KEYEVENT),
-    ('m', KEY_MISS),
-    ('n', NEW),
-];
-
-/// The flags of a `notify-keyspace-events` value, or None for an unknown character.
-pub fn parse(s: &str) -> Option<u32> {
-    let mut f = 0;
-    for c in s.chars() {
-        f |= match c {
-            'A' => ALL,
-            c => CLASSES.iter().find(|(k, _)| *k == c)?.1,
-        };
-    }
-    Some(f)
-}
-
-/// The value as CONFIG GET shows it (Redis's order; `A` for every class).
-pub fn show(f: u32) -> String {
-    let mut s = String::new();
-    if f & ALL == ALL {
-        s.push('A');
-    }
-    for &(c, bit) in CLASSES {
-        let in_all = ALL & bit != 0;
-        if f & bit != 0 && !(in_all && f & ALL == ALL) {
-            s.push(c);
-        }
-    }
-    s
-}
+pub use crate::config::notify::*;
 
 /// The event class and name a command's change to a key sends; `first`: the key is the
 /// command's first key (the source of a move).
@@ -211,21 +136,6 @@ pub(crate) fn after(ctx: &mut Ctx, name: &str, args: &[&[u8]], start: usize) {
 
 /// A notification: its class, the event, the key's database and the key.
 type Event = (u32, &'static str, usize, Vec<u8>);
-
-/// Which keys the stores keep for `flags` ([`crate::store::Store::keep_events`]).
-pub fn keep(flags: u32) -> u8 {
-    if flags & (KEYSPACE | KEYEVENT) == 0 {
-        return 0;
-    }
-    let mut keep = 0;
-    if flags & EXPIRED != 0 {
-        keep |= crate::store::KEEP_EXPIRED;
-    }
-    if flags & NEW != 0 {
-        keep |= crate::store::KEEP_NEW;
-    }
-    keep
-}
 
 /// Sends `expired` for keys whose deadline passed and `new` for keys created (with
 /// their databases), in that order.
