@@ -20,7 +20,7 @@
 //!   or unblocked, or gone with its connection, whichever claims it first.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mio::Waker;
@@ -92,7 +92,7 @@ pub struct Hub {
     /// Number of blocked clients (a write checks for waiters only when non-zero).
     blocked: AtomicUsize,
     /// Every connection's listed facts (CLIENT LIST), by id.
-    clients: Mutex<std::collections::BTreeMap<u64, Arc<crate::cmd::clients::ClientMeta>>>,
+    clients: Mutex<std::collections::BTreeMap<u64, Arc<ClientMeta>>>,
 }
 
 impl Hub {
@@ -115,7 +115,7 @@ impl Hub {
     }
 
     /// A new connection.
-    pub fn register(&self, meta: Arc<crate::cmd::clients::ClientMeta>) {
+    pub fn register(&self, meta: Arc<ClientMeta>) {
         lock(&self.clients).insert(meta.id, meta);
     }
 
@@ -125,7 +125,7 @@ impl Hub {
     }
 
     /// Every connection, by id.
-    pub fn clients(&self) -> Vec<Arc<crate::cmd::clients::ClientMeta>> {
+    pub fn clients(&self) -> Vec<Arc<ClientMeta>> {
         lock(&self.clients).values().cloned().collect()
     }
 
@@ -394,7 +394,7 @@ impl Subscriptions {
         }
         if !shard {
             for (pattern, ids) in self.patterns.values() {
-                if crate::cmd::glob(pattern, channel) {
+                if crate::glob::glob(pattern, channel) {
                     for &id in ids {
                         out.push((
                             id,
@@ -416,7 +416,7 @@ impl Subscriptions {
         let table = if shard { &self.shard } else { &self.channels };
         table
             .keys()
-            .filter(|c| pattern.is_none_or(|p| crate::cmd::glob(p, c)))
+            .filter(|c| pattern.is_none_or(|p| crate::glob::glob(p, c)))
             .cloned()
             .collect()
     }
@@ -445,5 +445,52 @@ impl Subscriptions {
     /// Patterns with at least one subscriber.
     pub fn patterns(&self) -> usize {
         self.patterns.len()
+    }
+}
+
+/// What the server lists of one connection.
+#[derive(Debug, Default)]
+pub struct ClientMeta {
+    /// CLIENT ID.
+    pub id: u64,
+    /// The peer's address (`ip:port`).
+    pub addr: String,
+    /// The local address it connected to.
+    pub laddr: String,
+    /// When it connected, ms since the epoch.
+    pub created_ms: u64,
+    /// Its last command's end, ms since the epoch.
+    pub last_ms: AtomicU64,
+    /// Its last command's row in the command table, plus one (0: none yet).
+    pub last_cmd: AtomicUsize,
+    /// CLIENT SETNAME.
+    pub name: Mutex<Option<Vec<u8>>>,
+    /// Channel, pattern and shard-channel subscriptions.
+    pub subs: [AtomicUsize; 3],
+    /// Speaks RESP3.
+    pub resp3: AtomicBool,
+    /// CLIENT NO-EVICT on.
+    pub no_evict: AtomicBool,
+    /// Pending reply bytes, as of its loop's last round.
+    pub omem: AtomicUsize,
+    /// The selected database.
+    pub db: AtomicUsize,
+    /// In MONITOR mode.
+    pub monitor: AtomicBool,
+    /// A replica's connection (after PSYNC).
+    pub replica: AtomicBool,
+}
+
+impl ClientMeta {
+    /// A new connection's facts.
+    pub fn new(id: u64, addr: String, laddr: String, now: u64) -> ClientMeta {
+        ClientMeta {
+            id,
+            addr,
+            laddr,
+            created_ms: now,
+            last_ms: AtomicU64::new(now),
+            ..ClientMeta::default()
+        }
     }
 }

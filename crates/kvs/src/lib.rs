@@ -19,6 +19,7 @@
 //! - [`aof`]: the append-only log (a versioned header, checksummed effect records, group
 //!   commit; only a torn tail is cut at start, saved to a side file first; other damage
 //!   and foreign files are refused untouched; the `check-aof` checker and repair).
+//! - [`glob`]: Redis's glob patterns (KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE).
 //! - [`hub`]: what the loops tell each other: pub/sub messages, blocked clients'
 //!   replies, and the registries of subscribers and blocked clients.
 //! - [`repl`]: replication: the stream to replicas (a backlog of the log's records) and
@@ -40,6 +41,7 @@ pub mod cmd;
 pub mod conf;
 pub mod config;
 mod conn;
+pub mod glob;
 pub mod hub;
 pub mod input;
 pub mod keyspace;

@@ -1,7 +1,7 @@
 //! CLIENT LIST, INFO, KILL, NO-EVICT, GETREDIR and HELP: what the server knows of
 //! every connection, across the event loops.
 //!
-//! Each connection has a [`ClientMeta`] in the hub's registry, shared with its loop:
+//! Each connection has a [`ClientMeta`] in the hub's registry ([`crate::hub`]), shared with its loop:
 //! fixed facts (id, addresses, start) and a few atomics its loop updates as it serves
 //! (last command, last interaction, subscription counts, protocol), so listing needs no
 //! lock of another loop (flags: `O` for a monitor, `P` for a subscriber, else `N`).
@@ -10,59 +10,14 @@
 //! CLIENT KILL marks the clients it matches and has their loops close them (a client
 //! that kills itself is closed after its reply).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use super::{eq, parse_i64, table, Ctx, SYNTAX};
-use crate::hub::Msg;
+use crate::hub::{ClientMeta, Msg};
 use crate::resp::{Proto, Writer};
 
-/// What the server lists of one connection.
-#[derive(Debug, Default)]
-pub struct ClientMeta {
-    /// CLIENT ID.
-    pub id: u64,
-    /// The peer's address (`ip:port`).
-    pub addr: String,
-    /// The local address it connected to.
-    pub laddr: String,
-    /// When it connected, ms since the epoch.
-    pub created_ms: u64,
-    /// Its last command's end, ms since the epoch.
-    pub last_ms: AtomicU64,
-    /// Its last command's row in the command table, plus one (0: none yet).
-    pub last_cmd: AtomicUsize,
-    /// CLIENT SETNAME.
-    pub name: Mutex<Option<Vec<u8>>>,
-    /// Channel, pattern and shard-channel subscriptions.
-    pub subs: [AtomicUsize; 3],
-    /// Speaks RESP3.
-    pub resp3: AtomicBool,
-    /// CLIENT NO-EVICT on.
-    pub no_evict: AtomicBool,
-    /// Pending reply bytes, as of its loop's last round.
-    pub omem: AtomicUsize,
-    /// The selected database.
-    pub db: AtomicUsize,
-    /// In MONITOR mode.
-    pub monitor: AtomicBool,
-    /// A replica's connection (after PSYNC).
-    pub replica: AtomicBool,
-}
-
 impl ClientMeta {
-    /// A new connection's facts.
-    pub fn new(id: u64, addr: String, laddr: String, now: u64) -> ClientMeta {
-        ClientMeta {
-            id,
-            addr,
-            laddr,
-            created_ms: now,
-            last_ms: AtomicU64::new(now),
-            ..ClientMeta::default()
-        }
-    }
-
     fn name(&self) -> String {
         let n = self.name.lock().unwrap_or_else(|p| p.into_inner());
         n.as_deref()

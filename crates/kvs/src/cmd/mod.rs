@@ -23,7 +23,7 @@ pub mod config;
 pub mod connection;
 pub mod dbs;
 pub mod dump;
-pub mod glob;
+
 pub mod hashes;
 pub mod keys;
 pub mod lists;
@@ -50,8 +50,8 @@ use crate::state::{Shared, Stats};
 use crate::value::Value;
 
 use crate::config::{Config, Eviction};
+pub use crate::glob::glob;
 pub use cluster::key_slot;
-pub use glob::glob;
 pub use server::rss_bytes;
 use table::{Command, DENYOOM, NO_AUTH, WRITE};
 
@@ -95,7 +95,7 @@ pub struct Session {
     /// In MONITOR mode.
     pub monitor: bool,
     /// What CLIENT LIST shows of this connection (None for a session without one).
-    pub meta: Option<std::sync::Arc<clients::ClientMeta>>,
+    pub meta: Option<std::sync::Arc<crate::hub::ClientMeta>>,
 }
 
 /// Everything a command runs against.

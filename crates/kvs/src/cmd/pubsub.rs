@@ -59,7 +59,7 @@ impl Subs {
     }
 
     /// Mirrors the counts into what CLIENT LIST shows.
-    fn show(&self, meta: Option<&std::sync::Arc<super::clients::ClientMeta>>) {
+    fn show(&self, meta: Option<&std::sync::Arc<crate::hub::ClientMeta>>) {
         if let Some(m) = meta {
             use std::sync::atomic::Ordering::Relaxed;
             m.subs[0].store(self.channels.len(), Relaxed);

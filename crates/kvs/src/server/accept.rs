@@ -110,7 +110,7 @@ pub(crate) fn adopt(
             continue;
         }
         let addr = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
-        let meta = std::sync::Arc::new(crate::cmd::clients::ClientMeta::new(
+        let meta = std::sync::Arc::new(crate::hub::ClientMeta::new(
             id,
             addr(sock.peer_addr()),
             addr(sock.local_addr()),

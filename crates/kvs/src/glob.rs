@@ -1,4 +1,4 @@
-//! Redis's glob patterns (KEYS, SCAN MATCH, CONFIG GET).
+//! Redis's glob patterns (KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE, PUBSUB CHANNELS).
 
 /// Redis-style glob: `*`, `?`, `[abc]`, `[^a-z]`, and `\` escapes.
 pub fn glob(pat: &[u8], s: &[u8]) -> bool {
