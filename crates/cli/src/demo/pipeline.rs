@@ -214,6 +214,13 @@ fn run(opts: &DemoOptions, out: &mut dyn Write) -> Result<(), CliError> {
         },
     ]);
     write!(out, "{}", t.render()).map_err(CliError::Stdout)?;
+    writeln!(
+        out,
+        "p50/p99: ingest to verdict with the source unpaced (packets as fast as the pipeline \
+         takes them), so mostly queueing behind the source; `wirespeed pipeline run --rate \
+         PPS` measures latency at a set load"
+    )
+    .map_err(CliError::Stdout)?;
     if failures.is_empty() {
         Ok(())
     } else {
