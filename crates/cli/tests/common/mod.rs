@@ -16,10 +16,45 @@ pub fn wirespeed(args: &[&str]) -> Output {
 }
 
 /// A path in a per-process temporary directory for the test group `group`.
+/// The first call in a process removes the directories left by test processes that
+/// have ended, so runs do not pile up in the temporary directory.
 pub fn temp(group: &str, name: &str) -> PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_ended_runs);
     let dir = std::env::temp_dir().join(format!("wirespeed-cli-{group}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir.join(name)
+}
+
+/// Removes `wirespeed-cli-*-PID` directories whose process no longer runs.
+fn sweep_ended_runs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix("wirespeed-cli-") else {
+            continue;
+        };
+        // Only `GROUP-PID` where GROUP's words are not numbers: other tests' names
+        // carry more numbers (and clean up after themselves).
+        let Some((group, pid)) = rest.rsplit_once('-') else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if group
+            .split('-')
+            .any(|w| w.is_empty() || w.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// A child process killed on drop.
