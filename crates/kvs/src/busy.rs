@@ -27,7 +27,7 @@ use std::sync::mpsc::Receiver;
 use mio::net::TcpStream;
 use mio::Token;
 
-use crate::cmd::{eq, multi, scripting};
+use crate::cmd::{eq, multi};
 use crate::config::Config;
 use crate::conn::Conn;
 use crate::resp::{Limits, Writer};
@@ -112,7 +112,7 @@ pub(crate) fn pump() {
     let Some(mut lent) = LENT.with(|l| l.take()) else {
         return;
     };
-    let now = crate::server::now_ms();
+    let now = wirespeed_util::time::unix_ms();
     if now > lent.last {
         lent.last = now;
         // SAFETY: the table and the shared state were lent by `lend` from references
@@ -189,7 +189,7 @@ fn answer(c: &mut Conn, shared: &Shared, config: &Config, limits: &Limits) -> bo
                 w.error("NOAUTH Authentication required.");
             } else if (eq(name, "script") || eq(name, "function")) && eq(sub, "kill") {
                 let busy = &shared.scripts.busy;
-                match scripting::kill_now(busy, eq(name, "function")) {
+                match busy.kill(eq(name, "function")) {
                     Ok(()) => w.simple("OK"),
                     Err(e) => w.error(e),
                 }
@@ -215,12 +215,12 @@ fn answer(c: &mut Conn, shared: &Shared, config: &Config, limits: &Limits) -> bo
                 c.session.tx.end();
                 w.error(&format!(
                     "EXECABORT Transaction discarded because of: {}",
-                    scripting::busy_error(&shared.scripts.busy)
+                    crate::script::busy_error(&shared.scripts.busy)
                 ));
             } else {
                 // Refused inside MULTI: EXEC then discards the transaction.
                 c.session.tx.refuse();
-                w.error(&scripting::busy_error(&shared.scripts.busy));
+                w.error(&crate::script::busy_error(&shared.scripts.busy));
             }
         }
         c.input.consume();

@@ -14,7 +14,8 @@ use crate::hub::{Msg, Waiter};
 use crate::input::{Input, Received};
 use crate::limits::OutputWatch;
 use crate::resp::{ProtocolError, Writer};
-use crate::server::{now_ms, Env, UNAUTH_MAX_OUTPUT};
+use crate::server::{Env, UNAUTH_MAX_OUTPUT};
+use wirespeed_util::time::unix_ms as now_ms;
 
 /// A client connection.
 #[derive(Debug)]
@@ -292,7 +293,13 @@ impl Conn {
                             long = args.iter().map(|r| &input[r.clone()]).collect();
                             &long
                         };
-                        if pause.on() && pause.holds(&self.session, argv, now_ms()) {
+                        if pause.on()
+                            && pause.holds(
+                                self.session.monitor,
+                                || crate::cmd::pause::may_write_request(&self.session, argv),
+                                now_ms(),
+                            )
+                        {
                             // Left unrun (and unconsumed) until the pause ends.
                             self.paused = true;
                             pause.count(true);

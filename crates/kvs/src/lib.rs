@@ -12,6 +12,8 @@
 //!   replication, cluster, scripts, ...) and the one place a command's effects are
 //!   propagated to the log and the replicas.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
+//! - [`script`]: the Lua engine, the script cache and the function libraries the
+//!   event loops share (the commands that use them are in [`cmd`]).
 //! - [`limits`]: `client-output-buffer-limit` (Redis's syntax, hard and soft limits).
 //! - [`config`]: the server's settings (values, defaults, parsing, what CONFIG SET may
 //!   change).
@@ -48,6 +50,7 @@ pub mod keyspace;
 pub mod limits;
 pub mod repl;
 pub mod resp;
+pub mod script;
 pub mod server;
 pub mod state;
 pub mod store;

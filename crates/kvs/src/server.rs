@@ -67,7 +67,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -98,12 +98,7 @@ const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 const FIRST_CONN: usize = 2;
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
+pub(crate) use wirespeed_util::time::unix_ms as now_ms;
 
 /// Server settings beyond what commands read.
 #[derive(Clone, Debug)]
@@ -296,14 +291,13 @@ impl Server {
             mailboxes.push(Mailbox { send });
         }
         let mut shared = Shared::new(stores, dbs, config.cmd, log, now_ms());
+        shared.scripts.busy.set_pump(crate::busy::pump);
         if config.cluster.is_some() {
             shared.keyspace.route_by_slot();
         }
         for argv in &functions {
             // A library that no longer loads (it did when logged) is said, not fatal.
-            if let Err(e) =
-                crate::cmd::scripting::functions::replay(&shared.scripts.libraries, argv)
-            {
+            if let Err(e) = crate::script::library::replay(&shared.scripts.libraries, argv) {
                 eprintln!("kvs: a function library in the log did not load: {e}");
             }
         }
@@ -317,7 +311,7 @@ impl Server {
             eprintln!("kvs: cluster mode, node {}", c.my_id());
             shared.cluster = Some(c);
             // A replica in the file follows its primary again.
-            if let Some((host, port)) = crate::cluster::primary_addr(&shared) {
+            if let Some((host, port)) = shared.cluster.as_ref().and_then(|c| c.primary_addr()) {
                 crate::repl::replica::start(&shared, host, port);
             }
         }

@@ -15,6 +15,7 @@
 //! order they changed it. Keyspace events are published from the same point of the
 //! loop (`crate::cmd::notify`).
 
+pub mod cmdstats;
 pub mod monitors;
 pub mod pause;
 pub mod slowlog;
@@ -57,7 +58,7 @@ pub struct Shared {
     /// The slow log (SLOWLOG).
     pub slowlog: slowlog::SlowLog,
     /// The script cache, the function libraries and the running script.
-    pub scripts: crate::cmd::scripting::Scripts,
+    pub scripts: crate::script::Scripts,
     /// Replication: the role, the stream to replicas, the link to a primary.
     pub repl: crate::repl::Repl,
     /// Cluster mode's state (`cluster-enabled yes`), None otherwise.
@@ -129,7 +130,7 @@ impl Shared {
     /// The first records of a log rewrite: what the log holds besides keys (the
     /// function libraries).
     pub fn rewrite_preamble(&self) -> Vec<Effect> {
-        crate::cmd::scripting::functions::records(&self.scripts.libraries)
+        crate::script::library::records(&self.scripts.libraries)
     }
 
     /// The first records of a log rewrite: [`Shared::rewrite_preamble`] and, on a

@@ -63,6 +63,13 @@ impl Utc {
     }
 }
 
+/// Milliseconds since the Unix epoch (0 for a clock set before it).
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// Days since 1970-01-01 to a proleptic Gregorian (year, month, day).
 pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;

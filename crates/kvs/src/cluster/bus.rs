@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use super::failover::{act, Action};
 use super::{ranges, Cluster, Node, State, SLOTS};
-use crate::server::now_ms;
 use crate::state::Shared;
+use wirespeed_util::time::unix_ms as now_ms;
 
 /// Longest message line read.
 const MAX_LINE: u64 = 1 << 20;

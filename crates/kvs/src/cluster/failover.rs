@@ -66,7 +66,7 @@ pub fn act(shared: &Shared, a: Action) {
             eprintln!("kvs: cluster: now a replica of {host}:{port}");
             let held = shared.cluster.as_ref().is_some_and(|c| {
                 let mut st = c.state();
-                std::mem::take(&mut st.paused_for_failover) > crate::server::now_ms()
+                std::mem::take(&mut st.paused_for_failover) > wirespeed_util::time::unix_ms()
             });
             crate::repl::replica::start(shared, host, port);
             if held {
@@ -77,7 +77,7 @@ pub fn act(shared: &Shared, a: Action) {
             let Some(c) = shared.cluster.as_ref() else {
                 return;
             };
-            let until = crate::server::now_ms() + 2 * MF_TIMEOUT_MS;
+            let until = wirespeed_util::time::unix_ms() + 2 * MF_TIMEOUT_MS;
             shared.pause.pause_writes(until);
             // The offset once no write runs: a write that passed the pause's check
             // just before it was set finishes within this wait.

@@ -179,6 +179,17 @@ pub enum Route {
 }
 
 impl Cluster {
+    /// The address of this node's primary, when the file says it is a replica.
+    pub fn primary_addr(&self) -> Option<(String, u16)> {
+        let st = self.state();
+        let m = st.nodes[0]
+            .master
+            .as_deref()
+            .filter(|_| st.nodes[0].replica)?;
+        let n = &st.nodes[st.find(m)?];
+        Some((n.ip.clone(), n.port))
+    }
+
     /// This node alone, with a new id, or what `file` holds when it exists.
     /// `cport` is the bus's port (`cluster-port`; 0: `port` plus [`BUS_OFFSET`]).
     pub fn open(
@@ -445,18 +456,6 @@ impl Cluster {
         }
         line
     }
-}
-
-/// The address of this node's primary, when the file says it is a replica.
-pub fn primary_addr(shared: &crate::state::Shared) -> Option<(String, u16)> {
-    let c = shared.cluster.as_ref()?;
-    let st = c.state();
-    let m = st.nodes[0]
-        .master
-        .as_deref()
-        .filter(|_| st.nodes[0].replica)?;
-    let n = &st.nodes[st.find(m)?];
-    Some((n.ip.clone(), n.port))
 }
 
 /// Contiguous runs of ascending `slots`, as (first, last).

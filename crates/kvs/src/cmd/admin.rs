@@ -6,7 +6,7 @@
 //! `slowlog-max-len` of them, with Redis's trimming of long argument lists (32
 //! arguments, 128 bytes each). Commands flagged `skip_slowlog` (EXEC, AUTH, ...) are not
 //! logged. At the default threshold (10 ms) fast commands are timed one call in 16 (see
-//! [`super::cmdstats`]); a lower threshold times every command.
+//! [`crate::state::cmdstats`]); a lower threshold times every command.
 //!
 //! LATENCY answers as Redis does with `latency-monitor-threshold 0` (the default): no
 //! events are recorded, so LATEST and HISTORY are empty; setting a threshold is
@@ -120,7 +120,7 @@ fn rewrite_now(ctx: &mut Ctx) -> Result<(), String> {
     log.start_rewrite(|| shared.log_preamble())
         .map_err(|e| format!("ERR {e}"))?;
     while log.rewriting() {
-        match crate::server::rewrite_step(shared, log, crate::server::now_ms()) {
+        match crate::server::rewrite_step(shared, log, wirespeed_util::time::unix_ms()) {
             Ok(true) => break,
             // Another loop is stepping it, or more keys are left.
             Ok(false) => std::thread::yield_now(),

@@ -317,7 +317,7 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             if rest.is_empty() {
                 // The manual failover: the primary holds writes until this replica has
                 // caught up; it completes on the bus's rounds.
-                return match c.start_manual(crate::server::now_ms()) {
+                return match c.start_manual(wirespeed_util::time::unix_ms()) {
                     Ok(()) => w.simple("OK"),
                     Err(e) => w.error(e),
                 };
@@ -548,7 +548,7 @@ fn meet(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
             port: port as u16,
             cport: cport as u16,
             handshake: true,
-            ping_sent: crate::server::now_ms(),
+            ping_sent: wirespeed_util::time::unix_ms(),
             ..Node::default()
         });
         c.changed(&st);

@@ -265,7 +265,7 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         return w.int(0);
     };
     if let Some(cmd) = waiter.argv.first().and_then(|n| super::table::lookup(n)) {
-        ctx.shared.stats.per_command.ran(cmd);
+        ctx.shared.stats.per_command.ran(super::table::row(cmd));
     }
     let reply = if error {
         b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n".to_vec()

@@ -18,7 +18,6 @@ pub mod blocking;
 pub mod clients;
 pub mod cluster;
 pub mod cluster_cmds;
-pub mod cmdstats;
 pub mod config;
 pub mod connection;
 pub mod dbs;
@@ -287,12 +286,12 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
     }
     if !cmd.arity_ok(args.len()) {
         multi::flag_error(ctx);
-        ctx.stats.per_command.rejected(cmd);
+        ctx.stats.per_command.rejected(table::row(cmd));
         return arity(w, args[0]);
     }
     let needs_auth = ctx.config.requirepass.is_some() && !ctx.session.authed;
     if needs_auth && !cmd.has(NO_AUTH) {
-        ctx.stats.per_command.rejected(cmd);
+        ctx.stats.per_command.rejected(table::row(cmd));
         return w.error("NOAUTH Authentication required.");
     }
     if let Some(e) = monitor::refused(ctx, cmd) {
@@ -306,12 +305,12 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
     }
     if let Some(e) = crate::cluster::route::check(ctx, cmd, args) {
         multi::flag_error(ctx);
-        ctx.stats.per_command.rejected(cmd);
+        ctx.stats.per_command.rejected(table::row(cmd));
         return w.error(&e);
     }
     if let Err(e) = admit(ctx, cmd) {
         multi::flag_error(ctx);
-        ctx.stats.per_command.rejected(cmd);
+        ctx.stats.per_command.rejected(table::row(cmd));
         return w.error(&e);
     }
     if let Err(e) = scripting::wait_busy(ctx, cmd, args) {
@@ -342,7 +341,7 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     let weight = if (0..10_000).contains(&slow) {
         Some(1)
     } else {
-        ctx.stats.per_command.timing(cmd)
+        ctx.stats.per_command.timing(cmd.has(table::FAST))
     };
     let t = weight.map(|_| std::time::Instant::now());
     let start = ctx.effects.len();
@@ -396,7 +395,7 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
         }
     }
     let failed = w.byte_at(at) == Some(b'-');
-    ctx.stats.per_command.ran(cmd, usec, failed);
+    ctx.stats.per_command.ran(table::row(cmd), usec, failed);
 }
 
 /// The checks a command passes before it runs (or is queued): `maxmemory` for a

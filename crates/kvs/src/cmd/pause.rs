@@ -1,7 +1,8 @@
 //! CLIENT PAUSE timeout [WRITE|ALL] and CLIENT UNPAUSE, as in Redis 7.0, over the
 //! server's pause ([`crate::state::pause`], where what a pause holds is described).
 
-use super::{eq, parse_i64, Ctx, SYNTAX};
+use super::table::{lookup, Command, WRITE};
+use super::{eq, parse_i64, Ctx, Session, SYNTAX};
 use crate::resp::Writer;
 use crate::state::pause::{ALL, WRITES};
 
@@ -23,7 +24,7 @@ pub fn pause(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Some(ms) if ms < 0 => return w.error("ERR timeout is negative"),
         Some(ms) => ms as u64,
     };
-    let end = crate::server::now_ms().saturating_add(ms);
+    let end = wirespeed_util::time::unix_ms().saturating_add(ms);
     ctx.shared.pause.set(mode, end);
     w.simple("OK");
 }
@@ -39,4 +40,23 @@ pub fn unpause(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         shared.hub.wake(i);
     }
     w.simple("OK");
+}
+
+/// Whether the request `argv` of `session` may change the dataset, as a WRITE pause
+/// sees it: a write command, one that may propagate a change, or an EXEC whose queue
+/// holds such a command.
+pub(crate) fn may_write_request(session: &Session, argv: &[&[u8]]) -> bool {
+    let Some(cmd) = lookup(argv[0]) else {
+        return false;
+    };
+    may_write(cmd) || (cmd.name == "exec" && session.tx.writes(may_write))
+}
+
+/// Commands a WRITE pause holds: writes, and those that may propagate a change.
+fn may_write(cmd: &Command) -> bool {
+    cmd.has(WRITE)
+        || matches!(
+            cmd.name,
+            "eval" | "evalsha" | "fcall" | "publish" | "spublish" | "pfcount"
+        )
 }

@@ -30,217 +30,16 @@
 //!   passed the check an instant before a script locked the keyspace waits for the
 //!   script to end.
 
-pub mod engine;
 pub mod functions;
-pub mod libs;
-pub mod msgpack;
-pub mod reply;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use super::table::{self, Command, ALLOW_BUSY, DENYOOM, NOSCRIPT, WRITE};
 use super::{eq, parse_i64, Ctx};
 use crate::aof::Effect;
 use crate::resp::{Proto, Writer};
-use engine::{with_engine, Ended};
-
-/// SHA1 of `data` in lower-case hex.
-pub fn sha1_hex(data: &[u8]) -> String {
-    sha1_smol::Sha1::from(data).digest().to_string()
-}
-
-/// The state of the script running now (at most one at a time: it holds every shard).
-#[derive(Debug, Default)]
-pub struct Busy {
-    /// When it started, ms since the epoch (0: none runs).
-    since: AtomicU64,
-    /// SCRIPT KILL asked it to stop.
-    kill: AtomicBool,
-    /// It has run a write command (it can no longer be killed).
-    wrote: AtomicBool,
-    /// It is a function (FCALL): FUNCTION KILL stops it, and BUSY names it.
-    function: AtomicBool,
-    /// The busy threshold as of its start, ms.
-    threshold: AtomicU64,
-    /// The client running it.
-    client: AtomicU64,
-}
-
-impl Busy {
-    /// True once the running script was asked to stop.
-    pub fn killed(&self) -> bool {
-        self.kill.load(Ordering::Relaxed)
-    }
-
-    /// True when a script runs and has run for the busy threshold.
-    pub fn past_threshold(&self) -> bool {
-        let since = self.since.load(Ordering::Acquire);
-        since != 0
-            && crate::server::now_ms().saturating_sub(since)
-                >= self.threshold.load(Ordering::Relaxed)
-    }
-}
-
-/// The `-BUSY` error while `busy` runs.
-pub(crate) fn busy_error(busy: &Busy) -> String {
-    let what = if busy.function.load(Ordering::Relaxed) {
-        "FUNCTION"
-    } else {
-        "SCRIPT"
-    };
-    format!(
-        "BUSY Redis is busy running a script. You can only call {what} KILL or SHUTDOWN NOSAVE."
-    )
-}
-
-/// The most scripts brought by EVAL (not SCRIPT LOAD) the cache keeps (Redis 7.4's).
-pub const MAX_EVAL_SCRIPTS: usize = 500;
-
-/// The script bodies by SHA1, with the EVAL-only ones in least-recently-used order.
-#[derive(Debug, Default)]
-struct Cache {
-    scripts: HashMap<String, Cached>,
-    /// EVAL-only scripts by the tick of their last use.
-    lru: std::collections::BTreeMap<u64, String>,
-    tick: u64,
-}
-
-#[derive(Debug)]
-struct Cached {
-    body: Arc<[u8]>,
-    /// Brought by SCRIPT LOAD (never dropped but by SCRIPT FLUSH).
-    loaded: bool,
-    /// Its key in `lru` (EVAL-only scripts).
-    used: u64,
-}
-
-impl Cache {
-    /// The body of `sha`, marked as used now.
-    fn get(&mut self, sha: &str) -> Option<Arc<[u8]>> {
-        self.tick += 1;
-        let tick = self.tick;
-        let c = self.scripts.get_mut(sha)?;
-        if !c.loaded {
-            self.lru.remove(&c.used);
-            self.lru.insert(tick, sha.to_string());
-            c.used = tick;
-        }
-        Some(c.body.clone())
-    }
-
-    fn contains(&self, sha: &str) -> bool {
-        self.scripts.contains_key(sha)
-    }
-
-    fn len(&self) -> usize {
-        self.scripts.len()
-    }
-
-    fn clear(&mut self) {
-        self.scripts.clear();
-        self.lru.clear();
-    }
-
-    /// Keeps `body` under `sha`; `loaded` for SCRIPT LOAD (which also keeps an
-    /// EVAL-only script for good).
-    fn add(&mut self, sha: &str, body: Arc<[u8]>, loaded: bool) {
-        self.tick += 1;
-        let tick = self.tick;
-        match self.scripts.get_mut(sha) {
-            Some(c) => {
-                if loaded && !c.loaded {
-                    self.lru.remove(&c.used);
-                    c.loaded = true;
-                } else if !c.loaded {
-                    self.lru.remove(&c.used);
-                    self.lru.insert(tick, sha.to_string());
-                    c.used = tick;
-                }
-            }
-            None => {
-                if !loaded {
-                    self.lru.insert(tick, sha.to_string());
-                }
-                self.scripts.insert(
-                    sha.to_string(),
-                    Cached {
-                        body,
-                        loaded,
-                        used: tick,
-                    },
-                );
-            }
-        }
-        while self.lru.len() > MAX_EVAL_SCRIPTS {
-            if let Some((_, old)) = self.lru.pop_first() {
-                self.scripts.remove(&old);
-            }
-        }
-    }
-}
-
-/// Identities of [`Scripts`] caches, so an interpreter knows which one it follows.
-static NEXT_CACHE: AtomicU64 = AtomicU64::new(1);
-
-/// What the event loops share for scripting: the script cache, the function
-/// libraries, and the running script's state.
-#[derive(Debug)]
-pub struct Scripts {
-    id: u64,
-    bodies: Mutex<Cache>,
-    /// Moves at every SCRIPT FLUSH.
-    generation: AtomicU64,
-    /// The running script.
-    pub busy: Arc<Busy>,
-    /// The function libraries (FUNCTION LOAD).
-    pub libraries: functions::Libraries,
-    /// A script has run (the event loops then lend their connections to the busy
-    /// pump while they serve one).
-    used: AtomicBool,
-}
-
-impl Default for Scripts {
-    fn default() -> Scripts {
-        Scripts {
-            id: NEXT_CACHE.fetch_add(1, Ordering::Relaxed),
-            bodies: Mutex::new(Cache::default()),
-            generation: AtomicU64::new(0),
-            busy: Arc::new(Busy::default()),
-            libraries: functions::Libraries::default(),
-            used: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Scripts {
-    /// The event loop whose client runs a script past the busy threshold, if any.
-    pub fn busy_loop(&self, hub: &crate::hub::Hub) -> Option<usize> {
-        if !self.busy.past_threshold() {
-            return None;
-        }
-        hub.loop_of(self.busy.client.load(Ordering::Relaxed))
-    }
-
-    fn bodies(&self) -> MutexGuard<'_, Cache> {
-        self.bodies.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn owner(&self) -> (u64, u64) {
-        (self.id, self.generation.load(Ordering::Acquire))
-    }
-
-    /// True once a script or function has run on this server.
-    pub fn used(&self) -> bool {
-        self.used.load(Ordering::Relaxed)
-    }
-
-    /// Number of cached scripts (INFO `number_of_cached_scripts`).
-    pub fn cached(&self) -> usize {
-        self.bodies().len()
-    }
-}
+use crate::script::engine::{with_engine, Ended};
+use crate::script::{busy_error, sha1_hex, Busy};
 
 const NOSCRIPT_ERR: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
@@ -251,7 +50,7 @@ const NOSCRIPT_ERR: &str = "NOSCRIPT No matching script. Please use EVAL.";
 /// FUNCTION KILL go on at once.
 pub(crate) fn wait_busy(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> Result<(), String> {
     let busy = ctx.shared.scripts.busy.clone();
-    if busy.since.load(Ordering::Acquire) == 0 || cmd.has(ALLOW_BUSY) {
+    if busy.since() == 0 || cmd.has(ALLOW_BUSY) {
         return Ok(());
     }
     let kill =
@@ -263,11 +62,11 @@ pub(crate) fn wait_busy(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> Result<
     ctx.keys.unlock();
     let threshold = busy_threshold(ctx);
     loop {
-        let since = busy.since.load(Ordering::Acquire);
+        let since = busy.since();
         if since == 0 {
             return Ok(());
         }
-        if crate::server::now_ms().saturating_sub(since) >= threshold {
+        if wirespeed_util::time::unix_ms().saturating_sub(since) >= threshold {
             return Err(busy_error(&busy));
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -382,7 +181,7 @@ fn shebang(body: &[u8]) -> Result<(Option<Vec<u8>>, Vec<String>), String> {
             return Err(format!("ERR Unknown lua shebang option: {w}"));
         };
         for f in list.split(',').filter(|f| !f.is_empty()) {
-            if !functions::FLAGS.contains(&f) {
+            if !crate::script::library::FLAGS.contains(&f) {
                 return Err(format!("ERR Unexpected flag in script shebang: {f}"));
             }
             flags.push(f.to_string());
@@ -414,14 +213,8 @@ pub(crate) fn run(
     w: &mut Writer,
 ) {
     let busy = ctx.shared.scripts.busy.clone();
-    ctx.shared.scripts.used.store(true, Ordering::Relaxed);
-    busy.kill.store(false, Ordering::Relaxed);
-    busy.wrote.store(false, Ordering::Relaxed);
-    busy.function.store(origin.function, Ordering::Relaxed);
-    busy.threshold.store(busy_threshold(ctx), Ordering::Relaxed);
-    busy.client.store(ctx.session.id, Ordering::Relaxed);
-    busy.since
-        .store(crate::server::now_ms().max(1), Ordering::Release);
+    ctx.shared.scripts.mark_used();
+    busy.begin(origin.function, busy_threshold(ctx), ctx.session.id);
     // From here to the end no other command touches the keyspace.
     ctx.keys.lock_atomic();
     // A SELECT inside the script changes its own database, not its caller's.
@@ -448,7 +241,7 @@ pub(crate) fn run(
         e.bound_memory(maxmemory);
         e.run(f, as_function, keys, argv, &busy, &mut call, w)
     });
-    busy.since.store(0, Ordering::Release);
+    busy.end();
     match ended {
         Ok(Ended::Done) => {}
         Ok(Ended::Error(msg, line)) => w.error(&format!(
@@ -510,14 +303,14 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
     if cmd.has(WRITE) || cmd.has(DENYOOM) {
         // Only before the script's first write: once it wrote, it must be able to
         // finish (Redis's rule, so that a script is never stopped half-way by memory).
-        if !busy.wrote.load(Ordering::Relaxed) {
+        if !busy.wrote() {
             if let Err(e) = super::admit(ctx, cmd) {
                 return w.error(&e);
             }
         }
     }
     if cmd.has(WRITE) {
-        busy.wrote.store(true, Ordering::Relaxed);
+        busy.mark_wrote();
         if ctx.shared.hub.any_blocked() {
             // Clients blocked on what the script writes are served after it.
             let db = ctx.keys.db();
@@ -559,8 +352,7 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 return w.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
             }
         }
-        scripts.bodies().clear();
-        scripts.generation.fetch_add(1, Ordering::AcqRel);
+        scripts.flush();
         w.simple("OK");
     } else if eq(sub, "kill") && rest.is_empty() {
         kill(ctx, false, w);
@@ -598,30 +390,8 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SCRIPT KILL / FUNCTION KILL: asks the running script to stop.
 pub(crate) fn kill(ctx: &mut Ctx, function: bool, w: &mut Writer) {
-    match kill_now(&ctx.shared.scripts.busy, function) {
+    match ctx.shared.scripts.busy.kill(function) {
         Ok(()) => w.simple("OK"),
         Err(e) => w.error(e),
     }
-}
-
-/// Sets the kill flag of the running script (of the kind `function` names), or the
-/// error saying why not.
-pub(crate) fn kill_now(busy: &Busy, function: bool) -> Result<(), &'static str> {
-    if busy.since.load(Ordering::Acquire) == 0 {
-        return Err("NOTBUSY No scripts in execution right now.");
-    }
-    if busy.function.load(Ordering::Relaxed) != function {
-        return Err(if function {
-            "NOTBUSY No scripts in execution right now."
-        } else {
-            "NOTBUSY No scripts in execution right now. Use FUNCTION KILL for functions."
-        });
-    }
-    if busy.wrote.load(Ordering::Relaxed) {
-        return Err(
-            "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
-        );
-    }
-    busy.kill.store(true, Ordering::Relaxed);
-    Ok(())
 }

@@ -1,8 +1,10 @@
 //! Server commands: INFO, DBSIZE, FLUSHALL/FLUSHDB, BGREWRITEAOF, MEMORY USAGE, SHUTDOWN.
 
+use super::table::COMMANDS;
 use super::{eq, Ctx};
 use crate::aof::Effect;
 use crate::resp::Writer;
+use crate::state::cmdstats::{Counts, Local, Totals};
 
 /// DBSIZE.
 pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
@@ -138,7 +140,7 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if explicit("commandstats") {
         let shared = &ctx.shared.stats.per_command;
-        out.push_str(&super::cmdstats::section(shared, &ctx.stats.per_command));
+        out.push_str(&commandstats(shared, &ctx.stats.per_command));
     }
     if want("keyspace") {
         out.push_str("# Keyspace\r\n");
@@ -237,4 +239,26 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         .shutdown
         .store(true, std::sync::atomic::Ordering::Relaxed);
     ctx.session.quit = true;
+}
+
+/// The INFO commandstats section.
+fn commandstats(totals: &Totals, local: &Local) -> String {
+    let mut out = String::from("# Commandstats\r\n");
+    for (i, cmd) in COMMANDS.iter().enumerate() {
+        let c = totals.get(i, local);
+        if c == Counts::default() {
+            continue;
+        }
+        let per = if c.calls > 0 {
+            c.usec as f64 / c.calls as f64
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "cmdstat_{}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
+            cmd.name, c.calls, c.usec, c.rejected, c.failed
+        ));
+    }
+    out.push_str("\r\n");
+    out
 }

@@ -401,6 +401,9 @@ pub static COMMANDS: &[Command] = &[
     row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the union of multiple sorted sets in a key."),
 ];
 
+// Every row has its counters (INFO commandstats).
+const _: () = assert!(COMMANDS.len() <= crate::state::cmdstats::MAX_ROWS);
+
 /// The row of the command named `name` (any case).
 /// The row of `cmd` in [`COMMANDS`].
 pub fn row(cmd: &Command) -> usize {

@@ -212,7 +212,7 @@ pub fn new_replid() -> String {
     if getrandom(&mut bytes).is_err() {
         // No random source: the time and the process id (an id need not be secret,
         // only different from the last one).
-        let t = crate::server::now_ms() ^ ((std::process::id() as u64) << 32);
+        let t = wirespeed_util::time::unix_ms() ^ ((std::process::id() as u64) << 32);
         bytes[..8].copy_from_slice(&t.to_le_bytes());
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()

@@ -17,8 +17,8 @@ use std::time::Duration;
 use super::{Link, Role};
 use crate::aof::{apply, decode, format, Effect};
 use crate::keyspace::Keys;
-use crate::server::now_ms;
 use crate::state::Shared;
+use wirespeed_util::time::unix_ms as now_ms;
 
 /// Largest snapshot accepted (bytes): a bound before allocation.
 const MAX_SNAPSHOT: u64 = 64 << 30;
@@ -412,7 +412,7 @@ fn apply_change(shared: &Shared, keys: &mut Keys, e: &Effect) {
     let now = 0;
     match e.inner() {
         Effect::Function(argv) => {
-            let _ = crate::cmd::scripting::functions::replay(&shared.scripts.libraries, argv);
+            let _ = crate::script::library::replay(&shared.scripts.libraries, argv);
         }
         Effect::SwapDb { a, b } => keys.swap_dbs(*a as usize, *b as usize),
         Effect::Clear => {

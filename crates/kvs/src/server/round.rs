@@ -135,7 +135,7 @@ impl Loop {
                         // Counted once, now that it is answered.
                         if let Some(cmd) = w.argv.first().and_then(|n| crate::cmd::table::lookup(n))
                         {
-                            shared.stats.per_command.ran(cmd);
+                            shared.stats.per_command.ran(crate::cmd::table::row(cmd));
                         }
                         c.output
                             .extend_from_slice(&crate::cmd::blocking::timed_out(c.session.proto));

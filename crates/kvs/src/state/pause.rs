@@ -23,9 +23,6 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::cmd::table::{lookup, Command, WRITE};
-use crate::cmd::Session;
-
 /// No pause.
 const NONE: u8 = 0;
 /// Writes are held.
@@ -103,18 +100,13 @@ impl Pause {
         self.end.store(0, Ordering::Release);
     }
 
-    /// Whether the request `argv` of `session` waits for the pause to end at `now`.
-    /// Call only when [`Pause::on`].
-    pub(crate) fn holds(&self, session: &Session, argv: &[&[u8]], now: u64) -> bool {
+    /// Whether a request waits for the pause to end at `now`: `monitor` for a MONITOR
+    /// client (never held), `may_write` says whether the request may change the
+    /// dataset (asked only under a WRITE pause). Call only when [`Pause::on`].
+    pub(crate) fn holds(&self, monitor: bool, may_write: impl FnOnce() -> bool, now: u64) -> bool {
         match self.mode(now) {
-            ALL => !session.monitor,
-            WRITES => {
-                let Some(cmd) = lookup(argv[0]) else {
-                    return false;
-                };
-                !session.monitor
-                    && (may_write(cmd) || (cmd.name == "exec" && session.tx.writes(may_write)))
-            }
+            ALL => !monitor,
+            WRITES => !monitor && may_write(),
             _ => false,
         }
     }
@@ -132,13 +124,4 @@ impl Pause {
     pub fn held(&self) -> usize {
         self.held.load(Ordering::Acquire)
     }
-}
-
-/// Commands a WRITE pause holds: writes, and those that may propagate a change.
-fn may_write(cmd: &Command) -> bool {
-    cmd.has(WRITE)
-        || matches!(
-            cmd.name,
-            "eval" | "evalsha" | "fcall" | "publish" | "spublish" | "pfcount"
-        )
 }

@@ -9,7 +9,7 @@ pub struct Stats {
     /// Commands executed.
     pub commands: u64,
     /// Per command (INFO commandstats).
-    pub per_command: crate::cmd::cmdstats::Local,
+    pub per_command: super::cmdstats::Local,
     /// Connections accepted.
     pub connections: u64,
     /// Keys removed by expiry.
@@ -44,7 +44,7 @@ pub struct SharedStats {
     /// Clients closed for passing `client-output-buffer-limit`.
     output_limit_kills: AtomicU64,
     /// Per command (INFO commandstats).
-    pub per_command: crate::cmd::cmdstats::Totals,
+    pub per_command: super::cmdstats::Totals,
 }
 
 impl SharedStats {

@@ -222,7 +222,7 @@ impl Engine {
                     }
                     if b.past_threshold() {
                         // The loop's other clients get BUSY (or may kill this).
-                        crate::busy::pump();
+                        b.pump();
                         if b.killed() {
                             return Err(mlua::Error::runtime("Script killed by user"));
                         }

@@ -1,6 +1,7 @@
 //! Per-command counters for INFO commandstats: calls, time, and the calls refused
 //! before they ran (`rejected_calls`: arity, authentication, `maxmemory`, a failing
-//! log) or that answered an error (`failed_calls`), by row of the command table.
+//! log) or that answered an error (`failed_calls`), by row of the command table
+//! (`crate::cmd::table`; the INFO section that names them is `crate::cmd::server`).
 //!
 //! A loop counts into its own [`Local`] and adds it to the shared [`Totals`] once a
 //! round (no shared cache line written per command). Time: commands without the
@@ -11,7 +12,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::table::{Command, COMMANDS, FAST};
+/// Rows counted (the command table has fewer; it checks so when compiled).
+pub const MAX_ROWS: usize = 512;
 
 /// The counters of one command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -35,12 +37,10 @@ pub struct Local {
     tick: u32,
 }
 
-use super::table::row as index;
-
 impl Local {
     fn slot(&mut self, i: usize) -> &mut Counts {
-        if self.counts.len() < COMMANDS.len() {
-            self.counts.resize(COMMANDS.len(), Counts::default());
+        if self.counts.len() <= i {
+            self.counts.resize(MAX_ROWS, Counts::default());
         }
         if self.counts[i] == Counts::default() {
             self.touched.push(i as u16);
@@ -48,27 +48,27 @@ impl Local {
         &mut self.counts[i]
     }
 
-    /// Whether to time this call of `cmd` (every slow call, one fast call in 16), and
-    /// the weight of its time.
-    pub fn timing(&mut self, cmd: &Command) -> Option<u64> {
-        if !cmd.has(FAST) {
+    /// Whether to time this call of a command (every call of a slow one, one call in
+    /// 16 of a `fast` one), and the weight of its time.
+    pub fn timing(&mut self, fast: bool) -> Option<u64> {
+        if !fast {
             return Some(1);
         }
         self.tick = self.tick.wrapping_add(1);
         self.tick.is_multiple_of(16).then_some(16)
     }
 
-    /// A call of `cmd` that ran.
-    pub fn ran(&mut self, cmd: &Command, usec: u64, failed: bool) {
-        let c = self.slot(index(cmd));
+    /// A call of the command of row `row` that ran.
+    pub fn ran(&mut self, row: usize, usec: u64, failed: bool) {
+        let c = self.slot(row);
         c.calls += 1;
         c.usec += usec;
         c.failed += failed as u64;
     }
 
-    /// A call of `cmd` refused before it ran.
-    pub fn rejected(&mut self, cmd: &Command) {
-        self.slot(index(cmd)).rejected += 1;
+    /// A call of the command of row `row` refused before it ran.
+    pub fn rejected(&mut self, row: usize) {
+        self.slot(row).rejected += 1;
     }
 }
 
@@ -81,7 +81,7 @@ pub struct Totals {
 impl Default for Totals {
     fn default() -> Totals {
         Totals {
-            rows: (0..COMMANDS.len()).map(|_| Default::default()).collect(),
+            rows: (0..MAX_ROWS).map(|_| Default::default()).collect(),
         }
     }
 }
@@ -101,10 +101,10 @@ impl Totals {
         }
     }
 
-    /// One call of `cmd` that ran outside a loop's counting (a blocked client's time
-    /// ran out).
-    pub fn ran(&self, cmd: &Command) {
-        self.rows[index(cmd)][0].fetch_add(1, Ordering::Relaxed);
+    /// One call of the command of row `row` that ran outside a loop's counting (a
+    /// blocked client's time ran out).
+    pub fn ran(&self, row: usize) {
+        self.rows[row][0].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The counts of row `i`, with a loop's own not yet added.
@@ -128,26 +128,4 @@ impl Totals {
             }
         }
     }
-}
-
-/// The INFO commandstats section.
-pub fn section(totals: &Totals, local: &Local) -> String {
-    let mut out = String::from("# Commandstats\r\n");
-    for (i, cmd) in COMMANDS.iter().enumerate() {
-        let c = totals.get(i, local);
-        if c == Counts::default() {
-            continue;
-        }
-        let per = if c.calls > 0 {
-            c.usec as f64 / c.calls as f64
-        } else {
-            0.0
-        };
-        out.push_str(&format!(
-            "cmdstat_{}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
-            cmd.name, c.calls, c.usec, c.rejected, c.failed
-        ));
-    }
-    out.push_str("\r\n");
-    out
 }
