@@ -886,3 +886,104 @@ fn the_bus_listens_on_cluster_port_and_nodes_meet_there() {
         );
     }
 }
+
+/// A damaged `nodes.conf` is refused at start with one line naming the file, the line
+/// and the problem, and the file is left as it was.
+#[test]
+fn a_damaged_nodes_file_is_refused_with_its_line() {
+    let good = "\
+07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected
+e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0 0 1 connected 0-5460
+292f8b365bb7edb5e285caf0b7e6ddc7265d2f4f 127.0.0.1:30003@31003 master - 0 1426238318243 3 connected 10923-16383
+vars currentEpoch 6 lastVoteEpoch 2
+";
+    let cases = [
+        (
+            good.replace("1426238318243 3 connected", "1426238318243 8 connected"),
+            "line 3: config epoch 8 is past currentEpoch 6",
+        ),
+        (
+            good.replace("currentEpoch 6", "currentEpoch 18446744073709551615"),
+            "line 4: a bad vars value",
+        ),
+        (
+            good.replace("connected 10923-16383", "connected 5000-16383"),
+            "slot 5000 is claimed by node",
+        ),
+        (
+            good.replace(
+                "myself,master - 0 0 1 connected 0-5460",
+                "myself,slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 0 1 connected 0-5460",
+            ),
+            "replicates itself",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let file = temp("cluster-damaged", &format!("nodes-{i}.conf"));
+        std::fs::write(&file, text).unwrap();
+        let port = cluster_port().to_string();
+        let out = common::wirespeed(&[
+            "kvs",
+            "serve",
+            "--port",
+            &port,
+            "--cluster-enabled",
+            "--cluster-config-file",
+            file.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "started on a damaged file: {want}");
+        assert!(err.contains(want), "{err} (wanted {want})");
+        assert!(err.contains(file.to_str().unwrap()), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert_eq!(
+            &std::fs::read_to_string(&file).unwrap(),
+            text,
+            "the file changed"
+        );
+    }
+}
+
+/// A bus message with an epoch past the bound (2^64 - 1 would wrap the next
+/// election's epoch to 0) is refused; the same message with a sane epoch is taken.
+#[test]
+fn the_bus_refuses_an_epoch_past_the_bound() {
+    let port = cluster_port();
+    let file = temp("cluster-epoch", "nodes.conf");
+    let mut node = Node {
+        port,
+        file,
+        proc: None,
+    };
+    node.start();
+    let mut c = connect(&format!("127.0.0.1:{port}"));
+    let epoch = |c: &mut redis::Connection| -> String {
+        let info: String = redis::cmd("CLUSTER").arg("INFO").query(c).unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("cluster_current_epoch:"))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(epoch(&mut c), "0");
+    let meet = |current: &str| {
+        use std::io::Write;
+        // The bus may start listening a moment after the client port.
+        let mut bus = None;
+        common::until(5, "the bus port listening", || {
+            bus = std::net::TcpStream::connect(("127.0.0.1", port + 10_000)).ok();
+            bus.is_some()
+        });
+        let mut bus = bus.unwrap();
+        let id = "f".repeat(40);
+        let line = format!("MEET {id} 127.0.0.1 1 10001 m - 0 {current} 0 - 0\n");
+        bus.write_all(line.as_bytes()).unwrap();
+        bus
+    };
+    let _held = meet("18446744073709551615");
+    let _held2 = meet("281474976710657");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(epoch(&mut c), "0", "an epoch past the bound was adopted");
+    let _held3 = meet("5");
+    common::until(5, "the sane epoch taken", || epoch(&mut c) == "5");
+}

@@ -265,3 +265,46 @@ fn a_redis_primary_is_refused_and_the_data_kept() {
     assert_eq!(cmd(&mut r, &["GET", "mine"]), bulk("1"));
     cmd(&mut r, &["REPLICAOF", "NO", "ONE"]);
 }
+
+/// Sends one RESP command on a raw connection.
+fn send_raw(s: &mut std::net::TcpStream, args: &[&str]) {
+    use std::io::Write;
+    let mut out = format!("*{}\r\n", args.len());
+    for a in args {
+        out.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    s.write_all(out.as_bytes()).expect("write");
+}
+
+#[test]
+fn wait_counts_no_replica_for_an_offset_past_the_stream() {
+    let (_server, addr) = kvs_serve(&[]);
+    let mut c = connect(&addr);
+    // A connection that attaches as a replica and then claims far more than was sent.
+    let mut fake = std::net::TcpStream::connect(&addr).expect("connect");
+    send_raw(&mut fake, &["PSYNC", "?", "-1"]);
+    common::until(5, "the replica attached", || {
+        info_field(&mut c, "connected_slaves").as_deref() == Some("1")
+    });
+    cmd(&mut c, &["SET", "a", "1"]);
+    send_raw(&mut fake, &["REPLCONF", "ACK", "4611686018427387904"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        cmd(&mut c, &["WAIT", "1", "300"]),
+        Value::Int(0),
+        "an ACK past the stream's end counted"
+    );
+    // The same connection acknowledging what it was really sent counts.
+    let end = info_field(&mut c, "master_repl_offset").expect("offset");
+    send_raw(&mut fake, &["REPLCONF", "ACK", &end]);
+    assert_eq!(cmd(&mut c, &["WAIT", "1", "2000"]), Value::Int(1));
+    // A plain client's ACK counts for nothing.
+    let mut plain = std::net::TcpStream::connect(&addr).expect("connect");
+    send_raw(&mut plain, &["REPLCONF", "ACK", &end]);
+    drop(fake);
+    common::until(5, "the replica detached", || {
+        info_field(&mut c, "connected_slaves").as_deref() == Some("0")
+    });
+    cmd(&mut c, &["SET", "b", "2"]);
+    assert_eq!(cmd(&mut c, &["WAIT", "1", "300"]), Value::Int(0));
+}

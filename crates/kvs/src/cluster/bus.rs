@@ -188,8 +188,12 @@ impl Msg {
             })
         };
         let from = about(&mut w, false)?;
-        let config_epoch = w.next()?.parse().ok()?;
-        let current_epoch = w.next()?.parse().ok()?;
+        let config_epoch: u64 = w.next()?.parse().ok()?;
+        let current_epoch: u64 = w.next()?.parse().ok()?;
+        // No epoch past the bound; a node's config epoch never exceeds its current one.
+        if current_epoch > super::MAX_EPOCH || config_epoch > current_epoch {
+            return None;
+        }
         let offset = w.next()?.parse().ok()?;
         let mut slots = Vec::new();
         let defs = w.next()?;
@@ -619,7 +623,13 @@ fn read_from(
                             act(shared, a);
                         }
                     }
-                    None => return,
+                    None => {
+                        eprintln!(
+                            "kvs: cluster bus: a malformed message from {peer_ip} (or an epoch past {}); connection closed",
+                            super::MAX_EPOCH
+                        );
+                        return;
+                    }
                 }
                 line.clear();
             }
@@ -674,6 +684,16 @@ mod tests {
         assert_eq!(Msg::decode(&line), Some(m.clone()));
         assert_eq!(Msg::decode("HELLO"), None);
         assert_eq!(Msg::decode(&line.replace("16383", "16384")), None);
+        // Epochs: past the bound, or a config epoch past the current one.
+        let mut big = m.clone();
+        big.current_epoch = u64::MAX;
+        assert_eq!(Msg::decode(&big.encode()), None);
+        big.current_epoch = super::super::MAX_EPOCH + 1;
+        assert_eq!(Msg::decode(&big.encode()), None);
+        big.current_epoch = super::super::MAX_EPOCH;
+        assert!(Msg::decode(&big.encode()).is_some());
+        big.config_epoch = big.current_epoch + 1;
+        assert_eq!(Msg::decode(&big.encode()), None);
         assert_eq!(Msg::decode(&line.replace(" 1 ", " 2 ")), None);
         assert_eq!(Msg::decode(&format!("{} extra", line.trim_end())), None);
     }

@@ -4,7 +4,9 @@
 //! a claim must exceed to move them again): `A-B:E` or `S:E` items joined by commas
 //! (Redis skips a variable it does not know).
 
-use super::{Cluster, Node, State, SLOTS};
+use std::collections::HashMap;
+
+use super::{Cluster, Node, State, MAX_EPOCH, SLOTS};
 
 /// What a file holds: the nodes (this node first), slot owners by node index, epochs.
 #[derive(Debug, Default)]
@@ -90,6 +92,9 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
     let mut out = Loaded::default();
     let mut me: Option<(Node, Vec<u16>)> = None;
     let mut others: Vec<(Node, Vec<u16>)> = Vec::new();
+    // Line numbers of `me` and `others`, for the checks across lines.
+    let mut me_line = 0;
+    let mut other_lines: Vec<usize> = Vec::new();
     for (no, line) in text.lines().enumerate() {
         let bad = |what: &str| format!("line {}: {what}", no + 1);
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -101,7 +106,13 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
                 let value = pair
                     .get(1)
                     .ok_or_else(|| bad("a vars name without a value"))?;
-                let number = || value.parse::<u64>().map_err(|_| bad("a bad vars value"));
+                let number = || {
+                    value
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|&e| e <= MAX_EPOCH)
+                        .ok_or_else(|| bad("a bad vars value (an epoch from 0 to 2^48)"))
+                };
                 match pair[0] {
                     "currentEpoch" => out.current_epoch = number()?,
                     "lastVoteEpoch" => out.last_vote_epoch = number()?,
@@ -124,7 +135,11 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
         let (ip, port, cport) = parse_addr(words[1]).ok_or_else(|| bad("a bad address"))?;
         let flags: Vec<&str> = words[2].split(',').collect();
         let master = (words[3] != "-").then(|| words[3].to_string());
-        let config_epoch = words[6].parse().map_err(|_| bad("a bad config epoch"))?;
+        let config_epoch = words[6]
+            .parse::<u64>()
+            .ok()
+            .filter(|&e| e <= MAX_EPOCH)
+            .ok_or_else(|| bad("a bad config epoch (0 to 2^48)"))?;
         let mut slots = Vec::new();
         for def in &words[8..] {
             if def.starts_with('[') {
@@ -154,16 +169,59 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
                 return Err(bad("a second node flagged myself"));
             }
             me = Some((node, slots));
+            me_line = no + 1;
         } else if !flags.contains(&"handshake") {
             others.push((node, slots));
+            other_lines.push(no + 1);
         }
     }
     let Some(me) = me else {
         return Err("no node is flagged myself".into());
     };
-    for (i, (node, slots)) in std::iter::once(me).chain(others).enumerate() {
+    let mut owner: HashMap<u16, usize> = HashMap::new();
+    for (i, ((node, slots), line)) in std::iter::once(me)
+        .chain(others)
+        .zip(std::iter::once(me_line).chain(other_lines))
+        .enumerate()
+    {
+        let bad = |what: String| format!("line {line}: {what}");
+        if out.nodes.iter().any(|n: &Node| n.id == node.id) {
+            return Err(bad(format!("node {} is listed twice", node.id)));
+        }
+        if node.master.as_deref() == Some(node.id.as_str()) {
+            return Err(bad(format!("node {} replicates itself", node.id)));
+        }
+        if node.config_epoch > out.current_epoch {
+            return Err(bad(format!(
+                "config epoch {} is past currentEpoch {}",
+                node.config_epoch, out.current_epoch
+            )));
+        }
+        for &s in &slots {
+            if let Some(&other) = owner.get(&s) {
+                return Err(bad(format!(
+                    "slot {s} is claimed by node {} too",
+                    out.nodes[other].id
+                )));
+            }
+            owner.insert(s, i);
+        }
         out.slots.extend(slots.into_iter().map(|s| (s, i)));
         out.nodes.push(node);
+    }
+    // This node's primary must be one of the file's nodes.
+    if let Some(m) = out.nodes[0].master.as_deref() {
+        if out.nodes[0].replica && !out.nodes.iter().any(|n| n.id == m) {
+            return Err(format!(
+                "line {me_line}: this node's primary {m} is not in the file"
+            ));
+        }
+    }
+    if out.last_vote_epoch > out.current_epoch {
+        return Err(format!(
+            "lastVoteEpoch {} is past currentEpoch {}",
+            out.last_vote_epoch, out.current_epoch
+        ));
     }
     Ok(out)
 }
@@ -235,5 +293,67 @@ vars currentEpoch 6 lastVoteEpoch 2 slotFloors 5-7:7,8:9
             .unwrap()
             .slot_floors
             .is_empty());
+    }
+
+    #[test]
+    fn damaged_files_are_refused_with_the_line_and_the_problem() {
+        let good = "\
+07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected
+e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0 0 1 connected 0-5460
+292f8b365bb7edb5e285caf0b7e6ddc7265d2f4f 127.0.0.1:30003@31003 master - 0 1426238318243 3 connected 10923-16383
+vars currentEpoch 6 lastVoteEpoch 2
+";
+        assert!(parse(good).is_ok());
+        let cases = [
+            // A flipped config-epoch digit (3 -> 8) past currentEpoch.
+            (
+                good.replace("1426238318243 3 connected", "1426238318243 8 connected"),
+                "line 3: config epoch 8 is past currentEpoch 6",
+            ),
+            // A changed id digit that makes two nodes one.
+            (
+                good.replace(
+                    "292f8b365bb7edb5e285caf0b7e6ddc7265d2f4f",
+                    "07c37dfeb235213a872192d90877d0cd55635b91",
+                ),
+                "line 3: node 07c37dfeb235213a872192d90877d0cd55635b91 is listed twice",
+            ),
+            (
+                good.replace("currentEpoch 6", "currentEpoch 18446744073709551615"),
+                "line 4: a bad vars value",
+            ),
+            (
+                good.replace(
+                    "myself,master - 0 0 1",
+                    "myself,slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 0 1",
+                ),
+                "line 2: node e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca replicates itself",
+            ),
+            (
+                good.replace("connected 10923-16383", "connected 5000-16383"),
+                "slot 5000 is claimed by node e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca too",
+            ),
+            (
+                good.replace("lastVoteEpoch 2", "lastVoteEpoch 7"),
+                "lastVoteEpoch 7 is past currentEpoch 6",
+            ),
+            (
+                good.replace(
+                    "myself,master - 0 0 1",
+                    "myself,slave 1111111111111111111111111111111111111111 0 0 1",
+                )
+                .replace("connected 0-5460", "connected"),
+                "line 2: this node's primary 1111111111111111111111111111111111111111 is not in the file",
+            ),
+        ];
+        for (text, want) in cases {
+            let Err(e) = parse(&text) else {
+                panic!("accepted: {want}");
+            };
+            assert!(e.contains(want), "{e} (wanted {want})");
+        }
+        // The epoch bound itself is accepted.
+        assert!(parse(&good.replace("currentEpoch 6", "currentEpoch 281474976710656")).is_ok());
+        assert!(parse(&good.replace("currentEpoch 6", "currentEpoch 281474976710657")).is_err());
     }
 }

@@ -261,8 +261,13 @@ impl Cluster {
         }
         match &st.election {
             None if now >= st.failover_at => {
-                st.current_epoch += 1;
-                let epoch = st.current_epoch;
+                let Some(epoch) = super::next_epoch(st.current_epoch) else {
+                    eprintln!(
+                        "kvs: cluster: no failover election: the current epoch is at its bound"
+                    );
+                    return None;
+                };
+                st.current_epoch = epoch;
                 st.election = Some((epoch, Vec::new(), now));
                 let req = self.message(st, Kind::AuthReq).encode();
                 for &v in voters.iter().filter(|&&v| v != m && v != 0) {

@@ -33,6 +33,16 @@ const IMPORTING: u8 = 2;
 pub const DEFAULT_FILE: &str = "nodes.conf";
 /// `cluster-node-timeout` by default (ms).
 pub const DEFAULT_TIMEOUT: u64 = 15_000;
+/// The largest epoch (current, config, vote, slot floor) a node takes from a message,
+/// a file or a command: 2^48, a failover a millisecond for 8,900 years. A claim past
+/// it is refused (one at 2^64 - 1 would wrap the next election's epoch to 0).
+pub const MAX_EPOCH: u64 = 1 << 48;
+
+/// The next epoch after `e`, or None at [`MAX_EPOCH`] (epochs never wrap).
+pub fn next_epoch(e: u64) -> Option<u64> {
+    e.checked_add(1).filter(|&n| n <= MAX_EPOCH)
+}
+
 /// The bus port is the client port plus this.
 pub const BUS_OFFSET: u16 = 10000;
 

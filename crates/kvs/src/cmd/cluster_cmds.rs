@@ -228,7 +228,9 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
         }
         "set-config-epoch" if rest.len() == 1 => {
-            let Some(epoch) = parse_i64(rest[0]).filter(|&e| e >= 0) else {
+            let Some(epoch) =
+                parse_i64(rest[0]).filter(|&e| e >= 0 && e as u64 <= crate::cluster::MAX_EPOCH)
+            else {
                 return w.error(&format!(
                     "ERR Invalid config epoch specified: {}",
                     String::from_utf8_lossy(rest[0])
@@ -252,7 +254,10 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             let mut st = c.state();
             let max = st.nodes.iter().map(|n| n.config_epoch).max().unwrap_or(0);
             if st.nodes[0].config_epoch == 0 || st.nodes[0].config_epoch != max {
-                st.current_epoch += 1;
+                let Some(next) = crate::cluster::next_epoch(st.current_epoch) else {
+                    return w.error("ERR the current epoch is at its bound");
+                };
+                st.current_epoch = next;
                 st.nodes[0].config_epoch = st.current_epoch;
                 c.changed(&st);
                 w.simple(&format!("BUMPED {}", st.nodes[0].config_epoch))
@@ -692,7 +697,10 @@ fn setslot(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
                 // The slot is this node's now: a config epoch above every other
                 // node's, so the claim wins everywhere (Redis does the same).
                 let max = st.nodes.iter().map(|n| n.config_epoch).max().unwrap_or(0);
-                st.current_epoch = st.current_epoch.max(max) + 1;
+                let Some(next) = crate::cluster::next_epoch(st.current_epoch.max(max)) else {
+                    return w.error("ERR the current epoch is at its bound");
+                };
+                st.current_epoch = next;
                 st.nodes[0].config_epoch = st.current_epoch;
                 st.slot_floor.remove(&slot);
             }

@@ -192,6 +192,7 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ack: offset,
         ack_ms: now,
         partial,
+        overclaimed: false,
     });
     if partial {
         eprintln!(

@@ -112,6 +112,8 @@ pub struct Attached {
     pub ack_ms: u64,
     /// It resumed with `+CONTINUE` (else it loaded a full snapshot).
     pub partial: bool,
+    /// It acknowledged an offset past the stream's end (said once in the log).
+    pub overclaimed: bool,
 }
 
 /// The state of the link to the primary, on a replica.
@@ -436,12 +438,28 @@ impl Repl {
         self.attached.store(r.len(), Ordering::Release);
     }
 
-    /// Records replica `id`'s acknowledged offset.
+    /// Records replica `id`'s acknowledged offset. Only connections attached as
+    /// replicas (by PSYNC or SYNC) count; an offset past the end of the stream this
+    /// server has sent is ignored (no replica can have received it: WAIT would count a
+    /// replica for writes it never saw) and said once per connection.
     pub fn ack(&self, id: u64, offset: u64, now: u64) {
-        if let Some(a) = lock(&self.replicas).iter_mut().find(|a| a.id == id) {
-            a.ack = a.ack.max(offset);
-            a.ack_ms = now;
+        let end = self.offset();
+        let mut replicas = lock(&self.replicas);
+        let Some(a) = replicas.iter_mut().find(|a| a.id == id) else {
+            return;
+        };
+        if offset > end {
+            if !a.overclaimed {
+                a.overclaimed = true;
+                eprintln!(
+                    "kvs: replica {}:{} (client {id}) acknowledged offset {offset} past the stream's end {end}; ignored",
+                    a.ip, a.port
+                );
+            }
+            return;
         }
+        a.ack = a.ack.max(offset);
+        a.ack_ms = now;
     }
 
     /// True when no replica is attached.
