@@ -373,3 +373,106 @@ fn a_replica_without_its_primary_says_the_link_is_down_and_connects_once_it_is_u
         "only while down"
     );
 }
+
+/// Reads one RESP array of bulk strings (a command) from a raw connection.
+fn read_command(r: &mut std::io::BufReader<std::net::TcpStream>) -> Vec<String> {
+    use std::io::{BufRead, Read};
+    let mut line = String::new();
+    r.read_line(&mut line).expect("read");
+    let n: usize = line.trim().trim_start_matches('*').parse().expect("array");
+    (0..n)
+        .map(|_| {
+            line.clear();
+            r.read_line(&mut line).expect("read");
+            let len: usize = line.trim().trim_start_matches('$').parse().expect("bulk");
+            let mut b = vec![0u8; len + 2];
+            r.read_exact(&mut b).expect("read");
+            String::from_utf8_lossy(&b[..len]).into_owned()
+        })
+        .collect()
+}
+
+/// Answers a replica's handshake up to its PSYNC; returns the PSYNC's arguments.
+fn handshake(r: &mut std::io::BufReader<std::net::TcpStream>) -> Vec<String> {
+    use std::io::Write;
+    loop {
+        let c = read_command(r);
+        if c[0].eq_ignore_ascii_case("psync") {
+            return c;
+        }
+        let reply: &[u8] = if c[0].eq_ignore_ascii_case("ping") {
+            b"+PONG\r\n"
+        } else {
+            b"+OK\r\n"
+        };
+        r.get_mut().write_all(reply).expect("write");
+    }
+}
+
+/// A replica that meets a record whose checksum does not match asks for a full sync
+/// next time (resuming from the same place would meet the same bytes), and says so;
+/// after a link that merely dropped it resumes.
+#[test]
+fn a_damaged_record_makes_the_replica_ask_for_a_full_sync() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    // A real snapshot, taken from a real server as a replica would.
+    let (_real, real_addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&real_addr);
+    cmd(&mut c, &["SET", "k", "v"]);
+    let mut src = BufReader::new(std::net::TcpStream::connect(&real_addr).unwrap());
+    src.get_mut()
+        .write_all(b"*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n")
+        .unwrap();
+    let mut full = String::new();
+    src.read_line(&mut full).unwrap();
+    let mut len = String::new();
+    src.read_line(&mut len).unwrap();
+    let n: usize = len.trim().trim_start_matches('$').parse().unwrap();
+    let mut snapshot = vec![0u8; n];
+    src.read_exact(&mut snapshot).unwrap();
+    let offset: u64 = full.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let replid = full.split_whitespace().nth(1).unwrap().to_string();
+
+    // A primary played by the test.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = common::temp("repl-corrupt", "replica.log");
+    let (_replica, raddr, _) = common::kvs_serve_teed(&["--port", "0"], Some(&log));
+    let mut r = connect(&raddr);
+    cmd(&mut r, &["REPLICAOF", "127.0.0.1", &port.to_string()]);
+
+    // First link: a full sync, then the link drops.
+    let (s, _) = listener.accept().unwrap();
+    let mut link = BufReader::new(s);
+    assert_eq!(handshake(&mut link)[1..], ["?", "-1"]);
+    let mut out = format!("+FULLRESYNC {replid} {offset}\r\n${n}\r\n").into_bytes();
+    out.extend_from_slice(&snapshot);
+    link.get_mut().write_all(&out).unwrap();
+    until(10, "the snapshot loaded", || {
+        try_cmd(&mut r, &["GET", "k"]).ok() == Some(bulk("v"))
+    });
+    drop(link);
+
+    // Second link: it resumes where the snapshot left it; then a damaged record.
+    let (s, _) = listener.accept().unwrap();
+    let mut link = BufReader::new(s);
+    let next = (offset + 1).to_string();
+    assert_eq!(handshake(&mut link)[1..], [replid.clone(), next.clone()]);
+    let mut out = format!("+CONTINUE {replid}\r\n").into_bytes();
+    // A frame of 4 payload bytes whose checksum is wrong.
+    out.extend_from_slice(&4u32.to_le_bytes());
+    out.extend_from_slice(&0xdead_beefu32.to_le_bytes());
+    out.extend_from_slice(b"junk");
+    link.get_mut().write_all(&out).unwrap();
+
+    // Third link: a full sync is asked for.
+    let (s, _) = listener.accept().unwrap();
+    let mut link = BufReader::new(s);
+    assert_eq!(handshake(&mut link)[1..], ["?", "-1"]);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("a record whose checksum does not match")
+            && said.contains("asking for a full sync"),
+        "{said}"
+    );
+}

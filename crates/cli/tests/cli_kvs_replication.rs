@@ -278,7 +278,7 @@ fn send_raw(s: &mut std::net::TcpStream, args: &[&str]) {
 
 #[test]
 fn wait_counts_no_replica_for_an_offset_past_the_stream() {
-    let (_server, addr) = kvs_serve(&[]);
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut c = connect(&addr);
     // A connection that attaches as a replica and then claims far more than was sent.
     let mut fake = std::net::TcpStream::connect(&addr).expect("connect");

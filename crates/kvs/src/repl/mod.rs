@@ -339,6 +339,12 @@ impl Repl {
         (from >= b.start && from <= b.end()).then_some(from)
     }
 
+    /// This server's data no longer stands for a point of a stream (a replica met a
+    /// damaged or misplaced record): its next PSYNC asks for a full sync.
+    pub fn forget_position(&self) {
+        self.resumable.store(false, Ordering::Release);
+    }
+
     /// What a replica sends in PSYNC to resume: its primary's id and the next offset
     /// (Redis's numbering), or `?` and -1 when it holds no stream's data.
     pub fn psync_args(&self) -> (String, i64) {

@@ -57,7 +57,17 @@ fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: 
                 link.down_since_ms.store(now_ms(), Ordering::Release);
             }
             if !gone() {
-                eprintln!("kvs: replication from {host}:{port}: {e}");
+                if e.get_ref().is_some_and(|x| x.is::<Corrupt>()) {
+                    // Resuming from the same place would meet the same bytes: the next
+                    // attempt loads a full snapshot.
+                    shared.repl.forget_position();
+                    eprintln!(
+                        "kvs: replication from {host}:{port}: {e} at offset {}; asking for a full sync",
+                        shared.repl.offset()
+                    );
+                } else {
+                    eprintln!("kvs: replication from {host}:{port}: {e}");
+                }
             }
             // Once a second, as Redis retries.
             for _ in 0..10 {
@@ -72,6 +82,24 @@ fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: 
 
 fn bad(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
+/// A record of the primary's stream that cannot be right (its checksum, its length, its
+/// contents): this replica's place in the stream is wrong or the bytes were damaged, so
+/// resuming from it again would fail again.
+#[derive(Debug)]
+struct Corrupt(String);
+
+impl std::fmt::Display for Corrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Corrupt {}
+
+fn corrupt(msg: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, Corrupt(msg.into()))
 }
 
 /// Sends one command.
@@ -253,15 +281,15 @@ fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, Vec<u8>)> {
     let len = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize;
     let crc = u32::from_le_bytes([raw[4], raw[5], raw[6], raw[7]]);
     if len > MAX_RECORD {
-        return Err(bad("a record longer than any this server writes"));
+        return Err(corrupt("a record longer than any this server writes"));
     }
     raw.resize(8 + len, 0);
     r.read_exact(&mut raw[8..])?;
     let payload = &raw[8..];
     if crc32fast::hash(payload) != crc {
-        return Err(bad("a record whose checksum does not match"));
+        return Err(corrupt("a record whose checksum does not match"));
     }
-    let e = decode(payload).ok_or_else(|| bad("a record this server cannot read"))?;
+    let e = decode(payload).ok_or_else(|| corrupt("a record this server cannot read"))?;
     Ok((e, raw))
 }
 
