@@ -987,3 +987,64 @@ fn the_bus_refuses_an_epoch_past_the_bound() {
     let _held3 = meet("5");
     common::until(5, "the sane epoch taken", || epoch(&mut c) == "5");
 }
+
+/// Idle connections to the bus cost no thread each, and past the limit they are
+/// closed; the node goes on answering.
+#[test]
+fn idle_bus_connections_cost_no_thread_each_and_are_bounded() {
+    let port = cluster_port();
+    let file = temp("cluster-bus-conns", "nodes.conf");
+    let mut node = Node {
+        port,
+        file,
+        proc: None,
+    };
+    node.start();
+    let pid = node.proc.as_ref().unwrap().0.id();
+    let threads = || -> usize {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let mut c = connect(&format!("127.0.0.1:{port}"));
+    common::until(5, "the bus port listening", || {
+        std::net::TcpStream::connect(("127.0.0.1", port + 10_000)).is_ok()
+    });
+    let before = threads();
+    let conns: Vec<std::net::TcpStream> = (0..600)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port + 10_000)).unwrap())
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let during = threads();
+    assert!(
+        during <= before + 2,
+        "{before} threads before, {during} with 600 idle connections"
+    );
+    // The connections past the limit were closed by the node.
+    let closed = conns
+        .iter()
+        .filter(|s| {
+            use std::io::Read;
+            s.set_nonblocking(true).unwrap();
+            match (&**s).read(&mut [0u8; 1]) {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+            }
+        })
+        .count();
+    assert!(
+        closed >= 600 - 512,
+        "only {closed} of 600 closed past the limit of 512"
+    );
+    let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c).unwrap();
+    assert!(info.contains("cluster_state:"), "{info}");
+}

@@ -6,12 +6,13 @@
 //! followed by `n` gossip entries `id ip port cport m|s master|-` about other nodes;
 //! `slots` is comma-separated ranges (`0-5460,6000`). Every 100 ms each node sends one
 //! to every node it knows (MEET to those met by address and not yet heard from) over
-//! a connection of its own; what comes in on accepted connections is read by a thread
-//! per connection. Lines are bounded (1 MiB) and a line that does not parse is
-//! dropped with its connection.
+//! a connection of its own; what comes in on accepted connections is read by one
+//! thread for all of them (at most [`MAX_INBOUND`] at once; one that sends nothing
+//! whole for twice the node timeout is closed). Lines are bounded (1 MiB) and a line
+//! that does not parse is dropped with its connection.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -476,8 +477,8 @@ impl Cluster {
     }
 }
 
-/// Runs the bus until `stop` or SHUTDOWN: the listener, a reader per accepted
-/// connection, and this thread sending every 100 ms.
+/// Runs the bus until `stop` or SHUTDOWN: one thread accepting and reading every
+/// inbound connection, and this thread sending every 100 ms.
 pub fn run(shared: &Shared, stop: &AtomicBool) {
     let Some(c) = shared.cluster.as_ref() else {
         return;
@@ -499,14 +500,8 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
     }
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            while !stopped() {
-                match listener.accept() {
-                    Ok((sock, peer)) => {
-                        let peer_ip = peer.ip().to_string();
-                        scope.spawn(move || read_from(shared, c, sock, &peer_ip, &stopped));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
-                }
+            if let Err(e) = read_inbound(shared, c, listener, &stopped) {
+                eprintln!("kvs: the cluster bus stopped reading: {e}");
             }
         });
         let mut links: HashMap<(String, u16), TcpStream> = HashMap::new();
@@ -596,52 +591,154 @@ fn send(links: &mut HashMap<(String, u16), TcpStream>, key: (String, u16), line:
     ok
 }
 
-/// Reads messages from an accepted connection until it closes or the bus stops.
-fn read_from(
+/// Inbound bus connections read at once; more are closed as they come.
+pub const MAX_INBOUND: usize = 512;
+
+/// An accepted connection: its socket, the peer's address, the bytes of a line not
+/// yet whole, and when it last delivered a message.
+struct Inbound {
+    sock: mio::net::TcpStream,
+    peer_ip: String,
+    line: Vec<u8>,
+    last: u64,
+}
+
+/// Accepts and reads every inbound connection on one thread (mio): at most
+/// [`MAX_INBOUND`] at once, each closed when it sends a line that does not parse, a
+/// line longer than any message, or nothing whole for twice the node timeout (at least
+/// 10 s; a node sends every 100 ms).
+fn read_inbound(
     shared: &Shared,
     c: &Cluster,
-    sock: TcpStream,
-    peer_ip: &str,
+    listener: TcpListener,
     stopped: &dyn Fn() -> bool,
-) {
-    if sock
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .is_err()
-    {
-        return;
-    }
-    let mut r = BufReader::new(sock);
-    let mut line = Vec::new();
+) -> std::io::Result<()> {
+    use mio::{Events, Interest, Poll, Token};
+    const LISTENER: Token = Token(usize::MAX);
+    let mut poll = Poll::new()?;
+    let mut listener = mio::net::TcpListener::from_std(listener);
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)?;
+    let mut events = Events::with_capacity(256);
+    let mut conns: HashMap<usize, Inbound> = HashMap::new();
+    let mut next = 0usize;
+    let idle_ms = (2 * c.node_timeout).max(10_000);
+    let (mut refused, mut said_refused) = (0u64, 0u64);
+    let mut buf = vec![0u8; 64 * 1024];
     while !stopped() {
-        match (&mut r).take(MAX_LINE).read_until(b'\n', &mut line) {
-            Ok(0) => return,
-            Ok(_) if line.ends_with(b"\n") => {
-                let text = String::from_utf8_lossy(&line);
-                match Msg::decode(&text) {
-                    Some(m) => {
-                        if let Some(a) = c.receive(m, peer_ip) {
-                            act(shared, a);
+        poll.poll(&mut events, Some(Duration::from_millis(200)))?;
+        let now = now_ms();
+        let mut gone: Vec<usize> = Vec::new();
+        for ev in events.iter() {
+            if ev.token() == LISTENER {
+                loop {
+                    match listener.accept() {
+                        Ok((mut sock, peer)) => {
+                            if conns.len() >= MAX_INBOUND {
+                                refused += 1;
+                                continue;
+                            }
+                            next = next.wrapping_add(1) % (usize::MAX - 1);
+                            if poll
+                                .registry()
+                                .register(&mut sock, Token(next), Interest::READABLE)
+                                .is_ok()
+                            {
+                                conns.insert(
+                                    next,
+                                    Inbound {
+                                        sock,
+                                        peer_ip: peer.ip().to_string(),
+                                        line: Vec::new(),
+                                        last: now,
+                                    },
+                                );
+                            }
                         }
-                    }
-                    None => {
-                        eprintln!(
-                            "kvs: cluster bus: a malformed message from {peer_ip} (or an epoch past {}); connection closed",
-                            super::MAX_EPOCH
-                        );
-                        return;
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(_) => break,
                     }
                 }
-                line.clear();
+                continue;
             }
-            // A line longer than any message.
-            Ok(_) if line.len() as u64 >= MAX_LINE => return,
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return,
+            let id = ev.token().0;
+            let Some(conn) = conns.get_mut(&id) else {
+                continue;
+            };
+            if !read_messages(shared, c, conn, &mut buf, now) {
+                gone.push(id);
+            }
+        }
+        if refused > said_refused {
+            eprintln!(
+                "kvs: cluster bus: {} connection(s) refused: {MAX_INBOUND} inbound connections are open",
+                refused - said_refused
+            );
+            said_refused = refused;
+        }
+        gone.extend(
+            conns
+                .iter()
+                .filter(|(_, x)| now.saturating_sub(x.last) > idle_ms)
+                .map(|(&id, _)| id),
+        );
+        for id in gone {
+            if let Some(mut x) = conns.remove(&id) {
+                let _ = poll.registry().deregister(&mut x.sock);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads what `conn` has sent and handles each whole message; false when the
+/// connection is to be closed (closed by the peer, an error, a malformed or overlong
+/// line).
+fn read_messages(
+    shared: &Shared,
+    c: &Cluster,
+    conn: &mut Inbound,
+    buf: &mut [u8],
+    now: u64,
+) -> bool {
+    loop {
+        let n = match conn.sock.read(buf) {
+            Ok(0) => return false,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        };
+        let mut rest = &buf[..n];
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            conn.line.extend_from_slice(&rest[..=end]);
+            rest = &rest[end + 1..];
+            if conn.line.len() as u64 > MAX_LINE {
+                return false;
+            }
+            let text = String::from_utf8_lossy(&conn.line);
+            match Msg::decode(&text) {
+                Some(m) => {
+                    conn.last = now;
+                    if let Some(a) = c.receive(m, &conn.peer_ip) {
+                        act(shared, a);
+                    }
+                }
+                None => {
+                    eprintln!(
+                        "kvs: cluster bus: a malformed message from {} (or an epoch past {}); connection closed",
+                        conn.peer_ip,
+                        super::MAX_EPOCH
+                    );
+                    return false;
+                }
+            }
+            conn.line.clear();
+        }
+        conn.line.extend_from_slice(rest);
+        // A line longer than any message.
+        if conn.line.len() as u64 >= MAX_LINE {
+            return false;
         }
     }
 }
