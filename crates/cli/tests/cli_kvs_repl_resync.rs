@@ -425,11 +425,24 @@ fn a_damaged_record_makes_the_replica_ask_for_a_full_sync() {
         .unwrap();
     let mut full = String::new();
     src.read_line(&mut full).unwrap();
-    let mut len = String::new();
-    src.read_line(&mut len).unwrap();
-    let n: usize = len.trim().trim_start_matches('$').parse().unwrap();
-    let mut snapshot = vec![0u8; n];
+    let mut form = String::new();
+    src.read_line(&mut form).unwrap();
+    assert_eq!(form, "$STREAM\r\n", "a primary streams its snapshot");
+    // The header, then framed records up to the end frame (a length past any record's).
+    let mut snapshot = vec![0u8; 16];
     src.read_exact(&mut snapshot).unwrap();
+    loop {
+        let mut frame = [0u8; 8];
+        src.read_exact(&mut frame).unwrap();
+        snapshot.extend_from_slice(&frame);
+        let len = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
+        if len == u32::MAX {
+            break;
+        }
+        let mut payload = vec![0u8; len as usize];
+        src.read_exact(&mut payload).unwrap();
+        snapshot.extend_from_slice(&payload);
+    }
     let offset: u64 = full.split_whitespace().nth(2).unwrap().parse().unwrap();
     let replid = full.split_whitespace().nth(1).unwrap().to_string();
 
@@ -445,7 +458,7 @@ fn a_damaged_record_makes_the_replica_ask_for_a_full_sync() {
     let (s, _) = listener.accept().unwrap();
     let mut link = BufReader::new(s);
     assert_eq!(handshake(&mut link)[1..], ["?", "-1"]);
-    let mut out = format!("+FULLRESYNC {replid} {offset}\r\n${n}\r\n").into_bytes();
+    let mut out = format!("+FULLRESYNC {replid} {offset}\r\n$STREAM\r\n").into_bytes();
     out.extend_from_slice(&snapshot);
     link.get_mut().write_all(&out).unwrap();
     until(10, "the snapshot loaded", || {

@@ -308,3 +308,104 @@ fn wait_counts_no_replica_for_an_offset_past_the_stream() {
     cmd(&mut c, &["SET", "b", "2"]);
     assert_eq!(cmd(&mut c, &["WAIT", "1", "300"]), Value::Int(0));
 }
+
+/// A full sync streams the snapshot while writes go on: list pushes, pops and trims
+/// (steps that are not the same applied twice) to keys the snapshot has or has not
+/// read yet, sets, deletes and expiries all end the same on the replica; a SWAPDB
+/// during the sync makes the replica sync again, and it still ends the same.
+#[test]
+fn writes_during_a_streamed_full_sync_end_the_same_on_the_replica() {
+    let log = common::temp("repl-streamed", "primary.log");
+    let (_primary, paddr, _) =
+        common::kvs_serve_teed(&["--port", "0", "--threads", "2"], Some(&log));
+    let mut p = connect(&paddr);
+    // 10,000 keys over two databases, 34 lists.
+    for db in 0..2 {
+        cmd(&mut p, &["SELECT", &db.to_string()]);
+        for chunk in 0..5 {
+            let mut pipe = redis::pipe();
+            for i in 0..1000 {
+                let n: u32 = chunk * 1000 + i;
+                if n.is_multiple_of(300) {
+                    pipe.cmd("RPUSH")
+                        .arg(format!("list:{n}"))
+                        .arg("a")
+                        .arg("b")
+                        .ignore();
+                } else {
+                    pipe.cmd("SET")
+                        .arg(format!("key:{n}"))
+                        .arg(format!("v{n}"))
+                        .ignore();
+                }
+            }
+            pipe.query::<()>(&mut p).unwrap();
+        }
+    }
+    cmd(&mut p, &["SELECT", "0"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, paddr) = (stop.clone(), paddr.clone());
+        std::thread::spawn(move || {
+            let mut w = connect(&paddr);
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let k = (n * 7919) % 5_000;
+                let list = format!("list:{}", (k / 300) * 300);
+                let db = (n % 2).to_string();
+                cmd(&mut w, &["SELECT", &db]);
+                cmd(&mut w, &["RPUSH", &list, &n.to_string()]);
+                if n.is_multiple_of(5) {
+                    cmd(&mut w, &["LPOP", &list]);
+                }
+                if n.is_multiple_of(11) {
+                    cmd(&mut w, &["LTRIM", &list, "0", "6"]);
+                }
+                cmd(&mut w, &["SET", &format!("key:{k}"), &format!("w{n}")]);
+                if n.is_multiple_of(13) {
+                    cmd(&mut w, &["DEL", &format!("key:{}", (k + 1) % 5_000)]);
+                }
+                if n.is_multiple_of(17) {
+                    cmd(
+                        &mut w,
+                        &["PEXPIRE", &format!("key:{}", (k + 2) % 5_000), "10000000"],
+                    );
+                }
+                n += 1;
+            }
+            n
+        })
+    };
+    let (_replica, raddr) =
+        kvs_serve(&["--port", "0", "--replicaof", "127.0.0.1", port_of(&paddr)]);
+    let mut r = connect(&raddr);
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let writes = writer.join().unwrap();
+    assert!(writes > 0);
+    wait_synced(&mut p, &mut r);
+    let (got, want) = (keyspace(&mut r), keyspace(&mut p));
+    assert!(got == want, "{}", differ(&got, &want));
+    // The writes did overlap the snapshot: stream waited behind it.
+    let said = std::fs::read_to_string(&log).unwrap();
+    let behind: u64 = said
+        .lines()
+        .find_map(|l| l.split("bytes of snapshot streamed, then ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no streamed sync in the log: {said}"));
+    assert!(behind > 0, "no write overlapped the snapshot: {said}");
+
+    // A SWAPDB while a second replica streams its snapshot: it syncs again.
+    let (_replica2, raddr2) =
+        kvs_serve(&["--port", "0", "--replicaof", "127.0.0.1", port_of(&paddr)]);
+    cmd(&mut p, &["SWAPDB", "0", "1"]);
+    let mut r2 = connect(&raddr2);
+    wait_synced(&mut p, &mut r2);
+    wait_synced(&mut p, &mut r);
+    let want = keyspace(&mut p);
+    let got2 = keyspace(&mut r2);
+    assert!(got2 == want, "{}", differ(&got2, &want));
+    let got = keyspace(&mut r);
+    assert!(got == want, "{}", differ(&got, &want));
+}

@@ -120,6 +120,7 @@ impl Conn {
             }
         }
         c.output.drain(..written);
+        c.session.bulk = c.session.bulk.saturating_sub(written as u64);
         // Ask for writability only while output waits (one epoll_ctl per change, not
         // per batch).
         let want = !c.output.is_empty();
@@ -209,6 +210,7 @@ impl Conn {
         if pending == 0 {
             return false;
         }
+        let pending = pending.saturating_sub(self.session.bulk as usize);
         // Before AUTH a client gets only short errors and the replies of AUTH and HELLO:
         // one that piles up unread replies is closed at a fixed bound whatever the
         // setting, so it cannot grow the server's memory through its replies either.
@@ -230,11 +232,14 @@ impl Conn {
         true
     }
 
-    /// The output limit of this client's class: `pubsub` while it has subscriptions
-    /// (a subscriber that does not read its messages is closed at that limit), else
-    /// `normal`.
+    /// The output limit of this client's class: `replica` for a replica's connection
+    /// (one that does not keep up with the stream is closed and syncs again), `pubsub`
+    /// while it has subscriptions (a subscriber that does not read its messages is
+    /// closed at that limit), else `normal`.
     fn limit_class<'c>(&self, config: &'c Config) -> &'c crate::limits::ClassLimit {
-        if self.session.subs.active() {
+        if self.session.replica.is_some() {
+            &config.output_limits.replica
+        } else if self.session.subs.active() {
             &config.output_limits.pubsub
         } else {
             &config.output_limits.normal

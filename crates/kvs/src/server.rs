@@ -638,7 +638,19 @@ impl Loop {
             let now = now_ms();
             housekeeping(shared, &mut env.stats, &mut sweep, now);
             if shared.repl.active() {
-                self.feed_replicas(shared, index, &mut fed, &mut touched, &mut closed);
+                let mut more = false;
+                self.feed_replicas(
+                    shared,
+                    index,
+                    &mut fed,
+                    &mut touched,
+                    &mut closed,
+                    &mut more,
+                );
+                if more {
+                    // A snapshot being streamed has room to go on: another round at once.
+                    shared.hub.wake(index);
+                }
             }
             shared.stats.add(&mut env.stats);
             if let Some(log) = &shared.log {

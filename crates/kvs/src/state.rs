@@ -116,7 +116,20 @@ impl Shared {
         let mut seq = 0;
         if !effects.is_empty() {
             if self.repl.active() && !self.repl.is_replica() {
-                self.repl.feed(effects);
+                if self.repl.snapshotting() {
+                    // A snapshot being streamed may hold a change or not: the stream
+                    // carries the state it left where the step is not idempotent.
+                    let mut state = Vec::with_capacity(effects.len());
+                    for e in effects.iter() {
+                        match absolute(keys, e) {
+                            Some(s) => state.extend(s),
+                            None => state.push(e.clone()),
+                        }
+                    }
+                    self.repl.feed(&state);
+                } else {
+                    self.repl.feed(effects);
+                }
             }
             match &self.log {
                 Some(log) => seq = log.append_with(effects, |e| absolute(keys, e)),

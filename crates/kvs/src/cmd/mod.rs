@@ -79,6 +79,11 @@ pub struct Session {
     pub skip_next: bool,
     /// A replica's connection after PSYNC: the stream's offset sent to it so far.
     pub replica: Option<u64>,
+    /// Bytes of a snapshot taken at once still in the output (not counted against
+    /// `client-output-buffer-limit replica`: Redis does not count its RDB either).
+    pub bulk: u64,
+    /// A full sync being streamed to this replica's connection.
+    pub snapshot: Option<Box<crate::repl::SnapshotJob>>,
     /// The port a replica said it listens on (REPLCONF listening-port).
     pub replica_port: u16,
     /// The stream's generation when this replica attached (see

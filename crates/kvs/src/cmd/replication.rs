@@ -124,6 +124,10 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     {
         return w.error("NOMASTERLINK Can't SYNC while not connected with my master");
     }
+    if ctx.session.snapshot.take().is_some() {
+        // A PSYNC again on the same connection: the snapshot it was sent is dropped.
+        shared.repl.end_snapshot();
+    }
     let asked = std::str::from_utf8(args[1]).unwrap_or("");
     let next = std::str::from_utf8(args[2])
         .ok()
@@ -139,7 +143,31 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             w.simple(&format!("CONTINUE {}", shared.repl.replid()));
             (from, true)
         }
+        None if !shared.repl.is_replica() => {
+            // Streamed: the loop sends the keys a few thousand per round while writes go
+            // on (the changes meanwhile follow the snapshot); every shard is held only
+            // while the offset is taken and the stream switches to state records.
+            let offset = shared.repl.start_backlog(backlog_capacity(ctx.config));
+            let mut job = shared.repl.begin_snapshot();
+            let mut head = format::header().to_vec();
+            for e in shared.rewrite_preamble() {
+                encode(&e, &mut head);
+            }
+            job.bytes = head.len() as u64;
+            let replid = shared.repl.replid();
+            w.simple(&format!("FULLRESYNC {replid} {offset}"));
+            w.raw(b"$STREAM\r\n");
+            w.raw(&head);
+            ctx.session.snapshot = Some(Box::new(job));
+            eprintln!(
+                "kvs: replica {} full sync at offset {offset}: streaming the snapshot",
+                ctx.session.id
+            );
+            (offset, false)
+        }
         None => {
+            // A replica serving a replica of its own: its stream is its primary's bytes
+            // as they came (not state records), so the snapshot is taken at once.
             let offset = shared.repl.start_backlog(backlog_capacity(ctx.config));
             let mut snap = format::header().to_vec();
             for e in shared.rewrite_preamble() {
@@ -159,8 +187,10 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             }
             let replid = shared.repl.replid();
             w.simple(&format!("FULLRESYNC {replid} {offset}"));
-            w.raw(format!("${}\r\n", snap.len()).as_bytes());
+            let len_line = format!("${}\r\n", snap.len());
+            w.raw(len_line.as_bytes());
             w.raw(&snap);
+            ctx.session.bulk = (len_line.len() + snap.len()) as u64;
             eprintln!(
                 "kvs: replica {} synced: {} bytes of snapshot at offset {offset}",
                 ctx.session.id,

@@ -137,6 +137,31 @@ pub struct Link {
     pub partial_syncs: AtomicU64,
 }
 
+/// The frame that ends a streamed snapshot (`$STREAM`): its length field is past any
+/// record's, so no record starts with it.
+pub const SNAPSHOT_END: [u8; 8] = [0xff, 0xff, 0xff, 0xff, b'e', b'n', b'd', b'.'];
+
+/// A full sync in progress on a primary's connection to a replica: the snapshot is
+/// read a few thousand keys per round through the keyspace's SCAN cursor (one shard
+/// locked at a time) and written while the connection's output is short, and what the
+/// stream gains meanwhile waits here, sent after the snapshot's end frame.
+#[derive(Debug, Default)]
+pub struct SnapshotJob {
+    /// The SCAN cursor over every database's shards (0 again: done).
+    pub cursor: u64,
+    /// The scan has started (a cursor of 0 before it means the start).
+    pub started: bool,
+    /// The stream since the snapshot's offset, to send after it.
+    pub pending: Vec<u8>,
+    /// [`Repl::swaps`] when it began: a SWAPDB meanwhile (not the same applied twice)
+    /// ends it (the replica syncs again).
+    pub swaps: u64,
+    /// Snapshot bytes written so far.
+    pub bytes: u64,
+    /// Keys written so far.
+    pub keys: u64,
+}
+
 /// Replication state, shared by the event loops.
 #[derive(Debug)]
 pub struct Repl {
@@ -173,6 +198,11 @@ pub struct Repl {
     attached: AtomicUsize,
     /// The link to the primary, on a replica.
     link: Mutex<Option<Arc<Link>>>,
+    /// Streamed snapshots in progress: while there are any, changes go to the stream
+    /// as the state they left where a step would not be the same applied twice.
+    snapshots: AtomicUsize,
+    /// SWAPDBs streamed while snapshots were in progress.
+    swaps: AtomicU64,
     /// [`Repl::keep_bits`] as of the last change of the role or of `active`, published
     /// to the keyspace ([`Repl::keep_cell`]), which reads it at every shard lock.
     keep: Arc<AtomicU8>,
@@ -197,6 +227,8 @@ impl Default for Repl {
                 ..Backlog::default()
             }),
             offset: AtomicU64::new(0),
+            snapshots: AtomicUsize::new(0),
+            swaps: AtomicU64::new(0),
             replicas: Mutex::new(Vec::new()),
             attached: AtomicUsize::new(0),
             link: Mutex::new(None),
@@ -286,7 +318,38 @@ impl Repl {
         for e in effects {
             encode(e, &mut bytes);
         }
+        if self.snapshotting() && effects.iter().any(swaps_dbs) {
+            self.swaps.fetch_add(1, Ordering::AcqRel);
+        }
         self.feed_raw(&bytes)
+    }
+
+    /// A streamed snapshot starts (with every shard held, so every change after its
+    /// offset is streamed as state).
+    pub fn begin_snapshot(&self) -> SnapshotJob {
+        self.snapshots.fetch_add(1, Ordering::AcqRel);
+        SnapshotJob {
+            swaps: self.swaps.load(Ordering::Acquire),
+            ..SnapshotJob::default()
+        }
+    }
+
+    /// A streamed snapshot ended (sent whole, or its connection closed).
+    pub fn end_snapshot(&self) {
+        let _ = self
+            .snapshots
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// True while streamed snapshots are in progress.
+    #[inline]
+    pub fn snapshotting(&self) -> bool {
+        self.snapshots.load(Ordering::Acquire) > 0
+    }
+
+    /// SWAPDBs streamed while snapshots were in progress.
+    pub fn swaps(&self) -> u64 {
+        self.swaps.load(Ordering::Acquire)
     }
 
     /// Appends encoded records to the stream (a replica: the bytes its primary sent,
@@ -610,6 +673,15 @@ impl Repl {
             b.bytes.len()
         ));
         out
+    }
+}
+
+/// True for a SWAPDB (alone or in a transaction).
+fn swaps_dbs(e: &Effect) -> bool {
+    match e.inner() {
+        Effect::SwapDb { .. } => true,
+        Effect::Batch(b) => b.iter().any(swaps_dbs),
+        _ => false,
     }
 }
 

@@ -207,7 +207,10 @@ fn follow(
 }
 
 /// Loads the snapshot that follows `+FULLRESYNC replid offset`; the stream then
-/// continues from `offset`.
+/// continues from `offset`. Two forms: `$<length>` then that many bytes (a snapshot
+/// taken at once), or `$STREAM` then records until [`super::SNAPSHOT_END`] (a snapshot
+/// the primary streams while it goes on writing; what changed meanwhile follows it in
+/// the stream as state, not steps, so records applied twice agree).
 fn full_sync(
     shared: &Shared,
     r: &mut BufReader<TcpStream>,
@@ -215,13 +218,17 @@ fn full_sync(
     offset: u64,
 ) -> io::Result<()> {
     let len = line(r)?;
-    let len: u64 = len
-        .strip_prefix('$')
-        .and_then(|n| n.parse().ok())
-        .filter(|&n| n <= MAX_SNAPSHOT)
-        .ok_or_else(|| bad(format!("a bad snapshot length: {len}")))?;
+    let len: Option<u64> = match len.as_str() {
+        "$STREAM" => None,
+        _ => Some(
+            len.strip_prefix('$')
+                .and_then(|n| n.parse().ok())
+                .filter(|&n| n <= MAX_SNAPSHOT)
+                .ok_or_else(|| bad(format!("a bad snapshot length: {len}")))?,
+        ),
+    };
     let mut head = [0u8; format::HEADER_LEN as usize];
-    if len < head.len() as u64 {
+    if len.is_some_and(|n| n < head.len() as u64) {
         return Err(bad("a snapshot shorter than its header"));
     }
     r.read_exact(&mut head)?;
@@ -240,19 +247,20 @@ fn full_sync(
             offset: 0,
         }],
     );
-    load_snapshot(shared, &mut keys, r, len - head.len() as u64)?;
+    load_snapshot(shared, &mut keys, r, len.map(|n| n - head.len() as u64))?;
     let capacity = super::backlog_capacity(&shared.config().0);
     shared.repl.synced(replid, offset, capacity);
     log_position(shared);
     Ok(())
 }
 
-/// Empties every database and the libraries, then applies the snapshot's records.
+/// Empties every database and the libraries, then applies the snapshot's records:
+/// `left` bytes of them, or (None) up to the end frame.
 fn load_snapshot(
     shared: &Shared,
     keys: &mut Keys,
     r: &mut BufReader<TcpStream>,
-    mut left: u64,
+    mut left: Option<u64>,
 ) -> io::Result<()> {
     let mut clear: Vec<Effect> = (0..=shared.keyspace.max_used())
         .map(|db| Effect::in_db(db, Effect::Clear))
@@ -264,20 +272,34 @@ fn load_snapshot(
     for e in clear {
         apply_one(shared, keys, e, &[], &[]);
     }
-    while left > 0 {
-        let (e, raw) = record(r)?;
-        left = left
-            .checked_sub(raw.len() as u64)
-            .ok_or_else(|| bad("a record past the snapshot"))?;
+    loop {
+        if left == Some(0) {
+            return Ok(());
+        }
+        let Some((e, raw)) = frame(r, left.is_none())? else {
+            return Ok(());
+        };
+        if let Some(n) = left.as_mut() {
+            *n = n
+                .checked_sub(raw.len() as u64)
+                .ok_or_else(|| bad("a record past the snapshot"))?;
+        }
         apply_one(shared, keys, e, &[], &[]);
     }
-    Ok(())
 }
 
 /// Reads one framed record: the effect and its bytes as they came (frame included).
 fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, Vec<u8>)> {
+    frame(r, false)?.ok_or_else(|| corrupt("a snapshot's end frame in the stream"))
+}
+
+/// [`record`], or None at a streamed snapshot's end frame (`end_allowed`).
+fn frame(r: &mut BufReader<TcpStream>, end_allowed: bool) -> io::Result<Option<(Effect, Vec<u8>)>> {
     let mut raw = vec![0u8; 8];
     r.read_exact(&mut raw)?;
+    if end_allowed && raw[..] == super::SNAPSHOT_END {
+        return Ok(None);
+    }
     let len = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize;
     let crc = u32::from_le_bytes([raw[4], raw[5], raw[6], raw[7]]);
     if len > MAX_RECORD {
@@ -290,7 +312,7 @@ fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, Vec<u8>)> {
         return Err(corrupt("a record whose checksum does not match"));
     }
     let e = decode(payload).ok_or_else(|| corrupt("a record this server cannot read"))?;
-    Ok((e, raw))
+    Ok(Some((e, raw)))
 }
 
 /// Applies the stream until the link is dropped. The offset is acknowledged once a

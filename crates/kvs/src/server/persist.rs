@@ -146,6 +146,41 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
     }
 }
 
+/// One step of a SCAN over every database's shards (as one range: the shard gives the
+/// database; those of databases never selected are empty), each shard locked only
+/// while its keys are read: `f(db, key, entry)` on the live keys of about `budget`
+/// keys from `cursor`; returns the next cursor (0: complete). The caller holds no
+/// shard lock. The log rewrite's and a streamed full sync's scan.
+pub(crate) fn scan_keyspace(
+    shared: &Shared,
+    cursor: u64,
+    budget: usize,
+    now: u64,
+    f: &mut dyn FnMut(usize, &[u8], &crate::store::Entry),
+) -> u64 {
+    let per_db = shared.keyspace.shards();
+    let total = shared.keyspace.total_shards();
+    scan_shards(
+        total.next_power_of_two(),
+        cursor,
+        budget,
+        |shard, table, left| {
+            if shard >= total || shard / per_db > shared.keyspace.max_used() {
+                return (0, 0);
+            }
+            let mut seen = 0;
+            let next = shared
+                .keyspace
+                .lock(shard)
+                .scan_entries(table, left, now, |k, e| {
+                    seen += 1;
+                    f(shard / per_db, k, e)
+                });
+            (next, seen)
+        },
+    )
+}
+
 /// Shards one round's expiry sweep visits.
 const SWEEP_SHARDS: usize = 8;
 
@@ -187,30 +222,8 @@ fn sweep_one(shared: &Shared, stats: &mut Stats, i: usize, now: u64) {
 /// turn (the caller holds no shard lock); true when the rewrite finished (the time is
 /// kept for LASTSAVE).
 pub(crate) fn rewrite_step(shared: &Shared, log: &Log, now: u64) -> io::Result<bool> {
-    let per_db = shared.keyspace.shards();
     let done = log.rewrite_step(4096, |cursor, budget, f| {
-        // Every database's shards, as one range (the shard gives the database); those
-        // of databases never selected are empty.
-        let total = shared.keyspace.total_shards();
-        scan_shards(
-            total.next_power_of_two(),
-            cursor,
-            budget,
-            |shard, table, left| {
-                if shard >= total || shard / per_db > shared.keyspace.max_used() {
-                    return (0, 0);
-                }
-                let mut seen = 0;
-                let next = shared
-                    .keyspace
-                    .lock(shard)
-                    .scan_entries(table, left, now, |k, e| {
-                        seen += 1;
-                        f(shard / per_db, k, e)
-                    });
-                (next, seen)
-            },
-        )
+        scan_keyspace(shared, cursor, budget, now, f)
     })?;
     if done {
         shared.last_save.store(now / 1000, Ordering::Relaxed);

@@ -21,6 +21,7 @@ impl Loop {
         fed: &mut u64,
         touched: &mut Vec<Token>,
         closed: &mut Vec<Token>,
+        again: &mut bool,
     ) {
         shared.repl.send_getack();
         let offset = shared.repl.offset();
@@ -44,6 +45,17 @@ impl Loop {
             if c.session.replica_gen != generation {
                 // The history it followed was replaced: it syncs again.
                 closed.push(t);
+                continue;
+            }
+            if c.session.snapshot.is_some() {
+                match step_snapshot(shared, c, sent, offset) {
+                    Step::Wrote { more } => {
+                        touched.push(t);
+                        *again |= more;
+                    }
+                    Step::Waiting => {}
+                    Step::Close => closed.push(t),
+                }
                 continue;
             }
             if sent >= offset {
@@ -161,6 +173,9 @@ impl Loop {
                 if c.session.replica.is_some() {
                     shared.repl.detach(c.session.id);
                 }
+                if c.session.snapshot.take().is_some() {
+                    shared.repl.end_snapshot();
+                }
                 if c.session.wait_acks.is_some() {
                     shared.repl.wait_count(false);
                 }
@@ -212,4 +227,90 @@ impl Loop {
         c.account(&shared.stats);
         result
     }
+}
+
+/// What a streamed snapshot's step did.
+enum Step {
+    /// Wrote to the connection's output; `more` when the snapshot is not done and the
+    /// output has room (the loop runs another round at once).
+    Wrote { more: bool },
+    /// The output is full: the next round after the socket drains.
+    Waiting,
+    /// The replica cannot be served (it syncs again).
+    Close,
+}
+
+/// Output a streamed snapshot keeps pending at most (back-pressure).
+const SNAPSHOT_OUTPUT: usize = 4 << 20;
+/// Keys a loop reads for a snapshot per round at most.
+const SNAPSHOT_KEYS: usize = 4096;
+
+/// One round's part of a streamed full sync on `c` (stream sent up to `sent`, the
+/// stream now at `offset`): the stream's new bytes wait in the job; the snapshot
+/// goes on while the output is short; once whole, its end frame and the waiting
+/// stream follow, and the connection becomes a plain replica.
+fn step_snapshot(shared: &Shared, c: &mut crate::conn::Conn, sent: u64, offset: u64) -> Step {
+    let id = c.session.id;
+    let Some(job) = c.session.snapshot.as_mut() else {
+        return Step::Waiting;
+    };
+    if sent < offset {
+        match shared.repl.since(sent) {
+            Some(bytes) => {
+                job.pending.extend_from_slice(&bytes);
+                c.session.replica = Some(sent + bytes.len() as u64);
+            }
+            None => return Step::Close,
+        }
+    }
+    if job.swaps != shared.repl.swaps() {
+        eprintln!("kvs: replica {id}: SWAPDB during its full sync; it syncs again");
+        return Step::Close;
+    }
+    let limit = shared.config().0.output_limits.replica.hard;
+    if limit > 0 && job.pending.len() > limit {
+        eprintln!(
+            "kvs: replica {id} closed: {} bytes of stream waiting behind its snapshot, over client-output-buffer-limit replica",
+            job.pending.len()
+        );
+        return Step::Close;
+    }
+    if c.output.len() >= SNAPSHOT_OUTPUT {
+        return Step::Waiting;
+    }
+    let now = now_ms();
+    let mut budget = SNAPSHOT_KEYS;
+    let out = &mut c.output;
+    let start = out.len();
+    let mut keys = 0u64;
+    while budget > 0 && out.len() < SNAPSHOT_OUTPUT && !(job.started && job.cursor == 0) {
+        let step = budget.min(512);
+        job.started = true;
+        job.cursor =
+            super::persist::scan_keyspace(shared, job.cursor, step, now, &mut |db, k, e| {
+                keys += 1;
+                for rec in crate::aof::dump(k, e) {
+                    crate::aof::encode(&crate::aof::Effect::in_db(db, rec), out);
+                }
+            });
+        budget -= step;
+    }
+    job.keys += keys;
+    job.bytes += (out.len() - start) as u64;
+    if job.cursor != 0 {
+        return Step::Wrote {
+            more: out.len() < SNAPSHOT_OUTPUT,
+        };
+    }
+    out.extend_from_slice(&crate::repl::SNAPSHOT_END);
+    out.extend_from_slice(&job.pending);
+    eprintln!(
+        "kvs: replica {id} synced: {} keys, {} bytes of snapshot streamed, then {} bytes of stream",
+        job.keys,
+        job.bytes,
+        job.pending.len()
+    );
+    c.session.snapshot = None;
+    shared.repl.end_snapshot();
+    Step::Wrote { more: false }
 }
