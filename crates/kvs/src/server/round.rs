@@ -241,9 +241,9 @@ enum Step {
 }
 
 /// Output a streamed snapshot keeps pending at most (back-pressure).
-const SNAPSHOT_OUTPUT: usize = 4 << 20;
+const SNAPSHOT_OUTPUT: usize = 1 << 20;
 /// Keys a loop reads for a snapshot per round at most.
-const SNAPSHOT_KEYS: usize = 4096;
+const SNAPSHOT_KEYS: usize = 1024;
 
 /// One round's part of a streamed full sync on `c` (stream sent up to `sent`, the
 /// stream now at `offset`): the stream's new bytes wait in the job; the snapshot
