@@ -292,7 +292,12 @@ impl Cluster {
                 match met {
                     Some(i) => i,
                     None if msg.kind == Kind::Meet => {
-                        st.nodes.push(Node::default());
+                        // Untrusted until its handshake completes (below).
+                        st.nodes.push(Node {
+                            handshake: true,
+                            ping_sent: now,
+                            ..Node::default()
+                        });
                         st.nodes.len() - 1
                     }
                     None => return None,
@@ -318,7 +323,10 @@ impl Cluster {
             n.replica = msg.from.replica;
             n.master = msg.from.master.clone();
             n.config_epoch = msg.config_epoch;
-            n.handshake = false;
+            // A node met by address, learned by gossip or that sent a MEET completes
+            // its handshake once this node's own link to the address it announces
+            // works (a made-up node never does, and is dropped after the timeout).
+            n.handshake = n.handshake && !n.link;
             n.pong_recv = now;
             n.pfail = false;
             n.offset = msg.offset;
@@ -344,6 +352,14 @@ impl Cluster {
                 n.gone = true;
                 changed = true;
             }
+        }
+        if st.nodes[i].handshake {
+            // Until then nothing it says counts: no epoch, slot claim, failure report,
+            // vote or node it tells of.
+            if changed {
+                self.changed(&st);
+            }
+            return None;
         }
         if msg.current_epoch > st.current_epoch {
             st.current_epoch = msg.current_epoch;
