@@ -14,7 +14,7 @@ use ark_ff::PrimeField;
 use clap::Args;
 use wirespeed_engine::backend::cpu;
 use wirespeed_msm::ark::{affine_to_ark, jacobian_to_ark};
-use wirespeed_msm::{gen, msm_with, Affine, Scalar};
+use wirespeed_msm::{gen, msm_with, Affine, Lanes, Scalar};
 
 use crate::machine::{utc_now, Machine};
 use crate::vdf::median;
@@ -111,7 +111,7 @@ fn measure(
     for rep in 0..=reps {
         let t = Instant::now();
         let a = pool
-            .install(|| msm_with(points, scalars, cpu()))
+            .install(|| msm_with(points, scalars, Lanes::Auto, cpu()))
             .map_err(|e| e.to_string())?;
         let a_secs = t.elapsed().as_secs_f64();
         let t = Instant::now();
@@ -223,13 +223,15 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         for groups in [2usize, 4] {
             eprintln!("msm: n = 2^{k}, precomputed K = {groups}");
             let t = Instant::now();
-            let pre = pool.install(|| wirespeed_msm::Precomputed::new_with(&points, groups, cpu()));
+            let pre = pool.install(|| {
+                wirespeed_msm::Precomputed::new_with(&points, groups, Lanes::Auto, cpu())
+            });
             let init = t.elapsed().as_secs_f64();
             let (mut plain, mut fixed) = (vec![], vec![]);
             for rep in 0..=reps {
                 let t = Instant::now();
                 let a = pool
-                    .install(|| msm_with(&points, &scalars, cpu()))
+                    .install(|| msm_with(&points, &scalars, Lanes::Auto, cpu()))
                     .map_err(|e| e.to_string())?;
                 let a_secs = t.elapsed().as_secs_f64();
                 let t = Instant::now();

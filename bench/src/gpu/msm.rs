@@ -108,8 +108,13 @@ fn show(p: &Jacobian) -> String {
 
 /// The CPU's sum.
 fn cpu(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, GpuError> {
-    wirespeed_msm::msm_with(points, scalars, wirespeed_engine::backend::cpu())
-        .map_err(|e| GpuError::Unsupported(e.to_string()))
+    wirespeed_msm::msm_with(
+        points,
+        scalars,
+        wirespeed_msm::Lanes::Auto,
+        wirespeed_engine::backend::cpu(),
+    )
+    .map_err(|e| GpuError::Unsupported(e.to_string()))
 }
 
 /// "2^16" for powers of two from 2^10, the number otherwise.

@@ -37,9 +37,7 @@ pub fn msm(backend: Backend, points: &[Affine], scalars: &[Scalar]) -> Result<Ja
         Op::Msm,
         points.len(),
         Policy::Call,
-        |l: Lanes| {
-            wirespeed_msm::msm_with(points, scalars, &cpu().limited_to(l)).map_err(cpu_error)
-        },
+        |l: Lanes| wirespeed_msm::msm_with(points, scalars, l, cpu()).map_err(cpu_error),
         |g| wirespeed_gpu::msm::msm(g, points, scalars).map(Ok),
     )?
     .value
@@ -74,13 +72,8 @@ impl Prepared {
     pub fn new(backend: Backend, points: &[Affine], groups: usize) -> Result<Prepared, GpuError> {
         let n = points.len();
         let groups = groups.clamp(1, 64);
-        let on_cpu = |l: Lanes| {
-            Inner::Cpu(Box::new(Precomputed::new_with(
-                points,
-                groups,
-                &cpu().limited_to(l),
-            )))
-        };
+        let on_cpu =
+            |l: Lanes| Inner::Cpu(Box::new(Precomputed::new_with(points, groups, l, cpu())));
         let chosen = backend.select(Op::Msm, n)?;
         let inner = match chosen {
             Chosen::Gpu(_) if n == 0 => Inner::Empty,

@@ -35,12 +35,14 @@ fn main() {
                         &points,
                         &scalars,
                         c,
-                        &wirespeed_msm::CpuFeatures::none(),
+                        wirespeed_msm::Lanes::Serial,
+                        wirespeed_msm::CpuFeatures::get(),
                     ),
                     _ => msm::msm_edwards_with(
                         &points,
                         &scalars,
                         c,
+                        wirespeed_msm::Lanes::Auto,
                         wirespeed_msm::CpuFeatures::get(),
                     ),
                 };

@@ -32,3 +32,4 @@ pub use g1::{Affine, Jacobian};
 pub use msm::{msm, msm_with, MsmError, Precomputed};
 /// The CPU features the `_with` entry points take (detected once, in `wirespeed-util`).
 pub use wirespeed_util::cpu::CpuFeatures;
+pub use wirespeed_util::lanes::Lanes;

@@ -38,9 +38,10 @@
 //! Fixed bases: [`Precomputed`] trades memory for fewer reductions (see its docs).
 //!
 //! CPU features: the `_with` entry points ([`msm_with`], [`msm_edwards_with`],
-//! [`Precomputed::new_with`]) take the `CpuFeatures` they may use and choose the bucket
-//! arithmetic from them once (IFMA lanes, `mulx`/`adx` window sums, or portable); this
-//! module never probes the CPU. The forms without features are convenience wrappers
+//! [`Precomputed::new_with`]) take the lanes asked for and the CPU's features, as every
+//! crate's `_with` entry points do, and choose the bucket arithmetic from the features
+//! those lanes allow once (IFMA lanes, `mulx`/`adx` window sums, or portable:
+//! `Lanes::Serial`); this module never probes the CPU. The forms without features are convenience wrappers
 //! over the process's one detection (`CpuFeatures::get`); the engine calls the `_with`
 //! forms. (Inside the scalar path, [`Fq::mul`] still picks its `mulx` row per call from
 //! that detection: a per-multiplication twin, not a lane choice.)
@@ -63,6 +64,7 @@ use crate::fr::{Scalar, R_BITS};
 use crate::g1::{Affine, Jacobian, Xyzz};
 use crate::te::{TeExt, TePre};
 use wirespeed_util::cpu::CpuFeatures;
+use wirespeed_util::lanes::Lanes;
 
 pub use crate::precomputed::Precomputed;
 
@@ -402,14 +404,15 @@ fn running_sum(top_down: impl Iterator<Item = Xyzz>, highest: usize) -> Option<X
 ///
 /// Convenience wrapper: [`msm_with`] this process's detected features.
 pub fn msm(points: &[Affine], scalars: &[Scalar]) -> Result<Jacobian, MsmError> {
-    msm_with(points, scalars, CpuFeatures::get())
+    msm_with(points, scalars, Lanes::Auto, CpuFeatures::get())
 }
 
-/// [`msm`] with the bucket arithmetic the CPU features `cpu` allow
-/// ([`CpuFeatures::none`]: portable 64-bit arithmetic).
+/// [`msm`] with the bucket arithmetic the CPU features `cpu` allow within `lanes`
+/// (`Lanes::Serial`: portable 64-bit arithmetic).
 pub fn msm_with(
     points: &[Affine],
     scalars: &[Scalar],
+    lanes: Lanes,
     cpu: &CpuFeatures,
 ) -> Result<Jacobian, MsmError> {
     if points.len() != scalars.len() {
@@ -418,7 +421,7 @@ pub fn msm_with(
             scalars: scalars.len(),
         });
     }
-    let a = Arith::on(cpu);
+    let a = Arith::on(&cpu.limited_to(lanes));
     Ok(edwards_msm(
         points,
         scalars,
@@ -471,18 +474,19 @@ pub(crate) fn weierstrass(points: &[Affine], scalars: &[Scalar], c: u32, a: Arit
 ///
 /// Convenience wrapper: [`msm_edwards_with`] this process's detected features.
 pub fn msm_edwards(points: &[Affine], scalars: &[Scalar], c: u32) -> Jacobian {
-    msm_edwards_with(points, scalars, c, CpuFeatures::get())
+    msm_edwards_with(points, scalars, c, Lanes::Auto, CpuFeatures::get())
 }
 
-/// [`msm_edwards`] with the bucket arithmetic the CPU features `cpu` allow (IFMA lanes,
-/// `mulx`/`adx` window sums; [`CpuFeatures::none`]: portable).
+/// [`msm_edwards`] with the bucket arithmetic the CPU features `cpu` allow within
+/// `lanes` (IFMA lanes, `mulx`/`adx` window sums; `Lanes::Serial`: portable).
 pub fn msm_edwards_with(
     points: &[Affine],
     scalars: &[Scalar],
     c: u32,
+    lanes: Lanes,
     cpu: &CpuFeatures,
 ) -> Jacobian {
-    edwards_msm(points, scalars, c, Arith::on(cpu))
+    edwards_msm(points, scalars, c, Arith::on(&cpu.limited_to(lanes)))
 }
 
 fn edwards_msm(points: &[Affine], scalars: &[Scalar], c: u32, a: Arith) -> Jacobian {

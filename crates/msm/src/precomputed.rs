@@ -6,6 +6,7 @@
 
 use rayon::prelude::*;
 use wirespeed_util::cpu::CpuFeatures;
+use wirespeed_util::lanes::Lanes;
 
 use crate::fr::Scalar;
 use crate::g1::{Affine, Jacobian};
@@ -40,13 +41,18 @@ impl Precomputed {
     ///
     /// Convenience wrapper: [`Precomputed::new_with`] this process's detected features.
     pub fn new(points: &[Affine], groups: usize) -> Precomputed {
-        Precomputed::new_with(points, groups, CpuFeatures::get())
+        Precomputed::new_with(points, groups, Lanes::Auto, CpuFeatures::get())
     }
 
     /// [`Precomputed::new`] with the bucket arithmetic the CPU features `cpu` allow
-    /// (kept for every later [`Precomputed::msm`]).
-    pub fn new_with(points: &[Affine], groups: usize, cpu: &CpuFeatures) -> Precomputed {
-        let arith = Arith::on(cpu);
+    /// within `lanes` (kept for every later [`Precomputed::msm`]).
+    pub fn new_with(
+        points: &[Affine],
+        groups: usize,
+        lanes: Lanes,
+        cpu: &CpuFeatures,
+    ) -> Precomputed {
+        let arith = Arith::on(&cpu.limited_to(lanes));
         let n = points.len();
         let k = groups.clamp(1, 64);
         // Window from the cost model for uniform scalars, with g reductions.

@@ -9,8 +9,8 @@ use wirespeed_msm::ark::{
     affine_from_ark, affine_to_ark, fq_from_ark, fq_to_ark, jacobian_to_ark, scalar_from_ark,
 };
 use wirespeed_msm::format::{self, FormatError};
-use wirespeed_msm::CpuFeatures;
 use wirespeed_msm::{gen, msm, Affine, Jacobian, Scalar};
+use wirespeed_msm::{CpuFeatures, Lanes};
 
 fn rng(seed: u64) -> ark_std::rand::rngs::StdRng {
     ark_std::rand::SeedableRng::seed_from_u64(seed)
@@ -113,7 +113,8 @@ fn check_msm(points: &[Affine], scalars: &[Scalar], what: &str) {
     assert_eq!(jacobian_to_ark(&got), want, "{what}, Weierstrass");
     // msm runs IFMA lanes where the CPU has them; the 64-bit Edwards kernel too.
     let c = wirespeed_msm::msm::choose_window(scalars);
-    let got = wirespeed_msm::msm::msm_edwards_with(points, scalars, c, &CpuFeatures::none());
+    let got =
+        wirespeed_msm::msm::msm_edwards_with(points, scalars, c, Lanes::Serial, CpuFeatures::get());
     assert_eq!(jacobian_to_ark(&got), want, "{what}, scalar Edwards");
     // Wide windows force the batched-affine buckets (>= 4096 of them) at any n.
     if (256..=4096).contains(&points.len()) {

@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use wirespeed_msm::msm::{msm_edwards, msm_edwards_with, msm_with_window};
 use wirespeed_msm::te::{TeExt, TePre};
-use wirespeed_msm::CpuFeatures;
 use wirespeed_msm::{Affine, Fq, Jacobian, Scalar};
+use wirespeed_msm::{CpuFeatures, Lanes};
 
 fn fq() -> impl Strategy<Value = Fq> {
     prop::array::uniform6(any::<u64>()).prop_map(|mut l| {
@@ -65,7 +65,7 @@ proptest! {
         }
         prop_assert_eq!(msm_with_window(&pts, &s, c), want);
         prop_assert_eq!(msm_edwards(&pts, &s, c), want);
-        prop_assert_eq!(msm_edwards_with(&pts, &s, c, &CpuFeatures::none()), want);
+        prop_assert_eq!(msm_edwards_with(&pts, &s, c, Lanes::Serial, CpuFeatures::get()), want);
     }
 
     #[test]
