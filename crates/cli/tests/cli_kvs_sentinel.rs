@@ -1,9 +1,14 @@
 //! Failover by Redis Sentinel (the real `redis-sentinel`): three wirespeed servers (a
 //! primary and two replicas, each on its own configuration file) and three Sentinels
-//! (quorum 2). Five rounds: clients write, each write acknowledged with `WAIT 1`;
-//! the primary is killed with -9; Sentinel promotes a replica and points the other at
-//! it; the killed server, restarted on its file, is turned into a replica by Sentinel.
-//! Every acknowledged write is on the new primary after each round. Then redis-py's
+//! (quorum 2). Ten failovers in a row, clients writing throughout, each write
+//! acknowledged with `WAIT 1`. Even rounds: the primary is killed with -9; Sentinel
+//! promotes a replica and points the other at it (which resumes from it: a partial
+//! resync); the killed server, restarted on its file, is turned into a replica by
+//! Sentinel. Odd rounds: the primary stays up, its writes paused until the replicas
+//! have them, `SENTINEL FAILOVER` switches over, and the old primary, told to follow
+//! the new one, resumes from its stream. Every acknowledged write is on the new
+//! primary after each round, and once the writers stop every replica reaches the
+//! primary's offset with the same keys and values. Then redis-py's
 //! `Sentinel` client writes across one more failover.
 
 mod common;
@@ -102,6 +107,21 @@ fn info_field(port: u16, name: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string))
 }
 
+/// Every key of database 0 and its string value.
+fn keyspace(port: u16) -> std::collections::BTreeMap<String, String> {
+    let mut c = conn(port).expect("connect");
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut c).expect("KEYS");
+    let mut out = std::collections::BTreeMap::new();
+    for chunk in keys.chunks(500) {
+        let values: Vec<Option<String>> =
+            redis::cmd("MGET").arg(chunk).query(&mut c).expect("MGET");
+        for (k, v) in chunk.iter().zip(values) {
+            out.insert(k.clone(), v.unwrap_or_default());
+        }
+    }
+    out
+}
+
 /// The primary's port as the first Sentinel that answers says.
 fn primary_port(sentinels: &[u16]) -> Option<u16> {
     sentinels.iter().find_map(|&s| {
@@ -169,6 +189,168 @@ fn until_or_dump(
     }
 }
 
+/// A failover by kill -9 of the primary, writers still going; the killed server comes
+/// back on its file and Sentinel makes it a replica.
+fn kill_and_restart(
+    round: usize,
+    primary: u16,
+    nodes: &mut [Node],
+    sentinel_ports: &[u16],
+    sentinel_dirs: &[PathBuf],
+    acked: &Mutex<Vec<String>>,
+) {
+    let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
+    let killed_at = Instant::now();
+    victim.proc = None;
+    until_or_dump(
+        40,
+        &format!("round {round}: Sentinel promotes a replica"),
+        nodes,
+        sentinel_ports,
+        sentinel_dirs,
+        || primary_port(sentinel_ports).is_some_and(|p| p != primary),
+    );
+    let promoted = primary_port(sentinel_ports).unwrap();
+    writes_acknowledged_again(round, nodes, sentinel_ports, sentinel_dirs, acked);
+    eprintln!(
+        "round {round}: {primary} killed, {promoted} promoted, writes acknowledged again after {:?}",
+        killed_at.elapsed()
+    );
+    let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
+    let restarted_at = Instant::now();
+    victim.start();
+    rejoined(round, primary, nodes, sentinel_ports, sentinel_dirs);
+    eprintln!(
+        "round {round}: {primary} a replica again after {:?}",
+        restarted_at.elapsed()
+    );
+}
+
+/// A switch-over with the primary alive, writers still going (blocked meanwhile): its
+/// writes are paused (CLIENT PAUSE WRITE) until both replicas reach its offset, then
+/// `SENTINEL FAILOVER` promotes one; the old primary, told to follow it, continues
+/// from the new one's stream (a partial resync) and its paused clients are let go.
+fn switch_over(
+    round: usize,
+    primary: u16,
+    nodes: &[Node],
+    sentinel_ports: &[u16],
+    sentinel_dirs: &[PathBuf],
+    acked: &Mutex<Vec<String>>,
+) {
+    let mut old = conn(primary).expect("the primary");
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(20000)
+        .arg("WRITE")
+        .query(&mut old)
+        .expect("CLIENT PAUSE");
+    until_or_dump(
+        20,
+        &format!("round {round}: replicas reach the paused primary's offset"),
+        nodes,
+        sentinel_ports,
+        sentinel_dirs,
+        || {
+            let at = info_field(primary, "master_repl_offset");
+            nodes
+                .iter()
+                .filter(|n| n.port != primary)
+                .all(|n| info_field(n.port, "master_repl_offset") == at)
+        },
+    );
+    let switched_at = Instant::now();
+    let mut s = conn(sentinel_ports[0]).expect("a sentinel");
+    let _: () = redis::cmd("SENTINEL")
+        .arg("FAILOVER")
+        .arg("mymaster")
+        .query(&mut s)
+        .expect("SENTINEL FAILOVER");
+    until_or_dump(
+        40,
+        &format!("round {round}: Sentinel promotes a replica on request"),
+        nodes,
+        sentinel_ports,
+        sentinel_dirs,
+        || primary_port(sentinel_ports).is_some_and(|p| p != primary),
+    );
+    // The operator ends the switch-over: the old primary follows the new one (Sentinel
+    // would too, at its own pace: about 15 s later, when it sees a primary it counts
+    // as a replica), on its file too.
+    let promoted = primary_port(sentinel_ports).expect("a primary");
+    let mut old = conn(primary).expect("the old primary");
+    let _: String = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(promoted)
+        .query(&mut old)
+        .expect("REPLICAOF");
+    let _: () = redis::cmd("CONFIG")
+        .arg("REWRITE")
+        .query(&mut old)
+        .expect("CONFIG REWRITE");
+    rejoined(round, primary, nodes, sentinel_ports, sentinel_dirs);
+    let _: () = redis::cmd("CLIENT")
+        .arg("UNPAUSE")
+        .query(&mut old)
+        .expect("CLIENT UNPAUSE");
+    writes_acknowledged_again(round, nodes, sentinel_ports, sentinel_dirs, acked);
+    let resumed = std::fs::read_to_string(&nodes.iter().find(|n| n.port == primary).unwrap().log)
+        .unwrap_or_default()
+        .lines()
+        .rev()
+        .take_while(|l| !l.contains("---"))
+        .any(|l| l.contains("(partial resync)"));
+    eprintln!(
+        "round {round}: {primary} switched over to {}, a replica again after {:?} (partial resync: {resumed})",
+        primary_port(sentinel_ports).unwrap_or(0),
+        switched_at.elapsed()
+    );
+}
+
+/// Waits until writers have 10 more writes acknowledged (on the new primary).
+fn writes_acknowledged_again(
+    round: usize,
+    nodes: &[Node],
+    sentinel_ports: &[u16],
+    sentinel_dirs: &[PathBuf],
+    acked: &Mutex<Vec<String>>,
+) {
+    let before = acked.lock().unwrap().len();
+    until_or_dump(
+        40,
+        &format!("round {round}: a write acknowledged on the new primary"),
+        nodes,
+        sentinel_ports,
+        sentinel_dirs,
+        || acked.lock().unwrap().len() > before + 10,
+    );
+}
+
+/// Waits until the old primary follows the primary Sentinel names now, link up.
+fn rejoined(
+    round: usize,
+    old: u16,
+    nodes: &[Node],
+    sentinel_ports: &[u16],
+    sentinel_dirs: &[PathBuf],
+) {
+    until_or_dump(
+        60,
+        &format!("round {round}: the old primary rejoins as a replica"),
+        nodes,
+        sentinel_ports,
+        sentinel_dirs,
+        || {
+            // Of the primary Sentinel names now: Sentinel may fail over again (a
+            // promoted replica it briefly sees as down), which is its call.
+            primary_port(sentinel_ports).is_some_and(|p| {
+                info_field(old, "master_port") == Some(p.to_string())
+                    && info_field(old, "master_link_status").as_deref() == Some("up")
+            })
+        },
+    );
+}
+
 fn sentinel_conf(dir: &std::path::Path, port: u16, primary: u16) -> String {
     format!(
         "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {0}\nlogfile \"{0}/sentinel.log\"\n\
@@ -181,7 +363,7 @@ fn sentinel_conf(dir: &std::path::Path, port: u16, primary: u16) -> String {
 }
 
 #[test]
-fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
+fn sentinel_fails_over_ten_times_and_no_acknowledged_write_is_lost() {
     if Command::new("redis-sentinel")
         .arg("--version")
         .output()
@@ -256,7 +438,7 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
         })
     });
     let acked = Arc::new(Mutex::new(Vec::new()));
-    for round in 0..5 {
+    for round in 0..10 {
         let primary = primary_port(&sentinel_ports).expect("a primary");
         let stop = Arc::new(AtomicBool::new(false));
         let writers: Vec<_> = (0..2)
@@ -273,56 +455,26 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
             &sentinel_dirs,
             || acked.lock().unwrap().len() > 200 * (round + 1),
         );
-        // kill -9 of the primary, writers still going.
-        let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
-        let killed_at = Instant::now();
-        victim.proc = None;
-        until_or_dump(
-            40,
-            &format!("round {round}: Sentinel promotes a replica"),
-            &nodes,
-            &sentinel_ports,
-            &sentinel_dirs,
-            || primary_port(&sentinel_ports).is_some_and(|p| p != primary),
-        );
-        let promoted = primary_port(&sentinel_ports).unwrap();
-        let before = acked.lock().unwrap().len();
-        until_or_dump(
-            40,
-            &format!("round {round}: a write acknowledged on the new primary"),
-            &nodes,
-            &sentinel_ports,
-            &sentinel_dirs,
-            || acked.lock().unwrap().len() > before + 10,
-        );
-        eprintln!(
-            "round {round}: {primary} killed, {promoted} promoted, writes acknowledged again after {:?}",
-            killed_at.elapsed()
-        );
-        // The killed server comes back on its file and Sentinel makes it a replica.
-        let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
-        let restarted_at = Instant::now();
-        victim.start();
-        until_or_dump(
-            60,
-            &format!("round {round}: the old primary rejoins as a replica"),
-            &nodes,
-            &sentinel_ports,
-            &sentinel_dirs,
-            || {
-                // Of the primary Sentinel names now: Sentinel may fail over again
-                // (a promoted replica it briefly sees as down), which is its call.
-                primary_port(&sentinel_ports).is_some_and(|p| {
-                    info_field(primary, "master_port") == Some(p.to_string())
-                        && info_field(primary, "master_link_status").as_deref() == Some("up")
-                })
-            },
-        );
+        if round % 2 == 0 {
+            kill_and_restart(
+                round,
+                primary,
+                &mut nodes,
+                &sentinel_ports,
+                &sentinel_dirs,
+                &acked,
+            );
+        } else {
+            switch_over(
+                round,
+                primary,
+                &nodes,
+                &sentinel_ports,
+                &sentinel_dirs,
+                &acked,
+            );
+        }
         let promoted = primary_port(&sentinel_ports).expect("a primary");
-        eprintln!(
-            "round {round}: {primary} a replica of {promoted} again after {:?}",
-            restarted_at.elapsed()
-        );
         stop.store(true, Ordering::Relaxed);
         for w in writers {
             w.join().expect("writer");
@@ -349,7 +501,8 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
             keys.len(),
             &missing[..missing.len().min(10)]
         );
-        // The other replica follows the new primary too.
+        // The other replica follows the new primary too, reaches its offset, and holds
+        // the same keys and values.
         for n in nodes.iter().filter(|n| n.port != promoted) {
             until_or_dump(
                 40,
@@ -357,7 +510,25 @@ fn sentinel_fails_over_five_times_and_no_acknowledged_write_is_lost() {
                 &nodes,
                 &sentinel_ports,
                 &sentinel_dirs,
-                || info_field(n.port, "master_port") == Some(promoted.to_string()),
+                || {
+                    info_field(n.port, "master_port") == Some(promoted.to_string())
+                        && info_field(n.port, "master_link_status").as_deref() == Some("up")
+                        && info_field(n.port, "master_repl_offset")
+                            == info_field(promoted, "master_repl_offset")
+                },
+            );
+            let (want, got) = (keyspace(promoted), keyspace(n.port));
+            assert!(
+                want == got,
+                "round {round}: replica {} differs from primary {promoted}: {} keys against {}, first differences {:?}\n{}",
+                n.port,
+                got.len(),
+                want.len(),
+                want.iter()
+                    .filter(|(k, v)| got.get(*k) != Some(*v))
+                    .take(5)
+                    .collect::<Vec<_>>(),
+                dump(&nodes, &sentinel_ports, &sentinel_dirs)
             );
         }
     }
