@@ -178,8 +178,18 @@ fn two_replicas_follow_a_primary_through_10000_writes() {
     cmd(&mut p, &["SELECT", "2"]);
     cmd(&mut p, &["FLUSHDB"]);
     cmd(&mut p, &["SELECT", "0"]);
+    // Records longer than a read (the replica reads 64 KiB at a time): 3 MB and 200 KB
+    // values, with small writes around them.
+    let big = "b".repeat(3 << 20);
+    let mid = "m".repeat(200 << 10);
+    cmd(&mut p, &["SET", "big", &big]);
+    cmd(&mut p, &["SET", "after-big", "1"]);
+    cmd(&mut p, &["MSET", "mid", &mid, "after-mid", "2"]);
     wait_synced(&mut p, &mut r1);
     wait_synced(&mut p, &mut r2);
+    // A write longer than the backlog (1 MiB) kept both replicas: no sync again.
+    let stats: String = redis::cmd("INFO").arg("stats").query(&mut p).unwrap();
+    assert!(stats.contains("sync_full:2\r\n"), "{stats}");
     let want = keyspace(&mut p);
     assert!(want.len() > 100, "{}", want.len());
     let got = keyspace(&mut r1);
@@ -475,4 +485,29 @@ fn streamed_sync_under_writes(group: &str, swap: bool) {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no streamed sync in the log: {said}"));
     assert!(behind > 0, "no write overlapped the snapshot: {said}");
+}
+
+/// A database the stream wrote, never selected by a client on the replica, counts as
+/// in use there: a full sync from another primary empties it (it kept the old keys,
+/// and the new snapshot's list was appended to the old one).
+#[test]
+fn a_full_sync_empties_the_databases_the_stream_wrote() {
+    let (_p1, a1) = kvs_serve(&["--port", "0"]);
+    let (_p2, a2) = kvs_serve(&["--port", "0"]);
+    let (_r, ar) = kvs_serve(&["--port", "0"]);
+    let (mut p1, mut p2, mut r) = (connect(&a1), connect(&a2), connect(&ar));
+    for (c, items) in [(&mut p1, ["a", "b"]), (&mut p2, ["x", "y"])] {
+        cmd(c, &["SELECT", "7"]);
+        cmd(c, &["RPUSH", "list", items[0], items[1]]);
+    }
+    cmd(&mut p1, &["SET", "only-on-1", "1"]);
+    cmd(&mut r, &["REPLICAOF", "127.0.0.1", port_of(&a1)]);
+    wait_synced(&mut p1, &mut r);
+    // More for the stream (after the snapshot) in database 5.
+    cmd(&mut p1, &["SELECT", "5"]);
+    cmd(&mut p1, &["SET", "streamed", "1"]);
+    wait_synced(&mut p1, &mut r);
+    cmd(&mut r, &["REPLICAOF", "127.0.0.1", port_of(&a2)]);
+    wait_synced(&mut p2, &mut r);
+    assert_eq!(keyspace(&mut r), keyspace(&mut p2));
 }

@@ -223,6 +223,7 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ack_ms: now,
         partial,
         overclaimed: false,
+        sent: offset,
     });
     if partial {
         eprintln!(

@@ -16,12 +16,15 @@
 //! database locked, so it is the keyspace at one offset, and the stream continues from
 //! exactly there (no change is in both). A replica connection is an ordinary client
 //! connection of one event loop; each round, the loop copies what the backlog gained
-//! into the output of its replicas, and a replica that fell out of the backlog is
-//! closed (it reconnects and syncs again).
+//! into the output of its replicas. The backlog keeps what an attached replica has
+//! not been sent even past its size (a write longer than the backlog drops no
+//! replica; the replica's output limit bounds it); a replica resuming from a point
+//! the backlog no longer holds syncs in full.
 //!
 //! Replica side ([`replica`]): a thread per link connects, syncs, and applies the
-//! records under the shards' locks as commands do (and writes them to its own log, when
-//! it has one), reconnecting once a second after a failure.
+//! records under the shards' locks as commands do, the records of each read as one
+//! batch (and writes them to its own log, when it has one), reconnecting once a second
+//! after a failure.
 
 pub mod replica;
 
@@ -62,13 +65,17 @@ impl Backlog {
         self.start + self.bytes.len() as u64
     }
 
-    fn push(&mut self, data: &[u8]) {
+    /// Appends `data`, then lets go of the oldest bytes past the capacity, but none
+    /// from `floor()` on (the least offset an attached replica has not been sent: a
+    /// write longer than the backlog, or more of them in one round, does not drop the
+    /// replicas, as Redis's do not; each replica's output limit bounds what it holds).
+    fn push(&mut self, data: &[u8], floor: impl FnOnce() -> u64) {
         self.bytes.extend(data);
         let cap = self.capacity.max(1);
         if self.bytes.len() > cap {
-            let drop = self.bytes.len() - cap;
-            self.bytes.drain(..drop);
-            self.start += drop as u64;
+            let keep_from = (self.end() - cap as u64).min(floor()).max(self.start);
+            self.bytes.drain(..(keep_from - self.start) as usize);
+            self.start = keep_from;
         }
     }
 
@@ -114,6 +121,9 @@ pub struct Attached {
     pub partial: bool,
     /// It acknowledged an offset past the stream's end (said once in the log).
     pub overclaimed: bool,
+    /// The offset up to which the stream was copied to its output (the backlog keeps
+    /// what follows).
+    pub sent: u64,
 }
 
 /// The state of the link to the primary, on a replica.
@@ -356,7 +366,13 @@ impl Repl {
     /// as they came, so its offsets are its primary's); returns the offset after them.
     pub fn feed_raw(&self, bytes: &[u8]) -> u64 {
         let mut b = lock(&self.backlog);
-        b.push(bytes);
+        b.push(bytes, || {
+            lock(&self.replicas)
+                .iter()
+                .map(|a| a.sent)
+                .min()
+                .unwrap_or(u64::MAX)
+        });
         let end = b.end();
         self.offset.store(end, Ordering::Release);
         end
@@ -531,6 +547,13 @@ impl Repl {
         a.ack_ms = now;
     }
 
+    /// Notes that replica `id` was sent the stream up to `offset`.
+    pub fn sent(&self, id: u64, offset: u64) {
+        if let Some(a) = lock(&self.replicas).iter_mut().find(|a| a.id == id) {
+            a.sent = offset;
+        }
+    }
+
     /// True when no replica is attached.
     pub fn replicas_empty(&self) -> bool {
         self.attached.load(Ordering::Acquire) == 0
@@ -695,14 +718,31 @@ mod tests {
             capacity: 10,
             ..Backlog::default()
         };
-        b.push(b"0123456789");
+        let none = || u64::MAX;
+        b.push(b"0123456789", none);
         assert_eq!(b.since(0).unwrap(), b"0123456789");
-        b.push(b"abc");
+        b.push(b"abc", none);
         assert_eq!(b.end(), 13);
         assert!(b.since(2).is_none(), "dropped");
         assert_eq!(b.since(3).unwrap(), b"3456789abc");
         assert_eq!(b.since(13).unwrap(), b"");
         assert!(b.since(14).is_none(), "not yet streamed");
+    }
+
+    #[test]
+    fn the_backlog_keeps_what_a_replica_was_not_sent() {
+        let mut b = Backlog {
+            capacity: 4,
+            ..Backlog::default()
+        };
+        // A write longer than the backlog, a replica sent up to offset 2.
+        b.push(b"0123456789", || 2);
+        assert_eq!(b.since(2).unwrap(), b"23456789");
+        assert!(b.since(1).is_none());
+        // Sent it all: back to the capacity.
+        b.push(b"ab", || 12);
+        assert_eq!(b.since(8).unwrap(), b"89ab");
+        assert!(b.since(7).is_none());
     }
 
     #[test]

@@ -5,8 +5,11 @@
 //!
 //! Every change is applied as a command applies it: under its shard's lock, appended
 //! to this server's own log (when it has one) and to its own stream; the keys it
-//! changed move WATCH versions. The snapshot first empties every database and the
-//! function libraries.
+//! changed move WATCH versions. The records each read of the stream brings (up to
+//! 1,024) are applied as one batch: their shards locked once, the bytes appended to
+//! this server's stream once, one log record (a replica under pipelined load kept up
+//! only record by record before). The snapshot first empties every database in use
+//! and the function libraries.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -269,8 +272,10 @@ fn load_snapshot(
         b"FUNCTION".to_vec(),
         b"FLUSH".to_vec(),
     ]));
+    let mut changes = Vec::new();
     for e in clear {
-        apply_one(shared, keys, e, &[], &[]);
+        changes.push(e);
+        apply_batch(shared, keys, &mut changes, &[], &[]);
     }
     loop {
         if left == Some(0) {
@@ -284,38 +289,66 @@ fn load_snapshot(
                 .checked_sub(raw.len() as u64)
                 .ok_or_else(|| bad("a record past the snapshot"))?;
         }
-        apply_one(shared, keys, e, &[], &[]);
+        add_change(&mut changes, e);
+        apply_batch(shared, keys, &mut changes, &[], &[]);
     }
 }
 
-/// Reads one framed record: the effect and its bytes as they came (frame included).
-fn record(r: &mut BufReader<TcpStream>) -> io::Result<(Effect, Vec<u8>)> {
-    frame(r, false)?.ok_or_else(|| corrupt("a snapshot's end frame in the stream"))
-}
-
-/// [`record`], or None at a streamed snapshot's end frame (`end_allowed`).
+/// Reads one framed record: the effect and its bytes as they came (frame included), or
+/// None at a streamed snapshot's end frame (`end_allowed`).
 fn frame(r: &mut BufReader<TcpStream>, end_allowed: bool) -> io::Result<Option<(Effect, Vec<u8>)>> {
     let mut raw = vec![0u8; 8];
     r.read_exact(&mut raw)?;
     if end_allowed && raw[..] == super::SNAPSHOT_END {
         return Ok(None);
     }
-    let len = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize;
-    let crc = u32::from_le_bytes([raw[4], raw[5], raw[6], raw[7]]);
+    let len = frame_len(&raw)?;
+    raw.resize(8 + len, 0);
+    r.read_exact(&mut raw[8..])?;
+    Ok(Some((checked(&raw)?, raw)))
+}
+
+/// The payload length a frame's first 8 bytes announce, bounded.
+fn frame_len(head: &[u8]) -> io::Result<usize> {
+    if head[..8] == super::SNAPSHOT_END {
+        return Err(corrupt("a snapshot's end frame in the stream"));
+    }
+    let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
     if len > MAX_RECORD {
         return Err(corrupt("a record longer than any this server writes"));
     }
-    raw.resize(8 + len, 0);
-    r.read_exact(&mut raw[8..])?;
+    Ok(len)
+}
+
+/// The change a whole frame holds, once its checksum matches.
+fn checked(raw: &[u8]) -> io::Result<Effect> {
+    let crc = u32::from_le_bytes([raw[4], raw[5], raw[6], raw[7]]);
     let payload = &raw[8..];
     if crc32fast::hash(payload) != crc {
         return Err(corrupt("a record whose checksum does not match"));
     }
-    let e = decode(payload).ok_or_else(|| corrupt("a record this server cannot read"))?;
-    Ok(Some((e, raw)))
+    decode(payload).ok_or_else(|| corrupt("a record this server cannot read"))
 }
 
-/// Applies the stream until the link is dropped. The offset is acknowledged once a
+/// The first whole frame of `bytes` and its length, or None when `bytes` holds only
+/// part of one (the length it needs at least, to read the rest at once).
+fn parse_frame(bytes: &[u8]) -> io::Result<Result<(Effect, usize), usize>> {
+    if bytes.len() < 8 {
+        return Ok(Err(8));
+    }
+    let whole = 8 + frame_len(bytes)?;
+    if bytes.len() < whole {
+        return Ok(Err(whole));
+    }
+    Ok(Ok((checked(&bytes[..whole])?, whole)))
+}
+
+/// Records applied as one batch at most (and bytes of them, past which a batch ends).
+const BATCH_RECORDS: usize = 1024;
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Applies the stream until the link is dropped: the records each read brings are
+/// applied as one batch (see [`apply_batch`]). The offset is acknowledged once a
 /// second, and as soon as the records that came are applied after the primary asked
 /// (a GETACK record: a client waits in WAIT).
 fn stream(
@@ -325,63 +358,93 @@ fn stream(
     link: &Link,
     gone: &dyn Fn() -> bool,
 ) -> io::Result<()> {
-    r.get_ref()
-        .set_read_timeout(Some(Duration::from_millis(100)))?;
+    // The bytes read and not yet applied, from `at` (what the handshake's reader
+    // already holds first).
+    let mut buf = r.buffer().to_vec();
+    r.consume(buf.len());
+    let mut at = 0;
+    let sock = r.get_mut();
+    sock.set_read_timeout(Some(Duration::from_millis(100)))?;
     // Acknowledged at once when the primary asks (GETACK) and at the start.
     let (mut last_ack, mut asked) = (0u64, true);
     // The stream's id for the log's position records (fixed while it lasts).
     let replid = shared.repl.replid().into_bytes();
+    // Since when a record has waited for the rest of its bytes (30 s at most).
+    let mut partial_since: Option<u64> = None;
+    let mut changes = Vec::new();
     loop {
         if gone() {
             return Ok(());
         }
-        let now = now_ms();
-        let offset = shared.repl.offset();
-        if r.buffer().is_empty() && (asked || now >= last_ack + 1000) {
-            (last_ack, asked) = (now, false);
-            send(
-                r.get_mut(),
-                &[b"REPLCONF", b"ACK", offset.to_string().as_bytes()],
-            )?;
-        }
-        // Wait for the next record's first byte without losing a partial one.
-        match r.fill_buf() {
-            Ok([]) => return Err(bad("the primary closed the connection")),
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
+        // Every whole record read so far, in batches.
+        let mut need = 8;
+        loop {
+            let (mut end, mut n) = (at, 0);
+            while n < BATCH_RECORDS && end - at < BATCH_BYTES {
+                match parse_frame(&buf[end..])? {
+                    Ok((e, len)) => {
+                        asked |= e == Effect::GetAck;
+                        add_change(&mut changes, e);
+                        end += len;
+                        n += 1;
+                    }
+                    Err(want) => {
+                        need = want;
+                        break;
+                    }
+                }
             }
-            Err(e) => return Err(e),
+            if n == 0 {
+                break;
+            }
+            apply_batch(shared, keys, &mut changes, &buf[at..end], &replid);
+            at = end;
+            if gone() {
+                return Ok(());
+            }
         }
-        r.get_ref()
-            .set_read_timeout(Some(Duration::from_secs(30)))?;
-        let (e, raw) = record(r)?;
-        r.get_ref()
-            .set_read_timeout(Some(Duration::from_millis(100)))?;
-        if gone() {
-            return Ok(());
-        }
-        if e == Effect::GetAck {
-            // Counted in the offset (and passed down a chain), not applied or logged.
-            shared.repl.feed_raw(&raw);
-            asked = true;
-        } else {
-            apply_one(shared, keys, e, &raw, &replid);
-        }
-        if r.buffer().is_empty() {
+        let now = now_ms();
+        if at > 0 {
+            // Applied: the link's state, and the replicas of this replica fed.
+            buf.drain(..at);
+            at = 0;
             link.offset.store(shared.repl.offset(), Ordering::Release);
-            link.last_io_ms.store(now_ms(), Ordering::Release);
+            link.last_io_ms.store(now, Ordering::Release);
             if !shared.repl.replicas_empty() {
-                // Replicas of this replica: the loops feed them.
                 for i in 0..shared.hub.loops() {
                     shared.hub.wake(i);
                 }
             }
+        }
+        if buf.is_empty() {
+            partial_since = None;
+            if asked || now >= last_ack + 1000 {
+                (last_ack, asked) = (now, false);
+                let offset = shared.repl.offset();
+                send(sock, &[b"REPLCONF", b"ACK", offset.to_string().as_bytes()])?;
+            }
+        } else if partial_since.is_some_and(|t| now > t + 30_000) {
+            return Err(bad("a record's bytes stopped coming for 30 s"));
+        } else {
+            partial_since.get_or_insert(now);
+        }
+        // Read what came: at least 64 KiB of room, or the rest of a long record.
+        let have = buf.len();
+        buf.resize(have + (need.saturating_sub(have)).max(64 * 1024), 0);
+        match sock.read(&mut buf[have..]) {
+            Ok(0) => return Err(bad("the primary closed the connection")),
+            Ok(n) => buf.truncate(have + n),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                buf.truncate(have)
+            }
+            Err(e) => return Err(e),
         }
     }
 }
@@ -398,50 +461,69 @@ fn log_position(shared: &Shared) {
     );
 }
 
-/// Applies one record of the primary's as a command would: under its shards' locks
-/// (a transaction's all at once, in ascending order), logged as one record, WATCH
-/// moved. For a record of the stream (`raw`: its bytes as the primary sent them) the
-/// bytes go to this server's own stream, and the offset after them to its log in the
-/// same record as the changes, before the shards are unlocked: a snapshot for a
-/// replica of this one has the record or its offset counts it, never one without the
-/// other, and a restart from the log knows where to resume.
-fn apply_one(shared: &Shared, keys: &mut Keys, e: Effect, raw: &[u8], replid: &[u8]) {
-    let mut changes = match e {
-        Effect::Batch(b) => {
-            lock_for(shared, keys, &b);
-            b
-        }
-        e => vec![e],
-    };
-    for x in &changes {
+/// Adds a record's changes to a batch (a transaction's one by one; a GETACK changes
+/// nothing).
+fn add_change(changes: &mut Vec<Effect>, e: Effect) {
+    match e {
+        Effect::GetAck => {}
+        Effect::Batch(b) => changes.extend(b),
+        e => changes.push(e),
+    }
+}
+
+/// Applies the changes of consecutive records of the primary's as commands would, as
+/// one: every shard they touch locked up front, in ascending order, the changes
+/// applied in the order they came, WATCH moved, and the changes logged as one record.
+/// For records of the stream (`raw`: their bytes as the primary sent them) the bytes
+/// go to this server's own stream, and the offset after them to its log in the same
+/// record as the changes, before the shards are unlocked: a snapshot for a replica of
+/// this one has the records or its offset counts them, never one without the other,
+/// and a restart from the log knows where to resume. Empties `changes`.
+fn apply_batch(
+    shared: &Shared,
+    keys: &mut Keys,
+    changes: &mut Vec<Effect>,
+    raw: &[u8],
+    replid: &[u8],
+) {
+    lock_for(shared, keys, changes);
+    for x in changes.iter() {
         apply_change(shared, keys, x);
     }
-    if !raw.is_empty() {
-        let offset = shared.repl.feed_raw(raw);
-        if shared.log.is_some() {
-            changes.push(Effect::Position {
-                replid: replid.to_vec(),
-                offset,
-            });
-        }
+    let offset = (!raw.is_empty()).then(|| shared.repl.feed_raw(raw));
+    if changes.is_empty() {
+        keys.unlock();
+        return;
+    }
+    if let Some(offset) = offset.filter(|_| shared.log.is_some()) {
+        changes.push(Effect::Position {
+            replid: replid.to_vec(),
+            offset,
+        });
     }
     let mut record = if changes.len() == 1 {
-        changes
+        std::mem::take(changes)
     } else {
-        vec![Effect::Batch(changes)]
+        vec![Effect::Batch(std::mem::take(changes))]
     };
     shared.propagate(keys, &mut record);
     keys.unlock();
 }
 
-/// Locks up front, in ascending order, every shard a transaction's changes touch (all
-/// of them when one is not about a single key).
+/// Locks up front, in ascending order, every shard a batch's changes touch (all of them
+/// when one is not about a single key). The databases they write count as in use
+/// first ([`crate::keyspace::Keyspace::use_db`]): what sees every database in use (a
+/// full sync's clearing, a snapshot, the log rewrite, the expiry sweep) sees them.
 fn lock_for(shared: &Shared, keys: &mut Keys, changes: &[Effect]) {
+    let dbs = shared.keyspace.dbs();
+    if let Some(top) = changes.iter().map(Effect::db).filter(|&d| d < dbs).max() {
+        shared.keyspace.use_db(top);
+    }
     let per_db = keys.shards();
     let mut at = Vec::with_capacity(changes.len());
     for x in changes {
         match x.inner().key() {
-            Some(key) if x.db() < shared.keyspace.dbs() => {
+            Some(key) if x.db() < dbs => {
                 at.push(x.db() * per_db + shared.keyspace.shard_of(key));
             }
             Some(_) => {}

@@ -64,6 +64,7 @@ impl Loop {
             match shared.repl.since(sent) {
                 Some(bytes) => {
                     c.session.replica = Some(sent + bytes.len() as u64);
+                    shared.repl.sent(c.session.id, sent + bytes.len() as u64);
                     c.output.extend_from_slice(&bytes);
                     touched.push(t);
                 }
@@ -259,6 +260,7 @@ fn step_snapshot(shared: &Shared, c: &mut crate::conn::Conn, sent: u64, offset: 
             Some(bytes) => {
                 job.pending.extend_from_slice(&bytes);
                 c.session.replica = Some(sent + bytes.len() as u64);
+                shared.repl.sent(id, sent + bytes.len() as u64);
             }
             None => return Step::Close,
         }
