@@ -538,7 +538,7 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             message: error.message(&path),
             path,
         },
-        e @ (BindError::Databases { .. } | BindError::Cluster(_)) => {
+        e @ (BindError::Databases { .. } | BindError::Cluster(_) | BindError::Tls(_)) => {
             CliError::Invalid(e.to_string())
         }
     })?;
@@ -573,6 +573,9 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     }
     if open && !local.ip().is_loopback() {
         eprintln!("{}", open_warning(&local));
+    }
+    if let Some(tls) = server.tls_addr() {
+        eprintln!("kvs: TLS on {tls}");
     }
     eprintln!("kvs: listening on {local}");
     // SIGTERM and SIGINT stop the loop, which then syncs the log.

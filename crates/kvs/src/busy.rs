@@ -38,7 +38,7 @@ use crate::state::Shared;
 #[derive(Clone, Copy)]
 struct Lent {
     conns: NonNull<crate::conn::Conns>,
-    inbox: NonNull<Receiver<(TcpStream, u64)>>,
+    inbox: NonNull<Receiver<(TcpStream, u64, bool)>>,
     registry: NonNull<mio::Registry>,
     /// The loop's acceptor (its lifetime erased: it outlives the loan).
     accept: Option<NonNull<Acceptor<'static>>>,
@@ -86,7 +86,7 @@ impl Loan {
 /// not touch them while the guard lives.
 pub(crate) fn lend(
     conns: &mut crate::conn::Conns,
-    inbox: &Receiver<(TcpStream, u64)>,
+    inbox: &Receiver<(TcpStream, u64, bool)>,
     registry: &mio::Registry,
     accept: Option<&Acceptor>,
     shared: &Shared,
@@ -129,7 +129,9 @@ pub(crate) fn pump() {
         };
         if let Some(a) = lent.accept {
             // SAFETY: as above: the acceptor was lent with the table and outlives it.
-            unsafe { a.as_ref() }.accept();
+            let a = unsafe { a.as_ref() };
+            a.accept(false);
+            a.accept(true);
         }
         let mut fresh = Vec::new();
         crate::server::adopt(inbox, registry, conns, shared, &mut fresh);

@@ -4,7 +4,8 @@
 //! Every setting of CONFIG GET can be given: the ones CONFIG SET changes at run time
 //! (through the same [`Config::set`], so the checks and messages are the same) and
 //! the ones fixed at start: `port`, `bind` (the first address), `threads` (also
-//! `io-threads`), `tcp-backlog`, `appendonly yes|no`, `appendfilename`. A bad value or
+//! `io-threads`), `tcp-backlog`, `appendonly yes|no`, `appendfilename`, the TLS
+//! directives ([`crate::tls`]). A bad value or
 //! a malformed line is an error naming its line; nothing is applied then. A directive
 //! this server does not have (`save`, `daemonize`, `include`, ...) is accepted with one
 //! warning naming its line, so a Redis 7 `redis.conf` loads.
@@ -35,6 +36,13 @@ const FIXED: &[&str] = &[
     "enable-protected-configs",
     "enable-debug-command",
     "cluster-port",
+    "tls-port",
+    "tls-cert-file",
+    "tls-key-file",
+    "tls-ca-cert-file",
+    "tls-auth-clients",
+    "tls-replication",
+    "tls-cluster",
 ];
 
 /// Longest configuration file read (bytes).
@@ -184,6 +192,42 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                         "cluster-node-timeout must be a positive number of ms, not '{text}'"
                     ))
                 })?;
+            }
+            "tls-port" => {
+                single("port")?;
+                next.tls.port = text
+                    .parse()
+                    .map_err(|_| err(format!("tls-port must be 0 to 65535, not '{text}'")))?;
+            }
+            "tls-cert-file" | "tls-key-file" | "tls-ca-cert-file" => {
+                single("path")?;
+                let path = Some(PathBuf::from(&text));
+                match name.as_str() {
+                    "tls-cert-file" => next.tls.cert_file = path,
+                    "tls-key-file" => next.tls.key_file = path,
+                    _ => next.tls.ca_cert_file = path,
+                }
+            }
+            "tls-auth-clients" => {
+                single("value")?;
+                next.tls.auth_clients = crate::tls::AuthClients::parse(&text).ok_or_else(|| {
+                    err(format!(
+                        "tls-auth-clients must be yes, no or optional, not '{text}'"
+                    ))
+                })?;
+            }
+            "tls-replication" | "tls-cluster" => {
+                single("yes or no")?;
+                let on = match text.to_ascii_lowercase().as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(err(format!("{name} must be yes or no, not '{text}'"))),
+                };
+                if name == "tls-replication" {
+                    next.tls.replication = on;
+                } else {
+                    next.tls.cluster = on;
+                }
             }
             "appendfilename" => {
                 single("path")?;

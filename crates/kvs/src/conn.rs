@@ -5,7 +5,6 @@
 
 use std::io::{self, Write};
 
-use mio::net::TcpStream;
 use mio::{Interest, Token};
 
 use crate::cmd::{exec, table, Ctx, Session};
@@ -20,7 +19,7 @@ use wirespeed_util::time::unix_ms as now_ms;
 /// A client connection.
 #[derive(Debug)]
 pub(crate) struct Conn {
-    pub(crate) sock: TcpStream,
+    pub(crate) sock: crate::tls::Sock,
     pub(crate) input: Input,
     pub(crate) output: Vec<u8>,
     pub(crate) session: Session,
@@ -109,6 +108,10 @@ impl Conn {
     /// Writes pending output; true when the connection should close.
     pub(crate) fn write_out(&mut self, token: Token, registry: &mio::Registry) -> bool {
         let c = self;
+        // TLS records the socket did not take last time go first.
+        if c.sock.flush_pending().is_err() {
+            return true;
+        }
         let mut written = 0;
         while written < c.output.len() {
             match c.sock.write(&c.output[written..]) {
@@ -123,7 +126,7 @@ impl Conn {
         c.session.bulk = c.session.bulk.saturating_sub(written as u64);
         // Ask for writability only while output waits (one epoll_ctl per change, not
         // per batch).
-        let want = !c.output.is_empty();
+        let want = !c.output.is_empty() || c.sock.pending();
         if want != c.writable {
             let interest = if want {
                 Interest::READABLE | Interest::WRITABLE
@@ -135,7 +138,7 @@ impl Conn {
             }
             c.writable = want;
         }
-        c.closing && c.output.is_empty()
+        c.closing && !want
     }
 }
 
@@ -185,7 +188,7 @@ impl Conn {
                             return false;
                         }
                     }
-                    if got < asked {
+                    if got < asked && !self.sock.is_tls() {
                         // The socket is drained (a short read): data arriving later is
                         // a new edge, so there is no need to pay a read that would
                         // only say WouldBlock (one syscall per request saved).

@@ -55,4 +55,5 @@ pub mod server;
 pub mod state;
 pub mod store;
 pub mod table;
+pub mod tls;
 pub mod value;

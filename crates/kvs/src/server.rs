@@ -95,6 +95,8 @@ pub(crate) use persist::rewrite_step;
 pub const UNAUTH_MAX_OUTPUT: usize = 64 * 1024;
 
 const LISTENER: Token = Token(0);
+/// The TLS port's listening socket (`tls-port`).
+const TLS_LISTENER: Token = Token(usize::MAX);
 const WAKER: Token = Token(1);
 const FIRST_CONN: usize = 2;
 
@@ -117,6 +119,8 @@ pub struct ServerConfig {
     /// Cluster mode (`cluster-enabled yes`): its file (`cluster-config-file`) and
     /// `cluster-node-timeout` in ms.
     pub cluster: Option<(std::path::PathBuf, u64)>,
+    /// The TLS directives (`tls-port`, `tls-replication`, the files).
+    pub tls: crate::tls::TlsSettings,
 }
 
 impl Default for ServerConfig {
@@ -128,6 +132,7 @@ impl Default for ServerConfig {
             aof: None,
             replicaof: None,
             cluster: None,
+            tls: Default::default(),
         }
     }
 }
@@ -139,7 +144,7 @@ struct Loop {
     /// Boxed, so a connection is cheap to take out while its requests run (the busy
     /// pump is lent the others).
     conns: crate::conn::Conns,
-    inbox: Receiver<(TcpStream, u64)>,
+    inbox: Receiver<(TcpStream, u64, bool)>,
     /// Connections blocked on keys (to check their deadlines).
     blocked: Vec<Token>,
     /// Replicas' connections (fed from the replication stream each round).
@@ -152,7 +157,8 @@ struct Loop {
 /// hub, which holds its poll's one waker).
 #[derive(Debug)]
 struct Mailbox {
-    send: Sender<(TcpStream, u64)>,
+    /// A connection, its client id, and whether it came on the TLS port.
+    send: Sender<(TcpStream, u64, bool)>,
 }
 
 /// What one loop runs commands with: its view of the keyspace, its copy of the
@@ -178,6 +184,8 @@ pub(crate) struct Env<'s> {
 #[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
+    /// The TLS port's listening socket (`tls-port`).
+    tls_listener: Option<TcpListener>,
     shared: Shared,
     loops: Vec<Loop>,
     mailboxes: Vec<Mailbox>,
@@ -209,6 +217,8 @@ pub enum BindError {
     },
     /// The cluster's file (`cluster-config-file`) would not load.
     Cluster(String),
+    /// The TLS settings or files are not usable.
+    Tls(String),
 }
 
 impl From<io::Error> for BindError {
@@ -236,6 +246,7 @@ impl std::fmt::Display for BindError {
                 needed - 1
             ),
             BindError::Cluster(e) => write!(f, "cluster-config-file {e}"),
+            BindError::Tls(e) => write!(f, "TLS: {e}"),
         }
     }
 }
@@ -246,8 +257,17 @@ impl Server {
     /// Binds `addr` (port 0 picks a free port) with `tcp-backlog` and replays the log, if any (see
     /// [`Log::open`] for what it refuses and what it repairs).
     pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> Result<Server, BindError> {
+        let tls = crate::tls::Tls::load(&config.tls).map_err(BindError::Tls)?;
         let listener = listen(addr, config.cmd.tcp_backlog)?;
         let local = listener.local_addr()?;
+        let tls_listener = match config.tls.port {
+            0 => None,
+            port => Some(
+                listen(SocketAddr::new(local.ip(), port), config.cmd.tcp_backlog).map_err(|e| {
+                    BindError::Tls(format!("cannot listen on tls-port {port}: {e}"))
+                })?,
+            ),
+        };
         config.threads = config.threads.clamp(1, 1024);
         config.cmd.port = local.port();
         config.cmd.bind = local.ip().to_string();
@@ -292,6 +312,7 @@ impl Server {
         }
         let mut shared = Shared::new(stores, dbs, config.cmd, log, now_ms());
         shared.scripts.busy.set_pump(crate::busy::pump);
+        shared.tls = tls;
         if config.cluster.is_some() {
             shared.keyspace.route_by_slot();
         }
@@ -329,6 +350,7 @@ impl Server {
         }
         Ok(Server {
             listener,
+            tls_listener,
             shared,
             loops,
             mailboxes,
@@ -362,6 +384,11 @@ impl Server {
         self.listener.local_addr()
     }
 
+    /// The TLS port's address (`tls-port`), if any.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.tls_listener.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
     /// Serves until `stop` is set or a client sends SHUTDOWN (checked at least every
     /// 100 ms), on `threads` loops
     /// (this thread runs the first); then syncs the log. A fatal error on any loop (its
@@ -380,7 +407,17 @@ impl Server {
             l.poll
                 .registry()
                 .register(&mut copy, LISTENER, Interest::READABLE)?;
-            listeners.push(copy);
+            let tls = match &self.tls_listener {
+                Some(t) => {
+                    let mut copy = accept::listener_copy(t)?;
+                    l.poll
+                        .registry()
+                        .register(&mut copy, TLS_LISTENER, Interest::READABLE)?;
+                    Some(copy)
+                }
+                None => None,
+            };
+            listeners.push((copy, tls));
         }
         let mut rest = loops.split_off(1);
         let mut first = loops.pop().ok_or_else(|| io::Error::other("no loop"))?;
@@ -401,7 +438,8 @@ impl Server {
                     let next_id = &self.next_id;
                     scope.spawn(move || {
                         let accept = Acceptor {
-                            listener,
+                            listener: &listener.0,
+                            tls_listener: listener.1.as_ref(),
                             mailboxes,
                             next_id,
                             shared,
@@ -421,7 +459,8 @@ impl Server {
             // The cluster bus, in cluster mode.
             scope.spawn(move || crate::cluster::bus::run(shared, stop_ref));
             let accept = Acceptor {
-                listener: &listeners[0],
+                listener: &listeners[0].0,
+                tls_listener: listeners[0].1.as_ref(),
                 mailboxes: &self.mailboxes,
                 next_id: &self.next_id,
                 shared: &self.shared,
@@ -518,7 +557,12 @@ impl Loop {
                 match ev.token() {
                     LISTENER => {
                         if let Some(a) = &accept {
-                            a.accept();
+                            a.accept(false);
+                        }
+                    }
+                    TLS_LISTENER => {
+                        if let Some(a) = &accept {
+                            a.accept(true);
                         }
                     }
                     WAKER => {}

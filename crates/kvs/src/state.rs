@@ -63,6 +63,8 @@ pub struct Shared {
     pub repl: crate::repl::Repl,
     /// Cluster mode's state (`cluster-enabled yes`), None otherwise.
     pub cluster: Option<crate::cluster::Cluster>,
+    /// TLS (`tls-port`, `tls-replication`), None without.
+    pub tls: Option<crate::tls::Tls>,
     /// The clients in MONITOR mode.
     pub monitors: monitors::Monitors,
     /// CLIENT PAUSE.
@@ -101,6 +103,7 @@ impl Shared {
             scripts: Default::default(),
             repl,
             cluster: None,
+            tls: None,
             monitors: Default::default(),
             pause: Default::default(),
         }

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Link, Role};
+use super::{Link as LinkState, Role};
 use crate::aof::{apply, decode, format, Effect};
 use crate::keyspace::Keys;
 use crate::state::Shared;
@@ -53,7 +53,13 @@ pub fn manager(shared: &Shared, stop: &AtomicBool) {
 }
 
 /// Follows `host:port` while the link lasts, again a second after each failure.
-fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: &dyn Fn() -> bool) {
+fn follow_until_gone(
+    shared: &Shared,
+    host: &str,
+    port: u16,
+    link: &LinkState,
+    gone: &dyn Fn() -> bool,
+) {
     while !gone() {
         if let Err(e) = follow(shared, host, port, link, gone) {
             if link.up.swap(false, Ordering::AcqRel) {
@@ -83,6 +89,46 @@ fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: 
     }
 }
 
+/// The connection to the primary: plain, or TLS (`tls-replication yes`).
+enum Link {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Link {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Link::Plain(s) => s,
+            Link::Tls(t) => &t.sock,
+        }
+    }
+}
+
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Link::Plain(s) => s.read(buf),
+            Link::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for Link {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Link::Plain(s) => s.write(buf),
+            Link::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Link::Plain(s) => s.flush(),
+            Link::Tls(t) => t.flush(),
+        }
+    }
+}
+
 fn bad(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
@@ -106,18 +152,19 @@ fn corrupt(msg: &str) -> io::Error {
 }
 
 /// Sends one command.
-fn send(sock: &mut TcpStream, args: &[&[u8]]) -> io::Result<()> {
+fn send(sock: &mut impl Write, args: &[&[u8]]) -> io::Result<()> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
     for a in args {
         out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
         out.extend_from_slice(a);
         out.extend_from_slice(b"\r\n");
     }
-    sock.write_all(&out)
+    sock.write_all(&out)?;
+    sock.flush()
 }
 
 /// Reads one line (without its CRLF), at most 64 KiB.
-fn line(r: &mut BufReader<TcpStream>) -> io::Result<String> {
+fn line(r: &mut BufReader<Link>) -> io::Result<String> {
     let mut buf = Vec::new();
     let n = r.by_ref().take(64 * 1024).read_until(b'\n', &mut buf)?;
     if n == 0 || !buf.ends_with(b"\n") {
@@ -130,7 +177,7 @@ fn line(r: &mut BufReader<TcpStream>) -> io::Result<String> {
 }
 
 /// One command and its one-line reply; an error reply is an error.
-fn ask(r: &mut BufReader<TcpStream>, args: &[&[u8]]) -> io::Result<String> {
+fn ask(r: &mut BufReader<Link>, args: &[&[u8]]) -> io::Result<String> {
     send(r.get_mut(), args)?;
     let reply = line(r)?;
     if reply.starts_with('-') {
@@ -147,7 +194,7 @@ fn follow(
     shared: &Shared,
     host: &str,
     port: u16,
-    link: &Link,
+    link: &LinkState,
     gone: &dyn Fn() -> bool,
 ) -> io::Result<()> {
     let addr = (host, port)
@@ -157,6 +204,17 @@ fn follow(
     let sock = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     sock.set_nodelay(true)?;
     sock.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let sock = match shared.tls.as_ref().and_then(|t| t.client.clone()) {
+        // tls-replication: the primary's certificate is checked against the
+        // authorities and the host REPLICAOF named; this server's own is presented.
+        Some(config) => {
+            let name = rustls::pki_types::ServerName::try_from(host.to_string())
+                .map_err(|e| bad(format!("TLS: the primary's host {host}: {e}")))?;
+            let conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
+            Link::Tls(Box::new(rustls::StreamOwned::new(conn, sock)))
+        }
+        None => Link::Plain(sock),
+    };
     let mut r = BufReader::with_capacity(1 << 16, sock);
     let config = shared.config().0;
     if let Some(pass) = config.compat.get("masterauth").filter(|p| !p.is_empty()) {
@@ -216,7 +274,7 @@ fn follow(
 /// the stream as state, not steps, so records applied twice agree).
 fn full_sync(
     shared: &Shared,
-    r: &mut BufReader<TcpStream>,
+    r: &mut BufReader<Link>,
     replid: &str,
     offset: u64,
 ) -> io::Result<()> {
@@ -262,7 +320,7 @@ fn full_sync(
 fn load_snapshot(
     shared: &Shared,
     keys: &mut Keys,
-    r: &mut BufReader<TcpStream>,
+    r: &mut BufReader<Link>,
     mut left: Option<u64>,
 ) -> io::Result<()> {
     let mut clear: Vec<Effect> = (0..=shared.keyspace.max_used())
@@ -296,7 +354,7 @@ fn load_snapshot(
 
 /// Reads one framed record: the effect and its bytes as they came (frame included), or
 /// None at a streamed snapshot's end frame (`end_allowed`).
-fn frame(r: &mut BufReader<TcpStream>, end_allowed: bool) -> io::Result<Option<(Effect, Vec<u8>)>> {
+fn frame(r: &mut BufReader<Link>, end_allowed: bool) -> io::Result<Option<(Effect, Vec<u8>)>> {
     let mut raw = vec![0u8; 8];
     r.read_exact(&mut raw)?;
     if end_allowed && raw[..] == super::SNAPSHOT_END {
@@ -354,8 +412,8 @@ const BATCH_BYTES: usize = 1 << 20;
 fn stream(
     shared: &Shared,
     keys: &mut Keys,
-    r: &mut BufReader<TcpStream>,
-    link: &Link,
+    r: &mut BufReader<Link>,
+    link: &LinkState,
     gone: &dyn Fn() -> bool,
 ) -> io::Result<()> {
     // The bytes read and not yet applied, from `at` (what the handshake's reader
@@ -364,7 +422,8 @@ fn stream(
     r.consume(buf.len());
     let mut at = 0;
     let sock = r.get_mut();
-    sock.set_read_timeout(Some(Duration::from_millis(100)))?;
+    sock.tcp()
+        .set_read_timeout(Some(Duration::from_millis(100)))?;
     // Acknowledged at once when the primary asks (GETACK) and at the start.
     let (mut last_ack, mut asked) = (0u64, true);
     // The stream's id for the log's position records (fixed while it lasts).
@@ -569,7 +628,7 @@ fn apply_change(shared: &Shared, keys: &mut Keys, e: &Effect) {
 
 /// Starts following `host:port` (REPLICAOF host port).
 pub fn start(shared: &Shared, host: String, port: u16) {
-    let link = Link::default();
+    let link = LinkState::default();
     link.down_since_ms.store(now_ms(), Ordering::Relaxed);
     shared.repl.follow(host, port, Arc::new(link));
 }

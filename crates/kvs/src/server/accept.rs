@@ -17,6 +17,7 @@ use crate::conn::Conn;
 use crate::input::Input;
 use crate::limits::OutputWatch;
 use crate::state::Shared;
+use crate::tls::Sock;
 
 /// The listening socket: SO_REUSEADDR (a restarted server binds at once, past the
 /// old one's connections in TIME_WAIT), bound to `addr`, listening with a queue of
@@ -45,6 +46,8 @@ pub fn somaxconn() -> Option<u32> {
 /// Accepts on the first loop and deals connections round-robin.
 pub(crate) struct Acceptor<'a> {
     pub(super) listener: &'a TcpListener,
+    /// The TLS port's (`tls-port`), if any.
+    pub(super) tls_listener: Option<&'a TcpListener>,
     pub(super) mailboxes: &'a [Mailbox],
     pub(super) next_id: &'a AtomicU64,
     pub(super) shared: &'a Shared,
@@ -60,10 +63,16 @@ pub(super) fn listener_copy(l: &TcpListener) -> io::Result<TcpListener> {
 impl Acceptor<'_> {
     /// Accepts what is waiting: round-robin over the loops, passing over one whose
     /// client runs a script past the busy threshold (its new clients would wait).
-    pub(crate) fn accept(&self) {
+    /// `tls`: on the TLS port's socket.
+    pub(crate) fn accept(&self, tls: bool) {
         let loops = self.mailboxes.len();
+        let listener = match (tls, self.tls_listener) {
+            (false, _) => self.listener,
+            (true, Some(l)) => l,
+            (true, None) => return,
+        };
         loop {
-            match self.listener.accept() {
+            match listener.accept() {
                 Ok((sock, _)) => {
                     let _ = sock.set_nodelay(true);
                     let mut id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -74,7 +83,7 @@ impl Acceptor<'_> {
                         id = self.next_id.fetch_add(1, Ordering::Relaxed);
                     }
                     let i = id as usize % loops;
-                    if self.mailboxes[i].send.send((sock, id)).is_ok() {
+                    if self.mailboxes[i].send.send((sock, id, tls)).is_ok() {
                         self.shared.hub.wake(i);
                         self.shared.stats.connected(1);
                     }
@@ -94,14 +103,23 @@ impl Acceptor<'_> {
 /// Registers the connections the acceptor dealt to this loop (`ready` gets their
 /// tokens).
 pub(crate) fn adopt(
-    inbox: &Receiver<(TcpStream, u64)>,
+    inbox: &Receiver<(TcpStream, u64, bool)>,
     registry: &mio::Registry,
     conns: &mut crate::conn::Conns,
     shared: &Shared,
     ready: &mut Vec<Token>,
 ) {
-    while let Ok((mut sock, id)) = inbox.try_recv() {
+    while let Ok((tcp, id, tls)) = inbox.try_recv() {
         let token = Token(FIRST_CONN + id as usize);
+        let sock = match (tls, &shared.tls) {
+            (false, _) => Ok(Sock::plain(tcp)),
+            (true, Some(t)) => Sock::tls(tcp, &t.server),
+            (true, None) => Err(io::ErrorKind::Unsupported.into()),
+        };
+        let Ok(mut sock) = sock else {
+            shared.stats.disconnected(1);
+            continue;
+        };
         if registry
             .register(&mut sock, token, Interest::READABLE)
             .is_err()
@@ -112,8 +130,8 @@ pub(crate) fn adopt(
         let addr = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
         let meta = std::sync::Arc::new(crate::hub::ClientMeta::new(
             id,
-            addr(sock.peer_addr()),
-            addr(sock.local_addr()),
+            addr(sock.tcp().peer_addr()),
+            addr(sock.tcp().local_addr()),
             now_ms(),
         ));
         shared.hub.register(meta.clone());
