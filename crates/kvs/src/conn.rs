@@ -188,7 +188,7 @@ impl Conn {
                             return false;
                         }
                     }
-                    if got < asked && !self.sock.is_tls() {
+                    if got < asked && self.sock.drained() {
                         // The socket is drained (a short read): data arriving later is
                         // a new edge, so there is no need to pay a read that would
                         // only say WouldBlock (one syscall per request saved).

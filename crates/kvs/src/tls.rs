@@ -189,12 +189,35 @@ impl Tls {
 pub struct Sock {
     tcp: mio::net::TcpStream,
     tls: Option<Box<rustls::ServerConnection>>,
+    /// TLS: the last read from the socket was short (it was drained then).
+    short: bool,
+    /// TLS: plaintext bytes decrypted and not yet read.
+    buffered: usize,
+}
+
+/// The socket as rustls reads it, noting whether a read was short.
+struct Noting<'a> {
+    tcp: &'a mut mio::net::TcpStream,
+    short: bool,
+}
+
+impl Read for Noting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.tcp.read(buf)?;
+        self.short = n < buf.len();
+        Ok(n)
+    }
 }
 
 impl Sock {
     /// A plain socket.
     pub fn plain(tcp: mio::net::TcpStream) -> Sock {
-        Sock { tcp, tls: None }
+        Sock {
+            tcp,
+            tls: None,
+            short: false,
+            buffered: 0,
+        }
     }
 
     /// A socket accepted on the TLS port.
@@ -203,6 +226,8 @@ impl Sock {
         Ok(Sock {
             tcp,
             tls: Some(Box::new(conn)),
+            short: false,
+            buffered: 0,
         })
     }
 
@@ -211,10 +236,11 @@ impl Sock {
         &self.tcp
     }
 
-    /// True for a TLS connection: a short read does not mean the socket is drained
-    /// (records read whole may hold less plaintext than asked for).
-    pub fn is_tls(&self) -> bool {
-        self.tls.is_some()
+    /// True when a short read means nothing more waits: always for a plain socket;
+    /// for TLS, when the last read from the socket was short and every byte it
+    /// decrypted was read (records may hold less plaintext than asked for).
+    pub fn drained(&self) -> bool {
+        self.tls.is_none() || (self.short && self.buffered == 0)
     }
 
     /// TLS records wait to be written (the socket took less than they came to).
@@ -247,15 +273,27 @@ impl Read for Sock {
         };
         loop {
             match t.reader().read(buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Ok(n) => {
+                    self.buffered = self.buffered.saturating_sub(n);
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.buffered = 0,
                 Err(e) => return Err(e),
             }
             // No plaintext waits: more records from the socket (WouldBlock when none).
-            if t.read_tls(&mut self.tcp)? == 0 {
+            let mut from = Noting {
+                tcp: &mut self.tcp,
+                short: false,
+            };
+            let got = t.read_tls(&mut from);
+            self.short = from.short;
+            if got? == 0 {
                 return Ok(0);
             }
             let processed = t.process_new_packets();
+            if let Ok(state) = &processed {
+                self.buffered = state.plaintext_bytes_to_read();
+            }
             // The handshake's replies, or the alert that ends a bad one.
             while t.wants_write() {
                 match t.write_tls(&mut self.tcp) {
