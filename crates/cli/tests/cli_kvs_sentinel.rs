@@ -3,8 +3,8 @@
 //! (quorum 2). Ten failovers in a row, clients writing throughout, each write
 //! acknowledged with `WAIT 1`. Even rounds: the primary is killed with -9; Sentinel
 //! promotes a replica and points the other at it (which resumes from it: a partial
-//! resync); the killed server, restarted on its file, is turned into a replica by
-//! Sentinel. Odd rounds: the primary stays up, its writes paused until the replicas
+//! resync); the killed server, restarted on its file, is turned into a replica (by
+//! Sentinel in round 0, by the operator's REPLICAOF after). Odd rounds: the primary stays up, its writes paused until the replicas
 //! have them, `SENTINEL FAILOVER` switches over, and the old primary, told to follow
 //! the new one, resumes from its stream. Every acknowledged write is on the new
 //! primary after each round, and once the writers stop every replica reaches the
@@ -190,7 +190,8 @@ fn until_or_dump(
 }
 
 /// A failover by kill -9 of the primary, writers still going; the killed server comes
-/// back on its file and Sentinel makes it a replica.
+/// back on its file and becomes a replica (by Sentinel in round 0, by the operator
+/// after).
 fn kill_and_restart(
     round: usize,
     primary: u16,
@@ -219,11 +220,33 @@ fn kill_and_restart(
     let victim = nodes.iter_mut().find(|n| n.port == primary).expect("node");
     let restarted_at = Instant::now();
     victim.start();
+    if round > 0 {
+        // Sentinel turns the restarted server into a replica itself in round 0; after
+        // that the operator does, to keep the ten rounds short.
+        follow_now(primary, promoted);
+    }
     rejoined(round, primary, nodes, sentinel_ports, sentinel_dirs);
     eprintln!(
         "round {round}: {primary} a replica again after {:?}",
         restarted_at.elapsed()
     );
+}
+
+/// The operator points the old primary at the new one (REPLICAOF, then CONFIG REWRITE
+/// so its file says so) rather than waiting for Sentinel, which does the same at its
+/// own pace (about 10 to 15 s later, when it sees a primary it counts as a replica).
+fn follow_now(old: u16, promoted: u16) -> Connection {
+    let mut c = conn(old).expect("the old primary");
+    let _: String = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(promoted)
+        .query(&mut c)
+        .expect("REPLICAOF");
+    let _: () = redis::cmd("CONFIG")
+        .arg("REWRITE")
+        .query(&mut c)
+        .expect("CONFIG REWRITE");
+    c
 }
 
 /// A switch-over with the primary alive, writers still going (blocked meanwhile): its
@@ -274,20 +297,9 @@ fn switch_over(
         sentinel_dirs,
         || primary_port(sentinel_ports).is_some_and(|p| p != primary),
     );
-    // The operator ends the switch-over: the old primary follows the new one (Sentinel
-    // would too, at its own pace: about 15 s later, when it sees a primary it counts
-    // as a replica), on its file too.
+    // The operator ends the switch-over.
     let promoted = primary_port(sentinel_ports).expect("a primary");
-    let mut old = conn(primary).expect("the old primary");
-    let _: String = redis::cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(promoted)
-        .query(&mut old)
-        .expect("REPLICAOF");
-    let _: () = redis::cmd("CONFIG")
-        .arg("REWRITE")
-        .query(&mut old)
-        .expect("CONFIG REWRITE");
+    let mut old = follow_now(primary, promoted);
     rejoined(round, primary, nodes, sentinel_ports, sentinel_dirs);
     let _: () = redis::cmd("CLIENT")
         .arg("UNPAUSE")
