@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Link as LinkState, Role};
+use super::{Link, Role};
 use crate::aof::{apply, decode, format, Effect};
 use crate::keyspace::Keys;
 use crate::state::Shared;
@@ -53,13 +53,7 @@ pub fn manager(shared: &Shared, stop: &AtomicBool) {
 }
 
 /// Follows `host:port` while the link lasts, again a second after each failure.
-fn follow_until_gone(
-    shared: &Shared,
-    host: &str,
-    port: u16,
-    link: &LinkState,
-    gone: &dyn Fn() -> bool,
-) {
+fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: &dyn Fn() -> bool) {
     while !gone() {
         if let Err(e) = follow(shared, host, port, link, gone) {
             if link.up.swap(false, Ordering::AcqRel) {
@@ -90,41 +84,41 @@ fn follow_until_gone(
 }
 
 /// The connection to the primary: plain, or TLS (`tls-replication yes`).
-enum Link {
+enum Wire {
     Plain(TcpStream),
     Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
-impl Link {
+impl Wire {
     fn tcp(&self) -> &TcpStream {
         match self {
-            Link::Plain(s) => s,
-            Link::Tls(t) => &t.sock,
+            Wire::Plain(s) => s,
+            Wire::Tls(t) => &t.sock,
         }
     }
 }
 
-impl Read for Link {
+impl Read for Wire {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Link::Plain(s) => s.read(buf),
-            Link::Tls(t) => t.read(buf),
+            Wire::Plain(s) => s.read(buf),
+            Wire::Tls(t) => t.read(buf),
         }
     }
 }
 
-impl Write for Link {
+impl Write for Wire {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Link::Plain(s) => s.write(buf),
-            Link::Tls(t) => t.write(buf),
+            Wire::Plain(s) => s.write(buf),
+            Wire::Tls(t) => t.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Link::Plain(s) => s.flush(),
-            Link::Tls(t) => t.flush(),
+            Wire::Plain(s) => s.flush(),
+            Wire::Tls(t) => t.flush(),
         }
     }
 }
@@ -164,7 +158,7 @@ fn send(sock: &mut impl Write, args: &[&[u8]]) -> io::Result<()> {
 }
 
 /// Reads one line (without its CRLF), at most 64 KiB.
-fn line(r: &mut BufReader<Link>) -> io::Result<String> {
+fn line(r: &mut BufReader<Wire>) -> io::Result<String> {
     let mut buf = Vec::new();
     let n = r.by_ref().take(64 * 1024).read_until(b'\n', &mut buf)?;
     if n == 0 || !buf.ends_with(b"\n") {
@@ -177,7 +171,7 @@ fn line(r: &mut BufReader<Link>) -> io::Result<String> {
 }
 
 /// One command and its one-line reply; an error reply is an error.
-fn ask(r: &mut BufReader<Link>, args: &[&[u8]]) -> io::Result<String> {
+fn ask(r: &mut BufReader<Wire>, args: &[&[u8]]) -> io::Result<String> {
     send(r.get_mut(), args)?;
     let reply = line(r)?;
     if reply.starts_with('-') {
@@ -194,7 +188,7 @@ fn follow(
     shared: &Shared,
     host: &str,
     port: u16,
-    link: &LinkState,
+    link: &Link,
     gone: &dyn Fn() -> bool,
 ) -> io::Result<()> {
     let addr = (host, port)
@@ -211,9 +205,9 @@ fn follow(
             let name = rustls::pki_types::ServerName::try_from(host.to_string())
                 .map_err(|e| bad(format!("TLS: the primary's host {host}: {e}")))?;
             let conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
-            Link::Tls(Box::new(rustls::StreamOwned::new(conn, sock)))
+            Wire::Tls(Box::new(rustls::StreamOwned::new(conn, sock)))
         }
-        None => Link::Plain(sock),
+        None => Wire::Plain(sock),
     };
     let mut r = BufReader::with_capacity(1 << 16, sock);
     let config = shared.config().0;
@@ -274,7 +268,7 @@ fn follow(
 /// the stream as state, not steps, so records applied twice agree).
 fn full_sync(
     shared: &Shared,
-    r: &mut BufReader<Link>,
+    r: &mut BufReader<Wire>,
     replid: &str,
     offset: u64,
 ) -> io::Result<()> {
@@ -320,7 +314,7 @@ fn full_sync(
 fn load_snapshot(
     shared: &Shared,
     keys: &mut Keys,
-    r: &mut BufReader<Link>,
+    r: &mut BufReader<Wire>,
     mut left: Option<u64>,
 ) -> io::Result<()> {
     let mut clear: Vec<Effect> = (0..=shared.keyspace.max_used())
@@ -354,7 +348,7 @@ fn load_snapshot(
 
 /// Reads one framed record: the effect and its bytes as they came (frame included), or
 /// None at a streamed snapshot's end frame (`end_allowed`).
-fn frame(r: &mut BufReader<Link>, end_allowed: bool) -> io::Result<Option<(Effect, Vec<u8>)>> {
+fn frame(r: &mut BufReader<Wire>, end_allowed: bool) -> io::Result<Option<(Effect, Vec<u8>)>> {
     let mut raw = vec![0u8; 8];
     r.read_exact(&mut raw)?;
     if end_allowed && raw[..] == super::SNAPSHOT_END {
@@ -412,8 +406,8 @@ const BATCH_BYTES: usize = 1 << 20;
 fn stream(
     shared: &Shared,
     keys: &mut Keys,
-    r: &mut BufReader<Link>,
-    link: &LinkState,
+    r: &mut BufReader<Wire>,
+    link: &Link,
     gone: &dyn Fn() -> bool,
 ) -> io::Result<()> {
     // The bytes read and not yet applied, from `at` (what the handshake's reader
@@ -628,7 +622,7 @@ fn apply_change(shared: &Shared, keys: &mut Keys, e: &Effect) {
 
 /// Starts following `host:port` (REPLICAOF host port).
 pub fn start(shared: &Shared, host: String, port: u16) {
-    let link = LinkState::default();
+    let link = Link::default();
     link.down_since_ms.store(now_ms(), Ordering::Relaxed);
     shared.repl.follow(host, port, Arc::new(link));
 }
