@@ -987,7 +987,7 @@ fn the_bus_refuses_an_epoch_past_the_bound_and_trusts_no_unreachable_node() {
         });
         let mut bus = bus.unwrap();
         let id = id.to_string().repeat(40);
-        let line = format!("MEET {id} 127.0.0.1 1 {cport} m - 0 {current} 0 - 0\n");
+        let line = format!("MEET {id} 127.0.0.1 1 0 {cport} m - 0 {current} 0 - 0\n");
         bus.write_all(line.as_bytes()).unwrap();
         bus
     };

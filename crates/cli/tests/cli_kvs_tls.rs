@@ -2,8 +2,11 @@
 //! `ssl=True` on `tls-port` (with `tls-auth-clients` yes and optional, a client of
 //! an unknown authority refused, plaintext on the TLS port answered nothing), big
 //! values both ways, a replica that follows its primary over TLS
-//! (`tls-replication yes`) and one whose certificate the primary does not trust,
-//! and the settings refused at start. The certificates are in `tests/data/tls`
+//! (`tls-replication yes`) and one whose certificate the primary does not trust, a
+//! six-node cluster with `tls-cluster yes` made by `redis-cli --tls --cluster create`
+//! (TLS ports to TLS clients, plain ones to plain clients, a failover over the TLS
+//! bus, a restart from `nodes.conf`, and strangers on the bus ignored), and the
+//! settings refused at start. The certificates are in `tests/data/tls`
 //! (a test authority, valid for 127.0.0.1 and localhost).
 
 mod common;
@@ -92,6 +95,25 @@ fn redis_cli_and_redis_py_speak_tls_and_strangers_are_refused() {
         common::cmd(&mut plain, &["GET", "k"]),
         common::bulk("over tls")
     );
+    // CONFIG GET shows the TLS settings; CONFIG SET refuses them (set at start).
+    let got: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("tls-*")
+        .query(&mut plain)
+        .unwrap();
+    for (name, value) in [
+        ("tls-port", tls.to_string()),
+        ("tls-cert-file", data("server.crt")),
+        ("tls-ca-cert-file", data("ca.crt")),
+        ("tls-auth-clients", "yes".to_string()),
+        ("tls-replication", "no".to_string()),
+        ("tls-cluster", "no".to_string()),
+    ] {
+        let at = got.iter().position(|n| n == name).expect(name);
+        assert_eq!(got[at + 1], value, "{name}: {got:?}");
+    }
+    let set = common::try_cmd(&mut plain, &["CONFIG", "SET", "tls-auth-clients", "no"]);
+    assert!(set.is_err(), "{set:?}");
     // tls-auth-clients yes (the default): no certificate, or one of another authority,
     // gets nothing.
     let (ok, text) = cli(tls, None, &["GET", "k"]);
@@ -214,15 +236,16 @@ fn tls_settings_that_cannot_work_are_refused_at_start() {
     let tls = free_port();
     // A line the file cannot have exits 2 (a malformed file); settings that do not
     // work, or files that do not load, exit 1.
-    for (extra, want, code) in [
-        ("tls-cluster yes\n", "tls-cluster yes", 1),
+    for (port, extra, want, code) in [
+        (0, "tls-cluster yes\n", "tls-cluster yes needs tls-port", 1),
         (
+            tls,
             "tls-auth-clients maybe\n",
             "tls-auth-clients must be yes, no or optional",
             2,
         ),
     ] {
-        let c = conf("tls-bad", tls, extra);
+        let c = conf("tls-bad", port, extra);
         let out = wirespeed(&["kvs", "serve", "--config", c.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{err}");
@@ -250,4 +273,240 @@ fn tls_settings_that_cannot_work_are_refused_at_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("tls-cert-file is needed"), "{err}");
+}
+
+/// A free port whose bus port (plus 10000) is free too.
+fn cluster_port() -> u16 {
+    loop {
+        let p = free_port();
+        if p < 55_000 && std::net::TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok() {
+            return p;
+        }
+    }
+}
+
+/// Sends a MEET line (a made-up node claiming every slot) to the bus port `bus`, as
+/// plaintext (`who` None) or over TLS with that certificate; what the sender saw.
+fn meet_on_bus(bus: u16, who: Option<&str>) -> String {
+    let script = format!(
+        r#"
+import socket, ssl, time
+line = ("MEET " + "f" * 40 + " 127.0.0.1 9999 0 19999 m - 0 999 0 0-16383 0\n").encode()
+s = socket.create_connection(('127.0.0.1', {bus}), timeout=3)
+who = '{who}'
+if who:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.load_verify_locations('{ca}')
+    ctx.load_cert_chain('{dir}/' + who + '.crt', '{dir}/' + who + '.key')
+    s = ctx.wrap_socket(s, server_hostname='127.0.0.1')
+try:
+    for _ in range(3):
+        s.sendall(line)
+        time.sleep(0.2)
+    print('sent')
+except Exception as e:
+    print('refused', type(e).__name__)
+"#,
+        who = who.unwrap_or(""),
+        ca = data("ca.crt"),
+        dir = data(""),
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string() + &String::from_utf8_lossy(&out.stderr)
+}
+
+#[test]
+fn a_tls_cluster_is_made_by_redis_cli_fails_over_and_ignores_strangers_on_its_bus() {
+    if !redis_cli_has_tls() {
+        return missing_client("redis-cli with TLS");
+    }
+    if !python3_runs("import ssl") {
+        return missing_client("python3 with ssl");
+    }
+    let tls: Vec<u16> = (0..6).map(|_| cluster_port()).collect();
+    let files: Vec<PathBuf> = (0..6)
+        .map(|i| temp("tls-cluster", &format!("nodes-{i}.conf")))
+        .collect();
+    let confs: Vec<PathBuf> = (0..6)
+        .map(|i| {
+            let _ = std::fs::remove_file(&files[i]);
+            conf(
+                "tls-cluster",
+                tls[i],
+                &format!(
+                    "tls-cluster yes\ntls-replication yes\ncluster-enabled yes\n\
+                     cluster-config-file {}\ncluster-node-timeout 2000\n",
+                    files[i].display()
+                ),
+            )
+        })
+        .collect();
+    let start = |i: usize| kvs_serve_teed(&["--config", confs[i].to_str().unwrap()], None);
+    let mut nodes: Vec<Option<common::Killed>> = Vec::new();
+    let mut plain: Vec<String> = Vec::new();
+    for i in 0..6 {
+        let (k, addr, _) = start(i);
+        nodes.push(Some(k));
+        plain.push(addr);
+    }
+    let plain_port = |i: usize| plain[i].rsplit(':').next().unwrap().to_string();
+    let mut args = vec![
+        "--tls".to_string(),
+        "--cacert".into(),
+        data("ca.crt"),
+        "--cert".into(),
+        data("client.crt"),
+        "--key".into(),
+        data("client.key"),
+        "--cluster".into(),
+        "create".into(),
+    ];
+    args.extend(tls.iter().map(|p| format!("127.0.0.1:{p}")));
+    args.extend(["--cluster-replicas", "1", "--cluster-yes"].map(String::from));
+    let out = Command::new("redis-cli").args(&args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("All 16384 slots covered"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ok_at = |addr: &str| {
+        let mut c = common::connect(addr);
+        let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c).unwrap();
+        info.contains("cluster_state:ok")
+    };
+    until(20, "the cluster is ok on every node", || {
+        plain.iter().all(|a| ok_at(a))
+    });
+    // The bus is on the TLS port plus 10000. A TLS client sees TLS ports, a plain
+    // client plain ones, in CLUSTER NODES and in MOVED.
+    let (ok, nodes_tls) = cli(tls[0], Some("client"), &["CLUSTER", "NODES"]);
+    assert!(ok, "{nodes_tls}");
+    let mut c0 = common::connect(&plain[0]);
+    let nodes_plain: String = redis::cmd("CLUSTER").arg("NODES").query(&mut c0).unwrap();
+    for i in 0..6 {
+        let bus = tls[i] + 10_000;
+        assert!(
+            nodes_tls.contains(&format!("127.0.0.1:{}@{bus}", tls[i])),
+            "{nodes_tls}"
+        );
+        assert!(
+            nodes_plain.contains(&format!("127.0.0.1:{}@{bus}", plain_port(i))),
+            "{nodes_plain}"
+        );
+    }
+    // Keys in every primary's slots, written and read by redis-cli -c over TLS.
+    for k in 0..30 {
+        let key = format!("key:{k}");
+        let (ok, t) = cli(
+            tls[0],
+            Some("client"),
+            &["-c", "SET", &key, &format!("v{k}")],
+        );
+        assert!(ok && t == "OK", "{t}");
+    }
+    let moved = common::try_cmd(&mut c0, &["GET", "key:0"])
+        .err()
+        .or_else(|| common::try_cmd(&mut c0, &["GET", "key:1"]).err())
+        .expect("key:0 or key:1 lives on another node");
+    let moved = moved.to_string();
+    assert!(
+        (1..6).any(|i| moved.contains(&format!("127.0.0.1:{}", plain_port(i)))),
+        "{moved}"
+    );
+    let (_, moved_tls) = cli(tls[0], Some("client"), &["GET", "key:0"]);
+    let (_, moved_tls1) = cli(tls[0], Some("client"), &["GET", "key:1"]);
+    assert!(
+        (1..6).any(|i| {
+            let p = format!("127.0.0.1:{}", tls[i]);
+            moved_tls.contains(&p) || moved_tls1.contains(&p)
+        }),
+        "{moved_tls} {moved_tls1}"
+    );
+    // Replicas follow their primaries' TLS ports, and have every key.
+    until(20, "every replica has its primary's keys", || {
+        plain
+            .iter()
+            .map(|a| {
+                let mut c = common::connect(a);
+                redis::cmd("DBSIZE").query::<usize>(&mut c).unwrap_or(0)
+            })
+            .sum::<usize>()
+            == 60
+    });
+    let mut replicas = 0;
+    for a in &plain {
+        let mut c = common::connect(a);
+        let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
+        if info.contains("role:slave") {
+            replicas += 1;
+            assert!(info.contains("master_link_status:up"), "{info}");
+            let port: u16 = info
+                .lines()
+                .find_map(|l| l.strip_prefix("master_port:"))
+                .and_then(|p| p.trim().parse().ok())
+                .unwrap();
+            assert!(tls.contains(&port), "{info}");
+        }
+    }
+    assert_eq!(replicas, 3);
+    // Strangers on the bus: plaintext, and TLS with a certificate of another
+    // authority, change nothing; the same line with a trusted certificate is read
+    // (its made-up node is met, untrusted, in handshake).
+    let bus1 = tls[1] + 10_000;
+    let handshakes = |a: &str| {
+        let mut c = common::connect(a);
+        let t: String = redis::cmd("CLUSTER").arg("NODES").query(&mut c).unwrap();
+        t.matches("handshake").count()
+    };
+    meet_on_bus(bus1, None);
+    let said = meet_on_bus(bus1, Some("stranger"));
+    assert!(!said.contains("sent") || said.contains("refused"), "{said}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(handshakes(&plain[1]), 0);
+    let said = meet_on_bus(bus1, Some("client"));
+    assert!(said.contains("sent"), "{said}");
+    until(5, "the trusted sender's MEET is read", || {
+        handshakes(&plain[1]) == 1
+    });
+    // kill -9 of the first primary: its replica is elected over the TLS bus, and
+    // every key is still there for a TLS client.
+    nodes[0] = None;
+    let old = format!(":{}@", plain_port(0));
+    until(30, "a replica took over the first primary's slots", || {
+        plain[1..].iter().all(|a| {
+            let mut c = common::connect(a);
+            let t: String = redis::cmd("CLUSTER").arg("NODES").query(&mut c).unwrap();
+            ok_at(a)
+                && t.lines()
+                    .any(|l| l.contains("master") && !l.contains(&old) && l.contains(" 0-5460"))
+        })
+    });
+    for k in 0..30 {
+        let key = format!("key:{k}");
+        let (ok, t) = cli(tls[1], Some("client"), &["-c", "GET", &key]);
+        assert!(ok && t == format!("v{k}"), "{key}: {t}");
+    }
+    // Restarted on its nodes.conf (TLS port first, `tcp-port=` after it), the old
+    // primary comes back as a replica of the new one, over TLS.
+    let saved = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(
+        saved.contains(&format!(
+            "127.0.0.1:{}@{},,tcp-port=",
+            tls[0],
+            tls[0] + 10_000
+        )),
+        "{saved}"
+    );
+    let (k, addr, _) = start(0);
+    nodes[0] = Some(k);
+    until(20, "the old primary follows the new one", || {
+        let mut c = common::connect(&addr);
+        let info: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap();
+        info.contains("role:slave") && info.contains("master_link_status:up")
+    });
 }

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use crate::config::Config;
 use crate::resp::split_args;
 use crate::server::ServerConfig;
+use crate::tls::DIRECTIVES;
 
 /// The settings fixed at start, read here rather than by CONFIG SET.
 const FIXED: &[&str] = &[
@@ -36,13 +37,6 @@ const FIXED: &[&str] = &[
     "enable-protected-configs",
     "enable-debug-command",
     "cluster-port",
-    "tls-port",
-    "tls-cert-file",
-    "tls-key-file",
-    "tls-ca-cert-file",
-    "tls-auth-clients",
-    "tls-replication",
-    "tls-cluster",
 ];
 
 /// Longest configuration file read (bytes).
@@ -103,7 +97,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
         let name = String::from_utf8_lossy(first).to_ascii_lowercase();
         if words.len() < 2 {
             let known = Config::default().params().iter().any(|(n, _)| *n == name);
-            if !known && !FIXED.contains(&name.as_str()) {
+            if !known && !FIXED.contains(&name.as_str()) && !DIRECTIVES.contains(&name.as_str()) {
                 warnings.push(err(format!("'{name}' is not supported here; ignored")));
                 continue;
             }
@@ -195,7 +189,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             }
             "tls-port" => {
                 single("port")?;
-                next.tls.port = text
+                next.cmd.tls.port = text
                     .parse()
                     .map_err(|_| err(format!("tls-port must be 0 to 65535, not '{text}'")))?;
             }
@@ -203,18 +197,19 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                 single("path")?;
                 let path = Some(PathBuf::from(&text));
                 match name.as_str() {
-                    "tls-cert-file" => next.tls.cert_file = path,
-                    "tls-key-file" => next.tls.key_file = path,
-                    _ => next.tls.ca_cert_file = path,
+                    "tls-cert-file" => next.cmd.tls.cert_file = path,
+                    "tls-key-file" => next.cmd.tls.key_file = path,
+                    _ => next.cmd.tls.ca_cert_file = path,
                 }
             }
             "tls-auth-clients" => {
                 single("value")?;
-                next.tls.auth_clients = crate::tls::AuthClients::parse(&text).ok_or_else(|| {
-                    err(format!(
-                        "tls-auth-clients must be yes, no or optional, not '{text}'"
-                    ))
-                })?;
+                next.cmd.tls.auth_clients =
+                    crate::tls::AuthClients::parse(&text).ok_or_else(|| {
+                        err(format!(
+                            "tls-auth-clients must be yes, no or optional, not '{text}'"
+                        ))
+                    })?;
             }
             "tls-replication" | "tls-cluster" => {
                 single("yes or no")?;
@@ -224,9 +219,9 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                     _ => return Err(err(format!("{name} must be yes or no, not '{text}'"))),
                 };
                 if name == "tls-replication" {
-                    next.tls.replication = on;
+                    next.cmd.tls.replication = on;
                 } else {
-                    next.tls.cluster = on;
+                    next.cmd.tls.cluster = on;
                 }
             }
             "appendfilename" => {

@@ -73,6 +73,9 @@ pub struct Config {
     /// `cluster-port`: the cluster bus's port (0: the client port plus 10000; set at
     /// start only).
     pub cluster_port: u16,
+    /// The TLS directives (`tls-port`, `tls-replication`, `tls-cluster`, the files;
+    /// set at start only).
+    pub tls: crate::tls::TlsSettings,
 }
 
 /// Who may use a protected setting or command (`enable-protected-configs`,
@@ -249,6 +252,11 @@ impl Config {
     /// Every setting, by its Redis name, with its current value as CONFIG GET shows it.
     pub fn params(&self) -> Vec<(&'static str, String)> {
         let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let path = |p: &Option<std::path::PathBuf>| {
+            p.as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
         let mut params = vec![
             ("port", self.port.to_string()),
             ("bind", self.bind.clone()),
@@ -292,6 +300,13 @@ impl Config {
             ),
             ("enable-debug-command", self.debug_command.name().into()),
             ("cluster-port", self.cluster_port.to_string()),
+            ("tls-port", self.tls.port.to_string()),
+            ("tls-cert-file", path(&self.tls.cert_file)),
+            ("tls-key-file", path(&self.tls.key_file)),
+            ("tls-ca-cert-file", path(&self.tls.ca_cert_file)),
+            ("tls-auth-clients", self.tls.auth_clients.name().into()),
+            ("tls-replication", yes_no(self.tls.replication)),
+            ("tls-cluster", yes_no(self.tls.cluster)),
         ];
         for (name, default) in COMPAT {
             let v = self.compat.get(name).cloned();
@@ -365,7 +380,9 @@ impl Config {
                     self.compat.insert(key, text());
                 }
             }
-            _ if IMMUTABLE.contains(&name.as_str()) => {
+            _ if IMMUTABLE.contains(&name.as_str())
+                || crate::tls::DIRECTIVES.contains(&name.as_str()) =>
+            {
                 return Err("can't set immutable config".into())
             }
             _ => return Err(format!("unknown setting '{name}'")),
@@ -455,6 +472,7 @@ impl Default for Config {
             protected_configs: Access::No,
             debug_command: Access::No,
             cluster_port: 0,
+            tls: Default::default(),
         }
     }
 }

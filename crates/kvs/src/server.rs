@@ -119,8 +119,6 @@ pub struct ServerConfig {
     /// Cluster mode (`cluster-enabled yes`): its file (`cluster-config-file`) and
     /// `cluster-node-timeout` in ms.
     pub cluster: Option<(std::path::PathBuf, u64)>,
-    /// The TLS directives (`tls-port`, `tls-replication`, the files).
-    pub tls: crate::tls::TlsSettings,
 }
 
 impl Default for ServerConfig {
@@ -132,7 +130,6 @@ impl Default for ServerConfig {
             aof: None,
             replicaof: None,
             cluster: None,
-            tls: Default::default(),
         }
     }
 }
@@ -257,10 +254,10 @@ impl Server {
     /// Binds `addr` (port 0 picks a free port) with `tcp-backlog` and replays the log, if any (see
     /// [`Log::open`] for what it refuses and what it repairs).
     pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> Result<Server, BindError> {
-        let tls = crate::tls::Tls::load(&config.tls).map_err(BindError::Tls)?;
+        let tls = crate::tls::Tls::load(&config.cmd.tls).map_err(BindError::Tls)?;
         let listener = listen(addr, config.cmd.tcp_backlog)?;
         let local = listener.local_addr()?;
-        let tls_listener = match config.tls.port {
+        let tls_listener = match config.cmd.tls.port {
             0 => None,
             port => Some(
                 listen(SocketAddr::new(local.ip(), port), config.cmd.tcp_backlog).map_err(|e| {
@@ -327,7 +324,17 @@ impl Server {
             let port = listener.local_addr()?.port();
             let ip = shared.config().0.bind.clone();
             let cport = shared.config().0.cluster_port;
-            let c = crate::cluster::Cluster::open(file.clone(), &ip, port, cport, *timeout)
+            let ports = crate::cluster::Ports {
+                port,
+                tls_port: tls_listener
+                    .as_ref()
+                    .and_then(|l| l.local_addr().ok())
+                    .map_or(0, |a| a.port()),
+                cport,
+                tls_cluster: shared.config().0.tls.cluster,
+                tls_replication: shared.config().0.tls.replication,
+            };
+            let c = crate::cluster::Cluster::open(file.clone(), &ip, ports, *timeout)
                 .map_err(BindError::Cluster)?;
             eprintln!("kvs: cluster mode, node {}", c.my_id());
             shared.cluster = Some(c);

@@ -1,12 +1,16 @@
-//! TLS for the client port and the replication link, with Redis's directives:
+//! TLS for the client port, the replication link and the cluster bus, with Redis's directives:
 //! `tls-port` (a second listening port that speaks TLS only), `tls-cert-file` and
 //! `tls-key-file` (this server's certificate chain and key, PEM), `tls-ca-cert-file`
 //! (the authorities whose certificates are trusted, PEM), `tls-auth-clients`
 //! (`yes`: a client must present a certificate from one of them, the default as in
 //! Redis; `optional`: checked when presented; `no`), and `tls-replication yes` (a
 //! replica connects to its primary's TLS port, presenting its own certificate and
-//! checking the primary's against the authorities and the host it was given).
-//! `tls-cluster yes` is refused at start: the cluster bus does not speak TLS yet.
+//! checking the primary's against the authorities and the host it was given), and
+//! `tls-cluster yes` (the cluster bus speaks TLS only, on the TLS port plus 10000 by
+//! default, as in Redis: each node presents its certificate both ways and takes only
+//! one from the authorities, whatever `tls-auth-clients` says; names are not
+//! checked on the bus, as Redis does not, since nodes learn each other's addresses
+//! from the cluster itself).
 //!
 //! Built on rustls (TLS 1.2 and 1.3, its default cipher suites), without OpenSSL.
 //! A connection's TLS state sits in [`Sock`], which the event loops read and write as
@@ -18,6 +22,18 @@ use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+/// The TLS directives: read from the configuration file, shown by CONFIG GET, refused
+/// by CONFIG SET (set at start).
+pub const DIRECTIVES: &[&str] = &[
+    "tls-port",
+    "tls-cert-file",
+    "tls-key-file",
+    "tls-ca-cert-file",
+    "tls-auth-clients",
+    "tls-replication",
+    "tls-cluster",
+];
 
 /// Whether TLS clients must present a certificate (`tls-auth-clients`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,6 +48,15 @@ pub enum AuthClients {
 }
 
 impl AuthClients {
+    /// The directive's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthClients::Yes => "yes",
+            AuthClients::Optional => "optional",
+            AuthClients::No => "no",
+        }
+    }
+
     /// From the directive's value.
     pub fn parse(s: &str) -> Option<AuthClients> {
         match s.to_ascii_lowercase().as_str() {
@@ -58,7 +83,7 @@ pub struct TlsSettings {
     pub auth_clients: AuthClients,
     /// `tls-replication`.
     pub replication: bool,
-    /// `tls-cluster` (refused when set).
+    /// `tls-cluster`.
     pub cluster: bool,
 }
 
@@ -76,6 +101,9 @@ pub struct Tls {
     pub server: Arc<rustls::ServerConfig>,
     /// For the replication link, when `tls-replication yes`.
     pub client: Option<Arc<rustls::ClientConfig>>,
+    /// For the cluster bus, when `tls-cluster yes`: accepting (a certificate from the
+    /// authorities required) and connecting (the peer's chain checked, not its name).
+    pub bus: Option<(Arc<rustls::ServerConfig>, Arc<rustls::ClientConfig>)>,
 }
 
 /// Largest PEM file read (bytes): a bound before reading.
@@ -111,16 +139,13 @@ impl Tls {
         if !s.wanted() {
             return Ok(None);
         }
-        if s.cluster {
-            return Err(
-                "tls-cluster yes: the cluster bus does not speak TLS in this \
-                        server (keep the bus on the cluster's own network)"
-                    .into(),
-            );
+        if s.cluster && s.port == 0 {
+            return Err("tls-cluster yes needs tls-port (the bus port is derived from it)".into());
         }
         let need = |p: &Option<PathBuf>, name: &str| {
-            p.clone()
-                .ok_or_else(|| format!("{name} is needed with tls-port or tls-replication"))
+            p.clone().ok_or_else(|| {
+                format!("{name} is needed with tls-port, tls-replication or tls-cluster")
+            })
         };
         let chain = certs("tls-cert-file", &need(&s.cert_file, "tls-cert-file")?)?;
         let key_path = need(&s.key_file, "tls-key-file")?;
@@ -128,7 +153,7 @@ impl Tls {
         let key = PrivateKeyDer::from_pem_slice(&key_pem)
             .map_err(|e| format!("tls-key-file {}: {e}", key_path.display()))?;
         let mut roots = rustls::RootCertStore::empty();
-        let ca_needed = s.replication || s.auth_clients != AuthClients::No;
+        let ca_needed = s.replication || s.cluster || s.auth_clients != AuthClients::No;
         if let Some(ca) = &s.ca_cert_file {
             for c in certs("tls-ca-cert-file", ca)? {
                 roots
@@ -137,49 +162,191 @@ impl Tls {
             }
         } else if ca_needed {
             return Err(
-                "tls-ca-cert-file is needed (to check clients' certificates, or the \
-                        primary's with tls-replication)"
+                "tls-ca-cert-file is needed (to check clients' certificates, the \
+                        primary's with tls-replication, or other nodes' with tls-cluster)"
                     .into(),
             );
         }
         let roots = Arc::new(roots);
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?;
-        let builder = match s.auth_clients {
-            AuthClients::No => builder.with_no_client_auth(),
-            auth => {
-                let v = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        let server_with = |auth: AuthClients| -> Result<Arc<rustls::ServerConfig>, String> {
+            let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?;
+            let builder = match auth {
+                AuthClients::No => builder.with_no_client_auth(),
+                auth => {
+                    let v = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                        roots.clone(),
+                        provider.clone(),
+                    );
+                    let v = if auth == AuthClients::Optional {
+                        v.allow_unauthenticated()
+                    } else {
+                        v
+                    };
+                    builder.with_client_cert_verifier(v.build().map_err(|e| e.to_string())?)
+                }
+            };
+            let c = builder
+                .with_single_cert(chain.clone(), key.clone_key())
+                .map_err(|e| format!("tls-cert-file and tls-key-file: {e}"))?;
+            Ok(Arc::new(c))
+        };
+        let client_with = |names: bool| -> Result<Arc<rustls::ClientConfig>, String> {
+            let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?;
+            let builder = if names {
+                builder.with_root_certificates(roots.clone())
+            } else {
+                let v = rustls::client::WebPkiServerVerifier::builder_with_provider(
                     roots.clone(),
                     provider.clone(),
-                );
-                let v = if auth == AuthClients::Optional {
-                    v.allow_unauthenticated()
-                } else {
-                    v
-                };
-                builder.with_client_cert_verifier(v.build().map_err(|e| e.to_string())?)
-            }
-        };
-        let server = builder
-            .with_single_cert(chain.clone(), key.clone_key())
-            .map_err(|e| format!("tls-cert-file and tls-key-file: {e}"))?;
-        let client = if s.replication {
-            let c = rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .map_err(|e| e.to_string())?
-                .with_root_certificates(roots)
-                .with_client_auth_cert(chain, key)
+                )
+                .build()
+                .map_err(|e| e.to_string())?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(ChainOnly(v)))
+            };
+            let c = builder
+                .with_client_auth_cert(chain.clone(), key.clone_key())
                 .map_err(|e| format!("tls-cert-file and tls-key-file: {e}"))?;
-            Some(Arc::new(c))
+            Ok(Arc::new(c))
+        };
+        let server = server_with(s.auth_clients)?;
+        let client = if s.replication {
+            Some(client_with(true)?)
+        } else {
+            None
+        };
+        let bus = if s.cluster {
+            Some((server_with(AuthClients::Yes)?, client_with(false)?))
         } else {
             None
         };
         Ok(Some(Tls {
-            server: Arc::new(server),
+            server,
             client,
+            bus,
         }))
+    }
+}
+
+/// Checks a server's certificate chain against the authorities but not the name it
+/// is for: the cluster bus's trust (a certificate from the cluster's authorities),
+/// as in Redis, whose nodes learn each other's addresses from the cluster.
+#[derive(Debug)]
+struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use rustls::{CertificateError, Error};
+        // The chain is checked first; a name mismatch is the only failure let through.
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+            r => r,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// A connection this server makes (to its primary, to another node's bus): plain, or
+/// TLS over a blocking socket.
+#[derive(Debug)]
+pub enum Stream {
+    /// Plain TCP.
+    Plain(std::net::TcpStream),
+    /// TLS.
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>>),
+}
+
+impl Stream {
+    /// `sock` as is (`config` None) or with TLS made by `config` to `host` (an address
+    /// or a name; whether the certificate must name it is the config's choice).
+    pub fn over(
+        sock: std::net::TcpStream,
+        config: Option<Arc<rustls::ClientConfig>>,
+        host: &str,
+    ) -> io::Result<Stream> {
+        let Some(config) = config else {
+            return Ok(Stream::Plain(sock));
+        };
+        let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("TLS: the host {host}: {e}"),
+            )
+        })?;
+        let conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
+        Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, sock))))
+    }
+
+    /// The TCP socket under it.
+    pub fn tcp(&self) -> &std::net::TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(t) => &t.sock,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(t) => t.flush(),
+        }
     }
 }
 
@@ -220,7 +387,7 @@ impl Sock {
         }
     }
 
-    /// A socket accepted on the TLS port.
+    /// A socket accepted on the TLS port (or the bus's, with `tls-cluster`).
     pub fn tls(tcp: mio::net::TcpStream, config: &Arc<rustls::ServerConfig>) -> io::Result<Sock> {
         let conn = rustls::ServerConnection::new(config.clone()).map_err(io::Error::other)?;
         Ok(Sock {

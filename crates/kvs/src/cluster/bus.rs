@@ -1,15 +1,18 @@
 //! The cluster bus: this server's own messages on the client port plus 10000.
 //!
 //! A message is one line of space-separated fields:
-//! `MEET|PING|AUTHREQ|AUTHACK|MFSTART|MFACK id ip port cport m|s master|- config-epoch
-//! current-epoch offset slots|- n`
-//! followed by `n` gossip entries `id ip port cport m|s master|-` about other nodes;
+//! `MEET|PING|AUTHREQ|AUTHACK|MFSTART|MFACK id ip port tls-port cport m|s master|-
+//! config-epoch current-epoch offset slots|- n`
+//! followed by `n` gossip entries `id ip port tls-port cport m|s master|- health` about
+//! other nodes (`tls-port` 0: none);
 //! `slots` is comma-separated ranges (`0-5460,6000`). Every 100 ms each node sends one
 //! to every node it knows (MEET to those met by address and not yet heard from) over
 //! a connection of its own; what comes in on accepted connections is read by one
 //! thread for all of them (at most [`MAX_INBOUND`] at once; one that sends nothing
 //! whole for twice the node timeout is closed). Lines are bounded (1 MiB) and a line
-//! that does not parse is dropped with its connection.
+//! that does not parse is dropped with its connection. With `tls-cluster yes` every
+//! connection is TLS, both ends presenting a certificate from the cluster's
+//! authorities ([`crate::tls`]); a peer without one never gets a line read.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -20,6 +23,7 @@ use std::time::Duration;
 use super::failover::{act, Action};
 use super::{ranges, Cluster, Node, State, SLOTS};
 use crate::state::Shared;
+use crate::tls::{Sock, Stream};
 use wirespeed_util::time::unix_ms as now_ms;
 
 /// Longest message line read.
@@ -67,6 +71,8 @@ pub struct About {
     pub ip: String,
     /// Client port.
     pub port: u16,
+    /// TLS client port (0: none).
+    pub tls_port: u16,
     /// Bus port.
     pub cport: u16,
     /// A replica.
@@ -99,10 +105,11 @@ pub struct Msg {
 
 fn about_fields(a: &About, out: &mut String, health: bool) {
     out.push_str(&format!(
-        " {} {} {} {} {} {}",
+        " {} {} {} {} {} {} {}",
         a.id,
         if a.ip.is_empty() { "-" } else { &a.ip },
         a.port,
+        a.tls_port,
         a.cport,
         if a.replica { "s" } else { "m" },
         a.master.as_deref().unwrap_or("-")
@@ -171,6 +178,7 @@ impl Msg {
                     ip.to_string()
                 },
                 port: w.next()?.parse().ok()?,
+                tls_port: w.next()?.parse().ok()?,
                 cport: w.next()?.parse().ok()?,
                 replica: match w.next()? {
                     "s" => true,
@@ -238,6 +246,7 @@ fn about(n: &Node) -> About {
         id: n.id.clone(),
         ip: n.ip.clone(),
         port: n.port,
+        tls_port: n.tls_port,
         cport: n.cport,
         replica: n.replica,
         master: n.master.clone(),
@@ -309,7 +318,7 @@ impl Cluster {
             let before = (
                 n.id.clone(),
                 n.ip.clone(),
-                n.port,
+                (n.port, n.tls_port),
                 n.cport,
                 n.replica,
                 n.master.clone(),
@@ -319,6 +328,7 @@ impl Cluster {
             n.id = msg.from.id.clone();
             n.ip = ip.clone();
             n.port = msg.from.port;
+            n.tls_port = msg.from.tls_port;
             n.cport = msg.from.cport;
             n.replica = msg.from.replica;
             n.master = msg.from.master.clone();
@@ -338,7 +348,7 @@ impl Cluster {
                 != (
                     n.id.clone(),
                     n.ip.clone(),
-                    n.port,
+                    (n.port, n.tls_port),
                     n.cport,
                     n.replica,
                     n.master.clone(),
@@ -428,7 +438,7 @@ impl Cluster {
                 changed = true;
                 action = Some(Action::Follow {
                     host: st.nodes[i].ip.clone(),
-                    port: st.nodes[i].port,
+                    port: self.repl_port(&st.nodes[i]),
                 });
             }
         }
@@ -445,6 +455,7 @@ impl Cluster {
                     id: g.id,
                     ip: g.ip,
                     port: g.port,
+                    tls_port: g.tls_port,
                     cport: g.cport,
                     replica: g.replica,
                     master: g.master,
@@ -520,7 +531,12 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
                 eprintln!("kvs: the cluster bus stopped reading: {e}");
             }
         });
-        let mut links: HashMap<(String, u16), TcpStream> = HashMap::new();
+        let connect = shared
+            .tls
+            .as_ref()
+            .and_then(|t| t.bus.as_ref())
+            .map(|b| b.1.clone());
+        let mut links: HashMap<(String, u16), Stream> = HashMap::new();
         while !stopped() {
             let now = now_ms();
             let (meet, ping, targets, outbox) = {
@@ -545,13 +561,13 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
                 (meet, ping, targets, outbox)
             };
             for (key, line) in outbox {
-                send(&mut links, key, &line);
+                send(&mut links, &connect, key, &line);
             }
             let mut sent = Vec::new();
             for (id, ip, cport, handshake) in targets {
                 let key = (ip.clone(), cport);
                 let line = if handshake { &meet } else { &ping };
-                let ok = send(&mut links, key, line);
+                let ok = send(&mut links, &connect, key, line);
                 sent.push((id, ok));
             }
             {
@@ -578,9 +594,14 @@ pub fn run(shared: &Shared, stop: &AtomicBool) {
     let _ = c.save_if_dirty();
 }
 
-/// Sends `line` on the link to `key` (connecting first if needed); false on failure
-/// (the link is dropped, to connect again next time).
-fn send(links: &mut HashMap<(String, u16), TcpStream>, key: (String, u16), line: &str) -> bool {
+/// Sends `line` on the link to `key` (connecting first if needed, with TLS when
+/// `tls` is given); false on failure (the link is dropped, to connect again next time).
+fn send(
+    links: &mut HashMap<(String, u16), Stream>,
+    tls: &Option<std::sync::Arc<rustls::ClientConfig>>,
+    key: (String, u16),
+    line: &str,
+) -> bool {
     if !links.contains_key(&key) {
         let Some(addr) = (key.0.as_str(), key.1)
             .to_socket_addrs()
@@ -593,14 +614,21 @@ fn send(links: &mut HashMap<(String, u16), TcpStream>, key: (String, u16), line:
             Ok(s) => {
                 let _ = s.set_nodelay(true);
                 let _ = s.set_write_timeout(Some(Duration::from_millis(500)));
-                links.insert(key.clone(), s);
+                // The TLS handshake reads the peer's answers.
+                let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+                match Stream::over(s, tls.clone(), &key.0) {
+                    Ok(s) => {
+                        links.insert(key.clone(), s);
+                    }
+                    Err(_) => return false,
+                }
             }
             Err(_) => return false,
         }
     }
     let ok = links
         .get_mut(&key)
-        .is_some_and(|s| s.write_all(line.as_bytes()).is_ok());
+        .is_some_and(|s| s.write_all(line.as_bytes()).and_then(|_| s.flush()).is_ok());
     if !ok {
         links.remove(&key);
     }
@@ -613,7 +641,7 @@ pub const MAX_INBOUND: usize = 512;
 /// An accepted connection: its socket, the peer's address, the bytes of a line not
 /// yet whole, and when it last delivered a message.
 struct Inbound {
-    sock: mio::net::TcpStream,
+    sock: Sock,
     peer_ip: String,
     line: Vec<u8>,
     last: u64,
@@ -639,6 +667,11 @@ fn read_inbound(
     let mut conns: HashMap<usize, Inbound> = HashMap::new();
     let mut next = 0usize;
     let idle_ms = (2 * c.node_timeout).max(10_000);
+    let accept_tls = shared
+        .tls
+        .as_ref()
+        .and_then(|t| t.bus.as_ref())
+        .map(|b| b.0.clone());
     let (mut refused, mut said_refused) = (0u64, 0u64);
     let mut buf = vec![0u8; 64 * 1024];
     while !stopped() {
@@ -649,11 +682,16 @@ fn read_inbound(
             if ev.token() == LISTENER {
                 loop {
                     match listener.accept() {
-                        Ok((mut sock, peer)) => {
+                        Ok((sock, peer)) => {
                             if conns.len() >= MAX_INBOUND {
                                 refused += 1;
                                 continue;
                             }
+                            let sock = match &accept_tls {
+                                None => Ok(Sock::plain(sock)),
+                                Some(config) => Sock::tls(sock, config),
+                            };
+                            let Ok(mut sock) = sock else { continue };
                             next = next.wrapping_add(1) % (usize::MAX - 1);
                             if poll
                                 .registry()
@@ -681,7 +719,9 @@ fn read_inbound(
             let Some(conn) = conns.get_mut(&id) else {
                 continue;
             };
-            if !read_messages(shared, c, conn, &mut buf, now) {
+            // TLS: the handshake's replies the socket did not take at once.
+            if !read_messages(shared, c, conn, &mut buf, now) || conn.sock.flush_pending().is_err()
+            {
                 gone.push(id);
             }
         }
@@ -769,6 +809,7 @@ mod tests {
             id: "a".repeat(40),
             ip: "127.0.0.1".into(),
             port: 7000,
+            tls_port: 0,
             cport: 17000,
             replica: false,
             master: None,
@@ -778,6 +819,7 @@ mod tests {
             id: "b".repeat(40),
             ip: "10.0.0.2".into(),
             port: 7001,
+            tls_port: 7101,
             cport: 17001,
             replica: true,
             master: Some("a".repeat(40)),

@@ -72,7 +72,7 @@ pub fn render(c: &Cluster, st: &State) -> String {
         if n.gone || n.handshake {
             continue;
         }
-        out.push_str(&c.node_line(st, i, 0));
+        out.push_str(&c.node_line(st, i, 0, None));
         out.push('\n');
     }
     out.push_str(&format!(
@@ -132,7 +132,8 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
         if id.len() != 40 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(bad("a node id is 40 hex digits"));
         }
-        let (ip, port, cport) = parse_addr(words[1]).ok_or_else(|| bad("a bad address"))?;
+        let (ip, port, tls_port, cport) =
+            parse_addr(words[1]).ok_or_else(|| bad("a bad address"))?;
         let flags: Vec<&str> = words[2].split(',').collect();
         let master = (words[3] != "-").then(|| words[3].to_string());
         let config_epoch = words[6]
@@ -158,6 +159,7 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
             id: id.to_string(),
             ip,
             port,
+            tls_port,
             cport,
             replica: flags.contains(&"slave"),
             master,
@@ -226,17 +228,49 @@ pub fn parse(text: &str) -> Result<Loaded, String> {
     Ok(out)
 }
 
-/// `ip:port@cport` (with an optional `,hostname`).
-pub fn parse_addr(a: &str) -> Option<(String, u16, u16)> {
-    let a = a.split(',').next()?;
-    let (host, rest) = a.rsplit_once(':')?;
-    let (port, cport) = rest.split_once('@')?;
-    Some((host.to_string(), port.parse().ok()?, cport.parse().ok()?))
+/// `ip:port@cport` with an optional `,hostname` and Redis 7.2's `,name=value` fields
+/// after it: `tls-port=N` (the other port is the TLS port), or `tcp-port=N` (the
+/// first port is the TLS port and this the plain one, with `tls-cluster`). Returns
+/// (ip, port, TLS port, bus port).
+pub fn parse_addr(a: &str) -> Option<(String, u16, u16, u16)> {
+    let mut parts = a.split(',');
+    let (host, rest) = parts.next()?.rsplit_once(':')?;
+    let (first, cport) = rest.split_once('@')?;
+    let (first, cport): (u16, u16) = (first.parse().ok()?, cport.parse().ok()?);
+    let (mut port, mut tls_port) = (first, 0);
+    for field in parts.skip(1) {
+        match field.split_once('=') {
+            Some(("tls-port", n)) => tls_port = n.parse().ok()?,
+            Some(("tcp-port", n)) => (port, tls_port) = (n.parse().ok()?, first),
+            _ => {}
+        }
+    }
+    Some((host.to_string(), port, tls_port, cport))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_other_port_after_the_address_reads_back() {
+        // Redis 7.2's forms: the plain port first with `tls-port=`, or (tls-cluster)
+        // the TLS port first with `tcp-port=`.
+        assert_eq!(
+            parse_addr("127.0.0.1:30001@40001,,tls-port=31001,shard-id=ab"),
+            Some(("127.0.0.1".into(), 30001, 31001, 40001))
+        );
+        assert_eq!(
+            parse_addr("127.0.0.1:31001@41001,,tcp-port=30001"),
+            Some(("127.0.0.1".into(), 30001, 31001, 41001))
+        );
+        assert_eq!(
+            parse_addr("10.0.0.1:30001@40001,host.example"),
+            Some(("10.0.0.1".into(), 30001, 0, 40001))
+        );
+        assert_eq!(parse_addr("127.0.0.1:30001@40001,,tls-port=x"), None);
+        assert_eq!(parse_addr("127.0.0.1:30001@40001,,tls-port=70000"), None);
+    }
 
     #[test]
     fn a_nodes_file_reads_back() {

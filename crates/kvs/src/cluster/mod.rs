@@ -59,6 +59,8 @@ pub struct Node {
     pub ip: String,
     /// Client port.
     pub port: u16,
+    /// TLS client port (`tls-port`; 0: none).
+    pub tls_port: u16,
     /// Bus port.
     pub cport: u16,
     /// A replica (of `master`), else a primary.
@@ -88,6 +90,16 @@ pub struct Node {
 }
 
 impl Node {
+    /// The client port for a TLS client or a plain one (Redis's choice: a TLS client
+    /// gets the TLS port, even 0 when the node has none).
+    pub fn client_port(&self, tls: bool) -> u16 {
+        if tls {
+            self.tls_port
+        } else {
+            self.port
+        }
+    }
+
     /// Redis's flags field of CLUSTER NODES.
     fn flags(&self, myself: bool) -> String {
         let mut f = Vec::new();
@@ -175,6 +187,27 @@ pub struct Cluster {
     pub node_timeout: u64,
     /// Bumped when the node set or the slots change (the bus re-reads its peers).
     pub version: AtomicU64,
+    /// `tls-cluster yes`: the bus speaks TLS, and the TLS port is the one the file
+    /// and CLUSTER MEET name first, as in Redis.
+    pub tls_cluster: bool,
+    /// `tls-replication yes`: a replica follows its primary's TLS port.
+    pub tls_replication: bool,
+}
+
+/// This node's ports and which of them the cluster uses.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ports {
+    /// Client port.
+    pub port: u16,
+    /// TLS client port (0: none).
+    pub tls_port: u16,
+    /// Bus port (`cluster-port`; 0: the client port plus [`BUS_OFFSET`], the TLS
+    /// port's with `tls-cluster`).
+    pub cport: u16,
+    /// `tls-cluster yes`.
+    pub tls_cluster: bool,
+    /// `tls-replication yes`.
+    pub tls_replication: bool,
 }
 
 /// Where a keyed command goes.
@@ -197,22 +230,26 @@ impl Cluster {
             .as_deref()
             .filter(|_| st.nodes[0].replica)?;
         let n = &st.nodes[st.find(m)?];
-        Some((n.ip.clone(), n.port))
+        Some((n.ip.clone(), self.repl_port(n)))
+    }
+
+    /// The port a replica of `n` connects to (its TLS port with `tls-replication`).
+    pub fn repl_port(&self, n: &Node) -> u16 {
+        n.client_port(self.tls_replication)
     }
 
     /// This node alone, with a new id, or what `file` holds when it exists.
-    /// `cport` is the bus's port (`cluster-port`; 0: `port` plus [`BUS_OFFSET`]).
     pub fn open(
         file: std::path::PathBuf,
         ip: &str,
-        port: u16,
-        cport: u16,
+        ports: Ports,
         node_timeout: u64,
     ) -> Result<Cluster, String> {
-        let cport = if cport == 0 {
-            port.saturating_add(BUS_OFFSET)
-        } else {
-            cport
+        let Ports { port, tls_port, .. } = ports;
+        let cport = match ports.cport {
+            0 if ports.tls_cluster => tls_port.saturating_add(BUS_OFFSET),
+            0 => port.saturating_add(BUS_OFFSET),
+            c => c,
         };
         let owner: Box<[AtomicU32]> = (0..SLOTS).map(|_| AtomicU32::new(NONE)).collect();
         let c = Cluster {
@@ -227,6 +264,8 @@ impl Cluster {
             file,
             node_timeout,
             version: AtomicU64::new(0),
+            tls_cluster: ports.tls_cluster,
+            tls_replication: ports.tls_replication,
         };
         let loaded = match std::fs::read(&c.file) {
             Ok(text) => Some(
@@ -246,6 +285,7 @@ impl Cluster {
                     // This node's address is what it is started with now.
                     st.nodes[0].ip = ip.to_string();
                     st.nodes[0].port = port;
+                    st.nodes[0].tls_port = tls_port;
                     st.nodes[0].cport = cport;
                     for (slot, i) in l.slots {
                         c.owner[slot as usize].store(i as u32, Ordering::Relaxed);
@@ -257,6 +297,7 @@ impl Cluster {
                         id: crate::repl::new_replid(),
                         ip: ip.to_string(),
                         port,
+                        tls_port,
                         cport,
                         ..Node::default()
                     });
@@ -324,11 +365,13 @@ impl Cluster {
     /// Where a command with keys in `slots` goes. `read_ok`: a read from a client that
     /// sent READONLY (a replica serves its primary's slots to it).
     /// `asking`: the client sent ASKING (a slot being imported is served to it).
+    /// `tls`: the client came on the TLS port (MOVED and ASK name TLS ports).
     pub fn route(
         &self,
         mut slots: impl Iterator<Item = u16>,
         read_ok: bool,
         asking: bool,
+        tls: bool,
     ) -> Route {
         let Some(slot) = slots.next() else {
             return Route::Here;
@@ -346,7 +389,11 @@ impl Cluster {
                 let st = self.state();
                 if let Some(n) = st.migrating.get(&slot).and_then(|id| st.find(id)) {
                     let n = &st.nodes[n];
-                    return Route::AskIfMissing(format!("ASK {slot} {}:{}", n.ip, n.port));
+                    return Route::AskIfMissing(format!(
+                        "ASK {slot} {}:{}",
+                        n.ip,
+                        n.client_port(tls)
+                    ));
                 }
             }
             return Route::Here;
@@ -362,7 +409,7 @@ impl Cluster {
         }
         let st = self.state();
         match st.nodes.get(owner as usize) {
-            Some(n) => Route::Error(format!("MOVED {slot} {}:{}", n.ip, n.port)),
+            Some(n) => Route::Error(format!("MOVED {slot} {}:{}", n.ip, n.client_port(tls))),
             None => Route::Error("CLUSTERDOWN Hash slot not served".into()),
         }
     }
@@ -407,22 +454,25 @@ impl Cluster {
         self.covered.load(Ordering::Acquire)
     }
 
-    /// CLUSTER NODES, one line per node.
-    pub fn nodes_text(&self, now: u64) -> String {
+    /// CLUSTER NODES, one line per node (`tls`: for a TLS client, with TLS ports).
+    pub fn nodes_text(&self, now: u64, tls: bool) -> String {
         let st = self.state();
         let mut out = String::new();
         for (i, n) in st.nodes.iter().enumerate() {
             if n.gone {
                 continue;
             }
-            out.push_str(&self.node_line(&st, i, now));
+            out.push_str(&self.node_line(&st, i, now, Some(tls)));
             out.push('\n');
         }
         out
     }
 
-    /// One CLUSTER NODES line (without its line end).
-    pub fn node_line(&self, st: &State, i: usize, _now: u64) -> String {
+    /// One CLUSTER NODES line (without its line end): for a client (`Some(tls)`: with
+    /// the port of its kind), or for the file (None: the TLS port first with
+    /// `tls-cluster`, the other one after the address as Redis 7.2 writes it,
+    /// `,,tls-port=N` or `,,tcp-port=N`).
+    pub fn node_line(&self, st: &State, i: usize, _now: u64, client: Option<bool>) -> String {
         let n = &st.nodes[i];
         let master = n.master.as_deref().unwrap_or("-");
         let epoch = if n.replica {
@@ -434,11 +484,18 @@ impl Cluster {
             n.config_epoch
         };
         let connected = i == 0 || n.link;
+        let tls = client.unwrap_or(self.tls_cluster);
+        let aux = match client {
+            Some(_) => String::new(),
+            None if tls => format!(",,tcp-port={}", n.port),
+            None if n.tls_port != 0 => format!(",,tls-port={}", n.tls_port),
+            None => String::new(),
+        };
         let mut line = format!(
-            "{} {}:{}@{} {} {master} {} {} {epoch} {}",
+            "{} {}:{}@{}{aux} {} {master} {} {} {epoch} {}",
             n.id,
             n.ip,
-            n.port,
+            n.client_port(tls),
             n.cport,
             n.flags(i == 0),
             if i == 0 { 0 } else { n.ping_sent },
@@ -494,10 +551,19 @@ mod tests {
     fn routing_follows_the_owner_table() {
         let dir = std::env::temp_dir().join(format!("ws-cluster-route-{}", std::process::id()));
         let _ = std::fs::remove_file(&dir);
-        let c = Cluster::open(dir.clone(), "127.0.0.1", 7000, 0, 15000).unwrap();
+        let c = Cluster::open(
+            dir.clone(),
+            "127.0.0.1",
+            Ports {
+                port: 7000,
+                ..Ports::default()
+            },
+            15000,
+        )
+        .unwrap();
         // Nothing assigned: down.
         assert!(
-            matches!(c.route([5u16].into_iter(), false, false), Route::Error(e) if e.starts_with("CLUSTERDOWN"))
+            matches!(c.route([5u16].into_iter(), false, false, false), Route::Error(e) if e.starts_with("CLUSTERDOWN"))
         );
         {
             let mut st = c.state();
@@ -505,6 +571,7 @@ mod tests {
                 id: "b".repeat(40),
                 ip: "127.0.0.1".into(),
                 port: 7001,
+                tls_port: 7101,
                 cport: 17001,
                 ..Node::default()
             });
@@ -513,14 +580,25 @@ mod tests {
             }
             c.changed(&st);
         }
-        assert_eq!(c.route([5u16, 5].into_iter(), false, false), Route::Here);
-        assert_eq!(c.route(std::iter::empty(), false, false), Route::Here);
         assert_eq!(
-            c.route([9000u16].into_iter(), false, false),
+            c.route([5u16, 5].into_iter(), false, false, false),
+            Route::Here
+        );
+        assert_eq!(
+            c.route(std::iter::empty(), false, false, false),
+            Route::Here
+        );
+        assert_eq!(
+            c.route([9000u16].into_iter(), false, false, false),
             Route::Error("MOVED 9000 127.0.0.1:7001".into())
         );
+        // A client on the TLS port is sent to the TLS port.
+        assert_eq!(
+            c.route([9000u16].into_iter(), false, false, true),
+            Route::Error("MOVED 9000 127.0.0.1:7101".into())
+        );
         assert!(
-            matches!(c.route([5u16, 9000].into_iter(), false, false), Route::Error(e) if e.starts_with("CROSSSLOT"))
+            matches!(c.route([5u16, 9000].into_iter(), false, false, false), Route::Error(e) if e.starts_with("CROSSSLOT"))
         );
         // Slot 5 moving out to node 1: ASK unless the keys are here; slot 9000 coming
         // in from node 1: served to a client that sent ASKING.
@@ -530,18 +608,28 @@ mod tests {
             c.set_moving(&mut st, 9000, Some((false, "b".repeat(40))));
         }
         assert_eq!(
-            c.route([5u16].into_iter(), false, false),
+            c.route([5u16].into_iter(), false, false, false),
             Route::AskIfMissing("ASK 5 127.0.0.1:7001".into())
         );
-        assert_eq!(c.route([9000u16].into_iter(), false, true), Route::Here);
+        assert_eq!(
+            c.route([5u16].into_iter(), false, false, true),
+            Route::AskIfMissing("ASK 5 127.0.0.1:7101".into())
+        );
+        assert_eq!(
+            c.route([9000u16].into_iter(), false, true, false),
+            Route::Here
+        );
         assert!(
-            matches!(c.route([9000u16].into_iter(), false, false), Route::Error(e) if e.starts_with("MOVED"))
+            matches!(c.route([9000u16].into_iter(), false, false, false), Route::Error(e) if e.starts_with("MOVED"))
         );
         {
             let mut st = c.state();
             c.set_moving(&mut st, 5, None);
         }
-        assert_eq!(c.route([5u16].into_iter(), false, false), Route::Here);
+        assert_eq!(
+            c.route([5u16].into_iter(), false, false, false),
+            Route::Here
+        );
         let _ = std::fs::remove_file(&dir);
     }
 }

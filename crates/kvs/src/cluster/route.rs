@@ -23,7 +23,8 @@ pub(crate) fn check(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]]) -> Opti
         return None;
     }
     let read_ok = ctx.session.cluster_readonly && !cmd.has(table::WRITE);
-    match c.route(keys.iter().map(|&i| key_slot(args[i])), read_ok, asking) {
+    let slots = keys.iter().map(|&i| key_slot(args[i]));
+    match c.route(slots, read_ok, asking, ctx.session.tls) {
         Route::Here => None,
         Route::Error(e) => Some(e),
         Route::AskIfMissing(ask) => {

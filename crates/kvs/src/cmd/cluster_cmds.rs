@@ -111,8 +111,8 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             };
             w.bulk(shard.as_bytes())
         }
-        "nodes" => w.verbatim(c.nodes_text(ctx.now).as_bytes()),
-        "slots" => slots(c, w),
+        "nodes" => w.verbatim(c.nodes_text(ctx.now, ctx.session.tls).as_bytes()),
+        "slots" => slots(c, w, ctx.session.tls),
         "shards" => shards(c, w),
         "keyslot" if rest.len() == 1 => w.int(key_slot(rest[0]) as i64),
         "countkeysinslot" if rest.len() == 1 => match slot_arg(rest[0]) {
@@ -220,7 +220,7 @@ pub fn cluster(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 .filter(|&j| {
                     !st.nodes[j].gone && st.nodes[j].master.as_deref() == Some(id.as_str())
                 })
-                .map(|j| c.node_line(&st, j, ctx.now))
+                .map(|j| c.node_line(&st, j, ctx.now, Some(ctx.session.tls)))
                 .collect();
             w.array(lines.len());
             for l in lines {
@@ -455,16 +455,17 @@ fn layout(c: &Cluster) -> Vec<Shard> {
     out
 }
 
-fn slot_node(w: &mut Writer, n: &Node) {
+fn slot_node(w: &mut Writer, n: &Node, tls: bool) {
     w.array(4);
     w.bulk(n.ip.as_bytes());
-    w.int(n.port as i64);
+    w.int(n.client_port(tls) as i64);
     w.bulk(n.id.as_bytes());
     w.map(0);
 }
 
-/// CLUSTER SLOTS: each range with its primary and replicas, ascending.
-fn slots(c: &Cluster, w: &mut Writer) {
+/// CLUSTER SLOTS: each range with its primary and replicas, ascending (`tls`: the
+/// client came on the TLS port, and gets TLS ports).
+fn slots(c: &Cluster, w: &mut Writer, tls: bool) {
     let mut rows = Vec::new();
     for (n, ranges, replicas) in layout(c) {
         for (a, b) in ranges {
@@ -477,21 +478,26 @@ fn slots(c: &Cluster, w: &mut Writer) {
         w.array(3 + replicas.len());
         w.int(a as i64);
         w.int(b as i64);
-        slot_node(w, &n);
+        slot_node(w, &n, tls);
         for r in &replicas {
-            slot_node(w, r);
+            slot_node(w, r, tls);
         }
     }
 }
 
+/// One node of CLUSTER SHARDS: `port` and, when it has one, `tls-port`, as Redis.
 fn shard_node(w: &mut Writer, n: &Node, role: &str) {
-    w.map(7);
+    w.map(7 + usize::from(n.tls_port != 0));
     for (k, v) in [("id", &n.id), ("ip", &n.ip), ("endpoint", &n.ip)] {
         w.bulk(k.as_bytes());
         w.bulk(v.as_bytes());
     }
     w.bulk(b"port");
     w.int(n.port as i64);
+    if n.tls_port != 0 {
+        w.bulk(b"tls-port");
+        w.int(n.tls_port as i64);
+    }
     w.bulk(b"role");
     w.bulk(role.as_bytes());
     w.bulk(b"replication-offset");
@@ -525,7 +531,8 @@ fn shards(c: &Cluster, w: &mut Writer) {
     }
 }
 
-/// CLUSTER MEET ip port [bus-port].
+/// CLUSTER MEET ip port [bus-port]. The port is the node's TLS port with
+/// `tls-cluster` (as in Redis); the node's own message corrects both soon after.
 fn meet(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
     let ip = String::from_utf8_lossy(rest[0]).into_owned();
     let port = parse_i64(rest[1]).filter(|p| (1..=65535).contains(p));
@@ -550,7 +557,8 @@ fn meet(c: &Cluster, rest: &[&[u8]], w: &mut Writer) {
         st.nodes.push(Node {
             id: crate::repl::new_replid(),
             ip,
-            port: port as u16,
+            port: if c.tls_cluster { 0 } else { port as u16 },
+            tls_port: if c.tls_cluster { port as u16 } else { 0 },
             cport: cport as u16,
             handshake: true,
             ping_sent: wirespeed_util::time::unix_ms(),
@@ -583,7 +591,7 @@ fn replicate(ctx: &mut Ctx, id: &[u8], w: &mut Writer) {
             return w
                 .error("ERR To set a master the node must be empty and without assigned slots.");
         }
-        let (host, port) = (st.nodes[i].ip.clone(), st.nodes[i].port);
+        let (host, port) = (st.nodes[i].ip.clone(), c.repl_port(&st.nodes[i]));
         st.nodes[0].replica = true;
         st.nodes[0].master = Some(st.nodes[i].id.clone());
         c.changed(&st);

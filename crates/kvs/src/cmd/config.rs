@@ -39,6 +39,7 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 }
                 if !RUNTIME.contains(&name.as_str())
                     && !IMMUTABLE.contains(&name.as_str())
+                    && !crate::tls::DIRECTIVES.contains(&name.as_str())
                     && compat(&name).is_none()
                 {
                     return Err(format!(

@@ -93,6 +93,8 @@ pub struct Session {
     pub cluster_readonly: bool,
     /// ASKING was sent (cluster mode): the next command may use a slot being imported.
     pub asking: bool,
+    /// The connection came on the TLS port (cluster mode answers with TLS ports).
+    pub tls: bool,
     /// Blocked in WAIT: for this many replicas to acknowledge this offset, until this
     /// deadline (ms since the epoch, 0: none).
     pub wait_acks: Option<(u64, usize, u64)>,

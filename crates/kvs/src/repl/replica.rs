@@ -84,44 +84,7 @@ fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: 
 }
 
 /// The connection to the primary: plain, or TLS (`tls-replication yes`).
-enum Wire {
-    Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
-}
-
-impl Wire {
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Wire::Plain(s) => s,
-            Wire::Tls(t) => &t.sock,
-        }
-    }
-}
-
-impl Read for Wire {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Wire::Plain(s) => s.read(buf),
-            Wire::Tls(t) => t.read(buf),
-        }
-    }
-}
-
-impl Write for Wire {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Wire::Plain(s) => s.write(buf),
-            Wire::Tls(t) => t.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Wire::Plain(s) => s.flush(),
-            Wire::Tls(t) => t.flush(),
-        }
-    }
-}
+type Wire = crate::tls::Stream;
 
 fn bad(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
@@ -198,17 +161,13 @@ fn follow(
     let sock = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     sock.set_nodelay(true)?;
     sock.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let sock = match shared.tls.as_ref().and_then(|t| t.client.clone()) {
-        // tls-replication: the primary's certificate is checked against the
-        // authorities and the host REPLICAOF named; this server's own is presented.
-        Some(config) => {
-            let name = rustls::pki_types::ServerName::try_from(host.to_string())
-                .map_err(|e| bad(format!("TLS: the primary's host {host}: {e}")))?;
-            let conn = rustls::ClientConnection::new(config, name).map_err(io::Error::other)?;
-            Wire::Tls(Box::new(rustls::StreamOwned::new(conn, sock)))
-        }
-        None => Wire::Plain(sock),
-    };
+    // tls-replication: the primary's certificate is checked against the authorities
+    // and the host REPLICAOF named; this server's own is presented.
+    let sock = Wire::over(
+        sock,
+        shared.tls.as_ref().and_then(|t| t.client.clone()),
+        host,
+    )?;
     let mut r = BufReader::with_capacity(1 << 16, sock);
     let config = shared.config().0;
     if let Some(pass) = config.compat.get("masterauth").filter(|p| !p.is_empty()) {

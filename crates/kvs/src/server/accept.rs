@@ -144,6 +144,7 @@ pub(crate) fn adopt(
                 session: Session {
                     id,
                     meta: Some(meta),
+                    tls,
                     ..Session::default()
                 },
                 closing: false,
