@@ -187,12 +187,29 @@ fn redis_cli_creates_a_six_node_cluster_that_clients_use() {
     assert_eq!(cmd(&mut co, &["GET", "foo"]), bulk("bar"));
     let e = try_cmd(&mut co, &["MSET", "foo", "1", "bar", "2"]).unwrap_err();
     assert_eq!(e.kind(), redis::ErrorKind::CrossSlot, "{e}");
+    // Commands whose key count comes first (Redis's keynum key specs) are routed too.
+    for c in [
+        &["ZUNION", "2", "foo", "bar"][..],
+        &["SINTERCARD", "2", "foo", "bar"],
+        &["LMPOP", "2", "foo", "bar", "LEFT"],
+        &["BZMPOP", "0", "2", "foo", "bar", "MIN"],
+        &["ZUNIONSTORE", "foo", "2", "foo", "bar"],
+    ] {
+        let e = try_cmd(&mut co, c).unwrap_err();
+        assert_eq!(e.kind(), redis::ErrorKind::CrossSlot, "{c:?}: {e}");
+    }
     let tagged = set_following(p0, "{user1}.a", "1");
     let mut ct = connect(&format!("127.0.0.1:{tagged}"));
     assert_eq!(
         cmd(&mut ct, &["MSET", "{user1}.b", "2", "{user1}.c", "3"]),
         Value::Okay
     );
+    let zinter = try_cmd(&mut co, &["ZINTER", "1", "{user1}.z"]);
+    if tagged == owner {
+        assert!(zinter.is_ok(), "{zinter:?}");
+    } else {
+        assert_eq!(zinter.unwrap_err().kind(), redis::ErrorKind::Moved);
+    }
     let e = try_cmd(&mut c0, &["SELECT", "1"]).unwrap_err();
     assert!(e.to_string().contains("not allowed in cluster mode"), "{e}");
     // A replica of the owner: MOVED, then served after READONLY (reads only).

@@ -413,3 +413,155 @@ fn client_list_and_kill_see_every_loop() {
         .unwrap_err();
     assert!(e.to_string().contains("No such client"), "{e}");
 }
+
+/// The id a raw connection's server gives it (CLIENT ID).
+fn raw_id(r: &mut Raw) -> String {
+    r.send(&["CLIENT", "ID"]);
+    r.frame().trim_start_matches(':').to_string()
+}
+
+/// Client-side caching (CLIENT TRACKING) across loops: default mode on a RESP3
+/// connection, OPTIN and OPTOUT with CLIENT CACHING, BCAST with prefixes and NOLOOP
+/// redirected to a RESP2 subscriber, a redirect to a RESP3 client, FLUSHALL's null
+/// invalidation, a redirect gone, and Redis's errors.
+#[test]
+fn client_tracking_sends_invalidations() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
+    let mut w = connect(&addr);
+    let mut r = Raw::new(&addr);
+    r.send(&["HELLO", "3"]);
+    assert!(r.frame().starts_with("%7"));
+    r.send(&["CLIENT", "TRACKING", "on"]);
+    assert_eq!(r.frame(), "+OK");
+    cmd(&mut w, &["SET", "a", "1"]);
+    r.send(&["GET", "a"]);
+    assert_eq!(r.frame(), "1");
+    cmd(&mut w, &["SET", "a", "2"]);
+    assert_eq!(r.frame(), ">2 invalidate *1 a");
+    // Sent once: the key is forgotten until read again.
+    cmd(&mut w, &["SET", "a", "3"]);
+    r.send(&["PING"]);
+    assert_eq!(r.frame(), "+PONG");
+
+    // OPTIN: only after CLIENT CACHING YES.
+    r.send(&["CLIENT", "TRACKING", "off"]);
+    assert_eq!(r.frame(), "+OK");
+    r.send(&["CLIENT", "TRACKING", "on", "OPTIN"]);
+    assert_eq!(r.frame(), "+OK");
+    r.send(&["GET", "a"]);
+    assert_eq!(r.frame(), "3");
+    cmd(&mut w, &["SET", "a", "4"]);
+    r.send(&["PING"]);
+    assert_eq!(r.frame(), "+PONG");
+    r.send(&["CLIENT", "CACHING", "yes"]);
+    assert_eq!(r.frame(), "+OK");
+    r.send(&["GET", "a"]);
+    assert_eq!(r.frame(), "4");
+    cmd(&mut w, &["SET", "a", "5"]);
+    assert_eq!(r.frame(), ">2 invalidate *1 a");
+    r.send(&["CLIENT", "CACHING", "no"]);
+    assert!(r
+        .frame()
+        .starts_with("-ERR CLIENT CACHING NO is only valid"));
+
+    // OPTOUT: unless CLIENT CACHING NO.
+    r.send(&["CLIENT", "TRACKING", "off"]);
+    assert_eq!(r.frame(), "+OK");
+    r.send(&["CLIENT", "TRACKING", "on", "OPTOUT"]);
+    assert_eq!(r.frame(), "+OK");
+    r.send(&["CLIENT", "CACHING", "no"]);
+    assert_eq!(r.frame(), "+OK");
+    r.send(&["GET", "a"]);
+    assert_eq!(r.frame(), "5");
+    cmd(&mut w, &["SET", "a", "6"]);
+    r.send(&["PING"]);
+    assert_eq!(r.frame(), "+PONG");
+    r.send(&["GET", "a"]);
+    assert_eq!(r.frame(), "6");
+    cmd(&mut w, &["SET", "a", "7"]);
+    assert_eq!(r.frame(), ">2 invalidate *1 a");
+    r.send(&["CLIENT", "TRACKING", "off"]);
+    assert_eq!(r.frame(), "+OK");
+
+    // Errors, as Redis words them.
+    for (args, err) in [
+        (
+            &["CLIENT", "TRACKING", "on", "OPTIN", "OPTOUT"][..],
+            "-ERR You can't specify both OPTIN mode and OPTOUT mode",
+        ),
+        (
+            &["CLIENT", "TRACKING", "on", "PREFIX", "x"][..],
+            "-ERR PREFIX option requires BCAST mode to be enabled",
+        ),
+        (
+            &["CLIENT", "TRACKING", "on", "REDIRECT", "999999"][..],
+            "-ERR The client ID you want redirect to does not exist",
+        ),
+        (
+            &["CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab", "PREFIX", "a"][..],
+            "-ERR Prefix 'ab' overlaps with another provided prefix 'a'. Prefixes for a single client must not overlap.",
+        ),
+    ] {
+        r.send(args);
+        assert_eq!(r.frame(), err);
+    }
+
+    // BCAST with a prefix and NOLOOP, redirected to a RESP2 subscriber.
+    let mut sub = Raw::new(&addr);
+    let sub_id = raw_id(&mut sub);
+    sub.send(&["SUBSCRIBE", "__redis__:invalidate"]);
+    assert_eq!(sub.frame(), "*3 subscribe __redis__:invalidate :1");
+    let mut t = Raw::new(&addr);
+    let on = [
+        "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "user:", "NOLOOP",
+    ];
+    t.send(&[&on[..], &["REDIRECT", sub_id.as_str()][..]].concat());
+    assert_eq!(t.frame(), "+OK");
+    cmd(&mut w, &["MSET", "user:1", "x", "other", "y"]);
+    assert_eq!(sub.frame(), "*3 message __redis__:invalidate *1 user:1");
+    t.send(&["SET", "user:2", "z"]);
+    assert_eq!(t.frame(), "+OK");
+    cmd(&mut w, &["SET", "user:3", "z"]);
+    assert_eq!(sub.frame(), "*3 message __redis__:invalidate *1 user:3");
+    t.send(&["CLIENT", "TRACKINGINFO"]);
+    let info = format!("*6 flags *3 on bcast noloop redirect :{sub_id} prefixes *1 user:");
+    assert_eq!(t.frame(), info);
+
+    // A RESP2 client redirected to a RESP3 one; FLUSHALL tells every tracking client.
+    let r_id = raw_id(&mut r);
+    let mut t2 = Raw::new(&addr);
+    t2.send(&["CLIENT", "TRACKING", "on", "REDIRECT", &r_id]);
+    assert_eq!(t2.frame(), "+OK");
+    t2.send(&["GET", "b"]);
+    assert_eq!(t2.frame(), "(nil)");
+    cmd(&mut w, &["SET", "b", "1"]);
+    assert_eq!(r.frame(), ">2 invalidate *1 b");
+    t2.send(&["CLIENT", "GETREDIR"]);
+    assert_eq!(t2.frame(), format!(":{r_id}"));
+    cmd(&mut w, &["FLUSHALL"]);
+    assert_eq!(r.frame(), ">2 invalidate _");
+    assert_eq!(sub.frame(), "*3 message __redis__:invalidate *-1");
+
+    // The client redirected to is gone: a RESP3 tracking client is told.
+    let mut gone = Raw::new(&addr);
+    let gone_id = raw_id(&mut gone);
+    let mut t3 = Raw::new(&addr);
+    t3.send(&["HELLO", "3"]);
+    assert!(t3.frame().starts_with("%7"));
+    t3.send(&["CLIENT", "TRACKING", "on", "REDIRECT", &gone_id]);
+    assert_eq!(t3.frame(), "+OK");
+    t3.send(&["GET", "c"]);
+    assert_eq!(t3.frame(), "_");
+    drop(gone);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let list = text_of(cmd(&mut w, &["CLIENT", "LIST"]));
+        if !list.contains(&format!("id={gone_id} ")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the closed client stays listed");
+        thread::sleep(Duration::from_millis(20));
+    }
+    cmd(&mut w, &["SET", "c", "1"]);
+    assert_eq!(t3.frame(), format!(">2 tracking-redir-broken :{gone_id}"));
+}

@@ -2,8 +2,8 @@
 //! here on a free port): every reply must be equal, errors included (their text is
 //! compared too). Covers the string, key, hash, set, list and sorted-set commands (the multi-key
 //! and blocking pops with data present), pub/sub outside the subscribed context, WRONGTYPE across
-//! them, transactions, Lua scripting (EVAL, the script cache, functions, the
-//! conversions and every scripting error text) and COMMAND GETKEYS (RESTORE: `diff_kvs_restore.rs`). In CI a missing `redis-server` fails the test; elsewhere it is skipped.
+//! them, HyperLogLogs (their bytes, counts, merges, corrupt values), transactions, Lua scripting (EVAL, the script cache, functions, the
+//! conversions and every scripting error text), geo indexes (every GEO* command, option and error), and COMMAND GETKEYS (RESTORE: `diff_kvs_restore.rs`). In CI a missing `redis-server` fails the test; elsewhere it is skipped.
 
 mod common;
 
@@ -41,6 +41,103 @@ const SCRIPT: &[&[&str]] = &[
     &["EXISTS", "none"],
     &["SETRANGE", "s", "-1", "x"],
     &["SETRANGE", "s", "536870912", "x"],
+    // BITCOUNT, BITPOS, BITOP, BITFIELD, BITFIELD_RO: ranges in bytes and bits,
+    // negative and out of range, missing keys, every overflow mode and the errors.
+    &["SET", "bits", "foobar"],
+    &["BITCOUNT", "bits"],
+    &["BITCOUNT", "bits", "1", "1"],
+    &["BITCOUNT", "bits", "-2", "-1"],
+    &["BITCOUNT", "bits", "5", "30", "BIT"],
+    &["BITCOUNT", "bits", "-1", "-2"],
+    &["BITCOUNT", "bits", "0", "100", "byte"],
+    &["BITCOUNT", "bits", "1"],
+    &["BITCOUNT", "bits", "0", "1", "bits"],
+    &["BITCOUNT", "bits", "x", "1"],
+    &["BITCOUNT", "bits", "-0", "1"],
+    &["BITCOUNT", "nosuch", "0", "1000", "bit"],
+    &["SET", "bp", "\u{ff}\u{f0}\u{00}"],
+    &["BITPOS", "bp", "0"],
+    &["BITPOS", "bp", "1", "2"],
+    &["BITPOS", "bp", "0", "2", "-1", "BIT"],
+    &["BITPOS", "bp", "0", "0", "0"],
+    &["BITPOS", "bp", "1", "7", "15", "bit"],
+    &["BITPOS", "bp", "0", "-3", "-2", "byte"],
+    &["BITPOS", "bp", "2"],
+    &["BITPOS", "bp", "1", "0", "1", "nibble"],
+    &["BITPOS", "nosuch", "0"],
+    &["BITPOS", "nosuch", "1"],
+    &["SET", "b1", "abc"],
+    &["SET", "b2", "\u{0}\u{ff}"],
+    &["BITOP", "AND", "dest", "b1", "b2"],
+    &["GET", "dest"],
+    &["BITOP", "or", "dest", "b1", "b2", "nosuch"],
+    &["GET", "dest"],
+    &["BITOP", "XOR", "dest", "b1", "b2"],
+    &["GET", "dest"],
+    &["BITOP", "NOT", "dest", "b1"],
+    &["GET", "dest"],
+    &["BITOP", "NOT", "dest", "b1", "b2"],
+    &["BITOP", "NAND", "dest", "b1"],
+    &["BITOP", "AND", "dest", "nosuch"],
+    &["EXISTS", "dest"],
+    &["SADD", "aset", "x"],
+    &["BITOP", "AND", "dest", "b1", "aset"],
+    &["BITCOUNT", "aset"],
+    &[
+        "BITFIELD", "bf", "SET", "i8", "0", "100", "GET", "u4", "0", "INCRBY", "i8", "0", "50",
+    ],
+    &[
+        "BITFIELD", "bf", "OVERFLOW", "SAT", "INCRBY", "i8", "0", "100", "INCRBY", "u2", "#5", "9",
+    ],
+    &[
+        "BITFIELD", "bf", "OVERFLOW", "FAIL", "INCRBY", "i8", "0", "100", "GET", "i8", "0",
+    ],
+    &[
+        "BITFIELD",
+        "bf",
+        "SET",
+        "u63",
+        "3",
+        "-1",
+        "GET",
+        "i64",
+        "3",
+        "SET",
+        "i64",
+        "#1",
+        "-9223372036854775808",
+    ],
+    &[
+        "BITFIELD", "bf", "OVERFLOW", "WRAP", "INCRBY", "i64", "#1", "-1",
+    ],
+    &[
+        "BITFIELD",
+        "bf",
+        "OVERFLOW",
+        "SAT",
+        "SET",
+        "i8",
+        "0",
+        "-9223372036854775808",
+    ],
+    &["GET", "bf"],
+    &["BITFIELD", "bf", "GET", "u64", "0"],
+    &["BITFIELD", "bf", "GET", "i0", "0"],
+    &["BITFIELD", "bf", "GET", "i8", "-1"],
+    &["BITFIELD", "bf", "GET", "i8", "4294967296"],
+    &["BITFIELD", "bf", "SET", "i8", "0"],
+    &["BITFIELD", "bf", "OVERFLOW", "MAYBE", "GET", "i8", "0"],
+    &["BITFIELD", "bf", "INCRBY", "i8", "0", "x"],
+    &["BITFIELD", "bf"],
+    &["BITFIELD_RO", "bf", "GET", "i8", "0", "GET", "u5", "#2"],
+    &["BITFIELD_RO", "bf", "SET", "i8", "0", "1"],
+    &["BITFIELD", "nosuch", "GET", "u8", "8"],
+    &[
+        "BITFIELD", "newbf", "OVERFLOW", "FAIL", "SET", "u2", "0", "10",
+    ],
+    &["GET", "newbf"],
+    &["BITFIELD", "aset", "GET", "u8", "0"],
+    &["BITFIELD", "aset", "SET", "u8", "0", "1"],
     // INCRBYFLOAT (values exact in binary: Redis adds in 80-bit long doubles, this
     // server in 64-bit doubles, so sums such as 10.5 + 0.1 differ in the 17th digit).
     &["SET", "f", "10.50"],
@@ -674,6 +771,134 @@ const SCRIPT: &[&[&str]] = &[
     &["FUNCTION", "DELETE", "dl"],
     &["FUNCTION", "DELETE", "dl"],
     &["FUNCTION", "LIST"],
+    // HyperLogLogs: the values byte for byte (GET), the cached count, sparse and dense,
+    // the estimator at scale (a script adds 20000), merges, PFDEBUG, foreign and
+    // corrupt strings, hll-sparse-max-bytes.
+    &["PFADD", "hll"],
+    &["GET", "hll"],
+    &["PFCOUNT", "hll"],
+    &["GET", "hll"],
+    &["PFADD", "hll", "a", "b", "c", "d", "e", "", "a"],
+    &["PFADD", "hll", "a", "b"],
+    &["GET", "hll"],
+    &["PFCOUNT", "hll"],
+    &["GET", "hll"],
+    &["PFDEBUG", "DECODE", "hll"],
+    &["PFDEBUG", "encoding", "hll"],
+    &[
+        "PFADD", "hll2", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m",
+    ],
+    &["PFCOUNT", "hll", "hll2", "nosuch"],
+    &["PFMERGE", "hllm", "hll", "hll2", "nosuch"],
+    &["GET", "hllm"],
+    &["PFCOUNT", "hllm"],
+    &["PFMERGE", "hllm"],
+    &["PFMERGE", "hll0", "nosuch"],
+    &["GET", "hll0"],
+    &["PFDEBUG", "TODENSE", "hll2"],
+    &["PFDEBUG", "TODENSE", "hll2"],
+    &["PFDEBUG", "ENCODING", "hll2"],
+    &["PFDEBUG", "DECODE", "hll2"],
+    &["PFDEBUG", "GETREG", "hll"],
+    &["PFDEBUG", "ENCODING", "hll"],
+    &["PFADD", "hll2", "x", "y"],
+    &["PFCOUNT", "hll2"],
+    &["GET", "hll2"],
+    &["PFMERGE", "hllm", "hll2"],
+    &["GET", "hllm"],
+    &["PFDEBUG", "NOPE", "hll"],
+    &["PFDEBUG", "GETREG", "nosuch"],
+    &[
+        "EVAL",
+        "for i = 1, 20000 do redis.call('pfadd', KEYS[1], 'e' .. i) \
+         if i % 500 == 0 then redis.call('pfadd', KEYS[2], 'e' .. i) end end \
+         return {redis.call('pfcount', KEYS[1]), redis.call('pfcount', KEYS[2]), \
+         redis.sha1hex(redis.call('get', KEYS[1])), redis.sha1hex(redis.call('get', KEYS[2]))}",
+        "2",
+        "hllbig",
+        "hllsmall",
+    ],
+    &["PFCOUNT", "hllbig", "hllsmall", "hll"],
+    &["PFMERGE", "hllsmall", "hllbig"],
+    &[
+        "EVAL",
+        "return redis.sha1hex(redis.call('get', KEYS[1]))",
+        "1",
+        "hllsmall",
+    ],
+    &["CONFIG", "SET", "hll-sparse-max-bytes", "40"],
+    &["CONFIG", "GET", "hll-sparse-max-bytes"],
+    &["PFADD", "hllp", "1", "2", "3", "4"],
+    &["PFDEBUG", "ENCODING", "hllp"],
+    &["PFADD", "hllp", "5", "6", "7", "8", "9", "10"],
+    &["PFDEBUG", "ENCODING", "hllp"],
+    &["PFCOUNT", "hllp"],
+    &["CONFIG", "SET", "hll-sparse-max-bytes", "-1"],
+    &["CONFIG", "SET", "hll-sparse-max-bytes", "1.5"],
+    &[
+        "CONFIG",
+        "SET",
+        "hll-sparse-max-bytes",
+        "9223372036854775808",
+    ],
+    &["CONFIG", "SET", "hll-sparse-max-bytes", "2kb"],
+    &["CONFIG", "GET", "hll-sparse-max-bytes"],
+    &["CONFIG", "SET", "hll-sparse-max-bytes", "3000"],
+    &["SET", "hllbad", "HYLL"],
+    &["PFCOUNT", "hllbad"],
+    &["PFADD", "hllbad", "a"],
+    &["PFMERGE", "hllbad"],
+    &["PFDEBUG", "ENCODING", "hllbad"],
+    &["PFADD", "hllc", "a", "b", "c"],
+    &["APPEND", "hllc", "hello"],
+    &["PFCOUNT", "hllc"],
+    &["PFCOUNT", "hllc", "hll"],
+    &["PFMERGE", "hlld", "hllc"],
+    &["EXISTS", "hlld"],
+    &["PFDEBUG", "GETREG", "hllc"],
+    &["PFDEBUG", "DECODE", "hllc"],
+    &["PFADD", "hllc", "zz"],
+    &["SETRANGE", "hllc", "4", "\u{0}"],
+    &["PFCOUNT", "hllc"],
+    &["SETRANGE", "hllc", "4", "x"],
+    &["PFCOUNT", "hllc"],
+    &["SETRANGE", "hllc", "0", "0123"],
+    &["PFCOUNT", "hllc"],
+    &["PFADD", "hllk", "a"],
+    &["PFCOUNT", "hllk"],
+    &["APPEND", "hllk", "zz"],
+    &["PFCOUNT", "hllk"],
+    &["PFCOUNT", "hllk", "hll"],
+    // A zero run cut by the end of the value, runs past the registers, too few.
+    &["SET", "hllt", "HYLL\u{1}\0\0\0\0\0\0\0\0\0\0\0\u{7f}"],
+    &["PFADD", "hllt", "a", "b", "c"],
+    &["GET", "hllt"],
+    &["PFCOUNT", "hllt"],
+    &[
+        "SET",
+        "hllv",
+        "HYLL\u{1}\0\0\0\0\0\0\0\0\0\0\u{1}\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}",
+    ],
+    &["PFADD", "hllv", "a"],
+    &["PFCOUNT", "hllv", "hll"],
+    &["PFMERGE", "hllv2", "hllv"],
+    &["PFDEBUG", "TODENSE", "hllv"],
+    &["SET", "hllf", "HYLL\u{1}\0\0\0\0\0\0\0\0\0\0\u{1}\u{3f}"],
+    &["PFADD", "hllf", "a", "b"],
+    &["PFDEBUG", "DECODE", "hllf"],
+    &["LPUSH", "hlll", "a"],
+    &["PFADD", "hlll", "x"],
+    &["PFCOUNT", "hlll"],
+    &["PFCOUNT", "hll", "hlll"],
+    &["PFMERGE", "hll", "hlll"],
+    &["PFMERGE", "hlll", "hll"],
+    &["PFDEBUG", "ENCODING", "hlll"],
+    &["PFADD"],
+    &["PFDEBUG", "GETREG"],
+    &["PFDEBUG", "GETREG", "hll", "x"],
+    &["PFSELFTEST", "x"],
+    &["COMMAND", "GETKEYS", "PFMERGE", "a", "b", "c"],
+    &["COMMAND", "GETKEYS", "PFDEBUG", "GETREG", "k"],
     // Arity and unknown commands.
     &["GET"],
     &["GETRANGE", "s", "0"],
@@ -687,13 +912,197 @@ const SCRIPT: &[&[&str]] = &[
     &["CONFIG", "SET", "no-such-setting", "1"],
 ];
 
+/// Geo indexes, after SCRIPT: GEOADD (NX XX CH, bad pairs), GEOPOS, GEOHASH, GEODIST (units,
+/// scores GEOADD never writes), GEOSEARCH and GEOSEARCHSTORE (every FROM and BY form, ASC/DESC,
+/// COUNT [ANY], WITH*, STOREDIST), GEORADIUS and GEORADIUSBYMEMBER (STORE, STOREDIST, the _RO
+/// forms), distances along a meridian (stored exactly), fifty members at five positions (so the
+/// order of equal distances is Redis's, for the full sort and the partial one COUNT makes), inside
+/// MULTI, COMMAND GETKEYS, and every error text. One command a line, its arguments split on
+/// spaces (SCRIPT's layout, one argument a line, would make this a thousand lines).
+const GEO_SCRIPT: &str = "\
+GEOADD geo:k 13.361389 38.115556 Palermo 15.087269 37.502669 Catania
+GEOADD geo:k 13.361389 38.115556 Palermo
+GEOADD geo:k CH 13.5 38 Palermo
+GEOADD geo:k NX 13.361389 38.115556 Palermo 12.5 37.8 Marsala
+GEOADD geo:k XX CH 13.361389 38.115556 Palermo 1 1 nosuch
+GEOADD geo:k ch nx 14 37 Palermo
+GEOADD geo:k xx nx 1 1 a
+GEOADD geo:k NX 1 1 a GT
+GEOADD geo:k 1 1 a 2
+GEOADD geo:k 200 1 a
+GEOADD geo:k 1 -85.06 a
+GEOADD geo:k abc 1 a
+GEOADD geo:k 1 nan a
+GEOADD geo:k 1 1
+GEOADD geo:k ch ch nx
+GEOADD geo:k 180 85.05112878 top -180 -85.05112878 bottom
+ZRANGE geo:k 0 -1 WITHSCORES
+GEOPOS geo:k Palermo nosuch Catania top bottom
+GEOPOS geo:none a b
+GEOPOS geo:k
+GEOHASH geo:k Palermo nosuch Catania top bottom
+GEOHASH geo:none a
+GEODIST geo:k Palermo Catania
+GEODIST geo:k Palermo Catania KM
+GEODIST geo:k Palermo Catania mi
+GEODIST geo:k Palermo Catania ft
+GEODIST geo:k Palermo Palermo
+GEODIST geo:k Palermo nosuch
+GEODIST geo:none a b
+GEODIST geo:k Palermo Catania parsec
+GEODIST geo:k Palermo Catania km x
+GEODIST geo:k top bottom
+ZADD geo:z -1 neg 0.5 half 1e300 huge 4503599627370496 two52 -inf ninf
+GEOPOS geo:z neg half huge two52 ninf
+GEOHASH geo:z neg half huge two52 ninf
+GEODIST geo:z neg huge
+SET geo:str x
+GEOADD geo:str 1 1 a
+GEOADD geo:str 1 100 a
+GEOPOS geo:str a
+GEOHASH geo:str a
+GEODIST geo:str a b
+GEODIST geo:str a b yd
+GEOSEARCH geo:str FROMMEMBER a BYRADIUS -1 km
+GEORADIUS geo:str 1 1 1 km
+GEORADIUSBYMEMBER geo:str a 1 km STORE geo:d
+GEOSEARCHSTORE geo:d geo:str FROMLONLAT 1 1 BYBOX 1 1 km
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 200 km
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHDIST WITHCOORD WITHHASH
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 200 km DESC WITHDIST
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 200 km COUNT 1 WITHDIST
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 200 km COUNT 2 DESC
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 200 km COUNT 1 ANY
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 200 km COUNT 1 ANY DESC WITHCOORD
+GEOSEARCH geo:k FROMMEMBER Palermo BYBOX 400 300 km ASC WITHDIST
+GEOSEARCH geo:k FROMMEMBER Palermo BYBOX 100 100 mi WITHHASH
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 1e9 ft ASC
+GEOSEARCH geo:k FROMLONLAT 0 0 BYRADIUS inf m ASC
+GEOSEARCH geo:k FROMLONLAT 179.9 85 BYBOX 500 500 km WITHCOORD
+GEOSEARCH geo:k FROMLONLAT 1 1 FROMLONLAT 15 37 BYRADIUS 200 km
+GEOSEARCH geo:k FROMMEMBER Catania BYRADIUS 1 km BYRADIUS 100 km
+GEOSEARCH geo:k FROMLONLAT 15 37 BYRADIUS 0 km
+GEOSEARCH geo:none FROMMEMBER x BYRADIUS 1 km
+GEOSEARCH geo:none FROMMEMBER x BYBOX 1 1 km WITHDIST
+GEOSEARCH geo:k FROMMEMBER nosuch BYRADIUS 1 km
+GEOSEARCH geo:k BYRADIUS -1 km FROMMEMBER nosuch
+GEOSEARCH geo:k FROMLONLAT 1 1 FROMMEMBER Palermo BYRADIUS 1 km
+GEOSEARCH geo:k FROMMEMBER Palermo BYBOX 1 1 km BYRADIUS 1 km
+GEOSEARCH geo:k FROMLONLAT 1 100 BYRADIUS 1 km
+GEOSEARCH geo:k FROMLONLAT x 1 BYRADIUS 1 km
+GEOSEARCH geo:k FROMLONLAT 1e400 0 BYRADIUS 1 km
+GEOSEARCH geo:k FROMLONLAT 0 0 BYRADIUS 1e-400 km
+GEOSEARCH geo:k FROMLONLAT 0 0 BYBOX 1 1e999 km
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS x km
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 1 yards
+GEOSEARCH geo:k FROMMEMBER Palermo BYBOX -1 1 km
+GEOSEARCH geo:k FROMMEMBER Palermo BYBOX x 1 km
+GEOSEARCH geo:k FROMMEMBER Palermo BYBOX 1 x km
+GEOSEARCH geo:k FROMMEMBER Palermo BYBOX 1 1 parsec
+GeoSearch geo:k BYBOX 1 1 km ASC
+GEOSEARCH geo:k FROMMEMBER Palermo ASC WITHDIST DESC
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km ANY
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km COUNT 0
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km COUNT -1
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km COUNT -0
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km COUNT x
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km COUNT
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km STORE geo:d
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km STOREDIST
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km
+GEOSEARCH geo:k FROMMEMBER Palermo BYRADIUS 100 km BOGUS
+GEOSEARCHSTORE geo:d geo:k FROMLONLAT 15 37 BYRADIUS 200 km
+ZRANGE geo:d 0 -1 WITHSCORES
+GEOSEARCHSTORE geo:d geo:k FROMMEMBER Palermo BYBOX 500 500 km DESC COUNT 1 STOREDIST
+ZRANGE geo:d 0 -1 WITHSCORES
+GEOSEARCHSTORE geo:d geo:k FROMLONLAT 0 0 BYRADIUS 1 m
+EXISTS geo:d
+GEOSEARCHSTORE geo:d geo:none FROMMEMBER x BYRADIUS 1 m
+GEOSEARCHSTORE geo:d geo:k FROMMEMBER Palermo BYRADIUS 100 km STOREDIST WITHDIST
+GEOSEARCHSTORE geo:d geo:k FROMMEMBER Palermo BYRADIUS 100 km STORE geo:e
+GEORADIUS geo:k 15 37 200 km
+GEORADIUS geo:k 15 37 200 km WITHDIST WITHCOORD WITHHASH COUNT 1
+GEORADIUS geo:k 15 37 200 km DESC COUNT 1 ANY
+GEORADIUS_RO geo:k 15 37 200 km ASC WITHDIST
+GEORADIUS geo:k 15 37 200 km STORE geo:d
+ZRANGE geo:d 0 -1 WITHSCORES
+GEORADIUS geo:k 15 37 200 km STOREDIST geo:d ASC
+ZRANGE geo:d 0 -1 WITHSCORES
+GEORADIUS geo:k 15 37 200 km STORE geo:d STOREDIST geo:e
+ZRANGE geo:e 0 -1 WITHSCORES
+SET geo:d x
+GEORADIUS geo:k 0 0 1 m STORE geo:d
+EXISTS geo:d
+GEORADIUS geo:none 0 0 1 m STORE geo:e
+EXISTS geo:e
+GEORADIUS geo:k 15 37 200 km STORE geo:d WITHDIST
+GEORADIUS geo:k 15 37 200 km STORE
+GEORADIUS_RO geo:k 15 37 200 km STORE geo:d
+GEORADIUS geo:k 200 37 200 km
+GEORADIUS geo:k 15 37 -2 km
+GEORADIUS geo:k 15 37 x km
+GEORADIUS geo:k 15 37 2 parsec
+GEORADIUS geo:none 1 1 x km
+GEORADIUS geo:k 15 37 200 km FROMLONLAT 1 1
+GEORADIUSBYMEMBER geo:k Palermo 200 km WITHDIST
+GEORADIUSBYMEMBER_RO geo:k Catania 500 mi DESC WITHCOORD COUNT 2
+GEORADIUSBYMEMBER geo:k Palermo 500 km STOREDIST geo:d
+ZRANGE geo:d 0 -1 WITHSCORES
+GEORADIUSBYMEMBER geo:k Palermo 200 km STORE geo:d WITHCOORD
+GEORADIUSBYMEMBER geo:k nosuch 2 km
+GEORADIUSBYMEMBER geo:k Palermo -1 km
+GEORADIUSBYMEMBER geo:none nosuch x km
+GEORADIUSBYMEMBER geo:none nosuch 2 km WITHDIST BOGUS
+GEORADIUSBYMEMBER_RO geo:k Palermo 200 km STOREDIST geo:d
+GEOADD geo:mer 180 12.32318186377672475 a 180 9.9988020051243538 b -180 11 c
+GEOSEARCHSTORE geo:d geo:mer FROMMEMBER a BYBOX 600 600 km ASC STOREDIST
+ZRANGE geo:d 0 -1 WITHSCORES
+GEOADD geo:t 10 10 t0 10 10 t1 10 10 t2 10 10 t3 10 10 t4
+GEOADD geo:t 10 10 t5 10 10 t6 10 10 t7 10 10 t8 10 10 t9
+GEOADD geo:t 10.001 10 u0 10.001 10 u1 10.001 10 u2 10.001 10 u3 10.001 10 u4
+GEOADD geo:t 10.001 10 u5 10.001 10 u6 10.001 10 u7 10.001 10 u8 10.001 10 u9
+GEOADD geo:t 10 10.001 v0 10 10.001 v1 10 10.001 v2 10 10.001 v3 10 10.001 v4
+GEOADD geo:t 10 10.001 v5 10 10.001 v6 10 10.001 v7 10 10.001 v8 10 10.001 v9
+GEOADD geo:t 9.999 10 w0 9.999 10 w1 9.999 10 w2 9.999 10 w3 9.999 10 w4
+GEOADD geo:t 9.999 10 w5 9.999 10 w6 9.999 10 w7 9.999 10 w8 9.999 10 w9
+GEOADD geo:t 10 9.999 x0 10 9.999 x1 10 9.999 x2 10 9.999 x3 10 9.999 x4
+GEOADD geo:t 10 9.999 x5 10 9.999 x6 10 9.999 x7 10 9.999 x8 10 9.999 x9
+GEOSEARCH geo:t FROMLONLAT 10 10 BYRADIUS 1 km ASC
+GEOSEARCH geo:t FROMLONLAT 10 10 BYRADIUS 1 km DESC
+GEOSEARCH geo:t FROMLONLAT 10 10 BYRADIUS 1 km COUNT 7
+GEOSEARCH geo:t FROMLONLAT 10 10 BYRADIUS 1 km COUNT 23 DESC
+GEOSEARCH geo:t FROMLONLAT 10 10 BYRADIUS 1 km COUNT 45 WITHDIST
+GEOSEARCH geo:t FROMLONLAT 10 10 BYBOX 2 2 km COUNT 12 ANY
+GEOSEARCH geo:t FROMLONLAT 10.0005 10.0005 BYBOX 200 200 m WITHDIST
+GEORADIUS geo:t 10 10 1 km COUNT 30 STORE geo:d
+ZRANGE geo:d 0 -1
+MULTI
+GEOADD geo:m 1
+EXEC
+MULTI
+GEOADD geo:m 200 1 a
+GEOADD geo:m 1 1 a
+GEOPOS geo:m a
+EXEC
+COMMAND GETKEYS GEORADIUS k 1 1 1 km
+COMMAND GETKEYS GEORADIUS k 1 1 1 km STORE d
+COMMAND GETKEYS GEORADIUS k 1 1 1 km store d storedist e
+COMMAND GETKEYS GEORADIUS k 1 1 1 km withdist store
+COMMAND GETKEYS GEORADIUSBYMEMBER k m 1 km STOREDIST d
+COMMAND GETKEYS GEORADIUS_RO k 1 1 1 km STORE d
+COMMAND GETKEYS GEOSEARCHSTORE d s FROMLONLAT 1 1 BYRADIUS 1 km
+COMMAND GETKEYS GEOADD k 1 1 m
+COMMAND GETKEYS GEOADD k 1 1
+";
+
 #[test]
 fn replies_equal_redis() {
     let Some((_servers, mut theirs, mut ours)) = both() else {
         return missing_client("redis-server");
     };
     let mut differ = Vec::new();
-    for args in SCRIPT {
+    let geo: Vec<Vec<&str>> = GEO_SCRIPT.lines().map(|l| l.split(' ').collect()).collect();
+    for args in SCRIPT.iter().copied().chain(geo.iter().map(Vec::as_slice)) {
         let (a, b) = (reply(&mut theirs, args), reply(&mut ours, args));
         if a != b {
             differ.push(format!("{args:?}\n  redis:     {a:?}\n  wirespeed: {b:?}"));

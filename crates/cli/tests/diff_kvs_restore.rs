@@ -1,6 +1,7 @@
 //! RESTORE against wirespeed and a real Redis 7 (`redis-server`, started here on a free
 //! port): payloads DUMPed by Redis restored on both, with every option and every error
-//! in Redis's order (texts compared), deadlines, and the values read back; every reply
+//! in Redis's order (texts compared), deadlines, and the values read back (HyperLogLogs
+//! sparse and dense counted, merged and read byte for byte); every reply
 //! must be equal. In CI a missing `redis-server` fails the test; elsewhere it is
 //! skipped.
 
@@ -17,6 +18,9 @@ fn reply_bytes(con: &mut redis::Connection, args: &[&[u8]]) -> Result<Value, Str
     });
     c.query::<Value>(con).map_err(|e| e.to_string())
 }
+
+/// A script that adds 5000 elements to the HyperLogLog KEYS[1] (dense by then).
+const FILL_HLL: &str = "for i = 1, 5000 do redis.call('pfadd', KEYS[1], i) end";
 
 /// `body` as a DUMP payload of RDB `version`, with its checksum.
 fn sealed(body: &[u8], version: u16) -> Vec<u8> {
@@ -42,11 +46,16 @@ fn restore_replies_equal_redis() {
         &["HSET", "h", "f", "v", "g", &big],
         &["SADD", "i", "1", "2", "-70000"],
         &["ZADD", "z", "1", "a", "-2.5", &big],
+        // HyperLogLogs: sparse, dense with a stale cache, dense with a fresh one.
+        &["PFADD", "hs", "a", "b", "c", &big],
+        &["EVAL", FILL_HLL, "1", "hd"],
+        &["EVAL", FILL_HLL, "1", "hdc"],
+        &["PFCOUNT", "hdc"],
     ] {
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
         reply_bytes(&mut theirs, &args).expect("fill");
     }
-    let p: Vec<Vec<u8>> = ["s", "t", "l", "h", "i", "z"]
+    let p: Vec<Vec<u8>> = ["s", "t", "l", "h", "i", "z", "hs", "hd", "hdc"]
         .iter()
         .map(|k| redis::cmd("DUMP").arg(*k).query(&mut theirs).expect("DUMP"))
         .collect();
@@ -104,6 +113,21 @@ fn restore_replies_equal_redis() {
         &[b"RESTORE", b"r6", b"99999999999000", &p[5], b"ABSTTL"],
         &[b"ZRANGE", b"r6", b"0", b"-1", b"WITHSCORES"],
         &[b"PEXPIRETIME", b"r6"],
+        &[b"RESTORE", b"rs", b"0", &p[6]],
+        &[b"PFDEBUG", b"ENCODING", b"rs"],
+        &[b"PFCOUNT", b"rs"],
+        &[b"GET", b"rs"],
+        &[b"RESTORE", b"rd", b"0", &p[7]],
+        &[b"PFDEBUG", b"ENCODING", b"rd"],
+        &[b"PFCOUNT", b"rd"],
+        &[b"PFCOUNT", b"rd", b"rs"],
+        &[b"RESTORE", b"rdc", b"0", &p[8]],
+        &[b"PFCOUNT", b"rdc"],
+        &[b"PFADD", b"rs", b"x", b"y"],
+        &[b"PFMERGE", b"rm", b"rs", b"rd", b"rdc"],
+        &[b"PFCOUNT", b"rm"],
+        &[b"GET", b"rm"],
+        &[b"GET", b"rd"],
         &[b"DUMP", b"nosuch"],
         &[b"DUMP"],
         &[b"RESTORE", b"r7", b"0"],

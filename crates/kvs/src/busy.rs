@@ -193,8 +193,10 @@ fn answer(c: &mut Conn, shared: &Shared, config: &Config, limits: &Limits) -> bo
                 let busy = &shared.scripts.busy;
                 match busy.kill(eq(name, "function")) {
                     Ok(()) => w.simple("OK"),
-                    Err(e) => w.error(e),
+                    Err(e) => w.error(&e),
                 }
+            } else if eq(name, "function") && eq(sub, "stats") && args.len() == 2 {
+                crate::cmd::scripting::functions::stats(&shared.scripts, &mut w);
             } else if eq(name, "shutdown") && args[1..].iter().any(|a| eq(a, "nosave")) {
                 eprintln!("kvs: SHUTDOWN NOSAVE while a script runs: exiting now");
                 std::process::exit(0);

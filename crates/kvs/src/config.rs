@@ -50,6 +50,9 @@ pub struct Config {
     pub slowlog_slower_than: i64,
     /// `slowlog-max-len`: entries the slow log keeps.
     pub slowlog_max_len: usize,
+    /// `tracking-table-max-keys`: keys the client-side caching table remembers before
+    /// it forgets some (sending their invalidations); 0: no bound.
+    pub tracking_max_keys: usize,
     /// `notify-keyspace-events`: the classes of keyspace notifications sent
     /// ([`notify`] flags; 0: none).
     pub notify: u32,
@@ -153,6 +156,8 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("hash-max-listpack-value", "64"),
     ("hash-max-ziplist-entries", "128"),
     ("hash-max-ziplist-value", "64"),
+    // Read by the HyperLogLog commands (`crate::cmd::hll`): checked when set.
+    ("hll-sparse-max-bytes", "3000"),
     ("hz", "10"),
     ("latency-monitor-threshold", "0"),
     ("latency-tracking", "yes"),
@@ -219,6 +224,7 @@ pub(crate) const RUNTIME: &[&str] = &[
     "notify-keyspace-events",
     "slowlog-log-slower-than",
     "slowlog-max-len",
+    "tracking-table-max-keys",
     "min-replicas-to-write",
     "min-replicas-max-lag",
 ];
@@ -291,6 +297,10 @@ impl Config {
                 self.slowlog_slower_than.to_string(),
             ),
             ("slowlog-max-len", self.slowlog_max_len.to_string()),
+            (
+                "tracking-table-max-keys",
+                self.tracking_max_keys.to_string(),
+            ),
             ("min-replicas-to-write", self.min_replicas.to_string()),
             ("min-replicas-max-lag", self.min_replicas_lag.to_string()),
             ("appendfilename", self.appendfilename.clone()),
@@ -360,6 +370,15 @@ impl Config {
                     _ => return Err("argument couldn't be parsed into an integer".into()),
                 }
             }
+            "tracking-table-max-keys" => {
+                self.tracking_max_keys = match std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
+                {
+                    Some(n) if n <= i64::MAX as u64 => n as usize,
+                    _ => return Err("argument couldn't be parsed into an integer".into()),
+                }
+            }
             "min-replicas-to-write" | "min-replicas-max-lag" => {
                 let n = std::str::from_utf8(value)
                     .ok()
@@ -374,6 +393,10 @@ impl Config {
             "notify-keyspace-events" => {
                 self.notify = notify::parse(&text())
                     .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?
+            }
+            "hll-sparse-max-bytes" => {
+                let v = redis_memory(value)?;
+                self.compat.insert("hll-sparse-max-bytes", v.to_string());
             }
             n if compat(n).is_some() => {
                 if let Some(key) = compat(n) {
@@ -445,6 +468,45 @@ pub fn parse_memory(s: &str) -> Option<usize> {
     n.checked_mul(mul)
 }
 
+/// A size as Redis's memory settings read it (`memtoull`): digits, then an optional
+/// unit (b, k, kb, m, mb, g, gb, any case); no sign, no spaces; nothing at all is 0.
+/// The product wraps as in Redis, and above `i64::MAX` is out of range.
+fn redis_memory(value: &[u8]) -> Result<u64, String> {
+    let not_memory = || "argument must be a memory value".to_string();
+    let split = value
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(value.len());
+    let (digits, unit) = value.split_at(split);
+    let mul: u64 = match unit.to_ascii_lowercase().as_slice() {
+        b"" | b"b" => 1,
+        b"k" => 1000,
+        b"kb" => 1 << 10,
+        b"m" => 1_000_000,
+        b"mb" => 1 << 20,
+        b"g" => 1_000_000_000,
+        b"gb" => 1 << 30,
+        _ => return Err(not_memory()),
+    };
+    if digits.len() >= 128 {
+        return Err(not_memory());
+    }
+    // strtoull saturates on overflow.
+    let n = digits.iter().fold(0u64, |n, &d| {
+        n.checked_mul(10)
+            .and_then(|n| n.checked_add((d - b'0') as u64))
+            .unwrap_or(u64::MAX)
+    });
+    let v = n.wrapping_mul(mul);
+    if v > i64::MAX as u64 {
+        return Err(format!(
+            "argument must be between 0 and {} inclusive",
+            i64::MAX
+        ));
+    }
+    Ok(v)
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config {
@@ -464,6 +526,7 @@ impl Default for Config {
             notify: 0,
             slowlog_slower_than: 10_000,
             slowlog_max_len: 128,
+            tracking_max_keys: 1_000_000,
             min_replicas: 0,
             min_replicas_lag: 10,
             compat: Default::default(),

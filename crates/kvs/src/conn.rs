@@ -304,7 +304,13 @@ impl Conn {
                         if pause.on()
                             && pause.holds(
                                 self.session.monitor,
-                                || crate::cmd::pause::may_write_request(&self.session, argv),
+                                || {
+                                    crate::cmd::pause::may_write_request(
+                                        env.shared,
+                                        &self.session,
+                                        argv,
+                                    )
+                                },
                                 now_ms(),
                             )
                         {
@@ -319,6 +325,12 @@ impl Conn {
                         let mark = self.output.len();
                         let mut w = Writer::new(&mut self.output, self.session.proto);
                         let ran = run_command(env, &mut self.session, argv, now, &mut w);
+                        let hub = &env.shared.hub;
+                        if !env.effects.is_empty() && hub.tracking.any() {
+                            // Client-side caching: the keys it changed, invalidated.
+                            hub.tracking
+                                .after_effects(hub, self.session.id, &env.effects);
+                        }
                         if let Some(m) = &self.session.meta {
                             crate::cmd::clients::touched(
                                 m,
@@ -328,6 +340,7 @@ impl Conn {
                             );
                         }
                         let still_off = self.session.reply_off;
+                        let skip = skip && !std::mem::take(&mut self.session.reply_on);
                         let Ran {
                             cmd,
                             blocked,
@@ -417,7 +430,8 @@ fn run_command(
     let logging = env.logging
         || env.shared.repl.active()
         || env.shared.watches.any()
-        || env.config.notify != 0;
+        || env.config.notify != 0
+        || env.shared.hub.tracking.any();
     let mut ctx = Ctx {
         shared: env.shared,
         keys: &mut env.keys,
@@ -432,11 +446,15 @@ fn run_command(
         ready: Vec::new(),
     };
     let cmd = exec(&mut ctx, argv, w);
-    Ran {
+    let ran = Ran {
         cmd,
         blocked: ctx.blocked,
         ready: ctx.ready,
+    };
+    if session.tracking.is_some() {
+        crate::cmd::tracking::after_command(session, argv);
     }
+    ran
 }
 
 /// Serves the clients blocked on `keys` of database `db` (those a write may have
@@ -483,6 +501,12 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
                 hub.block(id, waiter, true);
                 break;
             }
+            // Client-side caching: its invalidations go after its reply.
+            let mut invalidations = Vec::new();
+            if !env.effects.is_empty() && hub.tracking.any() {
+                hub.tracking
+                    .after_effects_into(hub, id, &env.effects, &mut invalidations);
+            }
             let seq = env.shared.propagate(&mut env.keys, &mut env.effects);
             if seq > 0 {
                 env.seq = seq;
@@ -493,6 +517,7 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
                 }
             }
             msgs.push((id, Msg::Unblocked { reply: out, seq }));
+            msgs.append(&mut invalidations);
         }
     }
     hub.deliver(msgs);

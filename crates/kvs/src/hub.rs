@@ -64,6 +64,16 @@ pub enum Msg {
     Kill,
     /// A MONITOR line, ready to send.
     Monitor(Arc<[u8]>),
+    /// Client-side caching: keys to drop from the client's cache (None: all of them);
+    /// `redirected`: on behalf of another client (see [`crate::tracking`]).
+    Invalidate {
+        /// The keys.
+        keys: crate::tracking::Keys,
+        /// Sent on behalf of a client that redirects here.
+        redirected: bool,
+    },
+    /// The client that this one's invalidations go to is gone (its id).
+    RedirBroken(u64),
     /// The client was blocked: here is its reply, which waits for log record `seq`.
     Unblocked {
         /// The encoded reply.
@@ -93,6 +103,8 @@ pub struct Hub {
     blocked: AtomicUsize,
     /// Every connection's listed facts (CLIENT LIST), by id.
     clients: Mutex<std::collections::BTreeMap<u64, Arc<ClientMeta>>>,
+    /// Client-side caching (CLIENT TRACKING).
+    pub tracking: crate::tracking::Tracking,
 }
 
 impl Hub {
@@ -111,7 +123,13 @@ impl Hub {
             waiting: Mutex::new(Waiting::default()),
             blocked: AtomicUsize::new(0),
             clients: Mutex::new(Default::default()),
+            tracking: Default::default(),
         }
+    }
+
+    /// True when connection `id` is open.
+    pub fn has_client(&self, id: u64) -> bool {
+        lock(&self.clients).contains_key(&id)
     }
 
     /// A new connection.
@@ -148,7 +166,7 @@ impl Hub {
 
     /// Sends messages, grouped by loop: one lock and one wake-up per loop.
     pub fn deliver(&self, msgs: Vec<(u64, Msg)>) {
-        if self.inboxes.is_empty() {
+        if self.inboxes.is_empty() || msgs.is_empty() {
             return;
         }
         let mut by_loop: Vec<Vec<(u64, Msg)>> =
@@ -479,6 +497,8 @@ pub struct ClientMeta {
     pub monitor: AtomicBool,
     /// A replica's connection (after PSYNC).
     pub replica: AtomicBool,
+    /// CLIENT SETINFO LIB-NAME and LIB-VER.
+    pub lib: Mutex<(String, String)>,
 }
 
 impl ClientMeta {

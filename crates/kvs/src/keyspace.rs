@@ -109,6 +109,11 @@ pub struct Keyspace {
     /// What the stores keep or hide of expired keys for replication, as the
     /// replication state publishes it (`crate::repl::Repl::keep_cell`).
     keep_repl: std::sync::Arc<AtomicU8>,
+    /// [`crate::store::HIDE_EXPIRED`] while clients are paused: keys past their time
+    /// read as gone but stay until the pause ends, as in Redis.
+    keep_pause: AtomicU8,
+    /// [`crate::store::KEEP_EXPIRED`] once a client tracked keys.
+    keep_track: AtomicU8,
     /// Sum of the shards' [`Store::memory`], as of the last command that changed each.
     memory: AtomicUsize,
 }
@@ -146,6 +151,8 @@ impl Keyspace {
         Keyspace {
             keep: AtomicU8::new(keep),
             keep_repl,
+            keep_pause: AtomicU8::new(0),
+            keep_track: AtomicU8::new(0),
             mask: per_db - 1,
             by_slot: false,
             dbs,
@@ -200,7 +207,29 @@ impl Keyspace {
     /// Which keys the stores keep for notifications (see [`Store::keep_events`]).
     #[inline]
     pub fn keep(&self) -> u8 {
-        self.keep.load(Ordering::Relaxed) | self.keep_repl.load(Ordering::Relaxed)
+        self.keep.load(Ordering::Relaxed)
+            | self.keep_track.load(Ordering::Relaxed)
+            | self.keep_repl.load(Ordering::Relaxed)
+            | self.keep_pause.load(Ordering::Relaxed)
+    }
+
+    /// While `paused`, expired keys are hidden, not removed (see `keep_pause`).
+    pub fn hide_expired(&self, paused: bool) {
+        let bits = if paused {
+            crate::store::HIDE_EXPIRED
+        } else {
+            0
+        };
+        if self.keep_pause.load(Ordering::Relaxed) != bits {
+            self.keep_pause.store(bits, Ordering::Relaxed);
+        }
+    }
+
+    /// Expired keys are kept for client-side caching's invalidations from the first
+    /// CLIENT TRACKING ON on.
+    pub fn keep_for_tracking(&self) {
+        self.keep_track
+            .store(crate::store::KEEP_EXPIRED, Ordering::Relaxed);
     }
 
     /// Sets which keys the stores keep for notifications (the settings changed).

@@ -56,4 +56,5 @@ pub mod state;
 pub mod store;
 pub mod table;
 pub mod tls;
+pub mod tracking;
 pub mod value;

@@ -688,6 +688,11 @@ impl Loop {
             }
             let now = now_ms();
             housekeeping(shared, &mut env.stats, &mut sweep, now);
+            if shared.hub.tracking.any() {
+                // A lowered `tracking-table-max-keys` applies without waiting for reads.
+                let max = env.config.tracking_max_keys;
+                shared.hub.tracking.limit(&shared.hub, max);
+            }
             if shared.repl.active() {
                 let mut more = false;
                 self.feed_replicas(

@@ -315,6 +315,15 @@ impl ZSet {
         self.order.iter().map(|(s, m)| (&**m, s.0))
     }
 
+    /// Members with their scores from the first scoring at least `min`, lowest first
+    /// (the start is found in O(log n)); a score of -0 counts as 0.
+    pub fn iter_from(&self, min: f64) -> impl Iterator<Item = (&[u8], f64)> {
+        let min = if min == 0.0 { -0.0 } else { min };
+        self.order
+            .range((Score(min), Box::<[u8]>::default())..)
+            .map(|(s, m)| (&**m, s.0))
+    }
+
     /// The 0-based rank of `m`, lowest score first.
     pub fn rank(&self, m: &[u8]) -> Option<usize> {
         let s = *self.scores.get(m)?;

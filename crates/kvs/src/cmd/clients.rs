@@ -62,8 +62,9 @@ impl ClientMeta {
             "N"
         };
         let omem = self.omem.load(Ordering::Relaxed);
+        let lib = self.lib.lock().unwrap_or_else(|p| p.into_inner()).clone();
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={omem} events=r cmd={cmd} user=default redir=-1 resp={} lib-name= lib-ver=",
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={omem} events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -75,8 +76,40 @@ impl ClientMeta {
             s(1),
             s(2),
             if self.resp3.load(Ordering::Relaxed) { 3 } else { 2 },
+            lib.0,
+            lib.1,
         )
     }
+}
+
+/// CLIENT SETINFO LIB-NAME|LIB-VER value: shown by CLIENT LIST and INFO; an empty
+/// value clears it; spaces, line ends and other characters outside `!`..`~` are
+/// refused, as in Redis.
+pub fn setinfo(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let (attr, value) = (args[2], args[3]);
+    let lib_name = eq(attr, "lib-name");
+    if !lib_name && !eq(attr, "lib-ver") {
+        return w.error(&format!(
+            "ERR Unrecognized option '{}'",
+            String::from_utf8_lossy(attr)
+        ));
+    }
+    if value.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        return w.error(&format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            if lib_name { "lib-name" } else { "lib-ver" }
+        ));
+    }
+    if let Some(m) = &ctx.session.meta {
+        let mut lib = m.lib.lock().unwrap_or_else(|p| p.into_inner());
+        let text = String::from_utf8_lossy(value).into_owned();
+        if lib_name {
+            lib.0 = text;
+        } else {
+            lib.1 = text;
+        }
+    }
+    w.simple("OK");
 }
 
 /// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].

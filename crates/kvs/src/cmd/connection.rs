@@ -167,6 +167,8 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else if eq(sub, "reply") && args.len() == 3 {
         if eq(args[2], "on") {
             ctx.session.reply_off = false;
+            // Its own reply goes out even right after a SKIP, as in Redis.
+            ctx.session.reply_on = true;
             w.simple("OK");
         } else if eq(args[2], "off") {
             ctx.session.reply_off = true;
@@ -178,7 +180,7 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else if eq(sub, "unblock") && (args.len() == 3 || args.len() == 4) {
         unblock(ctx, args, w);
     } else if eq(sub, "setinfo") && args.len() == 4 {
-        w.simple("OK");
+        super::clients::setinfo(ctx, args, w);
     } else if eq(sub, "list") {
         super::clients::list(ctx, args, w);
     } else if eq(sub, "info") && args.len() == 2 {
@@ -191,13 +193,38 @@ pub fn client(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         super::pause::pause(ctx, args, w);
     } else if eq(sub, "unpause") && args.len() == 2 {
         super::pause::unpause(ctx, args, w);
-    } else if (eq(sub, "pause") || eq(sub, "unpause")) && args.len() > 1 {
+    } else if eq(sub, "getredir") && args.len() == 2 {
+        super::tracking::getredir(ctx, w);
+    } else if eq(sub, "tracking") && args.len() >= 3 {
+        super::tracking::tracking(ctx, args, w);
+    } else if eq(sub, "caching") && args.len() >= 3 {
+        super::tracking::caching(ctx, args, w);
+    } else if eq(sub, "trackinginfo") && args.len() == 2 {
+        super::tracking::info(ctx, w);
+    } else if [
+        "pause",
+        "unpause",
+        "kill",
+        "setinfo",
+        "setname",
+        "getname",
+        "id",
+        "info",
+        "reply",
+        "no-evict",
+        "unblock",
+        "getredir",
+        "tracking",
+        "caching",
+        "trackinginfo",
+    ]
+    .iter()
+    .any(|s| eq(sub, s))
+    {
         w.error(&format!(
             "ERR wrong number of arguments for 'client|{}' command",
             super::lower(sub)
         ));
-    } else if eq(sub, "getredir") && args.len() == 2 {
-        w.int(-1);
     } else if eq(sub, "help") && args.len() == 2 {
         super::help(
             w,

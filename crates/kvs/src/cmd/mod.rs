@@ -14,6 +14,7 @@
 //! [`rewrite`] (CONFIG REWRITE).
 
 pub mod admin;
+pub mod bits;
 pub mod blocking;
 pub mod clients;
 pub mod cluster;
@@ -22,8 +23,10 @@ pub mod config;
 pub mod connection;
 pub mod dbs;
 pub mod dump;
+pub mod geo;
 
 pub mod hashes;
+pub mod hll;
 pub mod keys;
 pub mod lists;
 pub mod migrate;
@@ -40,6 +43,7 @@ pub mod sets;
 pub mod sort;
 pub mod strings;
 pub mod table;
+pub mod tracking;
 pub mod zsets;
 
 use crate::aof::Effect;
@@ -77,6 +81,8 @@ pub struct Session {
     pub reply_off: bool,
     /// CLIENT REPLY SKIP: the next command's reply is dropped.
     pub skip_next: bool,
+    /// CLIENT REPLY ON just ran: its reply is sent even if a SKIP preceded it.
+    pub reply_on: bool,
     /// A replica's connection after PSYNC: the stream's offset sent to it so far.
     pub replica: Option<u64>,
     /// Bytes of a snapshot taken at once still in the output (not counted against
@@ -102,6 +108,8 @@ pub struct Session {
     pub monitor: bool,
     /// What CLIENT LIST shows of this connection (None for a session without one).
     pub meta: Option<std::sync::Arc<crate::hub::ClientMeta>>,
+    /// CLIENT TRACKING ON: its settings.
+    pub tracking: Option<Box<crate::tracking::Mode>>,
 }
 
 /// Everything a command runs against.
@@ -220,7 +228,12 @@ pub(crate) fn eq(a: &[u8], b: &str) -> bool {
 
 pub(crate) fn parse_i64(a: &[u8]) -> Option<i64> {
     let s = std::str::from_utf8(a).ok()?;
-    if s.is_empty() || s.starts_with('+') || (s.len() > 1 && s.starts_with('0')) {
+    // Redis's string2ll: no sign but '-', no leading zero, no "-0".
+    if s.is_empty()
+        || s.starts_with('+')
+        || (s.len() > 1 && s.starts_with('0'))
+        || s.starts_with("-0")
+    {
         return if s == "0" { Some(0) } else { None };
     }
     s.parse().ok()
@@ -380,6 +393,9 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     }
     if ctx.config.notify != 0 && cmd.has(WRITE) {
         notify::after(ctx, cmd.name, args, start);
+    }
+    if ctx.session.tracking.is_some() && cmd.has(table::READONLY) {
+        tracking::track_read(ctx, cmd, args);
     }
     ctx.stats.commands += 1;
     let took = t.map(|t| t.elapsed().as_micros() as u64);

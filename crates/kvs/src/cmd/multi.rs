@@ -72,9 +72,13 @@ impl Tx {
         self.watched.clear();
     }
 
-    /// Whether a queued command passes `test` (CLIENT PAUSE WRITE holds such an EXEC).
-    pub(crate) fn writes(&self, test: impl Fn(&Command) -> bool) -> bool {
-        self.queued.iter().flatten().any(|q| test(q.cmd))
+    /// Whether a queued command passes `test`, given its arguments (CLIENT PAUSE
+    /// WRITE holds such an EXEC).
+    pub(crate) fn writes(&self, test: impl Fn(&[&[u8]]) -> bool) -> bool {
+        self.queued.iter().flatten().any(|q| {
+            let args: Vec<&[u8]> = q.args.iter().map(Vec::as_slice).collect();
+            test(&args)
+        })
     }
 
     /// Ends the transaction (if any) and unwatches every key.

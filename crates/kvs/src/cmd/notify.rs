@@ -33,6 +33,11 @@ fn event(name: &str, args: &[&[u8]], first: bool) -> Option<(u32, &'static str)>
         "incr" | "decr" | "incrby" | "decrby" => (STRING, "incrby"),
         "incrbyfloat" => (STRING, "incrbyfloat"),
         "setrange" => (STRING, "setrange"),
+        // PFMERGE tells of a "pfadd", as in Redis; PFCOUNT's cache and PFDEBUG's
+        // conversions send nothing.
+        "pfadd" | "pfmerge" => (STRING, "pfadd"),
+        "setbit" | "bitfield" => (STRING, "setbit"),
+        "bitop" => (STRING, "set"),
         "del" | "unlink" | "getdel" => (GENERIC, "del"),
         "expire" | "pexpire" | "expireat" | "pexpireat" | "getex" => (GENERIC, "expire"),
         "persist" => (GENERIC, "persist"),
@@ -67,7 +72,9 @@ fn event(name: &str, args: &[&[u8]], first: bool) -> Option<(u32, &'static str)>
         "smove" if first => (SET, "srem"),
         "smove" => (SET, "sadd"),
         "sinterstore" | "sunionstore" | "sdiffstore" => (SET, row_name(name)),
-        "zadd" => (ZSET, "zadd"),
+        "zadd" | "geoadd" => (ZSET, "zadd"),
+        "georadius" | "georadiusbymember" => (ZSET, "georadiusstore"),
+        "geosearchstore" => (ZSET, "geosearchstore"),
         "zincrby" => (ZSET, "zincr"),
         "zrem" => (ZSET, "zrem"),
         "zpopmin" | "bzpopmin" => (ZSET, "zpopmin"),
@@ -117,8 +124,15 @@ pub(crate) fn after(ctx: &mut Ctx, name: &str, args: &[&[u8]], start: usize) {
             continue;
         };
         let exists = ctx.keys.store_in(db, &key).contains(&key, ctx.now);
-        if class == GENERIC && (ev == "expire" || ev == "restore") && !exists {
-            // A deadline already past removes the key.
+        let geo_store = ev == "georadiusstore" || ev == "geosearchstore";
+        if !exists && (geo_store || (class == GENERIC && (ev == "expire" || ev == "restore"))) {
+            // A deadline already past removes the key; a geo search that found nothing
+            // deletes its destination.
+            events.push((GENERIC, "del", db, key));
+            continue;
+        }
+        if class == STRING && ev == "set" && !exists {
+            // BITOP with an empty result deletes its destination.
             events.push((GENERIC, "del", db, key));
             continue;
         }
@@ -145,6 +159,11 @@ pub(crate) fn key_events(
     expired: Vec<crate::keyspace::DbKey>,
     created: Vec<crate::keyspace::DbKey>,
 ) {
+    if hub.tracking.any() && !expired.is_empty() {
+        // Client-side caching: an expired key is invalidated like a changed one.
+        let keys: Vec<&[u8]> = expired.iter().map(|(_, k)| &k[..]).collect();
+        hub.tracking.invalidate(hub, 0, &keys);
+    }
     let expired = expired
         .into_iter()
         .map(|(db, k)| (EXPIRED, "expired", db, k));

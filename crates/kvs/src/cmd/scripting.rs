@@ -53,8 +53,9 @@ pub(crate) fn wait_busy(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> Result<
     if busy.since() == 0 || cmd.has(ALLOW_BUSY) {
         return Ok(());
     }
-    let kill =
-        matches!(cmd.name, "script" | "function") && args.get(1).is_some_and(|a| eq(a, "kill"));
+    let kill = matches!(cmd.name, "script" | "function")
+        && args.get(1).is_some_and(|a| eq(a, "kill"))
+        || cmd.name == "function" && args.get(1).is_some_and(|a| eq(a, "stats"));
     let shutdown_nosave = cmd.name == "shutdown" && args.iter().skip(1).any(|a| eq(a, "nosave"));
     if kill || shutdown_nosave {
         return Ok(());
@@ -160,6 +161,30 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
     run(ctx, &f, false, keys, argv, readonly, &origin, w);
 }
 
+/// Whether the script of an EVAL or EVALSHA, or the function of an FCALL, declares
+/// `no-writes` (a WRITE pause lets it run, as Redis does). A script without a
+/// shebang line may write.
+pub(crate) fn declares_no_writes(
+    shared: &crate::state::Shared,
+    name: &str,
+    argv: &[&[u8]],
+) -> bool {
+    let Some(&target) = argv.get(1) else {
+        return false;
+    };
+    let flags = match name {
+        "eval" => shebang(target).ok().map(|(_, f)| f),
+        "evalsha" => {
+            let sha = String::from_utf8_lossy(target).to_ascii_lowercase();
+            let body = shared.scripts.bodies().get(&sha);
+            body.and_then(|b| shebang(&b).ok()).map(|(_, f)| f)
+        }
+        "fcall" => functions::flags_of(&shared.scripts, &String::from_utf8_lossy(target)),
+        _ => None,
+    };
+    flags.is_some_and(|f| f.iter().any(|x| x == "no-writes"))
+}
+
 /// The flags a script's first line declares (`#!lua flags=no-writes,allow-oom`), as
 /// Redis 7 reads them, and the code to compile (that line blanked, so line numbers
 /// stay; None without such a line). Only `no-writes` changes what the script may do
@@ -214,6 +239,12 @@ pub(crate) fn run(
 ) {
     let busy = ctx.shared.scripts.busy.clone();
     ctx.shared.scripts.mark_used();
+    busy.set_running(origin.function.then(|| {
+        let mut command: Vec<Vec<u8>> = vec![b"fcall".to_vec(), origin.name.clone().into_bytes()];
+        command.push(keys.len().to_string().into_bytes());
+        command.extend(keys.iter().chain(argv).map(|a| a.to_vec()));
+        (origin.name.clone(), command)
+    }));
     busy.begin(origin.function, busy_threshold(ctx), ctx.session.id);
     // From here to the end no other command touches the keyspace.
     ctx.keys.lock_atomic();
@@ -297,7 +328,7 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
     if cmd.has(NOSCRIPT) || matches!(cmd.name, "script" | "function" | "client") || reset {
         return w.error("ERR This Redis command is not allowed from script");
     }
-    if cmd.has(WRITE) && readonly {
+    if (cmd.has(WRITE) || cmd.may_replicate()) && readonly {
         return w.error("ERR Write commands are not allowed from read-only scripts.");
     }
     if cmd.has(WRITE) || cmd.has(DENYOOM) {
@@ -328,10 +359,16 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if eq(sub, "load") && rest.len() == 1 {
         let sha = sha1_hex(rest[0]);
         if !scripts.bodies().contains(&sha) {
+            // A shebang line is read as EVAL reads it (and blanked for the compiler).
+            let code = match shebang(rest[0]) {
+                Ok((code, _)) => code,
+                Err(e) => return w.error(&e),
+            };
             let owner = scripts.owner();
             let compiled = with_engine(|e| {
                 e.follow(owner);
-                e.script(&sha, rest[0]).map(|_| ())
+                e.script(&sha, code.as_deref().unwrap_or(rest[0]))
+                    .map(|_| ())
             });
             if let Err(e) | Ok(Err(e)) = compiled {
                 return w.error(&format!("ERR Error compiling script (new function): {e}"));
@@ -392,6 +429,6 @@ pub fn script(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 pub(crate) fn kill(ctx: &mut Ctx, function: bool, w: &mut Writer) {
     match ctx.shared.scripts.busy.kill(function) {
         Ok(()) => w.simple("OK"),
-        Err(e) => w.error(e),
+        Err(e) => w.error(&e),
     }
 }

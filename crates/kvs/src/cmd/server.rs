@@ -76,9 +76,10 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     if want("clients") {
         out.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\npubsub_clients:{}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\npubsub_clients:{}\r\n\r\n",
             st.connected,
             ctx.shared.hub.blocked_count() + ctx.shared.pause.held(),
+            ctx.shared.hub.tracking.counts().0,
             ctx.shared.hub.subs().clients()
         ));
     }
@@ -95,8 +96,9 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ));
     }
     if want("stats") {
+        let (_, tk, ti, tp) = ctx.shared.hub.tracking.counts();
         out.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\n{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\ntracking_total_keys:{tk}\r\ntracking_total_items:{ti}\r\ntracking_total_prefixes:{tp}\r\n{}\r\n",
             st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses,
             ctx.shared.stats.output_limit_kills(),
             ctx.shared.repl.sync_stats(),

@@ -609,30 +609,31 @@ pub fn setbit(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         b"1" => true,
         _ => return w.error("ERR bit is not an integer or out of range"),
     };
-    let (key, now) = (args[1], ctx.now);
+    let key = args[1];
     let byte = (off / 8) as usize;
     if byte + 1 > ctx.config.limits.max_bulk {
         return w.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
     }
-    let mut v = match ctx.string(key) {
-        Ok(v) => v.unwrap_or_default(),
-        Err(e) => return w.error(e),
-    };
-    if v.len() <= byte {
-        v.resize(byte + 1, 0);
-    }
     let mask = 0x80u8 >> (off % 8);
-    let old = v[byte] & mask != 0;
-    if on {
-        v[byte] |= mask;
-    } else {
-        v[byte] &= !mask;
+    let r = super::bits::with_grown_string(ctx, key, byte + 1, |v| {
+        let old = v[byte] & mask != 0;
+        if on {
+            v[byte] |= mask;
+        } else {
+            v[byte] &= !mask;
+        }
+        old
+    });
+    match r {
+        Ok((old, grown)) => {
+            // Logged (and counted) only when the string changed, as Redis does.
+            if grown || old != on {
+                ctx.log_key(key);
+            }
+            w.int(old as i64);
+        }
+        Err(e) => w.error(e),
     }
-    if !ctx.keys.set_value(key, v.clone(), now) {
-        ctx.keys.set(key, v, 0, now);
-    }
-    ctx.log_key(key);
-    w.int(old as i64);
 }
 
 /// GETBIT key offset.

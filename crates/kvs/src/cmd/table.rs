@@ -11,8 +11,8 @@
 
 use super::scripting::{self, functions};
 use super::{
-    admin, arity, blocking, cluster, cluster_cmds, config, connection, dbs, eq, hashes, keys,
-    lists, monitor, multi, pubsub, replication, server, sets, sort, strings, zsets, Ctx,
+    admin, arity, bits, blocking, cluster, cluster_cmds, config, connection, dbs, eq, geo, hashes,
+    hll, keys, lists, monitor, multi, pubsub, replication, server, sets, sort, strings, zsets, Ctx,
 };
 use crate::resp::Writer;
 
@@ -111,6 +111,16 @@ impl Command {
         }
     }
 
+    /// Redis's `may-replicate` commands: not writes, but they may send something to
+    /// the replicas (a publication, PFCOUNT's cached count, a script's writes). A
+    /// WRITE pause holds them and read-only scripts may not call them.
+    pub fn may_replicate(&self) -> bool {
+        matches!(
+            self.name,
+            "publish" | "spublish" | "pfcount" | "eval" | "evalsha" | "fcall"
+        )
+    }
+
     /// The indexes of the key arguments in `args` (with the name at 0).
     pub fn key_indexes(&self, n: usize) -> impl Iterator<Item = usize> {
         let first = self.first.max(0) as usize;
@@ -126,20 +136,33 @@ impl Command {
 
     /// The key indexes of a full command line `args` (name at 0): the row's positions,
     /// or for a `movablekeys` command (EVAL, FCALL and their kin) the `numkeys`
-    /// arguments after its count; None when the count is not valid.
+    /// arguments after its count (GEORADIUS and GEORADIUSBYMEMBER: the source and the
+    /// STORE / STOREDIST destinations); None when the count is not valid.
     pub fn keys_of(&self, args: &[&[u8]]) -> Option<Vec<usize>> {
         if self.name == "sort" {
             return Some(sort_keys(args));
         }
+        if self.name == "georadius" || self.name == "georadiusbymember" {
+            return Some(super::geo::radius_keys(self.name, args));
+        }
         if !self.has(MOVABLEKEYS) {
             return Some(self.key_indexes(args.len()).collect());
         }
-        let n = super::parse_i64(args.get(2)?)?;
+        // Where the key count sits, and the keys before it (Redis's keynum key specs).
+        let (at, before): (usize, &[usize]) = match self.name {
+            "zunion" | "zinter" | "zdiff" | "zintercard" | "sintercard" | "lmpop" | "zmpop" => {
+                (1, &[])
+            }
+            "zunionstore" | "zinterstore" | "zdiffstore" => (2, &[1]),
+            // EVAL, FCALL and their _RO forms, BLMPOP, BZMPOP.
+            _ => (2, &[]),
+        };
+        let n = super::parse_i64(args.get(at)?)?;
         let n = usize::try_from(n).ok()?;
-        if n > args.len().saturating_sub(3) {
+        if n > args.len().saturating_sub(at + 1) {
             return None;
         }
-        Some((3..3 + n).collect())
+        Some(before.iter().copied().chain(at + 1..at + 1 + n).collect())
     }
 
     /// Redis's ACL categories for this command (COMMAND's seventh field).
@@ -160,6 +183,8 @@ impl Command {
             "sorted-set" => c.push("@sortedset"),
             "transactions" => c.push("@transaction"),
             "pubsub" => c.push("@pubsub"),
+            "hyperloglog" => c.push("@hyperloglog"),
+            "geo" => c.push("@geo"),
             _ => {}
         }
         if self.has(WRITE) {
@@ -204,12 +229,17 @@ pub static COMMANDS: &[Command] = &[
     row!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::auth, "Authenticates the connection."),
     row!("bgrewriteaof", 1, ADMIN | NOSCRIPT, NOKEY, "server", server::bgrewriteaof, "Asynchronously rewrites the append-only file to disk."),
     row!("bgsave", -1, ADMIN | NOSCRIPT, NOKEY, "server", admin::bgsave, "Asynchronously saves the database(s) to disk."),
+    row!("bitcount", -2, READONLY, KEY1, "bitmap", bits::bitcount, "Counts the number of set bits (population counting) in a string."),
+    row!("bitfield", -2, WRITE | DENYOOM, KEY1, "bitmap", bits::bitfield, "Performs arbitrary bitfield integer operations on strings."),
+    row!("bitfield_ro", -2, READONLY | FAST, KEY1, "bitmap", bits::bitfield_ro, "Performs arbitrary read-only bitfield integer operations on strings."),
+    row!("bitop", -4, WRITE | DENYOOM, (2, -1, 1), "bitmap", bits::bitop, "Performs bitwise operations on multiple strings, and stores the result."),
+    row!("bitpos", -3, READONLY, KEY1, "bitmap", bits::bitpos, "Finds the first set (1) or clear (0) bit in a string."),
     row!("blmove", 6, WRITE | DENYOOM | BLOCKING, (1, 2, 1), "list", blocking::blmove, "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."),
-    row!("blmpop", -5, WRITE | BLOCKING, NOKEY, "list", blocking::lmpop, "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("blmpop", -5, WRITE | BLOCKING | MOVABLEKEYS, NOKEY, "list", blocking::lmpop, "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
     row!("blpop", -3, WRITE | BLOCKING, (1, -2, 1), "list", blocking::bpop, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
     row!("brpop", -3, WRITE | BLOCKING, (1, -2, 1), "list", blocking::bpop, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
     row!("brpoplpush", 4, WRITE | DENYOOM | BLOCKING, (1, 2, 1), "list", blocking::blmove, "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
-    row!("bzmpop", -5, WRITE | BLOCKING, NOKEY, "sorted-set", blocking::zmpop, "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
+    row!("bzmpop", -5, WRITE | BLOCKING | MOVABLEKEYS, NOKEY, "sorted-set", blocking::zmpop, "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
     row!("bzpopmax", -3, WRITE | FAST | BLOCKING, (1, -2, 1), "sorted-set", blocking::bzpop, "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."),
     row!("bzpopmin", -3, WRITE | FAST | BLOCKING, (1, -2, 1), "sorted-set", blocking::bzpop, "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
     row!("client", -2, 0, NOKEY, "connection", connection::client, "A container for client connection commands."),
@@ -239,6 +269,16 @@ pub static COMMANDS: &[Command] = &[
     row!("flushall", -1, WRITE, NOKEY, "server", server::flushall, "Removes all keys from all databases."),
     row!("flushdb", -1, WRITE, NOKEY, "server", server::flushdb, "Remove all keys from the current database."),
     row!("function", -2, 0, NOKEY, "scripting", functions::function, "A container for function commands."),
+    row!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", geo::geoadd, "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
+    row!("geodist", -4, READONLY, KEY1, "geo", geo::geodist, "Returns the distance between two members of a geospatial index."),
+    row!("geohash", -2, READONLY, KEY1, "geo", geo::geohash, "Returns members from a geospatial index as geohash strings."),
+    row!("geopos", -2, READONLY, KEY1, "geo", geo::geopos, "Returns the longitude and latitude of members from a geospatial index."),
+    row!("georadius", -6, WRITE | DENYOOM | MOVABLEKEYS, KEY1, "geo", geo::georadius, "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."),
+    row!("georadius_ro", -6, READONLY, KEY1, "geo", geo::georadius, "Returns members from a geospatial index that are within a distance from a coordinate."),
+    row!("georadiusbymember", -5, WRITE | DENYOOM | MOVABLEKEYS, KEY1, "geo", geo::georadiusbymember, "Queries a geospatial index for members within a distance from a member, optionally stores the result."),
+    row!("georadiusbymember_ro", -5, READONLY, KEY1, "geo", geo::georadiusbymember, "Returns members from a geospatial index that are within a distance from a member."),
+    row!("geosearch", -7, READONLY, KEY1, "geo", geo::geosearch, "Queries a geospatial index for members inside an area of a box or a circle."),
+    row!("geosearchstore", -8, WRITE | DENYOOM, (1, 2, 1), "geo", geo::geosearchstore, "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."),
     row!("get", 2, READONLY | FAST, KEY1, "string", strings::get, "Returns the string value of a key."),
     row!("getbit", 3, READONLY | FAST, KEY1, "bitmap", strings::getbit, "Returns a bit value by offset."),
     row!("getdel", 2, WRITE | FAST, KEY1, "string", strings::getdel, "Returns the string value of a key after deleting the key."),
@@ -274,7 +314,7 @@ pub static COMMANDS: &[Command] = &[
     row!("linsert", 5, WRITE | DENYOOM, KEY1, "list", lists::edit, "Inserts an element before or after another element in a list."),
     row!("llen", 2, READONLY | FAST, KEY1, "list", lists::llen, "Returns the length of a list."),
     row!("lmove", 5, WRITE | DENYOOM, (1, 2, 1), "list", lists::lmove, "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
-    row!("lmpop", -4, WRITE, NOKEY, "list", blocking::lmpop, "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."),
+    row!("lmpop", -4, WRITE | MOVABLEKEYS, NOKEY, "list", blocking::lmpop, "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."),
     row!("lpop", -2, WRITE | FAST, KEY1, "list", lists::pop, "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."),
     row!("lpos", -3, READONLY, KEY1, "list", lists::lpos, "Returns the index of matching elements in a list."),
     row!("lpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", lists::push, "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -296,6 +336,11 @@ pub static COMMANDS: &[Command] = &[
     row!("pexpire", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key in milliseconds."),
     row!("pexpireat", -3, WRITE | FAST, KEY1, "generic", keys::expire, "Sets the expiration time of a key to a Unix milliseconds timestamp."),
     row!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", keys::expiretime, "Returns the expiration time of a key as a Unix milliseconds timestamp."),
+    row!("pfadd", -2, WRITE | DENYOOM | FAST, KEY1, "hyperloglog", hll::pfadd, "Adds the specified elements to the specified HyperLogLog."),
+    row!("pfcount", -2, READONLY, KEYS, "hyperloglog", hll::pfcount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."),
+    row!("pfdebug", 3, WRITE | DENYOOM | ADMIN, (2, 2, 1), "hyperloglog", hll::pfdebug, "Internal commands for debugging HyperLogLog values"),
+    row!("pfmerge", -2, WRITE | DENYOOM, KEYS, "hyperloglog", hll::pfmerge, "Merge N different HyperLogLogs into a single one."),
+    row!("pfselftest", 1, ADMIN, NOKEY, "hyperloglog", hll::pfselftest, "An internal command for testing HyperLogLog values"),
     row!("ping", -1, FAST, NOKEY, "connection", connection::ping, "Returns the server's liveliness response."),
     row!("psetex", 4, WRITE | DENYOOM, KEY1, "string", strings::setex, "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."),
     row!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, NOKEY, "pubsub", pubsub::subscribe, "Listens for messages published to channels that match one or more patterns."),
@@ -335,7 +380,7 @@ pub static COMMANDS: &[Command] = &[
     row!("setrange", 4, WRITE | DENYOOM, KEY1, "string", strings::setrange, "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
     row!("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY, NOKEY, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
     row!("sinter", -2, READONLY, KEYS, "set", sets::sinter, "Returns the intersect of multiple sets."),
-    row!("sintercard", -3, READONLY, NOKEY, "set", sets::sintercard, "Returns the number of members of the intersect of multiple sets."),
+    row!("sintercard", -3, READONLY | MOVABLEKEYS, NOKEY, "set", sets::sintercard, "Returns the number of members of the intersect of multiple sets."),
     row!("sinterstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the intersect of multiple sets in a key."),
     row!("sismember", 3, READONLY | FAST, KEY1, "set", sets::sismember, "Determines whether a member belongs to a set."),
     row!("slaveof", 3, ADMIN | NOSCRIPT | STALE, NOKEY, "server", replication::replicaof, "Sets a Redis server as a replica of another, or promotes it to being a master."),
@@ -370,14 +415,14 @@ pub static COMMANDS: &[Command] = &[
     row!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
     row!("zcard", 2, READONLY | FAST, KEY1, "sorted-set", zsets::zcard, "Returns the number of members in a sorted set."),
     row!("zcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the count of members in a sorted set that have scores within a range."),
-    row!("zdiff", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the difference between multiple sorted sets."),
-    row!("zdiffstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the difference of multiple sorted sets in a key."),
+    row!("zdiff", -3, READONLY | MOVABLEKEYS, NOKEY, "sorted-set", zsets::zcombine, "Returns the difference between multiple sorted sets."),
+    row!("zdiffstore", -4, WRITE | DENYOOM | MOVABLEKEYS, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the difference of multiple sorted sets in a key."),
     row!("zincrby", 4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Increments the score of a member in a sorted set."),
-    row!("zinter", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the intersect of multiple sorted sets."),
-    row!("zintercard", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the number of members of the intersect of multiple sorted sets."),
-    row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the intersect of multiple sorted sets in a key."),
+    row!("zinter", -3, READONLY | MOVABLEKEYS, NOKEY, "sorted-set", zsets::zcombine, "Returns the intersect of multiple sorted sets."),
+    row!("zintercard", -3, READONLY | MOVABLEKEYS, NOKEY, "sorted-set", zsets::zcombine, "Returns the number of members of the intersect of multiple sorted sets."),
+    row!("zinterstore", -4, WRITE | DENYOOM | MOVABLEKEYS, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the intersect of multiple sorted sets in a key."),
     row!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the number of members in a sorted set within a lexicographical range."),
-    row!("zmpop", -4, WRITE, NOKEY, "sorted-set", blocking::zmpop, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."),
+    row!("zmpop", -4, WRITE | MOVABLEKEYS, NOKEY, "sorted-set", blocking::zmpop, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."),
     row!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zmscore, "Returns the score of one or more members in a sorted set."),
     row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     row!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", zsets::zpop, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
@@ -397,8 +442,8 @@ pub static COMMANDS: &[Command] = &[
     row!("zrevrank", -3, READONLY | FAST, KEY1, "sorted-set", zsets::zrank, "Returns the index of a member in a sorted set ordered by descending scores."),
     row!("zscan", -3, READONLY, KEY1, "sorted-set", zsets::zscan, "Iterates over members and scores of a sorted set."),
     row!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", zsets::zscore, "Returns the score of a member in a sorted set."),
-    row!("zunion", -3, READONLY, NOKEY, "sorted-set", zsets::zcombine, "Returns the union of multiple sorted sets."),
-    row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the union of multiple sorted sets in a key."),
+    row!("zunion", -3, READONLY | MOVABLEKEYS, NOKEY, "sorted-set", zsets::zcombine, "Returns the union of multiple sorted sets."),
+    row!("zunionstore", -4, WRITE | DENYOOM | MOVABLEKEYS, (1, 1, 1), "sorted-set", zsets::zcombine, "Stores the union of multiple sorted sets in a key."),
 ];
 
 // Every row has its counters (INFO commandstats).

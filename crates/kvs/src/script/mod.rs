@@ -34,6 +34,8 @@ pub struct Busy {
     threshold: AtomicU64,
     /// The client running it.
     client: AtomicU64,
+    /// A function's name and the command that called it (FUNCTION STATS).
+    running: std::sync::Mutex<Option<(String, Vec<Vec<u8>>)>>,
     /// What answers the running loop's other clients while a script is past the
     /// threshold (the server sets it; without it they wait for the script).
     pump: std::sync::OnceLock<fn()>,
@@ -84,25 +86,42 @@ impl Busy {
     }
 
     /// Sets the kill flag of the running script (of the kind `function` names), or the
-    /// error saying why not (SCRIPT KILL, FUNCTION KILL).
-    pub(crate) fn kill(&self, function: bool) -> Result<(), &'static str> {
+    /// error saying why not (SCRIPT KILL, FUNCTION KILL): the other kind's kill gets
+    /// the `-BUSY` error, as in Redis.
+    pub(crate) fn kill(&self, function: bool) -> Result<(), String> {
         if self.since() == 0 {
-            return Err("NOTBUSY No scripts in execution right now.");
-        }
-        if self.function.load(Ordering::Relaxed) != function {
-            return Err(if function {
-                "NOTBUSY No scripts in execution right now."
-            } else {
-                "NOTBUSY No scripts in execution right now. Use FUNCTION KILL for functions."
-            });
+            return Err("NOTBUSY No scripts in execution right now.".into());
         }
         if self.wrote() {
             return Err(
-                "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.",
+                "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.".into(),
             );
+        }
+        if self.function.load(Ordering::Relaxed) != function {
+            return Err(busy_error(self));
         }
         self.kill.store(true, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The running function's name and command (FUNCTION STATS), when a function runs.
+    pub fn running_function(&self) -> Option<(String, Vec<Vec<u8>>, u64)> {
+        let since = self.since();
+        if since == 0 || !self.function.load(Ordering::Relaxed) {
+            return None;
+        }
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let (name, command) = running.clone()?;
+        Some((
+            name,
+            command,
+            wirespeed_util::time::unix_ms().saturating_sub(since),
+        ))
+    }
+
+    /// Notes the running function's name and command, for FUNCTION STATS.
+    pub(crate) fn set_running(&self, running: Option<(String, Vec<Vec<u8>>)>) {
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = running;
     }
 
     /// True once the running script was asked to stop.

@@ -112,11 +112,9 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
     // key nobody reads goes within a few rounds whatever the number of databases.
     let shards = (shared.keyspace.max_used() + 1) * shared.keyspace.shards();
     // Not while clients are paused (keys past their time stay until it ends).
-    let sweeps = if shared.pause.active(now) {
-        0
-    } else {
-        SWEEP_SHARDS
-    };
+    let paused = shared.pause.active(now);
+    shared.keyspace.hide_expired(paused);
+    let sweeps = if paused { 0 } else { SWEEP_SHARDS };
     for _ in 0..sweeps.min(shards) {
         let i = *sweep % shards;
         *sweep = i + 1;

@@ -97,6 +97,12 @@ impl Loop {
                     c.output.extend_from_slice(&line);
                     touched.push(token);
                 }
+                m @ (Msg::Invalidate { .. } | Msg::RedirBroken(_)) => {
+                    let subscribed = c.session.subs.active();
+                    if crate::tracking::encode(&mut c.output, c.session.proto, subscribed, &m) {
+                        touched.push(token);
+                    }
+                }
                 Msg::Unblocked { reply, seq } => {
                     c.output.extend_from_slice(&reply);
                     c.wait_seq = c.wait_seq.max(seq);
@@ -188,6 +194,7 @@ impl Loop {
                     shared.pause.count(false);
                 }
                 shared.hub.unregister(c.session.id);
+                crate::cmd::tracking::forget(&shared.hub, &mut c.session);
                 let _ = self.poll.registry().deregister(&mut c.sock);
                 if c.killed {
                     shared.stats.output_limit_kill();

@@ -36,17 +36,54 @@ pub fn fcall_ro(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     fcall_generic(ctx, args, w, true)
 }
 
-fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, ro: bool) {
-    let scripts = &ctx.shared.scripts;
-    let name = String::from_utf8_lossy(args[1]).into_owned();
-    let flags = scripts
+/// FUNCTION STATS: the running function (name, command, how long it has run) and the
+/// libraries' counts; served while a script is busy, as in Redis.
+pub(crate) fn stats(scripts: &crate::script::Scripts, w: &mut Writer) {
+    let libs = &scripts.libraries;
+    let count: usize = libs.lock().values().map(|l| l.functions.len()).sum();
+    let n = libs.lock().len();
+    w.map(2);
+    w.bulk(b"running_script");
+    match scripts.busy.running_function() {
+        None => w.null(),
+        Some((name, command, ms)) => {
+            w.map(3);
+            w.bulk(b"name");
+            w.bulk(name.as_bytes());
+            w.bulk(b"command");
+            w.array(command.len());
+            for a in &command {
+                w.bulk(a);
+            }
+            w.bulk(b"duration_ms");
+            w.int(ms as i64);
+        }
+    }
+    w.bulk(b"engines");
+    w.map(1);
+    w.bulk(b"LUA");
+    w.map(2);
+    w.bulk(b"libraries_count");
+    w.int(n as i64);
+    w.bulk(b"functions_count");
+    w.int(count as i64);
+}
+
+/// The flags of the function `name`, None when there is none.
+pub(crate) fn flags_of(scripts: &crate::script::Scripts, name: &str) -> Option<Vec<String>> {
+    scripts
         .libraries
         .lock()
         .values()
         .flat_map(|l| l.functions.iter())
         .find(|r| r.name == name)
-        .map(|r| r.flags.clone());
-    let Some(flags) = flags else {
+        .map(|r| r.flags.clone())
+}
+
+fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, ro: bool) {
+    let scripts = &ctx.shared.scripts;
+    let name = String::from_utf8_lossy(args[1]).into_owned();
+    let Some(flags) = flags_of(scripts, &name) else {
         return w.error("ERR Function not found");
     };
     let n = match numkeys(args) {
@@ -121,19 +158,7 @@ pub fn function(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else if eq(sub, "kill") && rest.is_empty() {
         super::kill(ctx, true, w);
     } else if eq(sub, "stats") && rest.is_empty() {
-        let count: usize = libs.lock().values().map(|l| l.functions.len()).sum();
-        let n = libs.lock().len();
-        w.map(2);
-        w.bulk(b"running_script");
-        w.null();
-        w.bulk(b"engines");
-        w.map(1);
-        w.bulk(b"LUA");
-        w.map(2);
-        w.bulk(b"libraries_count");
-        w.int(n as i64);
-        w.bulk(b"functions_count");
-        w.int(count as i64);
+        stats(&ctx.shared.scripts, w);
     } else if eq(sub, "help") && rest.is_empty() {
         crate::cmd::help(
             w,
