@@ -11,6 +11,8 @@
 #      WS     the wirespeed binary (default target/release/wirespeed)
 # Example: SETUP='SETRANGE big 1048575 x' scripts/kvs-cmd-bench.sh 3 200000 1 'BITCOUNT big'
 set -euo pipefail
+# The workloads are split into words but never globbed (XADD's `*` ID stays `*`).
+set -f
 cd "$(dirname "$0")/.."
 ROUNDS=${1:?rounds}
 N=${2:?requests}

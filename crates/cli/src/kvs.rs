@@ -174,6 +174,33 @@ pub struct ServeArgs {
     #[arg(long)]
     pub requirepass: Option<String>,
 
+    /// An ACL user, "NAME RULES...", e.g. "alice on >pw ~app:* +@read" (user; repeat the
+    /// flag for more users)
+    #[arg(long, value_name = "USER RULES")]
+    pub user: Vec<String>,
+
+    /// The ACL file: its users are loaded at start and by ACL LOAD, written by ACL SAVE
+    /// (aclfile; not with --user)
+    #[arg(long, value_name = "FILE")]
+    pub aclfile: Option<PathBuf>,
+
+    /// Entries ACL LOG keeps (acllog-max-len) [default: 128]
+    #[arg(long, value_name = "N")]
+    pub acllog_max_len: Option<u64>,
+
+    /// Channels of new ACL users: resetchannels (none) or allchannels (acl-pubsub-default)
+    /// [default: resetchannels]
+    #[arg(long, value_name = "WHICH")]
+    pub acl_pubsub_default: Option<String>,
+
+    /// A replica authenticates to its primary with this password (masterauth)
+    #[arg(long)]
+    pub masterauth: Option<String>,
+
+    /// ... and as this ACL user of the primary (masteruser) [default: its default user]
+    #[arg(long)]
+    pub masteruser: Option<String>,
+
     /// Longest bulk string accepted, e.g. 512mb (proto-max-bulk-len) [default: 512mb]
     #[arg(long, value_parser = memory_size)]
     pub max_bulk: Option<usize>,
@@ -460,6 +487,31 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
     if let Some(p) = &a.requirepass {
         config.cmd.requirepass = (!p.is_empty()).then(|| p.as_bytes().to_vec());
     }
+    for (name, value) in [
+        ("acllog-max-len", a.acllog_max_len.map(|n| n.to_string())),
+        ("acl-pubsub-default", a.acl_pubsub_default.clone()),
+        ("masterauth", a.masterauth.clone()),
+        ("masteruser", a.masteruser.clone()),
+    ] {
+        if let Some(v) = value {
+            config
+                .cmd
+                .set(name, v.as_bytes())
+                .map_err(|e| CliError::Invalid(format!("--{name}: {e}")))?;
+        }
+    }
+    for u in &a.user {
+        let mut line = u.as_bytes().to_vec();
+        let mut ranges = Vec::new();
+        wirespeed_kvs::resp::split_args(&mut line, &mut ranges)
+            .map_err(|e| CliError::Invalid(format!("--user: {e}")))?;
+        let words: Vec<&[u8]> = ranges.iter().map(|r| &line[r.clone()]).collect();
+        wirespeed_kvs::acl::file::add_config_user(&mut config.cmd, &words)
+            .map_err(|e| CliError::Invalid(format!("--user: {e}")))?;
+    }
+    if let Some(f) = &a.aclfile {
+        config.cmd.aclfile = Some(f.clone());
+    }
     if let Some(b) = a.max_bulk {
         config
             .cmd
@@ -524,7 +576,6 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
         None => host(&config.cmd.bind).map_err(|e| CliError::Invalid(format!("bind: {e}")))?,
     };
     let addr = SocketAddr::new(ip, a.port.unwrap_or(config.cmd.port));
-    let open = config.cmd.requirepass.is_none();
     let backlog = config.cmd.tcp_backlog;
     let server_aof = config.aof.clone();
     wirespeed_kvs::server::exit_on_panic();
@@ -538,9 +589,10 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
             message: error.message(&path),
             path,
         },
-        e @ (BindError::Databases { .. } | BindError::Cluster(_) | BindError::Tls(_)) => {
-            CliError::Invalid(e.to_string())
-        }
+        e @ (BindError::Databases { .. }
+        | BindError::Cluster(_)
+        | BindError::Tls(_)
+        | BindError::Acl(_)) => CliError::Invalid(e.to_string()),
     })?;
     let local = server
         .local_addr()
@@ -571,7 +623,7 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
              /proc/sys/net/core/somaxconn caps it at {max}"
         );
     }
-    if open && !local.ip().is_loopback() {
+    if server.open() && !local.ip().is_loopback() {
         eprintln!("{}", open_warning(&local));
     }
     if let Some(tls) = server.tls_addr() {

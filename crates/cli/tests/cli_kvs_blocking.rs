@@ -4,7 +4,9 @@
 //! waiter; a value of another type wakes no one; inside MULTI and scripts nothing
 //! blocks; a blocked client's pipelined commands wait
 //! for it; a client that left is not served (the element stays); what a blocked pop
-//! took is gone after `kill -9` and a restart from the log.
+//! took is gone after `kill -9` and a restart from the log. Stream readers: XREAD's `$`
+//! waits for entries after the last one, XREADGROUP answers NOGROUP when its key goes,
+//! and what a group delivered is pending after a restart.
 
 mod common;
 
@@ -322,4 +324,115 @@ fn timeouts_still_fire_after_a_script_has_run() {
     c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     assert_eq!(cmd(&mut c, &["EVAL", "return 1", "0"]), Value::Int(1));
     assert_eq!(cmd(&mut c, &["BLPOP", "nothing", "0.1"]), Value::Nil);
+}
+
+/// One entry of an XREAD / XREADGROUP reply: `[key, [[id, [f, v]]]]`.
+fn stream_reply(key: &str, id: &str, f: &str, v: &str) -> Value {
+    Value::Array(vec![Value::Array(vec![
+        bulk(key),
+        Value::Array(vec![Value::Array(vec![
+            bulk(id),
+            Value::Array(vec![bulk(f), bulk(v)]),
+        ])]),
+    ])])
+}
+
+#[test]
+fn stream_readers_block_until_entries_arrive_and_what_groups_took_is_durable() {
+    let aof = fresh_log("kvs-blocking-stream");
+    let args = durable_args(&aof);
+    let (server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    cmd(&mut c, &["XADD", "s", "5-0", "old", "x"]);
+    // `$` means after the last entry when the client blocked: the new one serves it,
+    // not the old one.
+    let h = spawn_cmd(&addr, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["XADD", "s", "6-0", "new", "y"]);
+    assert_eq!(h.join().unwrap(), stream_reply("s", "6-0", "new", "y"));
+    // A key deleted or of another type leaves XREAD waiting; a stream made again
+    // serves it.
+    let h = spawn_cmd(&addr, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["DEL", "s"]);
+    cmd(&mut c, &["SET", "s", "str"]);
+    cmd(&mut c, &["DEL", "s"]);
+    assert_eq!(info_num(&mut c, "clients", "blocked_clients"), 1);
+    cmd(&mut c, &["XADD", "s", "7-0", "again", "z"]);
+    assert_eq!(h.join().unwrap(), stream_reply("s", "7-0", "again", "z"));
+    // A timeout answers nil; inside MULTI nothing blocks.
+    assert_eq!(
+        cmd(&mut c, &["XREAD", "BLOCK", "10", "STREAMS", "s", "$"]),
+        Value::Nil
+    );
+
+    // A group reader waits for new entries and is answered NOGROUP when its key goes.
+    cmd(&mut c, &["XGROUP", "CREATE", "s", "g", "$"]);
+    let args_g = [
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "alice",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ];
+    let h = spawn_cmd(&addr, &args_g);
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["XADD", "s", "8-0", "job", "1"]);
+    assert_eq!(h.join().unwrap(), stream_reply("s", "8-0", "job", "1"));
+    let addr2 = addr.clone();
+    let h = thread::spawn(move || {
+        let mut c = connect(&addr2);
+        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        common::try_cmd(&mut c, &args_g).map_err(|e| e.to_string())
+    });
+    wait_blocked(&mut c, 1);
+    cmd(&mut c, &["XADD", "other", "1-0", "a", "b"]);
+    cmd(&mut c, &["RENAME", "other", "s2"]);
+    cmd(&mut c, &["DEL", "s"]);
+    let e = h.join().unwrap().unwrap_err();
+    assert!(e.contains("NOGROUP"), "{e}");
+    // What a group delivered is pending after a restart from the log.
+    cmd(&mut c, &["XGROUP", "CREATE", "t", "g", "0", "MKSTREAM"]);
+    cmd(&mut c, &["XADD", "t", "1-0", "a", "1"]);
+    cmd(&mut c, &["XADD", "t", "2-0", "b", "2"]);
+    cmd(
+        &mut c,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "bob",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "t",
+            ">",
+        ],
+    );
+    drop(server);
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    let pending = cmd(&mut c, &["XPENDING", "t", "g"]);
+    assert_eq!(
+        pending,
+        Value::Array(vec![
+            Value::Int(1),
+            bulk("1-0"),
+            bulk("1-0"),
+            Value::Array(vec![Value::Array(vec![bulk("bob"), bulk("1")])]),
+        ])
+    );
+    // The next read for the group starts after what it was given.
+    assert_eq!(
+        cmd(
+            &mut c,
+            &["XREADGROUP", "GROUP", "g", "bob", "STREAMS", "t", ">"]
+        ),
+        stream_reply("t", "2-0", "b", "2")
+    );
+    assert_eq!(cmd(&mut c, &["XLEN", "s2"]), Value::Int(1));
 }

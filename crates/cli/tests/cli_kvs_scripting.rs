@@ -340,6 +340,203 @@ fn functions_load_and_run() {
     assert!(err(&mut c, &["FCALL", "bump", "1", "n", "1"]).contains("Function not found"));
 }
 
+/// The strings of a reply, nested ones too, in order.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::BulkString(b) => out.push(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => out.push(s.clone()),
+        Value::Array(items) | Value::Set(items) => items.iter().for_each(|i| strings(i, out)),
+        Value::Map(pairs) => pairs.iter().for_each(|(k, v)| {
+            strings(k, out);
+            strings(v, out);
+        }),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_library_loads_with_register_function_log_and_the_version_only() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let load = |c: &mut Connection, body: &str| {
+        err(c, &["FUNCTION", "LOAD", &format!("#!lua name=l\n{body}")])
+    };
+    // Anything but `redis` (and of it, anything but what a library may use) is a
+    // nonexistent global while the library loads.
+    for (body, name) in [
+        ("return math.random()", "math"),
+        ("return redis.call('PING')", "call"),
+        ("redis.setresp(3)", "setresp"),
+        ("local mt = getmetatable(_G)", "getmetatable"),
+        ("redis.math.random()", "math"),
+    ] {
+        let e = load(&mut c, body);
+        assert!(
+            e.contains(&format!(
+                "Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable '{name}'"
+            )),
+            "{body}: {e}"
+        );
+    }
+    assert!(load(&mut c, "x = 1").contains("Attempt to modify a readonly table"));
+    // register_function's checks, with Redis's texts.
+    for (body, text) in [
+        (
+            "redis.register_function()",
+            "wrong number of arguments to redis.register_function",
+        ),
+        (
+            "redis.register_function('f')",
+            "with a single argument is only applicable to Lua table",
+        ),
+        (
+            "redis.register_function(nil, function() end)",
+            "first argument to redis.register_function must be a string",
+        ),
+        (
+            "redis.register_function('f', 'x')",
+            "second argument to redis.register_function must be a function",
+        ),
+        (
+            "redis.register_function('a b', function() end)",
+            "Library names can only contain letters",
+        ),
+        (
+            "redis.register_function{function_name='f'}",
+            "must get a callback argument",
+        ),
+        (
+            "redis.register_function{callback=function() end}",
+            "must get a function name argument",
+        ),
+        (
+            "redis.register_function{function_name='f', callback=function() end, x=1}",
+            "unknown argument given",
+        ),
+        (
+            "redis.register_function{function_name='f', callback=function() end, flags='x'}",
+            "flags argument to redis.register_function must be a table",
+        ),
+        (
+            "redis.register_function{function_name='f', callback=function() end, flags={'x'}}",
+            "unknown flag given",
+        ),
+        (
+            "redis.register_function{function_name=1, callback='x'}",
+            "callback argument given to redis.register_function must be a function",
+        ),
+    ] {
+        let e = load(&mut c, body);
+        assert!(
+            e.contains("Error registering functions: ERR "),
+            "{body}: {e}"
+        );
+        assert!(e.contains(text), "{body}: {e}");
+    }
+    // The metadata line, as Redis reads it.
+    let meta = |c: &mut Connection, line: &str| {
+        err(c, &["FUNCTION", "LOAD", &format!("{line}\nreturn 1")])
+    };
+    assert!(meta(&mut c, "#! name=l").contains("Engine '' not found"));
+    assert!(meta(&mut c, "#!lua name=a name=b").contains("name argument was given multiple times"));
+    assert!(meta(&mut c, "#!lua name=\"l").contains("Invalid library metadata"));
+    let lib = "#!LUA name=\"lib\"\n\
+        local api = redis\n\
+        redis.log(redis.LOG_NOTICE, 'loading', redis.REDIS_VERSION)\n\
+        redis.register_function{FUNCTION_NAME='Late', callback=function() api.register_function('x', function() end) end}\n\
+        redis.register_function('inner', function() return redis.register_function end)\n\
+        redis.register_function{function_name='flagged', callback=function() return 1 end, flags={'ALLOW-OOM', 'no-writes'}, description=7}";
+    assert_eq!(cmd(&mut c, &["FUNCTION", "LOAD", lib]), bulk("lib"));
+    // Functions are found ignoring case; the library's `redis` refuses to register
+    // once it loaded, and the functions' own `redis` has no register_function.
+    let e = err(&mut c, &["FCALL", "LATE", "0"]);
+    assert!(
+        e.contains("redis.register_function can only be called on FUNCTION LOAD command"),
+        "{e}"
+    );
+    assert_eq!(cmd(&mut c, &["FCALL", "inner", "0"]), Value::Nil);
+    assert!(err(&mut c, &["FCALL", "flagged", "x"]).contains("Bad number of keys provided"));
+    let mut words = Vec::new();
+    strings(
+        &cmd(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "lib"]),
+        &mut words,
+    );
+    for w in ["flagged", "allow-oom", "no-writes", "7"] {
+        assert!(words.iter().any(|x| x == w), "{w}: {words:?}");
+    }
+    // FUNCTION's argument errors.
+    let e = err(&mut c, &["FUNCTION", "LOAD", "foo", lib]);
+    assert!(e.contains("Unknown option given: foo"), "{e}");
+    assert_eq!(
+        cmd(&mut c, &["FUNCTION", "LOAD", "REPLACE", "replace", lib]),
+        bulk("lib")
+    );
+    assert!(err(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME"])
+        .contains("library name argument was not given"));
+    assert!(err(&mut c, &["FUNCTION", "LIST", "WITHCODE", "withcode"])
+        .contains("Unknown argument withcode"));
+    let e = err(&mut c, &["FUNCTION", "FLUSH", "SYNC", "x"]);
+    assert!(
+        e.contains("unknown subcommand or wrong number of arguments for 'FLUSH'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn functions_and_flagged_scripts_are_held_to_maxmemory_unless_allow_oom() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let lib = "#!lua name=m\n\
+        redis.register_function('plain', function(keys) return redis.call('SET', keys[1], 'p') end)\n\
+        redis.register_function{function_name='oom', callback=function(keys) return redis.call('SET', keys[1], 'o') end, flags={'allow-oom'}}\n\
+        redis.register_function{function_name='ro', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
+    cmd(&mut c, &["FUNCTION", "LOAD", lib]);
+    let dump = match cmd(&mut c, &["FUNCTION", "DUMP"]) {
+        Value::BulkString(b) => b,
+        other => panic!("{other:?}"),
+    };
+    cmd(&mut c, &["CONFIG", "SET", "maxmemory", "1"]);
+    assert!(
+        err(&mut c, &["FCALL", "plain", "1", "k"]).contains("command not allowed when used memory")
+    );
+    assert_eq!(cmd(&mut c, &["FCALL", "oom", "1", "k"]), Value::Okay);
+    assert_eq!(cmd(&mut c, &["FCALL_RO", "ro", "1", "k"]), bulk("o"));
+    // A script with a shebang line is checked the same way; one without is refused
+    // only at its first command that may add memory.
+    assert!(err(&mut c, &["EVAL", "#!lua\nreturn 1", "0"])
+        .contains("command not allowed when used memory"));
+    let allowed = "#!lua flags=allow-oom\nreturn redis.call('SET', KEYS[1], 'e')";
+    assert_eq!(cmd(&mut c, &["EVAL", allowed, "1", "k"]), Value::Okay);
+    assert_eq!(cmd(&mut c, &["EVAL", "return 1", "0"]), Value::Int(1));
+    // Libraries may add memory: FUNCTION LOAD and RESTORE are refused too, even with
+    // no library loaded.
+    cmd(&mut c, &["FUNCTION", "FLUSH"]);
+    assert!(
+        err(&mut c, &["FUNCTION", "LOAD", lib]).contains("command not allowed when used memory")
+    );
+    let e = match try_cmd(&mut c, &["FUNCTION", "RESTORE"]) {
+        Ok(v) => panic!("{v:?}"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("wrong number of arguments"), "{e}");
+    let restore: redis::RedisResult<Value> = redis::cmd("FUNCTION")
+        .arg("RESTORE")
+        .arg(&dump)
+        .query(&mut c);
+    assert!(restore
+        .unwrap_err()
+        .to_string()
+        .contains("command not allowed when used memory"));
+    cmd(&mut c, &["CONFIG", "SET", "maxmemory", "0"]);
+    let restored: Value = redis::cmd("FUNCTION")
+        .arg("RESTORE")
+        .arg(&dump)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(restored, Value::Okay);
+    assert_eq!(cmd(&mut c, &["FCALL", "plain", "1", "k"]), Value::Okay);
+}
+
 #[test]
 fn a_scripts_writes_survive_kill_9_whole() {
     let path = temp("scripting", "script.aof");

@@ -492,6 +492,7 @@ fn config_rewrite_keeps_the_log_in_force_and_every_setting_round_trips() {
             "client-output-buffer-limit",
             "save",
             "cluster-port",
+            "aclfile",
             // Set in the file already; a tiny limit would evict the keys.
             "maxmemory",
             "maxmemory-policy",
@@ -511,6 +512,7 @@ fn config_rewrite_keeps_the_log_in_force_and_every_setting_round_trips() {
                     "appendfsync" => "everysec".into(),
                     "notify-keyspace-events" => "Kg".into(),
                     "loglevel" => "warning".into(),
+                    "acl-pubsub-default" => "allchannels".into(),
                     _ => format!("{v}x"),
                 },
             };

@@ -3,7 +3,7 @@
 //! compared too). Covers the string, key, hash, set, list and sorted-set commands (the multi-key
 //! and blocking pops with data present), pub/sub outside the subscribed context, WRONGTYPE across
 //! them, HyperLogLogs (their bytes, counts, merges, corrupt values), transactions, Lua scripting (EVAL, the script cache, functions, the
-//! conversions and every scripting error text), geo indexes (every GEO* command, option and error), and COMMAND GETKEYS (RESTORE: `diff_kvs_restore.rs`). In CI a missing `redis-server` fails the test; elsewhere it is skipped.
+//! conversions and every scripting error text), geo indexes (every GEO* command, option and error), stream consumer groups and XINFO, and COMMAND GETKEYS (RESTORE: `diff_kvs_restore.rs`). In CI a missing `redis-server` fails the test; elsewhere it is skipped.
 
 mod common;
 
@@ -1095,13 +1095,230 @@ COMMAND GETKEYS GEOADD k 1 1 m
 COMMAND GETKEYS GEOADD k 1 1
 ";
 
+/// Streams' consumer groups and XINFO, after GEO_SCRIPT: XGROUP (every subcommand, option and
+/// error, in Redis's order of checks), XREADGROUP, XACK, XPENDING (the summary, and the extended
+/// form where no reply shows an idle time), XCLAIM (FORCE, JUSTID, RETRYCOUNT, LASTID, claims of
+/// deleted entries), XAUTOCLAIM (cursors, COUNT bounds, deleted entries), XINFO STREAM [FULL],
+/// GROUPS (read counters and lags after SETID, XDEL and trims) and CONSUMERS (errors and empty
+/// groups), WRONGTYPE, COMMAND GETKEYS and MULTI. Nothing here depends on the clock (XINFO
+/// CONSUMERS and the PELs of FULL show times); the HELP texts changed after 7.0.
+const STREAM_SCRIPT: &str = "\
+DEL st:s st:e st:str st:m
+XADD st:s 1-1 a 1
+XADD st:s 1-2 b 2
+XADD st:s 2-0 c 3
+XADD st:s 3-0 d 4
+XADD st:s 4-0 e 5
+XGROUP
+XGROUP NOSUCH st:s g
+XGROUP CREATE st:s
+XGROUP HELP st:s
+XGROUP CREATE st:none g $
+XGROUP CREATE st:s g1 0
+XGROUP CREATE st:s g1 0
+XGROUP CREATE st:s g2 $
+XGROUP CREATE st:s g3 1-2 ENTRIESREAD 2
+XGROUP CREATE st:s g4 0 ENTRIESREAD -2
+XGROUP CREATE st:s g4 0 ENTRIESREAD x
+XGROUP CREATE st:s g4 0 BADOPT
+XGROUP CREATE st:s g4 -
+XGROUP CREATE st:s g4 1-x
+XGROUP CREATE st:s g4 0 MKSTREAM MKSTREAM MKSTREAM MKSTREAM
+XGROUP CREATE st:none g4 0 BADOPT
+XGROUP CREATE st:e g $ MKSTREAM
+XGROUP CREATE st:e g2 0 MKSTREAM ENTRIESREAD 0
+XLEN st:e
+TYPE st:e
+XINFO GROUPS st:e
+XINFO STREAM st:e
+XINFO STREAM st:e FULL
+XINFO CONSUMERS st:e g
+XGROUP SETID st:s nosuch 0
+XGROUP SETID st:s g2 0
+XGROUP SETID st:s g2 $ ENTRIESREAD 5
+XGROUP SETID st:s g3 +
+XGROUP SETID st:s g2 0 MKSTREAM
+XGROUP SETID st:s g2 0 ENTRIESREAD
+XGROUP SETID st:s g2 x
+XGROUP SETID st:none g 0
+XINFO GROUPS st:s
+XGROUP SETID st:s g3 1-2 ENTRIESREAD 2
+XGROUP CREATECONSUMER st:s g1 alice
+XGROUP CREATECONSUMER st:s g1 alice
+XGROUP CREATECONSUMER st:s nosuch alice
+XGROUP CREATECONSUMER st:s g1
+XGROUP CREATECONSUMER st:none g1 alice
+XGROUP DELCONSUMER st:s g1 nobody
+XGROUP DELCONSUMER st:s nosuch nobody
+XGROUP DESTROY st:s g4
+XGROUP DESTROY st:s g3
+XGROUP DESTROY st:none g3
+XGROUP DESTROY st:s g3 extra
+SET st:str x
+XGROUP CREATE st:str g 0
+XGROUP CREATE st:str g 0 MKSTREAM
+XGROUP DESTROY st:str g
+XREADGROUP GROUP g1 alice COUNT 2 STREAMS st:s >
+XREADGROUP GROUP g1 bob STREAMS st:s >
+XPENDING st:s g1
+XPENDING st:s g1 IDLE 100000000 - + 10
+XPENDING st:s nosuch
+XPENDING st:none g1
+XPENDING st:str g1
+XPENDING st:s g1 - +
+XPENDING st:s g1 - + x
+XPENDING st:s g1 IDLE x - + 10
+XPENDING st:s g1 IDLE 10 - +
+XPENDING st:s g1 ( + 10
+XPENDING st:s g1 (18446744073709551615-18446744073709551615 + 10
+XPENDING st:s g1 - (0-0 10
+XPENDING st:s g1 - + -1
+XPENDING st:s g1 - + 0 nobody
+XPENDING st:s g1 - + 10 nobody
+XPENDING st:s g1 a b c d e f g
+XPENDING st:s g1 x + 10
+XPENDING st:none g1 x + 10
+XPENDING st:s g1 - + x nobody
+XACK st:s g1 1-1 1-1 x
+XACK st:s g1 1-1 1-1
+XACK st:s nosuch 1-1 x
+XACK st:none g 1-1
+XACK st:str g 1-1
+XACK st:s g1
+XPENDING st:s g1
+XCLAIM st:s g1 carol 0 1-2 JUSTID
+XCLAIM st:s g1 carol 0 2-0 3-0
+XCLAIM st:s g1 carol x 1-2
+XCLAIM st:s nosuch carol 0 1-2
+XCLAIM st:s nosuch carol x 1-2
+XCLAIM st:none g carol 0 1-2
+XCLAIM st:str g carol 0 1-2
+XCLAIM st:s g1 carol 0 1-2 IDLE x
+XCLAIM st:s g1 carol 0 1-2 TIME x
+XCLAIM st:s g1 carol 0 1-2 RETRYCOUNT x
+XCLAIM st:s g1 carol 0 1-2 LASTID x
+XCLAIM st:s g1 carol 0 1-2 BOGUS
+XCLAIM st:s g1 carol 0 1-2 IDLE
+XCLAIM st:s g1 carol 100000000 1-2 JUSTID
+XCLAIM st:s g1 dave 0 4-0 JUSTID
+XCLAIM st:s g1 dave 0 4-0 FORCE JUSTID
+XCLAIM st:s g1 dave 0 9-0 FORCE JUSTID
+XCLAIM st:s g1 dave 0 4-0 RETRYCOUNT 7 JUSTID
+XCLAIM st:s g1 dave 0 4-0 4-0 JUSTID
+XPENDING st:s g1
+XINFO GROUPS st:s
+XCLAIM st:s g1 dave 0 1-2 LASTID 5-0 JUSTID
+XCLAIM st:s g1 dave 0 LASTID 6-0
+XINFO GROUPS st:s
+XCLAIM st:s g2 gina 0 1-1 FORCE
+XCLAIM st:s g2 gina 0 1-1 TIME 0 RETRYCOUNT -3
+XDEL st:s 2-0
+XCLAIM st:s g1 dave 0 2-0 3-0
+XPENDING st:s g1
+XAUTOCLAIM st:s g1 erin 0 - COUNT 1 JUSTID
+XAUTOCLAIM st:s g1 erin 0 - COUNT 0
+XAUTOCLAIM st:s g1 erin 0 - COUNT x
+XAUTOCLAIM st:s g1 erin 0 - COUNT 8070450532247928833
+XAUTOCLAIM st:s g1 erin 0 - COUNT
+XAUTOCLAIM st:s g1 erin x -
+XAUTOCLAIM st:s g1 erin 0 x
+XAUTOCLAIM st:s g1 erin 0 (18446744073709551615-18446744073709551615
+XAUTOCLAIM st:s g1 erin 0 - BOGUS
+XAUTOCLAIM st:s nosuch erin 0 -
+XAUTOCLAIM st:none g erin 0 -
+XAUTOCLAIM st:str g erin 0 -
+XAUTOCLAIM st:s g1 erin 0 - JUSTID
+XAUTOCLAIM st:s g1 erin 100000000 - JUSTID
+XDEL st:s 1-2
+XAUTOCLAIM st:s g1 frank 0 0-0
+XAUTOCLAIM st:s g1 frank 0 (3-0
+XAUTOCLAIM st:s g1 frank 0 +
+XPENDING st:s g1
+XGROUP DELCONSUMER st:s g1 frank
+XPENDING st:s g1
+XINFO CONSUMERS st:s nosuch
+XINFO CONSUMERS st:none g
+XINFO CONSUMERS st:str g
+XINFO GROUPS st:s
+XINFO GROUPS st:none
+XINFO STREAM st:s
+XINFO STREAM st:s FULL COUNT x
+XINFO STREAM st:s BOGUS
+XINFO STREAM st:s FULL COUNT
+XINFO STREAM st:s FULL x 1
+XINFO STREAM st:none
+XINFO STREAM st:str
+XINFO HELP x
+XINFO NOSUCH st:s
+XINFO GROUPS
+XINFO GROUPS st:s x
+XINFO STREAM
+COMMAND GETKEYS XGROUP CREATE st:s g $
+COMMAND GETKEYS XINFO STREAM st:s
+COMMAND GETKEYS XACK st:s g 1-1
+COMMAND GETKEYS XCLAIM st:s g c 0 1-1
+COMMAND GETKEYS XPENDING st:s g
+COMMAND GETKEYS XAUTOCLAIM st:s g c 0 0
+MULTI
+XGROUP CREATE st:m g $ MKSTREAM
+XINFO GROUPS st:m
+XGROUP DESTROY st:m g
+EXEC
+CONFIG SET stream-node-max-entries 2
+DEL st:r
+XADD st:r 1-1 a 1
+XADD st:r 1-2 b 2
+XADD st:r 2-0 c 3
+XADD st:r 3-0 d 4
+XADD st:r 4-0 e 5
+XADD st:r 300-0 e 5
+XADD st:r 70000-0 e 5
+XADD st:r 70001-0 e 5
+XADD st:r 1700000000000-0 e 5
+XADD st:r 1700000000000-1 e 5
+XADD st:r 1700000000001-0 e 5
+XADD st:r 1700000000300-0 e 5
+XADD st:r 1700000000300-5 e 5
+XADD st:r 1700000000300-258 e 5
+XADD st:r 1800000000300-258 e 5
+XINFO STREAM st:r
+XDEL st:r 1-1 1-2 300-0
+XINFO STREAM st:r
+XTRIM st:r MAXLEN 3
+XINFO STREAM st:r
+XINFO STREAM st:r FULL COUNT 2
+XINFO STREAM st:r FULL COUNT 0
+XINFO STREAM st:r FULL COUNT -5
+XGROUP CREATE st:r g 0
+XREADGROUP GROUP g c COUNT 1 NOACK STREAMS st:r >
+XINFO GROUPS st:r
+XREADGROUP GROUP g c COUNT 1 STREAMS st:r >
+XINFO GROUPS st:r
+XGROUP SETID st:r g 0
+XINFO GROUPS st:r
+XGROUP SETID st:r g 1700000000300-5
+XINFO GROUPS st:r
+XDEL st:r 1800000000300-258
+XINFO GROUPS st:r
+XGROUP CREATE st:r g2 0-0
+XINFO GROUPS st:r
+XADD st:r 1900000000000-0 x y
+XINFO GROUPS st:r
+XINFO STREAM st:r
+CONFIG SET stream-node-max-entries 100
+";
+
 #[test]
 fn replies_equal_redis() {
     let Some((_servers, mut theirs, mut ours)) = both() else {
         return missing_client("redis-server");
     };
     let mut differ = Vec::new();
-    let geo: Vec<Vec<&str>> = GEO_SCRIPT.lines().map(|l| l.split(' ').collect()).collect();
+    let geo: Vec<Vec<&str>> = GEO_SCRIPT
+        .lines()
+        .chain(STREAM_SCRIPT.lines())
+        .map(|l| l.split(' ').collect())
+        .collect();
     for args in SCRIPT.iter().copied().chain(geo.iter().map(Vec::as_slice)) {
         let (a, b) = (reply(&mut theirs, args), reply(&mut ours, args));
         if a != b {

@@ -2,12 +2,15 @@
 //! port): payloads DUMPed by Redis restored on both, with every option and every error
 //! in Redis's order (texts compared), deadlines, and the values read back (HyperLogLogs
 //! sparse and dense counted, merged and read byte for byte); every reply
-//! must be equal. In CI a missing `redis-server` fails the test; elsewhere it is
-//! skipped.
+//! must be equal. Streams move both ways: built by the same commands on both servers,
+//! each server's DUMP is RESTOREd on the other and read back (XRANGE, XINFO STREAM
+//! FULL, groups, PELs, consumers) against the original, and RESTORE serves clients
+//! blocked in XREAD and XREADGROUP. In CI a missing `redis-server` fails the test;
+//! elsewhere it is skipped.
 
 mod common;
 
-use common::{both, missing_client, same};
+use common::{both, connect, info_num, kvs_serve, missing_client, redis_server, same, until};
 use redis::Value;
 
 /// A reply to a command with binary arguments, error texts kept.
@@ -144,6 +147,446 @@ fn restore_replies_equal_redis() {
                 .collect();
             differ.push(format!("{shown:?}\n  redis:     {a:?}\n  wirespeed: {b:?}"));
         }
+    }
+    same(&differ);
+}
+
+/// The name of each field of an XINFO reply (RESP2: name, value, name, value, ...)
+/// that starts with `length` (a stream) or `name` (a group or a consumer).
+fn xinfo_fields(v: &Value) -> Option<Vec<(Vec<u8>, Value)>> {
+    let Value::Array(a) = v else { return None };
+    match a.first() {
+        Some(Value::BulkString(k)) if k == b"length" || k == b"name" => {}
+        _ => return None,
+    }
+    if a.len() % 2 != 0 {
+        return None;
+    }
+    a.chunks(2)
+        .map(|p| match &p[0] {
+            Value::BulkString(k) => Some((k.clone(), p[1].clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `a` and `b` with only the XINFO fields both have (Redis 7.0 shows no consumer
+/// active time, this server shows Redis 7.2's fields), minus `drop`, at every depth.
+fn common_fields(a: &Value, b: &Value, drop: &[&str]) -> (Value, Value) {
+    if let (Some(fa), Some(fb)) = (xinfo_fields(a), xinfo_fields(b)) {
+        let keep = |k: &[u8], other: &[(Vec<u8>, Value)]| {
+            other.iter().any(|(o, _)| o == k) && !drop.iter().any(|d| d.as_bytes() == k)
+        };
+        let ka: Vec<_> = fa.iter().filter(|(k, _)| keep(k, &fb)).collect();
+        let kb: Vec<_> = fb.iter().filter(|(k, _)| keep(k, &fa)).collect();
+        if ka.len() == kb.len() {
+            let (mut oa, mut ob) = (Vec::new(), Vec::new());
+            for ((k1, v1), (k2, v2)) in ka.iter().zip(&kb) {
+                let (x, y) = common_fields(v1, v2, drop);
+                oa.extend([Value::BulkString(k1.clone()), x]);
+                ob.extend([Value::BulkString(k2.clone()), y]);
+            }
+            return (Value::Array(oa), Value::Array(ob));
+        }
+    }
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            let (oa, ob) = x
+                .iter()
+                .zip(y)
+                .map(|(x, y)| common_fields(x, y, drop))
+                .unzip();
+            (Value::Array(oa), Value::Array(ob))
+        }
+        _ => (a.clone(), b.clone()),
+    }
+}
+
+/// The replies that show a stream: read on `a` at `ka` and on `b` at `kb`, they must
+/// be equal (XINFO: the fields both servers have; consumers' idle times left out).
+fn same_stream(
+    a: &mut redis::Connection,
+    ka: &str,
+    b: &mut redis::Connection,
+    kb: &str,
+    groups: &[&str],
+    differ: &mut Vec<String>,
+) {
+    let mut reads: Vec<Vec<&str>> = vec![
+        vec!["TYPE", "K"],
+        vec!["XLEN", "K"],
+        vec!["XRANGE", "K", "-", "+"],
+        vec!["XREVRANGE", "K", "+", "-", "COUNT", "3"],
+        vec!["XRANGE", "K", "(0-1", "+", "COUNT", "2"],
+        vec!["XINFO", "STREAM", "K"],
+        vec!["XINFO", "STREAM", "K", "FULL"],
+        vec!["XINFO", "STREAM", "K", "FULL", "COUNT", "2"],
+        vec!["XINFO", "GROUPS", "K"],
+    ];
+    for g in groups {
+        reads.push(vec!["XINFO", "CONSUMERS", "K", g]);
+        reads.push(vec!["XPENDING", "K", g]);
+    }
+    for r in reads {
+        let args = |k: &str| -> Vec<Vec<u8>> {
+            r.iter()
+                .map(|x| if *x == "K" { k } else { x }.as_bytes().to_vec())
+                .collect()
+        };
+        let (xa, xb) = (args(ka), args(kb));
+        let x = reply_bytes(a, &xa.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        let y = reply_bytes(b, &xb.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        let (x, y) = match (x, y) {
+            (Ok(x), Ok(y)) => {
+                let (x, y) = common_fields(&x, &y, &["idle", "inactive"]);
+                (Ok(x), Ok(y))
+            }
+            other => other,
+        };
+        if x != y {
+            differ.push(format!(
+                "{r:?} on {ka} / {kb}\n  one:   {x:?}\n  other: {y:?}"
+            ));
+        }
+    }
+}
+
+/// The RDB version a DUMP payload declares.
+fn version_of(p: &[u8]) -> u16 {
+    u16::from_le_bytes([p[p.len() - 10], p[p.len() - 9]])
+}
+
+/// Builds the same streams on both servers, then moves each one's DUMP to the other:
+/// what Redis 7.0 DUMPs is RESTOREd here and reads back the same, and what this server
+/// DUMPs (type 19, RDB 10, unless a consumer's active time must be kept) is RESTOREd
+/// in Redis and reads back the same; through both and back to Redis, the payload is
+/// Redis's own, byte for byte.
+#[test]
+fn streams_move_both_ways() {
+    let Some((_redis, redis_addr)) = redis_server() else {
+        return missing_client("redis-server");
+    };
+    let (_ws, ws_addr) = kvs_serve(&["--port", "0"]);
+    let (mut theirs, mut ours) = (connect(&redis_addr), connect(&ws_addr));
+    let big = "x".repeat(300);
+    let mut build: Vec<Vec<String>> = Vec::new();
+    let mut add = |args: &[&str]| build.push(args.iter().map(|a| a.to_string()).collect());
+    add(&["CONFIG", "SET", "stream-node-max-entries", "4"]);
+    // `a`: nodes of 4, fields like and unlike the master entry's, integers, a long
+    // value, deleted entries, an exact trim; groups with pending entries, an
+    // acknowledgement, a claim.
+    for i in 1..=14u64 {
+        let id = format!("{}-{}", 1000 + i / 3, i % 3);
+        let v = match i % 5 {
+            0 => big.clone(),
+            1 => format!("-{}", i * 1000),
+            2 => "text".to_string(),
+            _ => (i * 100_000).to_string(),
+        };
+        if i % 4 == 3 {
+            add(&["XADD", "a", &id, "other", &v]);
+        } else {
+            add(&["XADD", "a", &id, "f", &v, "n", "1"]);
+        }
+    }
+    add(&["XDEL", "a", "1001-2", "1003-0"]);
+    add(&["XTRIM", "a", "MAXLEN", "10"]);
+    add(&["XGROUP", "CREATE", "a", "g1", "0"]);
+    add(&["XGROUP", "CREATE", "a", "g2", "$"]);
+    add(&["XGROUP", "CREATE", "a", "7", "1002-1"]);
+    add(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "3",
+        "STREAMS",
+        "a",
+        ">",
+    ]);
+    add(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "bob",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "a",
+        ">",
+    ]);
+    add(&["XACK", "a", "g1", "1001-0"]);
+    add(&["XCLAIM", "a", "g1", "bob", "0", "1001-1"]);
+    add(&[
+        "XREADGROUP",
+        "GROUP",
+        "7",
+        "12",
+        "COUNT",
+        "1",
+        "STREAMS",
+        "a",
+        ">",
+    ]);
+    add(&["XDEL", "a", "1002-0"]);
+    // `c`: a consumer made and never active (this server then DUMPs type 21, RDB 11,
+    // which Redis 7.0 refuses).
+    add(&["XADD", "c", "1-1", "f", "v"]);
+    add(&["XGROUP", "CREATE", "c", "g", "0"]);
+    add(&["XGROUP", "CREATECONSUMER", "c", "g", "carol"]);
+    // `e`: empty, with a group.
+    add(&["XGROUP", "CREATE", "e", "g", "$", "MKSTREAM"]);
+    // `d`: every entry deleted but the stream kept, its counters with it.
+    add(&["XADD", "d", "5-5", "f", "v"]);
+    add(&["XDEL", "d", "5-5"]);
+    add(&[
+        "XSETID",
+        "d",
+        "9-9",
+        "ENTRIESADDED",
+        "12",
+        "MAXDELETEDID",
+        "7-7",
+    ]);
+    // `big`: default node sizes, so nodes are cut by bytes, some LZF-compressed.
+    add(&["CONFIG", "SET", "stream-node-max-entries", "100"]);
+    for i in 1..=400u64 {
+        let v = if i % 50 == 0 {
+            big.clone()
+        } else {
+            format!("value {}", i % 7)
+        };
+        add(&[
+            "XADD",
+            "big",
+            &format!("{i}-0"),
+            "field",
+            &v,
+            "n",
+            &i.to_string(),
+        ]);
+    }
+    add(&["XGROUP", "CREATE", "big", "g", "0"]);
+    add(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "COUNT",
+        "150",
+        "STREAMS",
+        "big",
+        ">",
+    ]);
+    for args in &build {
+        let a: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let (t, o) = (reply_bytes(&mut theirs, &a), reply_bytes(&mut ours, &a));
+        assert!(t.is_ok() && o.is_ok(), "{args:?}: {t:?} {o:?}");
+    }
+    let keys: &[(&str, &[&str])] = &[
+        ("a", &["g1", "g2", "7"]),
+        ("c", &["g"]),
+        ("e", &["g"]),
+        ("d", &[]),
+        ("big", &["g"]),
+    ];
+    let dump = |con: &mut redis::Connection, k: &str| -> Vec<u8> {
+        redis::cmd("DUMP").arg(k).query(con).expect("DUMP")
+    };
+    let restore = |con: &mut redis::Connection, k: &str, p: &[u8]| {
+        reply_bytes(con, &[b"RESTORE", k.as_bytes(), b"0", p])
+    };
+    let mut differ = Vec::new();
+    for (k, groups) in keys {
+        // Redis's payload here: read back the same as Redis's original.
+        let p = dump(&mut theirs, k);
+        assert_eq!((p[0], version_of(&p)), (19, 10), "{k}");
+        let copy = format!("from-redis:{k}");
+        assert_eq!(restore(&mut ours, &copy, &p), Ok(Value::Okay), "{k}");
+        same_stream(&mut theirs, k, &mut ours, &copy, groups, &mut differ);
+        // And from here back to Redis: Redis's payload again, byte for byte.
+        let back = dump(&mut ours, &copy);
+        let round = format!("round:{k}");
+        assert_eq!(restore(&mut theirs, &round, &back), Ok(Value::Okay), "{k}");
+        if dump(&mut theirs, &round) != p {
+            differ.push(format!("{k}: Redis -> here -> Redis changed the payload"));
+        }
+        // This server's payload in Redis: read back the same as this server's original.
+        let p = dump(&mut ours, k);
+        let copy = format!("from-here:{k}");
+        let r = restore(&mut theirs, &copy, &p);
+        if *k == "c" {
+            assert_eq!((p[0], version_of(&p)), (21, 11), "{k}");
+            let e = r.expect_err("Redis 7.0 reads RDB 10 at most");
+            assert!(
+                e.contains("DUMP payload version or checksum are wrong"),
+                "{e}"
+            );
+            // Here it keeps the consumer never active.
+            assert_eq!(restore(&mut ours, "c-again", &p), Ok(Value::Okay));
+            let mut again = connect(&ws_addr);
+            same_stream(&mut ours, k, &mut again, "c-again", groups, &mut differ);
+            continue;
+        }
+        assert_eq!((p[0], version_of(&p)), (19, 10), "{k}");
+        assert_eq!(r, Ok(Value::Okay), "{k}");
+        same_stream(&mut ours, k, &mut theirs, &copy, groups, &mut differ);
+    }
+    same(&differ);
+    // The restored streams take new entries as the originals do: the same nodes, the
+    // same IDs, the same deliveries.
+    for (k, _) in keys {
+        let copy = format!("from-redis:{k}");
+        for args in [
+            vec!["XADD", "K", "*", "f", "v"],
+            vec!["XADD", "K", "99999999999999-0", "f", "v", "n", "1"],
+        ] {
+            let a = |key: &str| -> Vec<Vec<u8>> {
+                args.iter()
+                    .map(|x| if *x == "K" { key } else { x }.as_bytes().to_vec())
+                    .collect()
+            };
+            let (x, y) = (a(k), a(&copy));
+            let t = reply_bytes(
+                &mut theirs,
+                &x.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+            );
+            let o = reply_bytes(&mut ours, &y.iter().map(Vec::as_slice).collect::<Vec<_>>());
+            assert_eq!(t.is_ok(), o.is_ok(), "{args:?} {k}: {t:?} {o:?}");
+        }
+        let x = reply_bytes(&mut theirs, &[b"XINFO", b"STREAM", k.as_bytes()]);
+        let y = reply_bytes(&mut ours, &[b"XINFO", b"STREAM", copy.as_bytes()]);
+        let (x, y) = common_fields(
+            &x.expect("XINFO"),
+            &y.expect("XINFO"),
+            &["last-generated-id", "last-entry", "first-entry"],
+        );
+        assert_eq!(x, y, "{k} after XADD");
+    }
+}
+
+/// RESTORE of a stream serves the clients blocked on its key, as a RESTORE of a list
+/// serves BLPOP: XREAD on a key that was absent, XREADGROUP on one RESTORE REPLACE
+/// replaces with a stream that has the group. The replies are Redis's.
+#[test]
+fn restore_serves_blocked_stream_readers() {
+    let Some((_redis, redis_addr)) = redis_server() else {
+        return missing_client("redis-server");
+    };
+    let (_ws, ws_addr) = kvs_serve(&["--port", "0"]);
+    // The payload: a stream whose group `g` has read its first entry.
+    let mut theirs = connect(&redis_addr);
+    for args in [
+        &["XADD", "src", "1-1", "f", "v"][..],
+        &["XADD", "src", "2-2", "f", "w", "n", "3"],
+        &["XGROUP", "CREATE", "src", "g", "1-1"],
+    ] {
+        let a: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        reply_bytes(&mut theirs, &a).expect("fill");
+    }
+    let p: Vec<u8> = redis::cmd("DUMP")
+        .arg("src")
+        .query(&mut theirs)
+        .expect("DUMP");
+    let mut replies = Vec::new();
+    for addr in [&redis_addr, &ws_addr] {
+        let mut con = connect(addr);
+        reply_bytes(
+            &mut con,
+            &[b"XGROUP", b"CREATE", b"wg", b"g", b"$", b"MKSTREAM"],
+        )
+        .expect("group");
+        let readers: Vec<_> = [
+            &["XREAD", "BLOCK", "10000", "STREAMS", "wk", "0-0"][..],
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "BLOCK",
+                "10000",
+                "STREAMS",
+                "wg",
+                ">",
+            ],
+        ]
+        .into_iter()
+        .map(|args| {
+            let mut c = connect(addr);
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            std::thread::spawn(move || {
+                let a: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+                reply_bytes(&mut c, &a)
+            })
+        })
+        .collect();
+        until(5, "two clients blocked", || {
+            info_num(&mut con, "clients", "blocked_clients") == 2
+        });
+        let restored = [
+            reply_bytes(&mut con, &[b"RESTORE", b"wk", b"0", &p]),
+            reply_bytes(&mut con, &[b"RESTORE", b"wg", b"0", &p, b"REPLACE"]),
+        ];
+        let served: Vec<_> = readers
+            .into_iter()
+            .map(|t| t.join().expect("reader"))
+            .collect();
+        replies.push((restored, served));
+    }
+    assert_eq!(replies[0], replies[1]);
+    let (restored, served) = &replies[0];
+    assert!(
+        restored.iter().all(|r| r == &Ok(Value::Okay)),
+        "{restored:?}"
+    );
+    assert!(
+        served.iter().all(|r| matches!(r, Ok(Value::Array(_)))),
+        "{served:?}"
+    );
+}
+
+/// Streams as Redis 5.0 to 6.2 DUMP them (`STREAM_LISTPACKS`, RDB 9): Redis 7.0's
+/// payloads of two streams cut to the older form (no first ID, largest deleted ID,
+/// count added nor read counters), and an empty stream with a group. Both servers
+/// derive the missing values alike (the read counters estimated, an empty stream's
+/// first ID the highest).
+#[test]
+fn streams_of_redis_6_load_alike() {
+    let Some((_servers, mut theirs, mut ours)) = both() else {
+        return missing_client("redis-server");
+    };
+    const OLD: [&str; 3] = [
+        // Node max 3 entries: 1-1 {f v n 5}, 1-2 deleted, 2-0 {g x}; 5-7 {f a n b}.
+        "0f0210000000000000000100000000000000014043430000001900020101010201816602816e02000102010001000181760205010501030100010101ded402f2a0860104050100010101dfff0201018167028178020601ff100000000000000005000000000000000723230000000c00010100010201816602816e0200010201000100018161028162020501ff03050700",
+        // N-0 {k vN} for N in 1..=4 (5-0 deleted), groups ga (at 3-0, alice and bob
+        // holding 2-0 and 3-0) and gb (at 5-0, carol).
+        "0f02100000000000000001000000000000000036360000001400030100010101816b020001020100010001827631030401020101010001827632030401020102010001827633030401ff10000000000000000400000000000000002a2a0000000f00010101010101816b020001020100010001827634030401030101010001827635030401ff040500020267610300020000000000000002000000000000000088d00926a2010000010000000000000003000000000000000088d00926a2010000010205616c69636588d00926a2010000010000000000000002000000000000000003626f6288d00926a2010000010000000000000003000000000000000002676205000001056361726f6c88d00926a201000000",
+        // Empty, last ID 3-4, group g at 1-1.
+        "0f0000030401016701010000",
+    ];
+    let mut differ = Vec::new();
+    for (i, h) in OLD.iter().enumerate() {
+        let p = sealed(&common::unhex(h), 9);
+        let k = format!("old{i}");
+        for con in [&mut theirs, &mut ours] {
+            assert_eq!(
+                reply_bytes(con, &[b"RESTORE", k.as_bytes(), b"0", &p]),
+                Ok(Value::Okay),
+                "{k}"
+            );
+        }
+        let groups: &[&str] = match i {
+            1 => &["ga", "gb"],
+            2 => &["g"],
+            _ => &[],
+        };
+        same_stream(&mut theirs, &k, &mut ours, &k, groups, &mut differ);
+        // An entry added: the first ID and the counters follow alike.
+        for con in [&mut theirs, &mut ours] {
+            reply_bytes(con, &[b"XADD", k.as_bytes(), b"100-1", b"f", b"v"]).expect("XADD");
+        }
+        same_stream(&mut theirs, &k, &mut ours, &k, groups, &mut differ);
     }
     same(&differ);
 }

@@ -15,9 +15,9 @@
 //! holds it) and runs no command; the loop reads those connections again and flushes
 //! them once the script ends ([`Loan::end`] names them).
 //!
-//! A client that has not authenticated (with `requirepass`) gets `-NOAUTH` for
-//! everything here but AUTH: SCRIPT KILL and SHUTDOWN NOSAVE are for authenticated
-//! clients only.
+//! A client that has not authenticated (the default user needs a password) gets
+//! `-NOAUTH` for everything here but AUTH: SCRIPT KILL and SHUTDOWN NOSAVE are for
+//! authenticated clients allowed them by their ACL user only.
 
 use std::cell::{Cell, RefCell};
 use std::io::Write;
@@ -136,7 +136,7 @@ pub(crate) fn pump() {
         let mut fresh = Vec::new();
         crate::server::adopt(inbox, registry, conns, shared, &mut fresh);
         let config = shared.config().0;
-        let open = config.requirepass.is_none();
+        let open = config.acl.open();
         PUMPED.with(|p| {
             let mut p = p.borrow_mut();
             for (token, c) in conns.iter_mut() {
@@ -177,18 +177,36 @@ fn answer(c: &mut Conn, shared: &Shared, config: &Config, limits: &Limits) -> bo
             let sub = args.get(1).copied().unwrap_or_default();
             if eq(name, "auth") && (2..=3).contains(&args.len()) {
                 // AUTH is served while busy, as in Redis (it may be needed for a kill).
-                let (user, pass) = match args.len() {
-                    2 => (None, args[1]),
-                    _ => (Some(args[1]), args[2]),
+                let (user, pass): (&[u8], &[u8]) = match args.len() {
+                    2 => (b"default", args[1]),
+                    _ => (args[1], args[2]),
                 };
-                if crate::cmd::authenticate(config, user, pass) {
+                if config.acl.authenticate(user, pass).is_some() {
+                    let name = (user != b"default").then(|| std::sync::Arc::from(user));
+                    crate::acl::set_user(&mut c.session, name);
                     c.session.authed = true;
                     w.simple("OK");
                 } else {
+                    let now = wirespeed_util::time::unix_ms();
+                    let client = c.session.meta.as_ref().map(|m| m.line(now));
+                    shared.acl_log.add(
+                        crate::acl::Denial {
+                            reason: crate::acl::Reason::Auth,
+                            context: crate::acl::Context::Toplevel,
+                            object: name,
+                            username: user,
+                            client: client.unwrap_or_default(),
+                        },
+                        now,
+                        config.acllog_max_len,
+                    );
                     w.error(crate::cmd::WRONGPASS);
                 }
             } else if !c.session.authed {
                 w.error("NOAUTH Authentication required.");
+            } else if let Err(e) = crate::acl::permits(&config.acl, &mut c.session, &args) {
+                // The commands served here are checked against the user's ACLs too.
+                w.error(&e);
             } else if (eq(name, "script") || eq(name, "function")) && eq(sub, "kill") {
                 let busy = &shared.scripts.busy;
                 match busy.kill(eq(name, "function")) {

@@ -5,7 +5,8 @@
 //! (through the same [`Config::set`], so the checks and messages are the same) and
 //! the ones fixed at start: `port`, `bind` (the first address), `threads` (also
 //! `io-threads`), `tcp-backlog`, `appendonly yes|no`, `appendfilename`, the TLS
-//! directives ([`crate::tls`]). A bad value or
+//! directives ([`crate::tls`]), `aclfile` and `user` lines (ACL users, see
+//! [`crate::acl::file`]). A bad value or
 //! a malformed line is an error naming its line; nothing is applied then. A directive
 //! this server does not have (`save`, `daemonize`, `include`, ...) is accepted with one
 //! warning naming its line, so a Redis 7 `redis.conf` loads.
@@ -37,6 +38,8 @@ const FIXED: &[&str] = &[
     "enable-protected-configs",
     "enable-debug-command",
     "cluster-port",
+    "user",
+    "aclfile",
 ];
 
 /// Longest configuration file read (bytes).
@@ -227,6 +230,13 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             "appendfilename" => {
                 single("path")?;
                 filename = Some(PathBuf::from(&text));
+            }
+            // `user NAME RULES...`: an ACL user (`crate::acl`), applied at start.
+            "user" => crate::acl::file::add_config_user(&mut next.cmd, &words[1..])
+                .map_err(|why| err(format!("user: {why}")))?,
+            "aclfile" => {
+                single("path")?;
+                next.cmd.aclfile = Some(PathBuf::from(&text));
             }
             "enable-protected-configs" | "enable-debug-command" => {
                 single("value")?;

@@ -79,6 +79,18 @@ pub struct Config {
     /// The TLS directives (`tls-port`, `tls-replication`, `tls-cluster`, the files;
     /// set at start only).
     pub tls: crate::tls::TlsSettings,
+    /// The ACL users (`crate::acl`): a snapshot replaced whole by ACL SETUSER, DELUSER,
+    /// LOAD and by `requirepass` (the default user's password).
+    pub acl: std::sync::Arc<crate::acl::Users>,
+    /// The `user` directives of the configuration, name first (applied at start).
+    pub acl_users: Vec<Vec<Vec<u8>>>,
+    /// `aclfile`: the ACL file (read at start, ACL LOAD and SAVE; set at start only).
+    pub aclfile: Option<std::path::PathBuf>,
+    /// `acllog-max-len`: entries ACL LOG keeps.
+    pub acllog_max_len: usize,
+    /// `acl-pubsub-default`: new users get every channel (`allchannels`) or none
+    /// (`resetchannels`, the default).
+    pub acl_pubsub_all: bool,
 }
 
 /// Who may use a protected setting or command (`enable-protected-configs`,
@@ -174,6 +186,7 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("loglevel", "notice"),
     ("lua-time-limit", "5000"),
     ("masterauth", ""),
+    ("masteruser", ""),
     ("maxclients", "10000"),
     ("maxmemory-eviction-tenacity", "10"),
     ("maxmemory-samples", "5"),
@@ -181,6 +194,7 @@ pub const COMPAT: &[(&str, &str)] = &[
     ("rdbchecksum", "yes"),
     ("rdbcompression", "yes"),
     ("repl-backlog-size", "1048576"),
+    ("repl-ping-replica-period", "10"),
     ("repl-timeout", "60"),
     ("replica-announced", "yes"),
     ("replica-priority", "100"),
@@ -213,6 +227,8 @@ pub(crate) fn compat(name: &str) -> Option<&'static str> {
 /// The names [`Config::set`] takes while running.
 pub(crate) const RUNTIME: &[&str] = &[
     "requirepass",
+    "acllog-max-len",
+    "acl-pubsub-default",
     "maxmemory",
     "maxmemory-policy",
     "proto-max-bulk-len",
@@ -317,12 +333,32 @@ impl Config {
             ("tls-auth-clients", self.tls.auth_clients.name().into()),
             ("tls-replication", yes_no(self.tls.replication)),
             ("tls-cluster", yes_no(self.tls.cluster)),
+            ("aclfile", path(&self.aclfile)),
+            ("acllog-max-len", self.acllog_max_len.to_string()),
+            (
+                "acl-pubsub-default",
+                if self.acl_pubsub_all {
+                    "allchannels"
+                } else {
+                    "resetchannels"
+                }
+                .into(),
+            ),
         ];
         for (name, default) in COMPAT {
             let v = self.compat.get(name).cloned();
             params.push((name, v.unwrap_or_else(|| default.to_string())));
         }
         params
+    }
+
+    /// A numeric setting kept for compatibility (`stream-node-max-entries`, ...): its
+    /// value, or `default` when not set.
+    pub fn compat_u64(&self, name: &str, default: u64) -> u64 {
+        self.compat
+            .get(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
     }
 
     /// Applies one setting that may change while the server runs. The error is the
@@ -336,7 +372,38 @@ impl Config {
             };
         let name = name.to_ascii_lowercase();
         match name.as_str() {
-            "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "requirepass" => {
+                self.requirepass = (!value.is_empty()).then(|| value.to_vec());
+                // The default user's password, as in Redis.
+                self.acl = std::sync::Arc::new(
+                    self.acl.with_default_password(self.requirepass.as_deref()),
+                );
+            }
+            "acllog-max-len" => {
+                self.acllog_max_len = match std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<i64>().ok())
+                {
+                    Some(n) if n >= 0 => n as usize,
+                    Some(_) => {
+                        return Err(format!(
+                            "argument must be between 0 and {} inclusive",
+                            i64::MAX
+                        ))
+                    }
+                    None => return Err("argument couldn't be parsed into an integer".into()),
+                }
+            }
+            "acl-pubsub-default" => {
+                let v = text().to_ascii_lowercase();
+                if v != "allchannels" && v != "resetchannels" {
+                    return Err(
+                        "argument(s) must be one of the following: allchannels, resetchannels"
+                            .into(),
+                    );
+                }
+                self.acl_pubsub_all = v == "allchannels";
+            }
             "maxmemory" => self.maxmemory = memory(0, "a memory value")?,
             "maxmemory-policy" => {
                 self.policy = text().parse().map_err(|_| "Invalid argument".to_string())?
@@ -394,9 +461,18 @@ impl Config {
                 self.notify = notify::parse(&text())
                     .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?
             }
-            "hll-sparse-max-bytes" => {
+            "hll-sparse-max-bytes" | "stream-node-max-bytes" => {
                 let v = redis_memory(value)?;
-                self.compat.insert("hll-sparse-max-bytes", v.to_string());
+                let key = compat(&name).unwrap_or("hll-sparse-max-bytes");
+                self.compat.insert(key, v.to_string());
+            }
+            "stream-node-max-entries" => {
+                let v = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .filter(|&n| n <= i64::MAX as u64)
+                    .ok_or("argument couldn't be parsed into an integer")?;
+                self.compat.insert("stream-node-max-entries", v.to_string());
             }
             n if compat(n).is_some() => {
                 if let Some(key) = compat(n) {
@@ -536,6 +612,11 @@ impl Default for Config {
             debug_command: Access::No,
             cluster_port: 0,
             tls: Default::default(),
+            acl: Default::default(),
+            acl_users: Vec::new(),
+            aclfile: None,
+            acllog_max_len: 128,
+            acl_pubsub_all: false,
         }
     }
 }

@@ -159,7 +159,7 @@ impl Conn {
             // Nothing more will run: leave the rest unread.
             return false;
         }
-        let authed = config.requirepass.is_none() || self.session.authed;
+        let authed = config.acl.open() || self.session.authed;
         loop {
             if !authed && self.input.ready() {
                 self.unread = true;
@@ -217,7 +217,7 @@ impl Conn {
         // Before AUTH a client gets only short errors and the replies of AUTH and HELLO:
         // one that piles up unread replies is closed at a fixed bound whatever the
         // setting, so it cannot grow the server's memory through its replies either.
-        let unauthed = config.requirepass.is_some() && !self.session.authed;
+        let unauthed = !config.acl.open() && !self.session.authed;
         let why = if unauthed && pending > UNAUTH_MAX_OUTPUT {
             "before AUTH"
         } else if self.watch.over(self.limit_class(config), pending, now) {
@@ -276,7 +276,7 @@ impl Conn {
             pause.count(false);
         }
         while !closing && self.blocked.is_none() {
-            let authed = env.config.requirepass.is_none() || self.session.authed;
+            let authed = env.config.acl.open() || self.session.authed;
             match self.input.parse(&env.config.limits, authed) {
                 Ok(None) => break,
                 Ok(Some(_)) => {
@@ -357,10 +357,13 @@ impl Conn {
                             // Registered while the shards of its keys are still locked:
                             // a write to them comes after and finds it.
                             let waiter = Waiter {
-                                argv: argv.iter().map(|a| a.to_vec()).collect(),
+                                argv: b
+                                    .argv
+                                    .unwrap_or_else(|| argv.iter().map(|a| a.to_vec()).collect()),
                                 keys: b.keys,
                                 db: self.session.db,
                                 proto: self.session.proto,
+                                user: self.session.acl.shared_name(),
                             };
                             hub.block(self.session.id, waiter, false);
                             self.blocked = Some(b.deadline);
@@ -477,10 +480,10 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
             .map(|e| e.value.type_name());
         // The look is not part of a command: its shard may be let go for a lower one.
         env.keys.end_command();
-        let Some(kind) = kind else {
-            continue;
-        };
-        while let Some((id, waiter)) = hub.next_waiter(db, &key, |w| w.wants() == kind) {
+        // XREADGROUP is woken by any change (its key deleted or of another type, its
+        // group destroyed: it then answers the error), as in Redis.
+        let wakes = |w: &Waiter| Some(w.wants()) == kind || w.on_any_change();
+        while let Some((id, waiter)) = hub.next_waiter(db, &key, wakes) {
             let mut out = Vec::new();
             let mut session = Session {
                 id,
@@ -489,6 +492,8 @@ pub(crate) fn serve_waiters(env: &mut Env, db: usize, keys: &[&[u8]]) {
                 authed: true,
                 ..Session::default()
             };
+            // Run again as its user: permissions changed meanwhile apply.
+            session.acl.switch(waiter.user.clone());
             let argv: Vec<&[u8]> = waiter.argv.iter().map(Vec::as_slice).collect();
             let ran = run_command(
                 env,

@@ -285,6 +285,22 @@ impl Hub {
         }
     }
 
+    /// The keys clients wait on, and those among them that an XREADGROUP waits on
+    /// (INFO `total_blocking_keys`, `total_blocking_keys_on_nokey`: such a client is
+    /// also woken when its key goes).
+    pub fn blocking_keys(&self) -> (usize, usize) {
+        let w = lock(&self.waiting);
+        let nokey = w
+            .keys
+            .values()
+            .filter(|q| {
+                q.iter()
+                    .any(|id| w.clients.get(id).is_some_and(Waiter::on_any_change))
+            })
+            .count();
+        (w.keys.len(), nokey)
+    }
+
     /// Number of blocked clients (INFO `blocked_clients`).
     pub fn blocked_count(&self) -> usize {
         self.blocked.load(Ordering::Acquire)
@@ -302,21 +318,32 @@ pub struct Waiter {
     pub db: usize,
     /// The client's protocol (the reply's encoding).
     pub proto: Proto,
+    /// The client's ACL user (None: `default`): the command is checked again when run.
+    pub user: Option<Arc<[u8]>>,
 }
 
 impl Waiter {
-    /// The type of value it waits for: `zset` for BZPOPMIN, BZPOPMAX and BZMPOP, else
-    /// `list`.
+    /// The type of value it waits for: `zset` for BZPOPMIN, BZPOPMAX and BZMPOP,
+    /// `stream` for XREAD and XREADGROUP, else `list`.
     pub fn wants(&self) -> &'static str {
-        let zset = self
-            .argv
-            .first()
-            .is_some_and(|n| n.len() > 2 && n[..2].eq_ignore_ascii_case(b"bz"));
-        if zset {
+        let name = self.argv.first().map_or(&[][..], |n| &n[..]);
+        if name.len() > 2 && name[..2].eq_ignore_ascii_case(b"bz") {
             "zset"
+        } else if name.len() > 1 && name[0].eq_ignore_ascii_case(&b'x') {
+            "stream"
         } else {
             "list"
         }
+    }
+}
+
+impl Waiter {
+    /// True for a command woken by any change to its keys, not only by data of its
+    /// type (XREADGROUP: a deleted key or group is an error it must answer).
+    pub fn on_any_change(&self) -> bool {
+        self.argv
+            .first()
+            .is_some_and(|n| n.eq_ignore_ascii_case(b"xreadgroup"))
     }
 }
 
@@ -464,6 +491,19 @@ impl Subscriptions {
     pub fn patterns(&self) -> usize {
         self.patterns.len()
     }
+
+    /// Calls `f` with each subscription: its kind, channel or pattern, and client.
+    pub fn each(&self, mut f: impl FnMut(Kind, &[u8], u64)) {
+        for (name, ids) in &self.channels {
+            ids.iter().for_each(|&id| f(Kind::Channel, name, id));
+        }
+        for (name, ids) in &self.shard {
+            ids.iter().for_each(|&id| f(Kind::Shard, name, id));
+        }
+        for (name, (_, ids)) in &self.patterns {
+            ids.iter().for_each(|&id| f(Kind::Pattern, name, id));
+        }
+    }
 }
 
 /// What the server lists of one connection.
@@ -499,6 +539,8 @@ pub struct ClientMeta {
     pub replica: AtomicBool,
     /// CLIENT SETINFO LIB-NAME and LIB-VER.
     pub lib: Mutex<(String, String)>,
+    /// Its ACL user (None: `default`).
+    pub user: Mutex<Option<Arc<[u8]>>>,
 }
 
 impl ClientMeta {

@@ -573,6 +573,11 @@ impl<'s> Keys<'s> {
         self.store(key).get(key, now)
     }
 
+    /// The live entry of `key`, not marked used (see [`Store::get_quiet`]).
+    pub fn get_quiet(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
+        self.store(key).get_quiet(key, now)
+    }
+
     /// True when `key` is live.
     pub fn contains(&mut self, key: &[u8], now: u64) -> bool {
         self.store(key).contains(key, now)
@@ -658,6 +663,14 @@ impl<'s> Keys<'s> {
         self.lock_all();
         for h in self.held_db() {
             h.store.clear();
+        }
+    }
+
+    /// [`Keys::clear`], the keys freed in the background (FLUSHDB ASYNC).
+    pub fn clear_lazily(&mut self) {
+        self.lock_all();
+        for h in self.held_db() {
+            h.store.clear_lazily();
         }
     }
 

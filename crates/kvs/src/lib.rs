@@ -12,6 +12,8 @@
 //!   replication, cluster, scripts, ...) and the one place a command's effects are
 //!   propagated to the log and the replicas.
 //! - [`cmd`]: command execution with Redis's replies and error texts.
+//! - [`acl`]: access control lists (users, their passwords, commands, keys and
+//!   channels, ACL LOG, the ACL file), checked for every command.
 //! - [`script`]: the Lua engine, the script cache and the function libraries the
 //!   event loops share (the commands that use them are in [`cmd`]).
 //! - [`limits`]: `client-output-buffer-limit` (Redis's syntax, hard and soft limits).
@@ -36,6 +38,7 @@
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
+pub mod acl;
 pub mod aof;
 mod busy;
 pub mod cluster;
@@ -47,6 +50,7 @@ pub mod glob;
 pub mod hub;
 pub mod input;
 pub mod keyspace;
+pub mod lazyfree;
 pub mod limits;
 pub mod repl;
 pub mod resp;
@@ -54,6 +58,7 @@ pub mod script;
 pub mod server;
 pub mod state;
 pub mod store;
+pub mod stream;
 pub mod table;
 pub mod tls;
 pub mod tracking;

@@ -411,6 +411,18 @@ impl<'a> Writer<'a> {
         self.out.get(pos).copied()
     }
 
+    /// The code of the error reply written at `pos` (its first word), if that reply is
+    /// an error.
+    pub fn error_code(&self, pos: usize) -> Option<&[u8]> {
+        let rest = self.out.get(pos..)?.strip_prefix(b"-")?;
+        let end = rest
+            .iter()
+            .take(64)
+            .position(|&b| b == b' ' || b == b'\r')
+            .unwrap_or(rest.len().min(64));
+        Some(&rest[..end])
+    }
+
     /// Drops what was written after `pos` (a reply taken back).
     pub fn truncate(&mut self, pos: usize) {
         self.out.truncate(pos);

@@ -51,7 +51,8 @@
 //! bytes arrive and the parser keeps its place, so a read costs only its new bytes
 //! however long the request (a slow client sending 200,000 arguments piece by piece
 //! does not slow the others); a big bulk is read straight into a buffer sized to it.
-//! Before AUTH (with `requirepass`), a request may announce at most 10 arguments and
+//! Before AUTH (when the default user needs a password), a request may announce at
+//! most 10 arguments and
 //! bulks of 16 KiB, checked on the header, and reading stops while a whole request
 //! waits to run, so such a connection holds at most about 180 KiB of input (one
 //! request of 10 bulks of 16 KiB, and one read of 16 KiB past it).
@@ -216,6 +217,8 @@ pub enum BindError {
     Cluster(String),
     /// The TLS settings or files are not usable.
     Tls(String),
+    /// The ACL users would not load (`user` directives, `aclfile`).
+    Acl(String),
 }
 
 impl From<io::Error> for BindError {
@@ -244,6 +247,7 @@ impl std::fmt::Display for BindError {
             ),
             BindError::Cluster(e) => write!(f, "cluster-config-file {e}"),
             BindError::Tls(e) => write!(f, "TLS: {e}"),
+            BindError::Acl(e) => write!(f, "ACL: {e}"),
         }
     }
 }
@@ -254,6 +258,8 @@ impl Server {
     /// Binds `addr` (port 0 picks a free port) with `tcp-backlog` and replays the log, if any (see
     /// [`Log::open`] for what it refuses and what it repairs).
     pub fn bind(addr: SocketAddr, mut config: ServerConfig) -> Result<Server, BindError> {
+        // The users: `requirepass`, then the `user` directives or the ACL file.
+        crate::acl::file::load_at_start(&mut config.cmd).map_err(BindError::Acl)?;
         let tls = crate::tls::Tls::load(&config.cmd.tls).map_err(BindError::Tls)?;
         let listener = listen(addr, config.cmd.tcp_backlog)?;
         let local = listener.local_addr()?;
@@ -389,6 +395,12 @@ impl Server {
     /// The address the server listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// True when connections start authenticated (the default ACL user is on and takes
+    /// any password: no `requirepass`).
+    pub fn open(&self) -> bool {
+        self.shared.config().0.acl.open()
     }
 
     /// The TLS port's address (`tls-port`), if any.
@@ -806,7 +818,7 @@ pub fn exit_on_panic() {
 /// when no password is set).
 fn serve_one(c: &mut Conn, env: &mut Env) {
     if std::mem::take(&mut c.fresh) {
-        c.session.authed = env.config.requirepass.is_none();
+        c.session.authed = env.config.acl.open();
     }
     c.serve(env);
 }

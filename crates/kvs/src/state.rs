@@ -69,6 +69,8 @@ pub struct Shared {
     pub monitors: monitors::Monitors,
     /// CLIENT PAUSE.
     pub pause: pause::Pause,
+    /// ACL LOG and the denial counters (the users are in the settings).
+    pub acl_log: crate::acl::Log,
 }
 
 impl Shared {
@@ -106,6 +108,7 @@ impl Shared {
             tls: None,
             monitors: Default::default(),
             pause: Default::default(),
+            acl_log: Default::default(),
         }
     }
 

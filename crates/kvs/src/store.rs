@@ -347,6 +347,16 @@ impl Store {
 
     /// The live entry of `key` (marks it used). One table probe.
     pub fn get(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
+        self.lookup(key, now, true)
+    }
+
+    /// The live entry of `key` without marking it used (TYPE, TTL: Redis's no-touch
+    /// lookups leave OBJECT IDLETIME and the LRU alone).
+    pub fn get_quiet(&mut self, key: &[u8], now: u64) -> Option<&Entry> {
+        self.lookup(key, now, false)
+    }
+
+    fn lookup(&mut self, key: &[u8], now: u64, touch: bool) -> Option<&Entry> {
         let at = self.map.find(key)?;
         if Store::expired(self.map.at_mut(at)?, now) {
             if self.keep & HIDE_EXPIRED != 0 {
@@ -357,6 +367,9 @@ impl Store {
             self.account(e.expires_at, 0);
             self.note_expired(k);
             return None;
+        }
+        if !touch {
+            return self.map.at_mut(at).map(|e| &*e);
         }
         let t = self.tick(now);
         let e = self.map.at_mut(at)?;
@@ -487,6 +500,23 @@ impl Store {
     /// Removes every key.
     pub fn clear(&mut self) {
         self.map.clear();
+        self.forget_all();
+    }
+
+    /// Removes every key, freeing them on the background thread when there are more
+    /// than a few (FLUSHDB ASYNC, see [`crate::lazyfree`]).
+    pub fn clear_lazily(&mut self) {
+        let n = self.map.len();
+        if n > crate::lazyfree::THRESHOLD {
+            let map = std::mem::take(&mut self.map);
+            crate::lazyfree::free(Box::new(map), n as u64);
+        } else {
+            self.map.clear();
+        }
+        self.forget_all();
+    }
+
+    fn forget_all(&mut self) {
         self.deadlines = Vec::new();
         self.cursor = 0;
         self.bytes = 0;

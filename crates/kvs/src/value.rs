@@ -15,6 +15,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use crate::store::block;
+pub use crate::stream::Stream;
 
 /// Bytes of a slot in a collection's table (two boxed slices, or one, plus hash
 /// metadata), for the table part of [`Value::heap`].
@@ -368,6 +369,7 @@ kind!(Hash, Hash);
 kind!(Set, Set);
 kind!(List, List);
 kind!(ZSet, ZSet);
+kind!(Stream, Stream);
 
 impl Members for Hash {
     fn remove_member(&mut self, m: &[u8]) -> bool {
@@ -400,6 +402,8 @@ pub enum Value {
     List(Box<List>),
     /// A sorted set.
     ZSet(Box<ZSet>),
+    /// A stream.
+    Stream(Box<Stream>),
 }
 
 impl Value {
@@ -419,6 +423,7 @@ impl Value {
             Value::Set(_) => "set",
             Value::List(_) => "list",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -430,6 +435,7 @@ impl Value {
             Value::Set(s) => s.payload,
             Value::List(l) => l.payload,
             Value::ZSet(z) => z.payload,
+            Value::Stream(s) => s.payload(),
         }
     }
 
@@ -447,6 +453,7 @@ impl Value {
                 block(std::mem::size_of::<List>()) + l.heap + block(l.items.capacity() * LIST_SLOT)
             }
             Value::ZSet(z) => block(std::mem::size_of::<ZSet>()) + z.heap,
+            Value::Stream(s) => block(std::mem::size_of::<Stream>()) + s.heap(),
         }
     }
 
@@ -458,6 +465,8 @@ impl Value {
             Value::Set(s) => s.is_empty(),
             Value::List(l) => l.is_empty(),
             Value::ZSet(z) => z.is_empty(),
+            // A stream stays when its last entry goes (its ID and groups live on).
+            Value::Stream(_) => false,
         }
     }
 }

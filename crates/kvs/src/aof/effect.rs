@@ -65,6 +65,12 @@ pub enum Effect {
     },
 }
 
+/// True for an XGROUP record (its key is the third argument).
+fn is_xgroup(argv: &[Vec<u8>]) -> bool {
+    argv.first()
+        .is_some_and(|n| n.eq_ignore_ascii_case(b"xgroup"))
+}
+
 impl Effect {
     /// The key a single change is about (none for [`Effect::Clear`] and batches).
     pub fn key(&self) -> Option<&[u8]> {
@@ -72,6 +78,8 @@ impl Effect {
             Effect::Set { key, .. } | Effect::Del { key } | Effect::Deadline { key, .. } => {
                 Some(key)
             }
+            // XGROUP's key follows its subcommand.
+            Effect::Cmd(argv) if is_xgroup(argv) => argv.get(2).map(Vec::as_slice),
             Effect::Cmd(argv) => argv.get(1).map(Vec::as_slice),
             Effect::Db { effect, .. } => effect.key(),
             Effect::Clear

@@ -49,6 +49,11 @@ pub fn dump(key: &[u8], e: &Entry) -> Vec<Effect> {
                 push(b"RPUSH", c.iter().map(|m| m.to_vec()).collect());
             }
         }
+        Value::Stream(s) => {
+            for argv in crate::cmd::streams::dump(key, s) {
+                out.push(Effect::Cmd(argv));
+            }
+        }
         Value::ZSet(z) => {
             let items: Vec<(&[u8], f64)> = z.iter().collect();
             for c in items.chunks(CHUNK) {

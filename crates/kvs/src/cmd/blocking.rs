@@ -27,6 +27,9 @@ pub struct Blocked {
     pub keys: Vec<Vec<u8>>,
     /// Deadline in ms since the epoch, 0 for none.
     pub deadline: u64,
+    /// The command to run again when served, when not the one received (XREAD with
+    /// `$` waits for entries after the ID that `$` meant when it blocked).
+    pub argv: Option<Vec<Vec<u8>>>,
 }
 
 /// The deadline of a timeout argument in seconds, or Redis's error.
@@ -89,6 +92,7 @@ fn wait(ctx: &mut Ctx, keys: &[&[u8]], deadline: u64, w: &mut Writer) {
         ctx.blocked = Some(Blocked {
             keys: keys.iter().map(|k| k.to_vec()).collect(),
             deadline,
+            argv: None,
         });
     } else {
         w.null_array();

@@ -26,6 +26,17 @@ impl ClientMeta {
             .into_owned()
     }
 
+    /// Its ACL user's name.
+    fn user_name(&self) -> String {
+        let u = self.user.lock().unwrap_or_else(|p| p.into_inner());
+        String::from_utf8_lossy(u.as_deref().unwrap_or(b"default")).into_owned()
+    }
+
+    fn is_user(&self, name: &[u8]) -> bool {
+        let u = self.user.lock().unwrap_or_else(|p| p.into_inner());
+        u.as_deref().unwrap_or(b"default") == name
+    }
+
     fn is_pubsub(&self) -> bool {
         self.subs.iter().any(|s| s.load(Ordering::Relaxed) > 0)
     }
@@ -46,7 +57,7 @@ impl ClientMeta {
     }
 
     /// The CLIENT LIST line (without the line end).
-    fn line(&self, now: u64) -> String {
+    pub(crate) fn line(&self, now: u64) -> String {
         let cmd = match self.last_cmd.load(Ordering::Relaxed) {
             0 => "NULL",
             i => table::COMMANDS.get(i - 1).map_or("NULL", |c| c.name),
@@ -63,8 +74,9 @@ impl ClientMeta {
         };
         let omem = self.omem.load(Ordering::Relaxed);
         let lib = self.lib.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let user = self.user_name();
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={omem} events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={omem} events=r cmd={cmd} user={user} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -214,6 +226,12 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 }
                 kind = Some(v);
             } else if eq(k, "user") {
+                if ctx.config.acl.get(v).is_none() {
+                    return w.error(&format!(
+                        "ERR No such user '{}'",
+                        String::from_utf8_lossy(v)
+                    ));
+                }
                 user = Some(v);
             } else if eq(k, "skipme") {
                 skipme = if eq(v, "yes") {
@@ -243,7 +261,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             && addr.is_none_or(|a| a == m.addr.as_bytes())
             && laddr.is_none_or(|a| a == m.laddr.as_bytes())
             && kind.is_none_or(|t| m.is_type(t))
-            && user.is_none_or(|u| u == b"default")
+            && user.is_none_or(|u| m.is_user(u))
             && maxage.is_none_or(|a| now.saturating_sub(m.created_ms) / 1000 >= a);
         if !matches {
             continue;

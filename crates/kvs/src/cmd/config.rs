@@ -28,8 +28,14 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         // shared settings (every loop sees the change from its next round on).
         let peer = ctx.session.meta.as_ref().map(|m| m.addr.clone());
         let applied = ctx.shared.update_config(|next| {
+            let mut seen = std::collections::HashSet::new();
             for kv in args[2..].chunks(2) {
                 let name = String::from_utf8_lossy(kv[0]).to_ascii_lowercase();
+                if !seen.insert(name.clone()) {
+                    return Err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
+                    ));
+                }
                 if PROTECTED.contains(&name.as_str())
                     && !next.protected_configs.allows(peer.as_deref())
                 {
@@ -75,6 +81,7 @@ pub fn config(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else if eq(args[1], "resetstat") {
         ctx.shared.stats.reset();
         *ctx.stats = Stats::default();
+        crate::lazyfree::reset();
         w.simple("OK");
     } else {
         w.error(&format!(

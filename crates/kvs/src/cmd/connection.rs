@@ -1,7 +1,7 @@
 //! The connection family: PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT, CLIENT
 //! (SETNAME, GETNAME, ID, SETINFO, REPLY, UNBLOCK).
 
-use super::{authenticate, eq, parse_i64, Ctx, NOT_INT, WRONGPASS};
+use super::{eq, parse_i64, Ctx, NOT_INT, WRONGPASS};
 use crate::resp::{Proto, Writer};
 
 /// PING [message]. A RESP2 client with subscriptions gets `["pong", message]`.
@@ -41,7 +41,9 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     set_name(ctx, b"");
     ctx.session.reply_off = false;
     ctx.session.skip_next = false;
-    ctx.session.authed = ctx.config.requirepass.is_none();
+    // Back to the default user, authenticated only if it takes any password.
+    crate::acl::set_user(ctx.session, None);
+    ctx.session.authed = ctx.config.acl.open();
     w.simple("RESET");
 }
 
@@ -51,18 +53,20 @@ pub fn quit(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     w.simple("OK");
 }
 
-/// AUTH [username] password.
+/// AUTH [username] password: any ACL user that is on, with one of its passwords (the
+/// default user without a name). A failure is logged (ACL LOG).
 pub fn auth(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let (user, pass) = match args.len() {
-        2 => (None, args[1]),
-        3 => (Some(args[1]), args[2]),
-        _ => return super::arity(w, args[0]),
+    let (user, pass): (&[u8], &[u8]) = match args.len() {
+        2 => {
+            if ctx.config.acl.get(b"default").is_some_and(|u| u.nopass()) {
+                return w.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            }
+            (b"default", args[1])
+        }
+        3 => (args[1], args[2]),
+        _ => return w.error(super::SYNTAX),
     };
-    if user.is_none() && ctx.config.requirepass.is_none() {
-        return w.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
-    }
-    if authenticate(ctx.config, user, pass) {
-        ctx.session.authed = true;
+    if crate::acl::login(ctx, user, pass, args[0]) {
         w.simple("OK");
     } else {
         w.error(WRONGPASS);
@@ -105,15 +109,21 @@ pub fn hello(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
         i = 2;
     }
+    // As in Redis: the last AUTH pair is tried, and the last name set once
+    // authenticated.
+    let mut login: Option<(&[u8], &[u8])> = None;
+    let mut name: Option<&[u8]> = None;
     while i < args.len() {
         if eq(args[i], "auth") && i + 2 < args.len() {
-            if !authenticate(ctx.config, Some(args[i + 1]), args[i + 2]) {
-                return w.error(WRONGPASS);
-            }
-            ctx.session.authed = true;
+            login = Some((args[i + 1], args[i + 2]));
             i += 3;
         } else if eq(args[i], "setname") && i + 1 < args.len() {
-            set_name(ctx, args[i + 1]);
+            if args[i + 1].iter().any(|&b| b <= b' ' || b > b'~') {
+                return w.error(
+                    "ERR Client names cannot contain spaces, newlines or special characters.",
+                );
+            }
+            name = Some(args[i + 1]);
             i += 2;
         } else {
             return w.error(&format!(
@@ -122,8 +132,16 @@ pub fn hello(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             ));
         }
     }
-    if ctx.config.requirepass.is_some() && !ctx.session.authed {
+    if let Some((user, pass)) = login {
+        if !crate::acl::login(ctx, user, pass, args[0]) {
+            return w.error(WRONGPASS);
+        }
+    }
+    if !ctx.session.authed && !ctx.config.acl.open() {
         return w.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(n) = name {
+        set_name(ctx, n);
     }
     ctx.session.proto = proto;
     // The writer was made before the switch: the reply uses the new encoding.

@@ -10,10 +10,22 @@ use crate::value::Value;
 pub fn del(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let now = ctx.now;
     ctx.keys.lock_keys(args[1..].iter().copied());
+    // UNLINK (and DEL with `lazyfree-lazy-user-del yes`) frees big values in the
+    // background.
+    let lazy = eq(args[0], "unlink")
+        || ctx
+            .config
+            .compat
+            .get("lazyfree-lazy-user-del")
+            .is_some_and(|v| v == "yes");
     let mut removed = 0;
     for k in &args[1..] {
         if ctx.keys.contains(k, now) {
-            ctx.keys.remove(k);
+            if let Some(e) = ctx.keys.remove(k) {
+                if lazy {
+                    crate::lazyfree::free_value(e.value);
+                }
+            }
             ctx.log_del(k);
             removed += 1;
         }
@@ -34,7 +46,10 @@ pub fn exists(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// TYPE key.
 pub fn type_(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let t = ctx.type_of(args[1]).unwrap_or("none");
+    let t = ctx
+        .keys
+        .get_quiet(args[1], ctx.now)
+        .map_or("none", |e| e.value.type_name());
     w.simple(t);
 }
 
@@ -108,7 +123,7 @@ pub fn expire(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// TTL / PTTL key: -2 no key, -1 no deadline.
 pub fn ttl(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let now = ctx.now;
-    let r = match ctx.keys.get(args[1], now) {
+    let r = match ctx.keys.get_quiet(args[1], now) {
         None => -2,
         Some(e) if e.expires_at == 0 => -1,
         Some(e) => {
@@ -199,7 +214,7 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// EXPIRETIME / PEXPIRETIME key: the absolute deadline; -2 no key, -1 no deadline.
 pub fn expiretime(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let r = match ctx.keys.get(args[1], ctx.now) {
+    let r = match ctx.keys.get_quiet(args[1], ctx.now) {
         None => -2,
         Some(e) if e.expires_at == 0 => -1,
         Some(e) if eq(args[0], "expiretime") => (e.expires_at / 1000) as i64,
@@ -310,6 +325,7 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             Value::List(_) => "quicklist",
             Value::ZSet(z) if z.len() <= 128 && z.iter().all(|(m, _)| m.len() <= 64) => "listpack",
             Value::ZSet(_) => "skiplist",
+            Value::Stream(_) => "stream",
             _ => "hashtable",
         };
         w.bulk(enc.as_bytes());

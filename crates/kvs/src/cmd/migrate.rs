@@ -55,6 +55,27 @@ thread_local! {
 /// How long an idle cached connection is kept.
 const KEEP: Duration = Duration::from_secs(10);
 
+/// Connections cached, on every loop (INFO `migrate_cached_sockets`).
+static CACHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The number of cached connections (INFO `migrate_cached_sockets`).
+pub(crate) fn cached_sockets() -> usize {
+    CACHED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Closes this loop's cached connections idle for [`KEEP`] (each loop calls it as it
+/// goes round, as Redis's cron closes them).
+pub(crate) fn prune() {
+    TARGETS.with(|t| {
+        let mut t = t.borrow_mut();
+        if !t.is_empty() {
+            let before = t.len();
+            t.retain(|_, c| c.used.elapsed() < KEEP);
+            CACHED.fetch_sub(before - t.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+}
+
 /// Sends `out` to the target `key` and reads `n` replies, on the cached connection if
 /// one is fresh (else a new one, connected within `timeout`). A connection that failed
 /// in any way is dropped (its state is unknown); a failure on a cached one is retried
@@ -65,11 +86,11 @@ fn exchange(
     out: &[u8],
     n: usize,
 ) -> std::io::Result<Vec<String>> {
-    let cached = TARGETS.with(|t| {
-        let mut t = t.borrow_mut();
-        t.retain(|_, c| c.used.elapsed() < KEEP);
-        t.remove(key)
-    });
+    prune();
+    let cached = TARGETS.with(|t| t.borrow_mut().remove(key));
+    if cached.is_some() {
+        CACHED.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
     let fresh = cached.is_none();
     let mut conn = match cached {
         Some(c) => c,
@@ -91,6 +112,7 @@ fn exchange(
     if result.is_ok() {
         conn.used = std::time::Instant::now();
         TARGETS.with(|t| t.borrow_mut().insert(key.clone(), conn));
+        CACHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     result
 }

@@ -4,15 +4,17 @@
 //!
 //! Every command is one row of [`table::COMMANDS`]: its name, arity, flags (write,
 //! readonly, denyoom, ...), key positions and handler. [`exec`] checks a request
-//! against its row (unknown command, arity, authentication, `maxmemory`, a failing log)
+//! against its row (unknown command, arity, authentication, ACLs, `maxmemory`, a
+//! failing log)
 //! in Redis's order and then runs the handler; COMMAND, transactions and the
 //! log-failure and memory checks all read the same row, so nothing is listed twice.
 //! The handlers live in one file per family, as Redis documents them: [`strings`],
 //! [`keys`], [`hashes`], [`sets`], [`lists`], [`zsets`], [`blocking`] (BLPOP and the like), [`pubsub`], [`connection`], [`server`],
 //! [`cluster`], [`multi`] (transactions), [`scripting`] (EVAL, FUNCTION), [`monitor`],
 //! [`pause`] (CLIENT PAUSE), [`config`] (CONFIG GET/SET over [`crate::config`]) and
-//! [`rewrite`] (CONFIG REWRITE).
+//! [`rewrite`] (CONFIG REWRITE), [`acl`] (the ACL command over [`crate::acl`]).
 
+pub mod acl;
 pub mod admin;
 pub mod bits;
 pub mod blocking;
@@ -41,6 +43,7 @@ pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod table;
 pub mod tracking;
@@ -110,6 +113,8 @@ pub struct Session {
     pub meta: Option<std::sync::Arc<crate::hub::ClientMeta>>,
     /// CLIENT TRACKING ON: its settings.
     pub tracking: Option<Box<crate::tracking::Mode>>,
+    /// The ACL user it runs as (AUTH, HELLO AUTH; `default` until then).
+    pub acl: crate::acl::Principal,
 }
 
 /// Everything a command runs against.
@@ -151,11 +156,6 @@ impl Ctx<'_, '_> {
             Some(Value::Str(v)) => Ok(Some(v.clone())),
             Some(_) => Err(WRONGTYPE),
         }
-    }
-
-    /// The type of the value at `key`, if any.
-    pub(crate) fn type_of(&mut self, key: &[u8]) -> Option<&'static str> {
-        self.keys.get(key, self.now).map(|e| e.value.type_name())
     }
 
     /// Records a change to the selected database for the log (and WATCH).
@@ -249,19 +249,6 @@ pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 
 pub(crate) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
-/// The check of `AUTH [user] pass` and `HELLO ... AUTH user pass`: there is one user,
-/// `default` (the name is case-sensitive, as Redis's user names are), whose password
-/// is `requirepass`; with no password set it takes any password (Redis's `nopass`).
-pub(crate) fn authenticate(config: &Config, user: Option<&[u8]>, pass: &[u8]) -> bool {
-    if user.is_some_and(|u| u != b"default") {
-        return false;
-    }
-    match &config.requirepass {
-        None => true,
-        Some(p) => ct_eq(p, pass),
-    }
-}
-
 pub(crate) const WRONGTYPE: &str =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub(crate) const NOT_INT: &str = "ERR value is not an integer or out of range";
@@ -283,18 +270,34 @@ pub(crate) fn arity(w: &mut Writer, name: &[u8]) {
 }
 
 /// Runs one command; `args` is non-empty. The checks run in Redis's order: a name it
-/// does not know, then the argument count, then authentication, then (outside a
+/// does not know, then the argument count, then authentication, then the user's ACL
+/// permissions (`crate::acl`), then (outside a
 /// transaction) `maxmemory` and a failing log; inside MULTI the command is queued.
 /// Returns the command's row (None for a name it does not know), looked up once.
 pub fn exec(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) -> Option<&'static table::Command> {
     ctx.keys.select(ctx.session.db);
+    let at = w.position();
     let Some(cmd) = table::lookup(args[0]) else {
         multi::flag_error(ctx);
         unknown(args, w);
+        count_error(ctx, w, at);
         return None;
     };
+    let seen = ctx.stats.errors_seen;
     checked(ctx, cmd, args, w);
+    if ctx.stats.errors_seen == seen && w.byte_at(at) == Some(b'-') {
+        // Refused before it ran (arity, authentication, memory, ...).
+        count_error(ctx, w, at);
+    }
     Some(cmd)
+}
+
+/// Counts the error reply written at `at` (INFO errorstats).
+fn count_error(ctx: &mut Ctx, w: &Writer, at: usize) {
+    if let Some(code) = w.error_code(at) {
+        ctx.shared.stats.error(code);
+        ctx.stats.errors_seen += 1;
+    }
 }
 
 /// [`exec`] once the command is known.
@@ -309,10 +312,18 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
         ctx.stats.per_command.rejected(table::row(cmd));
         return arity(w, args[0]);
     }
-    let needs_auth = ctx.config.requirepass.is_some() && !ctx.session.authed;
+    let needs_auth = !ctx.session.authed && !ctx.config.acl.open();
     if needs_auth && !cmd.has(NO_AUTH) {
         ctx.stats.per_command.rejected(table::row(cmd));
         return w.error("NOAUTH Authentication required.");
+    }
+    // ACLs: one comparison for a user that may run anything (see `crate::acl`).
+    if !crate::acl::open(ctx) {
+        if let Err(e) = crate::acl::admit(ctx, cmd, args) {
+            multi::flag_error(ctx);
+            ctx.stats.per_command.rejected(table::row(cmd));
+            return w.error(&e);
+        }
     }
     if let Some(e) = monitor::refused(ctx, cmd) {
         return w.error(e);
@@ -401,6 +412,9 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     let took = t.map(|t| t.elapsed().as_micros() as u64);
     let usec = took.unwrap_or(0) * weight.unwrap_or(0);
     if let Some(us) = took {
+        // The threshold after the command: `CONFIG SET slowlog-log-slower-than -1` is
+        // not logged itself, as in Redis.
+        let slow = ctx.config.slowlog_slower_than;
         if slow >= 0 && us >= slow as u64 && !cmd.has(table::SKIP_SLOWLOG) {
             let max = ctx.config.slowlog_max_len;
             let who = match &ctx.session.meta {
@@ -418,6 +432,9 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
         }
     }
     let failed = w.byte_at(at) == Some(b'-');
+    if failed {
+        count_error(ctx, w, at);
+    }
     ctx.stats.per_command.ran(table::row(cmd), usec, failed);
 }
 
@@ -427,6 +444,12 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
 /// applied when a commit failed keeps its reply until the log holds it (see the
 /// server's round). The error is the reply.
 pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
+    admit_with(ctx, cmd, true)
+}
+
+/// [`admit`], with `maxmemory` applied only when `memory` (a script flagged
+/// `allow-oom` runs its commands without it).
+pub(crate) fn admit_with(ctx: &mut Ctx, cmd: &Command, memory: bool) -> Result<(), String> {
     if cmd.has(WRITE) {
         let repl = &ctx.shared.repl;
         if repl.is_replica() {
@@ -437,7 +460,7 @@ pub(crate) fn admit(ctx: &mut Ctx, cmd: &Command) -> Result<(), String> {
             return Err("NOREPLICAS Not enough good replicas to write.".into());
         }
     }
-    if !within_memory(ctx, cmd) {
+    if memory && !within_memory(ctx, cmd) {
         return Err("OOM command not allowed when used memory > 'maxmemory'.".into());
     }
     if let Some(log) = ctx.shared.log.as_ref().filter(|l| l.failing()) {
@@ -464,18 +487,19 @@ pub(crate) fn evict(ctx: &mut Ctx) -> bool {
     if max == 0 {
         return true;
     }
-    // The clients' buffers count against the limit, as in Redis: what is left for the
-    // dataset is the limit less what they hold.
-    let clients = ctx.shared.stats.client_buffers();
-    let max = max.saturating_sub(clients);
-    if ctx.keys.memory() <= max {
+    // The clients' buffers and the scripts count against the limit, as in Redis: what
+    // is left for the dataset is the limit less what they hold (nothing when they hold
+    // more).
+    let held = ctx.shared.stats.client_buffers() + ctx.shared.scripts.memory();
+    let within = |dataset: usize| dataset.saturating_add(held) <= max;
+    if within(ctx.keys.memory()) {
         return true;
     }
     match ctx.config.policy {
         Eviction::NoEviction => false,
         Eviction::AllKeysLru => {
             ctx.keys.lock_every_db();
-            while ctx.keys.memory() > max {
+            while !within(ctx.keys.memory()) {
                 match ctx.keys.evict_lru(5) {
                     Some((db, k)) => {
                         ctx.in_db(db, |ctx| {
@@ -487,7 +511,7 @@ pub(crate) fn evict(ctx: &mut Ctx) -> bool {
                     None => break,
                 }
             }
-            ctx.keys.memory() <= max
+            within(ctx.keys.memory())
         }
     }
 }
@@ -522,6 +546,7 @@ pub fn replay(store: &mut crate::store::Store, argv: &[Vec<u8>], now: u64) {
         "lpush" | "rpush" | "lpop" | "rpop" | "lset" | "lrem" | "ltrim" | "linsert" => {
             lists::replay_list(store, &name, &args, now)
         }
+        n if n.starts_with('x') => streams::replay(store, n, &args, now),
         _ => {}
     }
 }

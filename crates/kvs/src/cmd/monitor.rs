@@ -44,6 +44,11 @@ pub(crate) fn scripted<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// True while a script's `redis.call` runs on this thread.
+pub(crate) fn in_script() -> bool {
+    SCRIPT.with(|s| s.get())
+}
+
 /// MONITOR.
 pub fn monitor(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     if !ctx.can_block {
@@ -168,12 +173,40 @@ fn line(db: usize, addr: Option<&str>, args: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-/// Which arguments are replaced by `(redacted)`: every argument of AUTH, and the
-/// username and password after HELLO's AUTH.
-fn redacted(args: &[&[u8]]) -> impl Fn(usize) -> bool {
+/// Which arguments are replaced by `(redacted)` (here and in the slow log): every
+/// argument of AUTH, the username and password after HELLO's AUTH, the rules of ACL
+/// SETUSER, and MIGRATE's AUTH and AUTH2 credentials.
+pub(crate) fn redacted(args: &[&[u8]]) -> impl Fn(usize) -> bool {
     let mut hide = vec![false; args.len()];
     if eq(args[0], "auth") {
         hide.iter_mut().skip(1).for_each(|h| *h = true);
+    } else if eq(args[0], "acl") && args.get(1).is_some_and(|s| eq(s, "setuser")) {
+        hide.iter_mut().skip(2).for_each(|h| *h = true);
+    } else if eq(args[0], "migrate") {
+        let mut i = 6;
+        while i < args.len() {
+            let n = if eq(args[i], "auth") {
+                1
+            } else if eq(args[i], "auth2") {
+                2
+            } else if eq(args[i], "keys") {
+                break;
+            } else {
+                0
+            };
+            hide.iter_mut().skip(i + 1).take(n).for_each(|h| *h = true);
+            i += 1 + n;
+        }
+    } else if eq(args[0], "config") && args.get(1).is_some_and(|s| eq(s, "set")) {
+        // The values of secret settings.
+        let mut i = 2;
+        while i + 1 < args.len() {
+            let secret = ["masterauth", "masteruser", "requirepass"]
+                .iter()
+                .any(|n| eq(args[i], n));
+            hide[i + 1] = secret;
+            i += 2;
+        }
     } else if eq(args[0], "hello") {
         let mut i = 2;
         while i < args.len() {

@@ -229,6 +229,13 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     ctx.can_block = false;
     for q in &queued {
         let argv: Vec<&[u8]> = q.args.iter().map(Vec::as_slice).collect();
+        // The user's ACLs again: they may have changed since the command was queued.
+        if !crate::acl::open(ctx) {
+            if let Err(e) = crate::acl::admit_queued(ctx, q.cmd, &argv) {
+                w.error(&e);
+                continue;
+            }
+        }
         super::run(ctx, q.cmd, &argv, w);
         if q.cmd.has(WRITE) && ctx.shared.hub.any_blocked() {
             // Clients blocked on what the transaction wrote are served after it.

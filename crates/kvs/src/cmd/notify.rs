@@ -186,6 +186,21 @@ pub(crate) fn evicted(ctx: &mut Ctx, key: &[u8]) {
     }
 }
 
+/// Sends the stream events `events` (`xadd`, `xtrim`, `xgroup-create`, ...) about
+/// `key` of the selected database, in order: stream commands tell of several changes
+/// (XADD of an `xadd` and then an `xtrim`), so they send their own.
+pub(crate) fn stream(ctx: &mut Ctx, events: &[&'static str], key: &[u8]) {
+    let flags = ctx.config.notify;
+    if flags & STREAM != 0 && !events.is_empty() {
+        let db = ctx.keys.db();
+        let events = events
+            .iter()
+            .map(|ev| (STREAM, *ev, db, key.to_vec()))
+            .collect();
+        publish(ctx, flags, events);
+    }
+}
+
 fn publish(ctx: &mut Ctx, flags: u32, events: Vec<Event>) {
     send(&ctx.shared.hub, flags, events);
 }

@@ -17,6 +17,10 @@
 //! or special bytes) quoted and escaped. The new file is written beside the old one,
 //! synced, renamed over it (with the old file's permissions) and the directory
 //! synced, so a crash leaves the old file or the new one, whole.
+//!
+//! The ACL users are written as `user` lines (as ACL LIST shows them; the default
+//! user only when it differs from what `requirepass` makes of it) unless the server has
+//! an ACL file (`aclfile`), which holds them instead.
 
 use super::{eq, Ctx};
 use crate::config::Config;
@@ -65,6 +69,20 @@ pub fn rewrite(ctx: &mut Ctx, w: &mut Writer) {
         }
         crate::repl::Role::Primary => ("replicaof", String::new(), false),
     });
+    // The ACL users as `user` lines, unless they live in an ACL file (as Redis does);
+    // the default user only when it is not as `requirepass` alone makes it.
+    if ctx.config.aclfile.is_none() {
+        let fresh = crate::acl::Users::initial(ctx.config.requirepass.as_deref());
+        let pristine = fresh.get(b"default").map(|u| u.describe());
+        for u in ctx.config.acl.iter() {
+            if u.name() == b"default" && pristine.as_ref() == Some(&u.describe()) {
+                continue;
+            }
+            let line = [b"user ", u.name(), b" ", &u.describe()].concat();
+            entries.push(("user", String::from_utf8_lossy(&line).into_owned(), true));
+        }
+    }
+    entries.push(("user", String::new(), false));
     let text = rewritten(&old, &entries);
     match wirespeed_util::fs::replace(&path, text.as_bytes()) {
         Ok(()) => w.simple("OK"),

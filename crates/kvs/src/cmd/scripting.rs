@@ -11,6 +11,12 @@
 //!   refused, and a read-only script (EVAL_RO, EVALSHA_RO, a function flagged
 //!   `no-writes`) is refused every `write` command. The handler's reply is read back
 //!   and converted to a Lua value ([`reply`]).
+//! - **Flags.** A script that declares its flags (a shebang line; every function
+//!   does) is checked before it runs as Redis checks the command that runs it: unless
+//!   `no-writes`, it needs enough good replicas and a server that is no replica, and
+//!   unless also `allow-oom`, memory within `maxmemory`. With `allow-oom` its commands
+//!   run over `maxmemory`; without, a command that may add memory is refused there
+//!   until the script's first write.
 //! - **Cache.** Every script EVAL or SCRIPT LOAD sees is kept under its SHA1 (shared by
 //!   the event loops); EVALSHA of a SHA1 not there is NOSCRIPT. As in Redis 7.4, the
 //!   scripts only EVAL brought are bounded: past [`MAX_EVAL_SCRIPTS`] the least
@@ -83,10 +89,39 @@ fn busy_threshold(ctx: &Ctx) -> u64 {
         .unwrap_or(5000)
 }
 
+/// The reply to a command refused over `maxmemory`.
+const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// The checks before a script that declares its flags (a shebang line, or a function)
+/// runs, as Redis applies them to the command that runs it, in its order and texts:
+/// unless it declares `allow-oom` or `no-writes`, `maxmemory`; unless `no-writes`,
+/// enough good replicas (`min-replicas-to-write`) and a server that is no replica.
+fn declared_admit(ctx: &mut Ctx, flags: &[String]) -> Result<(), String> {
+    let flagged = |name: &str| flags.iter().any(|f| f == name);
+    if !flagged("no-writes") && !flagged("allow-oom") && !super::evict(ctx) {
+        return Err(OOM.into());
+    }
+    if !flagged("no-writes") {
+        let repl = &ctx.shared.repl;
+        let min = ctx.config.min_replicas;
+        if min > 0 && repl.good_replicas(ctx.now, ctx.config.min_replicas_lag) < min as usize {
+            return Err("NOREPLICAS Not enough good replicas to write.".into());
+        }
+        if repl.is_replica() {
+            return Err("READONLY You can't write against a read only replica.".into());
+        }
+    }
+    Ok(())
+}
+
 /// The number of keys of an EVAL-like command (`args[2]`) checked against the
 /// arguments after it.
 fn numkeys(args: &[&[u8]]) -> Result<usize, &'static str> {
-    let n = parse_i64(args[2]).ok_or(super::NOT_INT)?;
+    numkeys_checked(parse_i64(args[2]).ok_or(super::NOT_INT)?, args)
+}
+
+/// `n`, the number of keys of an EVAL-like command, checked against its arguments.
+fn numkeys_checked(n: i64, args: &[&[u8]]) -> Result<usize, &'static str> {
     if n < 0 {
         return Err("ERR Number of keys can't be negative");
     }
@@ -137,7 +172,17 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
         Ok(v) => v,
         Err(e) => return w.error(&e),
     };
+    if code.is_some() {
+        if let Err(e) = declared_admit(ctx, &flags) {
+            return w.error(&e);
+        }
+        if readonly && !flags.iter().any(|f| f == "no-writes") {
+            return w.error("ERR Can not execute a script with write flag using *_ro command.");
+        }
+    }
     let readonly = readonly || flags.iter().any(|f| f == "no-writes");
+    let allow_oom = flags.iter().any(|f| f == "no-writes" || f == "allow-oom");
+    let scripts = &ctx.shared.scripts;
     let owner = scripts.owner();
     let compiled = with_engine(|e| {
         e.follow(owner);
@@ -157,6 +202,7 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer, by_sha: bool, rea
         name: sha,
         chunk: "@user_script",
         function: false,
+        allow_oom,
     };
     run(ctx, &f, false, keys, argv, readonly, &origin, w);
 }
@@ -187,8 +233,8 @@ pub(crate) fn declares_no_writes(
 
 /// The flags a script's first line declares (`#!lua flags=no-writes,allow-oom`), as
 /// Redis 7 reads them, and the code to compile (that line blanked, so line numbers
-/// stay; None without such a line). Only `no-writes` changes what the script may do
-/// here; the others are accepted.
+/// stay; None without such a line). `no-writes` and `allow-oom` change what the script
+/// may do here; the others are accepted.
 fn shebang(body: &[u8]) -> Result<(Option<Vec<u8>>, Vec<String>), String> {
     if !body.starts_with(b"#!") {
         return Ok((None, Vec::new()));
@@ -223,6 +269,9 @@ pub(crate) struct Origin {
     pub(crate) chunk: &'static str,
     /// A function (FCALL).
     pub(crate) function: bool,
+    /// Its flags let it run any command over `maxmemory` (`allow-oom`, or `no-writes`,
+    /// which allows no command that needs memory).
+    pub(crate) allow_oom: bool,
 }
 
 /// Runs a compiled script or function atomically (see the module note) and writes its
@@ -255,6 +304,7 @@ pub(crate) fn run(
     let could_block = std::mem::replace(&mut ctx.can_block, false);
     let resp3 = w.proto() == Proto::Resp3;
     let maxmemory = ctx.config.maxmemory;
+    let allow_oom = origin.allow_oom;
     let mut call = |argv: &[Vec<u8>], resp3_call: bool| -> Vec<u8> {
         let mut out = Vec::new();
         let proto = if resp3_call {
@@ -264,7 +314,7 @@ pub(crate) fn run(
         };
         let mut cw = Writer::new(&mut out, proto);
         let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-        call_command(ctx, &args, readonly, &busy, &mut cw);
+        call_command(ctx, &args, readonly, allow_oom, &busy, &mut cw);
         out
     };
     let _ = resp3;
@@ -312,7 +362,14 @@ const CLUSTER_NOSCRIPT: &[&str] = &[
 
 /// One `redis.call` from a script: the command table's checks in Redis's order and
 /// texts for scripts, then the handler, its reply into `w`.
-fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &mut Writer) {
+fn call_command(
+    ctx: &mut Ctx,
+    args: &[&[u8]],
+    readonly: bool,
+    allow_oom: bool,
+    busy: &Busy,
+    w: &mut Writer,
+) {
     let Some(cmd) = table::lookup(args[0]) else {
         return w.error("ERR Unknown Redis command called from script");
     };
@@ -325,8 +382,15 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
         && args
             .get(1)
             .is_some_and(|a| CLUSTER_NOSCRIPT.iter().any(|s| eq(a, s)));
-    if cmd.has(NOSCRIPT) || matches!(cmd.name, "script" | "function" | "client") || reset {
+    if cmd.has(NOSCRIPT) || matches!(cmd.name, "script" | "function" | "client" | "acl") || reset {
         return w.error("ERR This Redis command is not allowed from script");
+    }
+    // As the caller's user (`crate::acl`), after the checks above as in Redis.
+    if !crate::acl::open(ctx) {
+        if let Err(e) = crate::acl::admit_script(ctx, cmd, args) {
+            ctx.stats.per_command.rejected(table::row(cmd));
+            return w.error(&e);
+        }
     }
     if (cmd.has(WRITE) || cmd.may_replicate()) && readonly {
         return w.error("ERR Write commands are not allowed from read-only scripts.");
@@ -334,8 +398,9 @@ fn call_command(ctx: &mut Ctx, args: &[&[u8]], readonly: bool, busy: &Busy, w: &
     if cmd.has(WRITE) || cmd.has(DENYOOM) {
         // Only before the script's first write: once it wrote, it must be able to
         // finish (Redis's rule, so that a script is never stopped half-way by memory).
+        // A script flagged `allow-oom` is not held to `maxmemory` at all.
         if !busy.wrote() {
-            if let Err(e) = super::admit(ctx, cmd) {
+            if let Err(e) = super::admit_with(ctx, cmd, !allow_oom) {
                 return w.error(&e);
             }
         }

@@ -23,21 +23,41 @@ pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 }
 
 fn flush(ctx: &mut Ctx, args: &[&[u8]], dbs: &[usize], w: &mut Writer) {
-    match args.get(1..).unwrap_or_default() {
-        [] => {}
-        [m] if eq(m, "async") || eq(m, "sync") => {}
+    // ASYNC (or no option with `lazyfree-lazy-user-flush yes`) frees the keys in the
+    // background; they are gone at once either way.
+    let lazy = match args.get(1..).unwrap_or_default() {
+        [] => ctx
+            .config
+            .compat
+            .get("lazyfree-lazy-user-flush")
+            .is_some_and(|v| v == "yes"),
+        [m] if eq(m, "async") => true,
+        [m] if eq(m, "sync") => false,
         _ => return w.error(super::SYNTAX),
-    }
+    };
     let pairs: Vec<(usize, Option<usize>)> = dbs.iter().map(|&d| (d, None)).collect();
     super::multi::touch_dbs(ctx, &pairs);
     ctx.keys.lock_dbs(dbs);
     for &db in dbs {
         ctx.in_db(db, |ctx| {
-            ctx.keys.clear();
+            if lazy {
+                ctx.keys.clear_lazily();
+            } else {
+                ctx.keys.clear();
+            }
             if ctx.logging {
                 ctx.push_effect(Effect::Clear);
             }
         });
+    }
+    // Clients blocked on keys that went are looked at again (XREADGROUP answers that
+    // its group is gone).
+    let hub = &ctx.shared.hub;
+    if hub.any_blocked() {
+        for &db in dbs {
+            let keys = hub.waited_in(db);
+            ctx.ready.extend(keys.into_iter().map(|k| (db, k)));
+        }
     }
     w.simple("OK");
 }
@@ -75,8 +95,9 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ));
     }
     if want("clients") {
+        let (bk, bn) = ctx.shared.hub.blocking_keys();
         out.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\npubsub_clients:{}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\npubsub_clients:{}\r\ntotal_blocking_keys:{bk}\r\ntotal_blocking_keys_on_nokey:{bn}\r\n\r\n",
             st.connected,
             ctx.shared.hub.blocked_count() + ctx.shared.pause.held(),
             ctx.shared.hub.tracking.counts().0,
@@ -86,21 +107,27 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if want("memory") {
         let clients = ctx.shared.stats.client_buffers();
         out.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nnumber_of_cached_scripts:{}\r\n\r\n",
-            ctx.keys.memory() + clients,
+            "# Memory\r\nused_memory:{}\r\nused_memory_rss:{}\r\nmem_clients_normal:{clients}\r\nused_memory_dataset:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nnumber_of_cached_scripts:{}\r\nlazyfree_pending_objects:{}\r\nmem_not_counted_for_evict:0\r\n\r\n",
+            ctx.keys.memory() + clients + ctx.shared.scripts.memory(),
             rss_bytes(),
             ctx.keys.payload_bytes(),
             ctx.config.maxmemory,
             ctx.config.policy.name(),
-            ctx.shared.scripts.cached()
+            ctx.shared.scripts.cached(),
+            crate::lazyfree::counts().0
         ));
     }
     if want("stats") {
         let (_, tk, ti, tp) = ctx.shared.hub.tracking.counts();
+        let [da, dc, dk, dch] = ctx.shared.acl_log.counts();
+        let lf = crate::lazyfree::counts().1;
         out.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\ntracking_total_keys:{tk}\r\ntracking_total_items:{ti}\r\ntracking_total_prefixes:{tp}\r\n{}\r\n",
-            st.connections, st.commands, st.expired, st.evicted, st.hits, st.misses,
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nlazyfreed_objects:{lf}\r\nmigrate_cached_sockets:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nclient_output_buffer_limit_disconnections:{}\r\nacl_access_denied_auth:{da}\r\nacl_access_denied_cmd:{dc}\r\nacl_access_denied_key:{dk}\r\nacl_access_denied_channel:{dch}\r\ntracking_total_keys:{tk}\r\ntracking_total_items:{ti}\r\ntracking_total_prefixes:{tp}\r\ntotal_error_replies:{}\r\n{}\r\n",
+            st.connections, st.commands, st.expired, st.evicted,
+            super::migrate::cached_sockets(),
+            st.hits, st.misses,
             ctx.shared.stats.output_limit_kills(),
+            ctx.shared.stats.errors().0,
             ctx.shared.repl.sync_stats(),
         ));
     }
@@ -139,6 +166,13 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         out.push_str(&format!(
             "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:{csys:.6}\r\nused_cpu_user_children:{cuser:.6}\r\n\r\n"
         ));
+    }
+    if want("errorstats") {
+        out.push_str("# Errorstats\r\n");
+        for (code, n) in ctx.shared.stats.errors().1 {
+            out.push_str(&format!("errorstat_{code}:count={n}\r\n"));
+        }
+        out.push_str("\r\n");
     }
     if explicit("commandstats") {
         let shared = &ctx.shared.stats.per_command;

@@ -141,6 +141,33 @@ struct Item {
     text: Option<Vec<u8>>,
 }
 
+/// BY with a pattern and GET name keys known only while sorting: as in Redis, the ACLs
+/// allow them only to a user that may read every key with this command
+/// (`crate::acl`). The error names the first such option.
+fn denied_patterns(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static str> {
+    let cmd = super::table::lookup(args[0])?;
+    if crate::acl::reads_every_key(ctx, cmd, args) {
+        return None;
+    }
+    let mut i = 2;
+    while i + 1 < args.len() {
+        if eq(args[i], "by") && args[i + 1].contains(&b'*') {
+            return Some("ERR BY option of SORT denied due to insufficient ACL permissions.");
+        }
+        if eq(args[i], "get") {
+            return Some("ERR GET option of SORT denied due to insufficient ACL permissions.");
+        }
+        i += if eq(args[i], "limit") {
+            3
+        } else if eq(args[i], "by") || eq(args[i], "store") {
+            2
+        } else {
+            1
+        };
+    }
+    None
+}
+
 /// SORT / SORT_RO.
 pub fn sort(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let ro = eq(args[0], "sort_ro");
@@ -148,6 +175,11 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Ok(o) => o,
         Err(e) => return w.error(e),
     };
+    if o.by.is_some_and(|_| !o.nosort) || !o.gets.is_empty() {
+        if let Some(e) = denied_patterns(ctx, args) {
+            return w.error(e);
+        }
+    }
     let key = args[1];
     let patterns = o.by.is_some_and(|_| !o.nosort) || o.gets.iter().any(|g| *g != b"#");
     if patterns {

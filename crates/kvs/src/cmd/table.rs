@@ -11,8 +11,9 @@
 
 use super::scripting::{self, functions};
 use super::{
-    admin, arity, bits, blocking, cluster, cluster_cmds, config, connection, dbs, eq, geo, hashes,
-    hll, keys, lists, monitor, multi, pubsub, replication, server, sets, sort, strings, zsets, Ctx,
+    acl, admin, arity, bits, blocking, cluster, cluster_cmds, config, connection, dbs, eq, geo,
+    hashes, hll, keys, lists, monitor, multi, pubsub, replication, server, sets, sort, streams,
+    strings, zsets, Ctx,
 };
 use crate::resp::Writer;
 
@@ -139,11 +140,28 @@ impl Command {
     /// arguments after its count (GEORADIUS and GEORADIUSBYMEMBER: the source and the
     /// STORE / STOREDIST destinations); None when the count is not valid.
     pub fn keys_of(&self, args: &[&[u8]]) -> Option<Vec<usize>> {
-        if self.name == "sort" {
+        if self.name == "sort" || self.name == "sort_ro" {
             return Some(sort_keys(args));
+        }
+        if self.name == "migrate" {
+            // The key argument, or with an empty one, the keys after KEYS.
+            if args.get(3).is_some_and(|k| !k.is_empty()) {
+                return Some(vec![3]);
+            }
+            let at = args.iter().skip(6).position(|a| eq(a, "keys"));
+            return Some(at.map_or(Vec::new(), |i| (i + 7..args.len()).collect()));
         }
         if self.name == "georadius" || self.name == "georadiusbymember" {
             return Some(super::geo::radius_keys(self.name, args));
+        }
+        if self.name == "xread" || self.name == "xreadgroup" {
+            // The keys are the first half of what follows STREAMS.
+            let at = args.iter().position(|a| eq(a, "streams"))? + 1;
+            let rest = args.len() - at;
+            if rest == 0 || !rest.is_multiple_of(2) {
+                return None;
+            }
+            return Some((at..at + rest / 2).collect());
         }
         if !self.has(MOVABLEKEYS) {
             return Some(self.key_indexes(args.len()).collect());
@@ -165,39 +183,51 @@ impl Command {
         Some(before.iter().copied().chain(at + 1..at + 1 + n).collect())
     }
 
-    /// Redis's ACL categories for this command (COMMAND's seventh field).
-    fn categories(&self) -> Vec<&'static str> {
-        if self.group == "scripting" && self.has(MOVABLEKEYS) {
-            return vec!["@slow", "@scripting"];
+    /// Redis's ACL categories for this command (COMMAND's seventh field), as the ACLs
+    /// use them ([`crate::acl::catalog`]).
+    fn categories(&self) -> Vec<String> {
+        let cats = crate::acl::catalog::catalog().entry(row(self) as u16).cats;
+        crate::acl::catalog::names(cats)
+            .map(|n| format!("@{n}"))
+            .collect()
+    }
+}
+
+/// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]: every
+/// command and subcommand (`client|list`), or those of a category or whose name
+/// matches; no module is loaded, so MODULE lists nothing.
+fn command_list(rest: &[&[u8]], w: &mut Writer) {
+    let all = crate::acl::catalog::catalog().entries();
+    let names: Vec<&str> = match rest {
+        [] => all.iter().map(|e| e.name.as_str()).collect(),
+        [f, kind, v] if eq(f, "filterby") => {
+            if eq(kind, "module") {
+                Vec::new()
+            } else if eq(kind, "aclcat") {
+                match crate::acl::catalog::category(v) {
+                    Some(cat) => all
+                        .iter()
+                        .filter(|e| e.cats & cat != 0)
+                        .map(|e| e.name.as_str())
+                        .collect(),
+                    None => Vec::new(),
+                }
+            } else if eq(kind, "pattern") {
+                // Names are lower case; the match ignores case, as Redis's does.
+                let pat = v.to_ascii_lowercase();
+                all.iter()
+                    .filter(|e| super::glob(&pat, e.name.as_bytes()))
+                    .map(|e| e.name.as_str())
+                    .collect()
+            } else {
+                return w.error(super::SYNTAX);
+            }
         }
-        let mut c = Vec::new();
-        if self.first > 0 {
-            c.push("@keyspace");
-        }
-        match self.group {
-            "string" => c.push("@string"),
-            "connection" => c.push("@connection"),
-            "hash" => c.push("@hash"),
-            "set" => c.push("@set"),
-            "list" => c.push("@list"),
-            "sorted-set" => c.push("@sortedset"),
-            "transactions" => c.push("@transaction"),
-            "pubsub" => c.push("@pubsub"),
-            "hyperloglog" => c.push("@hyperloglog"),
-            "geo" => c.push("@geo"),
-            _ => {}
-        }
-        if self.has(WRITE) {
-            c.push("@write");
-        }
-        if self.has(READONLY) {
-            c.push("@read");
-        }
-        if self.has(ADMIN) {
-            c.extend(["@admin", "@dangerous"]);
-        }
-        c.push(if self.has(FAST) { "@fast" } else { "@slow" });
-        c
+        _ => return w.error(super::SYNTAX),
+    };
+    w.array(names.len());
+    for n in names {
+        w.bulk(n.as_bytes());
     }
 }
 
@@ -224,6 +254,7 @@ const KEYS: (i32, i32, i32) = (1, -1, 1);
 /// Every command, sorted by name.
 #[rustfmt::skip]
 pub static COMMANDS: &[Command] = &[
+    row!("acl", -2, 0, NOKEY, "server", acl::acl, "A container for Access List Control commands."),
     row!("append", 3, WRITE | DENYOOM | FAST, KEY1, "string", strings::append, "Appends a string to the value of a key. Creates the key if it doesn't exist."),
     row!("asking", 1, FAST, NOKEY, "cluster", cluster_cmds::asking, "Signals that a cluster client is following an -ASK redirect."),
     row!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEY, "connection", connection::auth, "Authenticates the connection."),
@@ -325,7 +356,7 @@ pub static COMMANDS: &[Command] = &[
     row!("ltrim", 4, WRITE, KEY1, "list", lists::edit, "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
     row!("memory", -2, READONLY, (2, 2, 1), "server", server::memory, "A container for memory diagnostics commands."),
     row!("mget", -2, READONLY | FAST, KEYS, "string", strings::mget, "Atomically returns the string values of one or more keys."),
-    row!("migrate", -6, WRITE, NOKEY, "generic", super::migrate::migrate, "Atomically transfers a key from one Redis instance to another."),
+    row!("migrate", -6, WRITE | MOVABLEKEYS, (3, 3, 1), "generic", super::migrate::migrate, "Atomically transfers a key from one Redis instance to another."),
     row!("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", monitor::monitor, "Listens for all requests received by the server in real-time."),
     row!("move", 3, WRITE | FAST, KEY1, "generic", dbs::move_key, "Moves a key to another database."),
     row!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", strings::mset, "Atomically creates or modifies the string values of one or more keys."),
@@ -388,8 +419,8 @@ pub static COMMANDS: &[Command] = &[
     row!("smembers", 2, READONLY, KEY1, "set", sets::smembers, "Returns all members of a set."),
     row!("smismember", -3, READONLY | FAST, KEY1, "set", sets::smismember, "Determines whether multiple members belong to a set."),
     row!("smove", 4, WRITE | FAST, (1, 2, 1), "set", sets::smove, "Moves a member from one set to another."),
-    row!("sort", -2, WRITE | DENYOOM, KEY1, "generic", sort::sort, "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."),
-    row!("sort_ro", -2, READONLY, KEY1, "generic", sort::sort, "Returns the sorted elements of a list, a set, or a sorted set."),
+    row!("sort", -2, WRITE | DENYOOM | MOVABLEKEYS, KEY1, "generic", sort::sort, "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."),
+    row!("sort_ro", -2, READONLY | MOVABLEKEYS, KEY1, "generic", sort::sort, "Returns the sorted elements of a list, a set, or a sorted set."),
     row!("spop", -2, WRITE | FAST, KEY1, "set", sets::spop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
     row!("spublish", 3, PUBSUB | LOADING | STALE | FAST, KEY1, "pubsub", pubsub::publish, "Post a message to a shard channel"),
     row!("srandmember", -2, READONLY, KEY1, "set", sets::srandmember, "Get one or multiple random members from a set"),
@@ -412,6 +443,21 @@ pub static COMMANDS: &[Command] = &[
     row!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NOKEY, "transactions", multi::unwatch, "Forgets about watched keys of a transaction."),
     row!("wait", 3, NOSCRIPT, NOKEY, "generic", replication::wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     row!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, KEYS, "transactions", multi::watch, "Monitors changes to keys to determine the execution of a transaction."),
+    row!("xack", -4, WRITE | FAST, KEY1, "stream", streams::groups::xack, "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."),
+    row!("xadd", -5, WRITE | DENYOOM | FAST, KEY1, "stream", streams::xadd, "Appends a new message to a stream. Creates the key if it doesn't exist."),
+    row!("xautoclaim", -6, WRITE | FAST, KEY1, "stream", streams::groups::xautoclaim, "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."),
+    row!("xclaim", -6, WRITE | FAST, KEY1, "stream", streams::groups::xclaim, "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."),
+    row!("xdel", -3, WRITE | FAST, KEY1, "stream", streams::xdel, "Returns the number of messages after removing them from a stream."),
+    row!("xgroup", -2, WRITE, (2, 2, 1), "stream", streams::groups::xgroup, "A container for consumer groups commands."),
+    row!("xinfo", -2, READONLY, (2, 2, 1), "stream", streams::info::xinfo, "A container for stream introspection commands."),
+    row!("xlen", 2, READONLY | FAST, KEY1, "stream", streams::xlen, "Return the number of messages in a stream."),
+    row!("xpending", -3, READONLY, KEY1, "stream", streams::groups::xpending, "Returns the information and entries from a stream consumer group's pending entries list."),
+    row!("xrange", -4, READONLY, KEY1, "stream", streams::xrange, "Returns the messages from a stream within a range of IDs."),
+    row!("xread", -4, READONLY | BLOCKING | MOVABLEKEYS, NOKEY, "stream", streams::xread, "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."),
+    row!("xreadgroup", -7, WRITE | BLOCKING | MOVABLEKEYS, NOKEY, "stream", streams::xread, "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."),
+    row!("xrevrange", -4, READONLY, KEY1, "stream", streams::xrange, "Returns the messages from a stream within a range of IDs in reverse order."),
+    row!("xsetid", -3, WRITE | DENYOOM | FAST, KEY1, "stream", streams::xsetid, "An internal command for replicating stream values."),
+    row!("xtrim", -4, WRITE, KEY1, "stream", streams::xtrim, "Deletes messages from the beginning of a stream."),
     row!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", zsets::zadd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
     row!("zcard", 2, READONLY | FAST, KEY1, "sorted-set", zsets::zcard, "Returns the number of members in a sorted set."),
     row!("zcount", 4, READONLY | FAST, KEY1, "sorted-set", zsets::zcount, "Returns the count of members in a sorted set that have scores within a range."),
@@ -493,7 +539,7 @@ fn describe(c: &Command, w: &mut Writer) {
     let cats = c.categories();
     w.set(cats.len());
     for cat in cats {
-        w.simple(cat);
+        w.simple(&cat);
     }
     w.array(0); // tips
     w.array(0); // key specifications
@@ -548,11 +594,8 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         for c in found {
             document(c, w);
         }
-    } else if eq(sub, "list") && rest.is_empty() {
-        w.array(COMMANDS.len());
-        for c in COMMANDS {
-            w.bulk(c.name.as_bytes());
-        }
+    } else if eq(sub, "list") {
+        command_list(rest, w);
     } else if eq(sub, "getkeys") && rest.len() >= 2 {
         let Some(c) = lookup(rest[0]) else {
             return w.error("ERR Invalid command specified");
@@ -587,7 +630,7 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             "    Return the keys from a full command.",
         ];
         super::help(w, &lines);
-    } else if eq(sub, "count") || eq(sub, "list") || eq(sub, "getkeys") || eq(sub, "help") {
+    } else if eq(sub, "count") || eq(sub, "getkeys") || eq(sub, "help") {
         arity(w, format!("command|{}", super::lower(sub)).as_bytes());
     } else {
         w.error(&format!(

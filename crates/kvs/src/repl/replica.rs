@@ -171,7 +171,11 @@ fn follow(
     let mut r = BufReader::with_capacity(1 << 16, sock);
     let config = shared.config().0;
     if let Some(pass) = config.compat.get("masterauth").filter(|p| !p.is_empty()) {
-        ask(&mut r, &[b"AUTH", pass.as_bytes()])?;
+        // `masteruser`: an ACL user of the primary, else its default user.
+        match config.compat.get("masteruser").filter(|u| !u.is_empty()) {
+            Some(user) => ask(&mut r, &[b"AUTH", user.as_bytes(), pass.as_bytes()])?,
+            None => ask(&mut r, &[b"AUTH", pass.as_bytes()])?,
+        };
     }
     let pong = ask(&mut r, &[b"PING"])?;
     if pong != "+PONG" {

@@ -265,10 +265,11 @@ impl Engine {
         r
     }
 
-    /// The library function `name`, if this interpreter has it.
+    /// The library function `name` (ignoring case, as Redis finds functions), if this
+    /// interpreter has it.
     pub(crate) fn function(&self, name: &str) -> Option<Function> {
         self.functions
-            .raw_get::<Option<Function>>(name)
+            .raw_get::<Option<Function>>(name.to_ascii_lowercase())
             .ok()
             .flatten()
     }
@@ -279,9 +280,14 @@ impl Engine {
         Ok(())
     }
 
-    /// Keeps `f` as the library function `name`.
+    /// Keeps `f` as the library function `name` (the first of names that differ only
+    /// in case stays).
     pub(crate) fn add_function(&self, name: &str, f: Function) -> mlua::Result<()> {
-        self.functions.raw_set(name, f)
+        let key = name.to_ascii_lowercase();
+        if self.functions.raw_get::<Value>(key.as_str())?.is_nil() {
+            self.functions.raw_set(key, f)?;
+        }
+        Ok(())
     }
 
     /// The interpreter.
@@ -442,9 +448,10 @@ impl Engine {
         self.bridge.raw_set(name, v)
     }
 
-    /// The runner (`bridge.run`: a compiled chunk or function under `xpcall`).
-    pub(crate) fn bridge_run(&self) -> mlua::Result<Function> {
-        self.bridge.raw_get("run")
+    /// The library loader (`bridge.load`: a library's compiled code under `xpcall`, in
+    /// the library environment).
+    pub(crate) fn bridge_load(&self) -> mlua::Result<Function> {
+        self.bridge.raw_get("load")
     }
 }
 

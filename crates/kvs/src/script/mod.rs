@@ -160,6 +160,8 @@ pub(crate) struct Cache {
     /// EVAL-only scripts by the tick of their last use.
     lru: std::collections::BTreeMap<u64, String>,
     tick: u64,
+    /// What the entries hold (bytes): [`Cache::entry_bytes`] each.
+    bytes: usize,
 }
 
 #[derive(Debug)]
@@ -196,6 +198,13 @@ impl Cache {
     fn clear(&mut self) {
         self.scripts.clear();
         self.lru.clear();
+        self.bytes = 0;
+    }
+
+    /// What one entry holds: the body, its SHA1 (the key, and the LRU order's for an
+    /// EVAL-only script) and the record.
+    fn entry_bytes(sha: &str, c: &Cached) -> usize {
+        std::mem::size_of::<Cached>() + 2 * sha.len() + c.body.len()
     }
 
     /// Keeps `body` under `sha`; `loaded` for SCRIPT LOAD (which also keeps an
@@ -218,19 +227,20 @@ impl Cache {
                 if !loaded {
                     self.lru.insert(tick, sha.to_string());
                 }
-                self.scripts.insert(
-                    sha.to_string(),
-                    Cached {
-                        body,
-                        loaded,
-                        used: tick,
-                    },
-                );
+                let c = Cached {
+                    body,
+                    loaded,
+                    used: tick,
+                };
+                self.bytes += Cache::entry_bytes(sha, &c);
+                self.scripts.insert(sha.to_string(), c);
             }
         }
         while self.lru.len() > MAX_EVAL_SCRIPTS {
             if let Some((_, old)) = self.lru.pop_first() {
-                self.scripts.remove(&old);
+                if let Some(c) = self.scripts.remove(&old) {
+                    self.bytes = self.bytes.saturating_sub(Cache::entry_bytes(&old, &c));
+                }
             }
         }
     }
@@ -306,5 +316,12 @@ impl Scripts {
     /// Number of cached scripts (INFO `number_of_cached_scripts`).
     pub fn cached(&self) -> usize {
         self.bodies().len()
+    }
+
+    /// What the scripts hold (bytes): the script cache, the function libraries and
+    /// these structures, which `used_memory` counts and `maxmemory` limits, as Redis
+    /// counts its scripts' memory.
+    pub fn memory(&self) -> usize {
+        std::mem::size_of::<Scripts>() + self.bodies().bytes + self.libraries.memory()
     }
 }

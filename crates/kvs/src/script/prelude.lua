@@ -13,6 +13,12 @@
 -- Rust function, installed after this file runs) are text only and get the same
 -- environment.
 --
+-- While a library's code runs for FUNCTION LOAD, the environment is another, as in
+-- Redis 7: its only global is `redis`, holding `register_function`, `log`, the log
+-- levels and the version; reading anything else of either is the nonexistent-global
+-- error. The functions the library registers run in the scripts' environment (its
+-- `redis` has no `register_function`).
+--
 -- Bounds that stock Lua 5.1 lacks: unpack refuses bounds outside a C int and counts
 -- that overflow one (stock Lua overran its stack; its own check then refuses more
 -- results than the stack takes), string.rep refuses a result past the interpreter's
@@ -25,6 +31,7 @@ local error, type, tostring, rawget, rawset = error, type, tostring, rawget, raw
 local setmetatable, getmetatable, pcall, xpcall = setmetatable, getmetatable, pcall, xpcall
 local next, pairs, ipairs, unpack, select = next, pairs, ipairs, unpack, select
 local tonumber, floor, ceil = tonumber, math.floor, math.ceil
+local lower = string.lower
 local where, killed, pattern = helpers.where, helpers.killed, helpers.pattern
 local memory = helpers.memory
 
@@ -50,22 +57,24 @@ local function view()
   return v
 end
 
--- A read-only proxy of `t`.
+-- A read-only proxy of `t`, and the proxy's metatable.
 local function protect(t)
-  local proxy = setmetatable({}, { __index = t, __newindex = deny, __metatable = view() })
+  local meta = { __index = t, __newindex = deny, __metatable = view() }
+  local proxy = setmetatable({}, meta)
   readonly[proxy] = true
   behind[proxy] = t
-  return proxy
+  return proxy, meta
 end
 
 -- Reading a global that does not exist is an error, as Redis has it.
-setmetatable(G, {
-  __index = function(_, k)
-    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-  end,
-})
+local function missing(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+setmetatable(G, { __index = missing })
 
-local env = protect(G)
+-- The scripts' environment; while a library loads, its reads go to the library
+-- environment instead (`bridge.load`).
+local env, envmeta = protect(G)
 
 -- Functions that would reach outside the sandbox or around the read-only tables.
 for _, name in ipairs({ 'loadfile', 'dofile', 'print', 'load', 'getfenv', 'setfenv',
@@ -280,12 +289,125 @@ redis.set_repl = function(v)
 end
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
-redis.register_function = function(...)
-  return bridge.register(...)
-end
 
 rawset(G, 'redis', protect(redis))
 rawset(G, '_G', env)
+
+-- redis.register_function, with Redis's argument checks and texts. The arguments
+-- checked go to `bridge.register` (set only while FUNCTION LOAD runs a library's
+-- code), which answers the text of an error, or nothing.
+local FLAGS = { 'no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys' }
+
+local function fail(msg)
+  error({ err = 'ERR ' .. msg })
+end
+
+-- What Lua converts to a string: strings and numbers.
+local function stringy(v)
+  local t = type(v)
+  return t == 'string' or t == 'number'
+end
+
+-- The flags of the list `t` (read up to its first nil), by their names in FLAGS'
+-- order, each once; nil when one is not a flag (names are matched ignoring case).
+local function read_flags(t)
+  local given = {}
+  local i = 1
+  while true do
+    local f = t[i]
+    if f == nil then break end
+    if not stringy(f) then return nil end
+    local name = lower(f)
+    local known = false
+    for _, flag in ipairs(FLAGS) do
+      if flag == name then known = true end
+    end
+    if not known then return nil end
+    given[name] = true
+    i = i + 1
+  end
+  local out = {}
+  for _, flag in ipairs(FLAGS) do
+    if given[flag] then out[#out + 1] = flag end
+  end
+  return out
+end
+
+-- The table form: function_name, callback, description, flags (keys ignoring case).
+local function named(t)
+  if type(t) ~= 'table' then
+    fail('calling redis.register_function with a single argument is only applicable to '
+      .. 'Lua table (representing named arguments).')
+  end
+  local name, callback, description, flags
+  for k, v in next, t do
+    if not stringy(k) then
+      fail('named argument key given to redis.register_function is not a string')
+    end
+    local key = lower(k)
+    if key == 'function_name' then
+      if not stringy(v) then
+        fail('function_name argument given to redis.register_function must be a string')
+      end
+      name = v
+    elseif key == 'description' then
+      if not stringy(v) then
+        fail('description argument given to redis.register_function must be a string')
+      end
+      description = v
+    elseif key == 'callback' then
+      if type(v) ~= 'function' then
+        fail('callback argument given to redis.register_function must be a function')
+      end
+      callback = v
+    elseif key == 'flags' then
+      if type(v) ~= 'table' then
+        fail('flags argument to redis.register_function must be a table representing '
+          .. 'function flags')
+      end
+      flags = read_flags(v)
+      if flags == nil then fail('unknown flag given') end
+    else
+      fail('unknown argument given to redis.register_function')
+    end
+  end
+  if name == nil then fail('redis.register_function must get a function name argument') end
+  if callback == nil then fail('redis.register_function must get a callback argument') end
+  return name, callback, flags or {}, description
+end
+
+local function register_function(...)
+  local add = bridge.register
+  if add == nil then
+    fail('redis.register_function can only be called on FUNCTION LOAD command')
+  end
+  local n = select('#', ...)
+  if n < 1 or n > 2 then fail('wrong number of arguments to redis.register_function') end
+  local name, callback, flags, description
+  if n == 1 then
+    name, callback, flags, description = named((...))
+  else
+    name, callback = ...
+    if not stringy(name) then fail('first argument to redis.register_function must be a string') end
+    if type(callback) ~= 'function' then
+      fail('second argument to redis.register_function must be a function')
+    end
+    flags = {}
+  end
+  if description ~= nil then description = tostring(description) end
+  local err = add(tostring(name), callback, flags, description)
+  if err ~= nil then fail(err) end
+end
+
+-- The library environment: `redis` with what a library may use while it loads.
+local libredis = setmetatable({}, { __index = missing })
+libredis.register_function = register_function
+libredis.log = redis.log
+libredis.LOG_DEBUG, libredis.LOG_VERBOSE = redis.LOG_DEBUG, redis.LOG_VERBOSE
+libredis.LOG_NOTICE, libredis.LOG_WARNING = redis.LOG_NOTICE, redis.LOG_WARNING
+libredis.REDIS_VERSION = redis.REDIS_VERSION
+libredis.REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM
+local library_env = setmetatable({ redis = (protect(libredis)) }, { __index = missing })
 
 -- What an error that ends a script becomes: a table with the reply's text and the
 -- line of the script it was raised at.
@@ -305,6 +427,15 @@ bridge.run = function(f, keys, argv)
     return xpcall(function() return (f()) end, handler)
   end
   return xpcall(function() return (f(keys, argv)) end, handler)
+end
+
+-- Runs a library's compiled code (FUNCTION LOAD) in the library environment; the
+-- scripts' environment is back once it returned, whatever it did.
+bridge.load = function(f)
+  envmeta.__index = library_env
+  local ok, e = xpcall(function() return (f()) end, handler)
+  envmeta.__index = G
+  return ok, e
 end
 
 return env

@@ -114,6 +114,7 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
     // Not while clients are paused (keys past their time stay until it ends).
     let paused = shared.pause.active(now);
     shared.keyspace.hide_expired(paused);
+    crate::cmd::migrate::prune();
     let sweeps = if paused { 0 } else { SWEEP_SHARDS };
     for _ in 0..sweeps.min(shards) {
         let i = *sweep % shards;

@@ -43,10 +43,16 @@ impl SlowLog {
         (addr, name): (String, String),
     ) {
         let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len().min(MAX_ARGS));
+        // Passwords are not kept (AUTH, HELLO AUTH, ACL SETUSER, MIGRATE AUTH).
+        let redact = crate::cmd::monitor::redacted(args);
         for (i, a) in args.iter().enumerate() {
             if i == MAX_ARGS - 1 && args.len() > MAX_ARGS {
                 argv.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
                 break;
+            }
+            if redact(i) {
+                argv.push(b"(redacted)".to_vec());
+                continue;
             }
             if a.len() > MAX_ARG_BYTES {
                 let mut v = a[..MAX_ARG_BYTES].to_vec();

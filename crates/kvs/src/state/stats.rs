@@ -24,6 +24,9 @@ pub struct Stats {
     pub connected: u64,
     /// Server start, ms since the epoch.
     pub started_ms: u64,
+    /// Error replies counted by the commands that ran (so the request's own check
+    /// does not count them again).
+    pub errors_seen: u64,
 }
 
 /// Counters for INFO, added to by every loop.
@@ -45,7 +48,15 @@ pub struct SharedStats {
     output_limit_kills: AtomicU64,
     /// Per command (INFO commandstats).
     pub per_command: super::cmdstats::Totals,
+    /// Error replies by their code (INFO errorstats): at most [`ERROR_CODES`] codes.
+    errors: std::sync::Mutex<std::collections::BTreeMap<Box<str>, u64>>,
+    /// Error replies (INFO `total_error_replies`).
+    error_replies: AtomicU64,
 }
+
+/// The most error codes INFO errorstats keeps apart (as Redis, so a client cannot
+/// grow the table by inventing codes: script errors may carry any).
+pub const ERROR_CODES: usize = 128;
 
 impl SharedStats {
     /// Counters of a server started at `started_ms` (ms since the epoch).
@@ -90,11 +101,40 @@ impl SharedStats {
             connected: get(&self.connected),
             started_ms: self.started_ms,
             per_command: Default::default(),
+            errors_seen: 0,
         }
+    }
+
+    /// Counts an error reply whose code (the first word, `ERR`, `WRONGTYPE`, ...) is
+    /// `code`.
+    pub fn error(&self, code: &[u8]) {
+        self.error_replies.fetch_add(1, Ordering::Relaxed);
+        let code = String::from_utf8_lossy(code);
+        let mut m = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = m.get_mut(&*code) {
+            *n += 1;
+        } else if m.len() < ERROR_CODES {
+            m.insert(code.into(), 1);
+        }
+    }
+
+    /// The error replies since the start (or CONFIG RESETSTAT), and their counts by
+    /// code.
+    pub fn errors(&self) -> (u64, Vec<(String, u64)>) {
+        let m = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        (
+            self.error_replies.load(Ordering::Relaxed),
+            m.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        )
     }
 
     /// CONFIG RESETSTAT: every counter but the connected clients and the start time.
     pub fn reset(&self) {
+        self.error_replies.store(0, Ordering::Relaxed);
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         for a in [
             &self.commands,
             &self.connections,

@@ -1,12 +1,13 @@
 //! Reading one value in Redis's RDB serialization (the body of a DUMP payload, before
 //! its version and checksum): the object type byte, then the value.
 //!
-//! Every type a Redis 7.0 or 7.2 DUMP produces for strings, lists, sets, hashes and
-//! sorted sets is read: strings with their integer and LZF encodings; lists as plain
-//! lists, ziplists, quicklists of ziplists and quicklists of listpacks (with plain
-//! nodes); sets as plain sets, intsets and listpacks; hashes and sorted sets as plain
-//! collections (scores as text or binary doubles), ziplists and listpacks. Streams,
-//! modules and the zipmap of Redis 2 are refused.
+//! Every type a Redis 5.0 to 7.2 DUMP produces for strings, lists, sets, hashes, sorted
+//! sets and streams is read: strings with their integer and LZF encodings; lists as
+//! plain lists, ziplists, quicklists of ziplists and quicklists of listpacks (with
+//! plain nodes); sets as plain sets, intsets and listpacks; hashes and sorted sets as
+//! plain collections (scores as text or binary doubles), ziplists and listpacks;
+//! streams in their three forms (see [`super::stream`]). Modules and the zipmap of
+//! Redis 2 are refused.
 //!
 //! The input is untrusted. Every count and length is checked against the bytes left
 //! before anything is allocated for it (an element takes at least one byte, so a count
@@ -41,6 +42,9 @@ pub(super) mod ty {
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
     pub const SET_LISTPACK: u8 = 20;
+    pub const STREAM_LISTPACKS: u8 = 15;
+    pub const STREAM_LISTPACKS_2: u8 = 19;
+    pub const STREAM_LISTPACKS_3: u8 = 21;
 }
 
 /// Quicklist 2 node containers: one element, or a listpack of them.
@@ -63,7 +67,7 @@ impl<'a> Reader<'a> {
         Reader { buf }
     }
 
-    fn take(&mut self, n: usize) -> Res<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Res<&'a [u8]> {
         if n > self.buf.len() {
             return Err(Malformed);
         }
@@ -76,7 +80,7 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
 
-    fn array<const N: usize>(&mut self) -> Res<[u8; N]> {
+    pub(super) fn array<const N: usize>(&mut self) -> Res<[u8; N]> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);
         Ok(a)
@@ -98,9 +102,14 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// The bytes left.
+    pub(super) fn left(&self) -> usize {
+        self.buf.len()
+    }
+
     /// A plain length that must fit in the bytes left: a string's size, or a count of
     /// items each at least one byte long.
-    fn bounded_len(&mut self) -> Res<usize> {
+    pub(super) fn bounded_len(&mut self) -> Res<usize> {
         match self.len_or_special()? {
             Len::Plain(n) if n <= self.buf.len() as u64 => Ok(n as usize),
             _ => Err(Malformed),
@@ -109,7 +118,7 @@ impl<'a> Reader<'a> {
 
     /// A plain length with no bound (an LZF string's decompressed size, a node
     /// container), checked by its user.
-    fn any_len(&mut self) -> Res<u64> {
+    pub(super) fn any_len(&mut self) -> Res<u64> {
         match self.len_or_special()? {
             Len::Plain(n) => Ok(n),
             Len::Special(_) => Err(Malformed),
@@ -243,6 +252,9 @@ pub(super) fn object(r: &mut Reader) -> Res<Value> {
                 zset_add(&mut z, &m.bytes(), score)
             })?;
             nonempty(Value::ZSet(Box::new(z)))
+        }
+        ty::STREAM_LISTPACKS | ty::STREAM_LISTPACKS_2 | ty::STREAM_LISTPACKS_3 => {
+            super::stream::decode(r, t).map(|s| Value::Stream(Box::new(s)))
         }
         _ => Err(Malformed),
     }

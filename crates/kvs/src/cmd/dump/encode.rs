@@ -2,13 +2,15 @@
 //! value, in the plain encodings every Redis since 4.0 loads (a string, with a decimal
 //! integer that fits 32 bits stored as one and a longer string LZF-compressed when that
 //! pays; a list; a set; a hash; a sorted set with binary scores, `ZSET_2`). Redis
-//! converts them to its compact forms as it loads them.
+//! converts them to its compact forms as it loads them. Streams have no plain form and
+//! are written as Redis 7 writes them ([`super::stream`]).
 
 use super::decode::ty;
 use crate::value::Value;
 
-/// Appends the type byte and serialization of `v` to `out`.
-pub(super) fn object(out: &mut Vec<u8>, v: &Value) {
+/// Appends the type byte and serialization of `v` to `out`; returns the RDB version
+/// the payload must declare ([`super::DUMP_VERSION`] but for streams).
+pub(super) fn object(out: &mut Vec<u8>, v: &Value) -> u16 {
     match v {
         Value::Str(s) => {
             out.push(ty::STRING);
@@ -32,6 +34,7 @@ pub(super) fn object(out: &mut Vec<u8>, v: &Value) {
                 string(out, v);
             }
         }
+        Value::Stream(s) => return super::stream::encode(out, s),
         Value::ZSet(z) => {
             out.push(ty::ZSET_2);
             len(out, z.len() as u64);
@@ -41,10 +44,11 @@ pub(super) fn object(out: &mut Vec<u8>, v: &Value) {
             }
         }
     }
+    super::DUMP_VERSION
 }
 
 /// An RDB length: 6 bits, 14 bits, or a marker and 32 or 64 bits big endian.
-fn len(out: &mut Vec<u8>, n: u64) {
+pub(super) fn len(out: &mut Vec<u8>, n: u64) {
     if n < 1 << 6 {
         out.push(n as u8);
     } else if n < 1 << 14 {
@@ -60,7 +64,7 @@ fn len(out: &mut Vec<u8>, n: u64) {
 
 /// A string: a decimal integer written exactly as Redis prints it and within 32 bits
 /// is stored in 1, 2 or 4 bytes; anything else as its length and bytes.
-fn string(out: &mut Vec<u8>, s: &[u8]) {
+pub(super) fn string(out: &mut Vec<u8>, s: &[u8]) {
     if let Some(i) = canonical_int(s) {
         if let Ok(b) = i8::try_from(i) {
             out.push(0xc0);

@@ -9,6 +9,13 @@
 //! and every encoding Redis 7.0 and 7.2 write for strings, lists, sets, hashes and
 //! sorted sets.
 //!
+//! Streams are read and written too ([`stream`]), nodes, deleted entries, groups,
+//! pending entries and consumers with their times. DUMP writes a stream as Redis 7.0
+//! does (`STREAM_LISTPACKS_2`, RDB version 10, which Redis 7.0 and 7.2 restore), or as
+//! Redis 7.2 does (`STREAM_LISTPACKS_3`, version 11, only 7.2) when a consumer's
+//! active time differs from its seen time and the older form would lose it; Redis 6.2
+//! restores neither. RESTORE reads the forms of Redis 5.0 to 7.2.
+//!
 //! RESTORE follows Redis's order of checks and its error texts: options (a syntax
 //! error, IDLETIME and FREQ values), an existing key without REPLACE (BUSYKEY), the
 //! TTL, the version and checksum, then the value. A TTL of 0 means no deadline; one
@@ -22,8 +29,10 @@
 
 mod decode;
 mod encode;
+mod functions;
 mod lzf;
 mod packed;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -32,8 +41,10 @@ use crate::resp::Writer;
 use crate::value::Value;
 
 pub use decode::Malformed;
+pub use functions::{function_codes, function_payload};
 
-/// The RDB version DUMP writes (Redis 5.0 to 6.2; 7.0 and 7.2 read it too).
+/// The RDB version DUMP writes for every type but streams (Redis 5.0 to 6.2; 7.0 and
+/// 7.2 read it too); a stream takes 10 or 11 (see [`stream`]).
 pub const DUMP_VERSION: u16 = 9;
 /// The newest RDB version RESTORE reads (Redis 7.2).
 pub const MAX_VERSION: u16 = 11;
@@ -85,8 +96,8 @@ pub fn crc64(data: &[u8]) -> u64 {
 /// The DUMP payload of `v`.
 pub fn serialize(v: &Value) -> Vec<u8> {
     let mut out = Vec::new();
-    encode::object(&mut out, v);
-    out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
+    let version = encode::object(&mut out, v);
+    out.extend_from_slice(&version.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out

@@ -14,6 +14,8 @@
 //!
 //! Intset: the width of its integers (u32 LE: 2, 4 or 8), their count (u32 LE), then
 //! the integers, little endian.
+//!
+//! Listpacks are also written, for the nodes of streams ([`ListpackWriter`]).
 
 use std::borrow::Cow;
 
@@ -158,13 +160,48 @@ fn backlen(len: usize) -> ([u8; 5], usize) {
 
 /// Calls `f` on each listpack entry, in order.
 pub(super) fn listpack<'a>(b: &'a [u8], mut f: impl FnMut(Elem<'a>) -> Res<()>) -> Res<()> {
-    const HEADER: usize = 6;
-    if b.len() < HEADER + 1 || le(&b[..4]) != b.len() as u64 || b[b.len() - 1] != 0xff {
-        return Err(Malformed);
+    let mut lp = Listpack::new(b)?;
+    while let Some(e) = lp.next()? {
+        f(e)?;
     }
-    let declared = le(&b[4..6]);
-    let (mut at, mut n) = (HEADER, 0u64);
-    while b[at] != 0xff {
+    Ok(())
+}
+
+/// A listpack read one entry at a time, each entry checked (encoding, bounds, backlen)
+/// as it is reached and the end (the 0xFF in the last byte, the declared count) when
+/// it is reached.
+pub(super) struct Listpack<'a> {
+    b: &'a [u8],
+    at: usize,
+    n: u64,
+    declared: u64,
+}
+
+impl<'a> Listpack<'a> {
+    /// Checks the header: the total size and the end byte.
+    pub(super) fn new(b: &'a [u8]) -> Res<Listpack<'a>> {
+        const HEADER: usize = 6;
+        if b.len() < HEADER + 1 || le(&b[..4]) != b.len() as u64 || b[b.len() - 1] != 0xff {
+            return Err(Malformed);
+        }
+        Ok(Listpack {
+            b,
+            at: HEADER,
+            n: 0,
+            declared: le(&b[4..6]),
+        })
+    }
+
+    /// The next entry; None at the end, once the end is checked.
+    pub(super) fn next(&mut self) -> Res<Option<Elem<'a>>> {
+        let b = self.b;
+        let mut at = self.at;
+        if b[at] == 0xff {
+            if at != b.len() - 1 || (self.declared != 0xffff && self.declared != self.n) {
+                return Err(Malformed);
+            }
+            return Ok(None);
+        }
         let start = at;
         let enc = b[at];
         at += 1;
@@ -181,17 +218,12 @@ pub(super) fn listpack<'a>(b: &'a [u8], mut f: impl FnMut(Elem<'a>) -> Res<()>) 
             let len = usize::from(enc & 0x0f) << 8 | usize::from(*b.get(at).ok_or(Malformed)?);
             at += 1;
             str_at(b, &mut at, len)?
+        } else if enc == 0xf0 {
+            let len = le(slice(b, at, 4)?) as usize;
+            at += 4;
+            str_at(b, &mut at, len)?
         } else {
             let width = match enc {
-                0xf0 => {
-                    let len = le(slice(b, at, 4)?) as usize;
-                    at += 4;
-                    let e = str_at(b, &mut at, len)?;
-                    finish(b, start, &mut at)?;
-                    f(e)?;
-                    n += 1;
-                    continue;
-                }
                 0xf1 => 2,
                 0xf2 => 3,
                 0xf3 => 4,
@@ -203,13 +235,10 @@ pub(super) fn listpack<'a>(b: &'a [u8], mut f: impl FnMut(Elem<'a>) -> Res<()>) 
             Elem::Int(v)
         };
         finish(b, start, &mut at)?;
-        f(e)?;
-        n += 1;
+        self.at = at;
+        self.n += 1;
+        Ok(Some(e))
     }
-    if at != b.len() - 1 || (declared != 0xffff && declared != n) {
-        return Err(Malformed);
-    }
-    Ok(())
 }
 
 /// Checks the backlen of the entry that began at `start` and whose data ends at
@@ -224,6 +253,96 @@ fn finish(b: &[u8], start: usize, at: &mut usize) -> Res<()> {
         return Err(Malformed);
     }
     Ok(())
+}
+
+/// The integer a listpack stores for `s` instead of the string: when `s` spells it the
+/// one way Redis prints it (at most 20 characters, no `+`, no leading zero, no `-0`),
+/// as Redis's `lpStringToInt64` decides.
+pub(super) fn lp_int(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let v: i64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+    (v.to_string().as_bytes() == s).then_some(v)
+}
+
+/// Writes a listpack as Redis lays one out: each integer (and each string that
+/// [`lp_int`] takes for one) in the smallest integer encoding, other strings with a 6,
+/// 12 or 32-bit length, every entry followed by its backlen; the count in the header
+/// is 65535 (not counted) from 65535 entries on.
+pub(super) struct ListpackWriter {
+    out: Vec<u8>,
+    n: u64,
+}
+
+impl ListpackWriter {
+    pub(super) fn new() -> ListpackWriter {
+        ListpackWriter {
+            out: vec![0; 6],
+            n: 0,
+        }
+    }
+
+    /// Appends an integer.
+    pub(super) fn int(&mut self, v: i64) {
+        let start = self.out.len();
+        let o = &mut self.out;
+        if (0..=127).contains(&v) {
+            o.push(v as u8);
+        } else if (-4096..=4095).contains(&v) {
+            let u = (v & 0x1fff) as u16;
+            o.extend([0xc0 | (u >> 8) as u8, u as u8]);
+        } else if let Ok(x) = i16::try_from(v) {
+            o.push(0xf1);
+            o.extend(x.to_le_bytes());
+        } else if (-(1 << 23)..1 << 23).contains(&v) {
+            o.push(0xf2);
+            o.extend(&(v as i32).to_le_bytes()[..3]);
+        } else if let Ok(x) = i32::try_from(v) {
+            o.push(0xf3);
+            o.extend(x.to_le_bytes());
+        } else {
+            o.push(0xf4);
+            o.extend(v.to_le_bytes());
+        }
+        self.end_entry(start);
+    }
+
+    /// Appends a string (as an integer when it spells one).
+    pub(super) fn string(&mut self, s: &[u8]) {
+        if let Some(v) = lp_int(s) {
+            return self.int(v);
+        }
+        let start = self.out.len();
+        let o = &mut self.out;
+        let n = s.len();
+        if n < 64 {
+            o.push(0x80 | n as u8);
+        } else if n < 4096 {
+            o.extend([0xe0 | (n >> 8) as u8, n as u8]);
+        } else {
+            o.push(0xf0);
+            o.extend((n as u32).to_le_bytes());
+        }
+        o.extend_from_slice(s);
+        self.end_entry(start);
+    }
+
+    fn end_entry(&mut self, start: usize) {
+        let (bl, k) = backlen(self.out.len() - start);
+        self.out.extend_from_slice(&bl[..k]);
+        self.n += 1;
+    }
+
+    /// The listpack: the header filled in and the end byte added.
+    pub(super) fn finish(mut self) -> Vec<u8> {
+        self.out.push(0xff);
+        let total = self.out.len() as u32;
+        self.out[..4].copy_from_slice(&total.to_le_bytes());
+        let count = self.n.min(0xffff) as u16;
+        self.out[4..6].copy_from_slice(&count.to_le_bytes());
+        self.out
+    }
 }
 
 /// Calls `f` on each intset integer.
