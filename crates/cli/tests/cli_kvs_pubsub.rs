@@ -297,7 +297,7 @@ fn keyspace_notifications_follow_redis_event_names() {
 }
 
 #[test]
-fn expired_new_and_evicted_events_are_sent() {
+fn expired_new_evicted_and_keymiss_events_are_sent() {
     let (_server, addr) = kvs_serve(&["--port", "0", "--threads", "2"]);
     let mut p = connect(&addr);
     cmd(&mut p, &["CONFIG", "SET", "notify-keyspace-events", "Exne"]);
@@ -340,6 +340,14 @@ fn expired_new_and_evicted_events_are_sent() {
         [event(0, "evicted", "a"), event(3, "evicted", "h")]
     );
     cmd(&mut p, &["CONFIG", "SET", "maxmemory", "0"]);
+    // Reads of keys that are not there send `keymiss` (class m); writes do not.
+    cmd(&mut p, &["CONFIG", "SET", "notify-keyspace-events", "Em"]);
+    cmd(&mut p, &["SET", "here", "1"]);
+    cmd(&mut p, &["MGET", "here", "nothere"]);
+    assert_eq!(s.frame(), event(0, "keymiss", "nothere"));
+    cmd(&mut p, &["DEL", "nothere2"]);
+    cmd(&mut p, &["HGET", "nohash", "f"]);
+    assert_eq!(s.frame(), event(0, "keymiss", "nohash"));
 }
 
 /// A bulk or verbatim reply as text.

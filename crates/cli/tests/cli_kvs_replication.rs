@@ -143,7 +143,9 @@ fn two_replicas_follow_a_primary_through_10000_writes() {
     cmd(&mut p, &["SELECT", "3"]);
     cmd(&mut p, &["RPUSH", "old-list", "a", "b", "c"]);
     cmd(&mut p, &["SELECT", "0"]);
-    let lib = "#!lua name=lib\nredis.register_function('f', function() return 'lib' end)";
+    // A replica runs a function that declares `no-writes`, and refuses one that does
+    // not (Redis's READONLY), as Redis does.
+    let lib = "#!lua name=lib\nredis.register_function{function_name='f', callback=function() return 'lib' end, flags={'no-writes'}}\nredis.register_function('w', function() return 'w' end)";
     cmd(&mut p, &["FUNCTION", "LOAD", lib]);
     let port = port_of(&paddr).to_string();
     let (_r1, a1) = kvs_serve(&["--port", "0", "--threads", "2"]);
@@ -165,6 +167,8 @@ fn two_replicas_follow_a_primary_through_10000_writes() {
     wait_synced(&mut p, &mut r1);
     wait_synced(&mut p, &mut r2);
     assert_eq!(cmd(&mut r1, &["FCALL", "f", "0"]), bulk("lib"));
+    let e = try_cmd(&mut r1, &["FCALL", "w", "0"]).unwrap_err();
+    assert!(e.to_string().contains("read only replica"), "{e}");
     let clients: Vec<_> = (0..4)
         .map(|n| {
             let paddr = paddr.clone();

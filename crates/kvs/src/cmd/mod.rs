@@ -405,6 +405,9 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     if ctx.config.notify != 0 && cmd.has(WRITE) {
         notify::after(ctx, cmd.name, args, start);
     }
+    if ctx.config.notify & notify::KEY_MISS != 0 && cmd.has(table::READONLY) {
+        notify::key_misses(ctx, cmd, args);
+    }
     if ctx.session.tracking.is_some() && cmd.has(table::READONLY) {
         tracking::track_read(ctx, cmd, args);
     }

@@ -11,7 +11,8 @@
 //! `sadd`), `expire` after a SET with a time to live, and `del`
 //! when a pop or removal leaves a collection empty. Keys removed by `maxmemory` send
 //! `evicted`; keys removed by their deadline send `expired` and keys created `new`
-//! (`key_events`, from what the shards' stores kept). Not sent yet: key-miss events.
+//! (`key_events`, from what the shards' stores kept). A read-only command sends
+//! `keymiss` for each of its keys that is not there.
 
 use super::{eq, Ctx};
 use crate::aof::Effect;
@@ -183,6 +184,25 @@ pub(crate) fn evicted(ctx: &mut Ctx, key: &[u8]) {
     if flags & EVICTED != 0 {
         let db = ctx.keys.db();
         publish(ctx, flags, vec![(EVICTED, "evicted", db, key.to_vec())]);
+    }
+}
+
+/// Sends `keymiss` for each key a read-only command named that is not there (class
+/// `m`; only looked for when that class is on).
+pub(crate) fn key_misses(ctx: &mut Ctx, cmd: &super::table::Command, args: &[&[u8]]) {
+    let Some(at) = cmd.keys_of(args) else {
+        return;
+    };
+    let (db, now) = (ctx.keys.db(), ctx.now);
+    let mut events: Vec<Event> = Vec::new();
+    for k in at.into_iter().filter_map(|i| args.get(i)) {
+        if !ctx.keys.contains(k, now) {
+            events.push((KEY_MISS, "keymiss", db, k.to_vec()));
+        }
+    }
+    if !events.is_empty() {
+        let flags = ctx.config.notify;
+        publish(ctx, flags, events);
     }
 }
 

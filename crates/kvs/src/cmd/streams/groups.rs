@@ -1184,6 +1184,35 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_stream_with_a_group_survives_its_rewrite() {
+        // Made by XGROUP CREATE MKSTREAM (last ID 0-0), and one whose entries went.
+        let mut store = Store::new();
+        run(&mut store, "XGROUP CREATE e g $ MKSTREAM", 1);
+        run(&mut store, "XADD d 5-0 f v", 1);
+        run(&mut store, "XDEL d 5-0", 1);
+        run(&mut store, "XGROUP CREATE d g 0 ENTRIESREAD 0", 1);
+        for key in ["e", "d"] {
+            let s = stream(&mut store, key);
+            let mut copy = Store::new();
+            for rec in super::super::dump(key.as_bytes(), &s) {
+                crate::cmd::replay(&mut copy, &rec, 1);
+            }
+            let again = stream(&mut copy, key);
+            assert_eq!(
+                (
+                    again.len(),
+                    again.last_id,
+                    again.entries_added,
+                    again.max_deleted
+                ),
+                (s.len(), s.last_id, s.entries_added, s.max_deleted),
+                "{key}"
+            );
+            assert_eq!(again.groups, s.groups, "{key}");
+        }
+    }
+
+    #[test]
     fn claims_drop_pending_entries_of_deleted_entries_and_log_it() {
         let mut store = delivered();
         run(&mut store, "XDEL s 2-0", 1);

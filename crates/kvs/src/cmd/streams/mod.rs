@@ -732,12 +732,14 @@ pub(crate) fn dump(key: &[u8], s: &Stream) -> Vec<Vec<Vec<u8>>> {
         any = true;
     }
     if !any {
+        // An entry 0-1 made and trimmed at once: the key exists, empty; XSETID then
+        // puts the last ID back (whatever it is, 0-0 included), as Redis's rewrite does.
         out.push(vec![
             b"XADD".to_vec(),
             k.clone(),
             b"MAXLEN".to_vec(),
             b"0".to_vec(),
-            s.last_id.text().into_bytes(),
+            b"0-1".to_vec(),
             b"x".to_vec(),
             b"y".to_vec(),
         ]);
