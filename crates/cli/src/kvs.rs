@@ -25,9 +25,9 @@ use crate::error::CliError;
 #[derive(Subcommand, Debug)]
 pub enum KvsCommand {
     /// Serve the Redis protocol (RESP2/RESP3) until interrupted
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Load against a RESP or memcached server (wirespeed, Redis, memcached): closed or open loop, every reply checked
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Check an append-only log without changing it (exit 0 whole, 2 damaged); --fix keeps the valid prefix and moves the rest to a side file
     CheckAof(CheckAofArgs),
 }
@@ -236,6 +236,20 @@ pub struct ServeArgs {
     /// Append-only log: replayed at start, every write appended [default: none, memory only]
     #[arg(long, value_name = "FILE")]
     pub aof: Option<PathBuf>,
+
+    /// Directory of the RDB file (dir) [default: .]
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+
+    /// The RDB file, in Redis's format: loaded at start when there is no --aof, written
+    /// by SAVE, BGSAVE, the save schedule and SHUTDOWN SAVE (dbfilename) [default: dump.rdb]
+    #[arg(long, value_name = "NAME")]
+    pub dbfilename: Option<String>,
+
+    /// Save the RDB file after SECONDS if at least CHANGES writes were made, e.g.
+    /// "3600 1 300 100"; "" for never (save) [default: ""]
+    #[arg(long, value_name = "SECONDS CHANGES ...")]
+    pub save: Option<String>,
 
     /// When the log reaches the disk: always (before the reply), everysec, no [default: everysec]
     #[arg(long)]
@@ -492,6 +506,9 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
         ("acl-pubsub-default", a.acl_pubsub_default.clone()),
         ("masterauth", a.masterauth.clone()),
         ("masteruser", a.masteruser.clone()),
+        ("dir", a.dir.clone()),
+        ("dbfilename", a.dbfilename.clone()),
+        ("save", a.save.clone()),
     ] {
         if let Some(v) = value {
             config
@@ -592,7 +609,8 @@ fn serve(a: &ServeArgs) -> Result<(), CliError> {
         e @ (BindError::Databases { .. }
         | BindError::Cluster(_)
         | BindError::Tls(_)
-        | BindError::Acl(_)) => CliError::Invalid(e.to_string()),
+        | BindError::Acl(_)
+        | BindError::Rdb(_)) => CliError::Invalid(e.to_string()),
     })?;
     let local = server
         .local_addr()

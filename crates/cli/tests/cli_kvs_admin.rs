@@ -1,8 +1,10 @@
 //! Administration commands through the real binary: the slow log (threshold, order,
 //! Redis's trimming of long arguments, LEN, RESET, max length, DEBUG SLEEP caught by
-//! it), SAVE/BGSAVE/LASTSAVE as rewrites of the append-only log (the file shrinks to
-//! the live keys, which a restart still has), their error without a log, INFO
-//! persistence, and LATENCY with monitoring off.
+//! it), BGREWRITEAOF (the log shrinks to the live keys, which a restart still has),
+//! SAVE/BGSAVE/LASTSAVE, the `save` schedule and SHUTDOWN SAVE/NOSAVE writing the RDB
+//! file that a restart loads, INFO persistence, and LATENCY: the monitor off by default, then the events past
+//! `latency-monitor-threshold` (a DEBUG SLEEP, the expiry sweep freeing a big set),
+//! their replies, GRAPH, DOCTOR, RESET, and the per-command histograms.
 
 mod common;
 
@@ -81,7 +83,7 @@ fn the_slow_log_keeps_what_ran_past_its_threshold() {
 }
 
 #[test]
-fn save_rewrites_the_log_and_lastsave_moves() {
+fn bgrewriteaof_shrinks_the_log_and_a_restart_has_the_keys() {
     let aof = temp("kvs-admin", "save.aof");
     let _ = std::fs::remove_file(&aof);
     let aof_s = aof.to_str().unwrap().to_string();
@@ -93,24 +95,10 @@ fn save_rewrites_the_log_and_lastsave_moves() {
             cmd(&mut c, &["SET", &format!("k{}", i % 3), &i.to_string()]);
         }
         let before = std::fs::metadata(&aof).unwrap().len();
-        let Value::Int(t0) = cmd(&mut c, &["LASTSAVE"]) else {
-            panic!()
-        };
-        std::thread::sleep(Duration::from_millis(1100));
-        assert_eq!(cmd(&mut c, &["SAVE"]), Value::Okay);
+        common::rewrite_log(&mut c);
         let after = std::fs::metadata(&aof).unwrap().len();
         assert!(after < before / 4, "rewritten: {before} -> {after} bytes");
-        let Value::Int(t1) = cmd(&mut c, &["LASTSAVE"]) else {
-            panic!()
-        };
-        assert!(t1 > t0, "LASTSAVE {t0} -> {t1}");
-        let p = info(&mut c, "persistence");
-        assert_eq!(p["aof_enabled"], "1");
-        assert_eq!(p["rdb_last_save_time"], t1.to_string());
-        assert_eq!(
-            cmd(&mut c, &["BGSAVE"]),
-            Value::SimpleString("Background saving started".into())
-        );
+        assert_eq!(info(&mut c, "persistence")["aof_enabled"], "1");
         cmd(&mut c, &["SET", "after", "save"]);
     }
     // What the rewritten log holds survives a restart.
@@ -123,13 +111,303 @@ fn save_rewrites_the_log_and_lastsave_moves() {
     let _ = std::fs::remove_file(&aof);
 }
 
+/// INFO persistence's count of saves.
+fn saves(c: &mut Connection) -> usize {
+    common::info_num(c, "persistence", "rdb_saves")
+}
+
 #[test]
-fn save_without_a_log_says_so() {
+fn save_bgsave_the_schedule_and_shutdown_write_the_rdb_file_a_restart_loads() {
+    let dir = temp("kvs-admin", "rdb");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap().to_string();
+    let file = dir.join("dump.rdb");
+    let args = ["--port", "0", "--dir", &d];
+    {
+        let (_server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        cmd(&mut c, &["SET", "a", "1"]);
+        cmd(&mut c, &["RPUSH", "l", "x", "y"]);
+        cmd(&mut c, &["SET", "t", "v", "EX", "1000"]);
+        let lib = "#!lua name=lib\nredis.register_function('f', function() return 'fn' end)";
+        cmd(&mut c, &["FUNCTION", "LOAD", lib]);
+        // Counted per write command (Redis counts per changed element).
+        let p = info(&mut c, "persistence");
+        assert_eq!(p["rdb_changes_since_last_save"], "3");
+        let Value::Int(t0) = cmd(&mut c, &["LASTSAVE"]) else {
+            panic!()
+        };
+        std::thread::sleep(Duration::from_millis(1100));
+        assert!(!file.exists());
+        assert_eq!(cmd(&mut c, &["SAVE"]), Value::Okay);
+        assert!(file.exists());
+        let Value::Int(t1) = cmd(&mut c, &["LASTSAVE"]) else {
+            panic!()
+        };
+        assert!(t1 > t0, "LASTSAVE {t0} -> {t1}");
+        let p = info(&mut c, "persistence");
+        assert_eq!(p["rdb_last_save_time"], t1.to_string());
+        assert_eq!(p["rdb_changes_since_last_save"], "0");
+        assert_eq!(p["rdb_saves"], "1");
+        // BGSAVE: the keys as they were when it was asked for.
+        cmd(&mut c, &["SELECT", "5"]);
+        cmd(&mut c, &["HSET", "h", "f", "v"]);
+        assert_eq!(
+            cmd(&mut c, &["BGSAVE"]),
+            Value::SimpleString("Background saving started".into())
+        );
+        common::until(10, "BGSAVE", || saves(&mut c) == 2);
+        assert_eq!(info(&mut c, "persistence")["rdb_last_bgsave_status"], "ok");
+        // Written after the save: lost with kill -9 (no append-only log).
+        cmd(&mut c, &["SET", "lost", "1"]);
+    }
+    {
+        let (_server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        assert_eq!(cmd(&mut c, &["GET", "a"]), bulk("1"));
+        assert_eq!(
+            cmd(&mut c, &["LRANGE", "l", "0", "-1"]),
+            Value::Array(vec![bulk("x"), bulk("y")])
+        );
+        let Value::Int(ttl) = cmd(&mut c, &["TTL", "t"]) else {
+            panic!()
+        };
+        assert!((990..=1000).contains(&ttl), "{ttl}");
+        assert_eq!(cmd(&mut c, &["FCALL", "f", "0"]), bulk("fn"));
+        assert_eq!(cmd(&mut c, &["GET", "lost"]), Value::Nil);
+        cmd(&mut c, &["SELECT", "5"]);
+        assert_eq!(cmd(&mut c, &["HGET", "h", "f"]), bulk("v"));
+        // The schedule: one change and one second are enough here.
+        cmd(&mut c, &["CONFIG", "SET", "save", "1 1"]);
+        assert_eq!(
+            cmd(&mut c, &["CONFIG", "GET", "save"]),
+            Value::Array(vec![bulk("save"), bulk("1 1")])
+        );
+        cmd(&mut c, &["SET", "scheduled", "1"]);
+        common::until(10, "the scheduled save", || saves(&mut c) == 1);
+        // SHUTDOWN NOSAVE leaves the file as it was; SHUTDOWN SAVE writes it.
+        cmd(&mut c, &["CONFIG", "SET", "save", ""]);
+        cmd(&mut c, &["SET", "nosave", "1"]);
+        let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").query::<Value>(&mut c);
+    }
+    {
+        let (mut server, addr) = kvs_serve(&args);
+        let mut c = connect(&addr);
+        cmd(&mut c, &["SELECT", "5"]);
+        assert_eq!(cmd(&mut c, &["GET", "scheduled"]), bulk("1"));
+        assert_eq!(cmd(&mut c, &["GET", "nosave"]), Value::Nil);
+        cmd(&mut c, &["SET", "shutdown", "1"]);
+        let _ = redis::cmd("SHUTDOWN").arg("SAVE").query::<Value>(&mut c);
+        assert!(server.0.wait().unwrap().success());
+    }
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    cmd(&mut c, &["SELECT", "5"]);
+    assert_eq!(cmd(&mut c, &["GET", "shutdown"]), bulk("1"));
+    // The file names are the server's to choose.
+    let e = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("dbfilename")
+        .arg("../x.rdb")
+        .query::<Value>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("protected"), "{e}");
+    drop(_server);
+    // A damaged file refuses the start with one line that names it; nothing is half
+    // loaded.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len();
+    bytes[n - 20] ^= 0x55;
+    std::fs::write(&file, &bytes).unwrap();
+    let out = common::wirespeed(&["kvs", "serve", "--port", "0", "--dir", &d]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("dump.rdb") && err.contains("RDB"), "{err}");
+    for bad in [["--dbfilename", "a/b.rdb"], ["--save", "60"]] {
+        let out = common::wirespeed(&["kvs", "serve", "--port", "0", bad[0], bad[1]]);
+        assert!(!out.status.success(), "{bad:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `LATENCY LATEST` as (event, latest ms, max ms), by event.
+fn latest(c: &mut Connection) -> Vec<(String, i64, i64)> {
+    let Value::Array(events) = cmd(c, &["LATENCY", "LATEST"]) else {
+        panic!("LATENCY LATEST")
+    };
+    events
+        .into_iter()
+        .map(|e| match e {
+            Value::Array(f) => match (&f[0], &f[1], &f[2], &f[3]) {
+                (Value::BulkString(n), Value::Int(t), Value::Int(ms), Value::Int(max)) => {
+                    assert!(*t > 1_600_000_000, "a time in seconds: {t}");
+                    (String::from_utf8_lossy(n).into_owned(), *ms, *max)
+                }
+                v => panic!("{v:?}"),
+            },
+            v => panic!("{v:?}"),
+        })
+        .collect()
+}
+
+/// A RESP2 map reply (a flat array of pairs) as (name, value) pairs.
+fn pairs(v: Value) -> Vec<(String, Value)> {
+    let Value::Array(items) = v else {
+        panic!("{v:?}")
+    };
+    items
+        .chunks(2)
+        .map(|p| match &p[0] {
+            Value::BulkString(k) => (String::from_utf8_lossy(k).into_owned(), p[1].clone()),
+            Value::Int(k) => (k.to_string(), p[1].clone()),
+            v => panic!("{v:?}"),
+        })
+        .collect()
+}
+
+fn text(v: Value) -> String {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b).unwrap(),
+        Value::VerbatimString { text, .. } => text,
+        v => panic!("{v:?}"),
+    }
+}
+
+#[test]
+fn the_latency_monitor_records_what_passed_its_threshold() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--enable-debug-command", "yes"]);
+    let mut c = connect(&addr);
+    // Off by default: a long command is not recorded, and DOCTOR says how to turn it on.
+    let got = cmd(&mut c, &["CONFIG", "GET", "latency-monitor-threshold"]);
+    assert_eq!(
+        got,
+        Value::Array(vec![bulk("latency-monitor-threshold"), bulk("0")])
+    );
+    cmd(&mut c, &["DEBUG", "SLEEP", "0.03"]);
+    assert!(latest(&mut c).is_empty());
+    let doctor = text(cmd(&mut c, &["LATENCY", "DOCTOR"]));
+    assert!(doctor.contains("latency-monitor-threshold"), "{doctor}");
+    // At 20 ms: a 5 ms sleep is not an event, a 60 ms one is a `command` sample.
+    cmd(
+        &mut c,
+        &["CONFIG", "SET", "latency-monitor-threshold", "20"],
+    );
+    cmd(&mut c, &["DEBUG", "SLEEP", "0.005"]);
+    assert!(latest(&mut c).is_empty());
+    cmd(&mut c, &["DEBUG", "SLEEP", "0.06"]);
+    let got = latest(&mut c);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (name, ms, max) = &got[0];
+    assert_eq!(name, "command");
+    assert!(*ms >= 60 && *max == *ms, "{got:?}");
+    let Value::Array(history) = cmd(&mut c, &["LATENCY", "HISTORY", "command"]) else {
+        panic!()
+    };
+    assert_eq!(history.len(), 1);
+    let graph = text(cmd(&mut c, &["LATENCY", "GRAPH", "command"]));
+    assert!(
+        graph.starts_with(&format!("command - high {ms} ms, low {ms} ms")),
+        "{graph}"
+    );
+    let doctor = text(cmd(&mut c, &["LATENCY", "DOCTOR"]));
+    assert!(
+        doctor.contains("1. command: 1 sample") && doctor.contains("SLOWLOG"),
+        "{doctor}"
+    );
+    // Unknown events: no history, nothing reset, no graph.
+    assert_eq!(
+        cmd(&mut c, &["LATENCY", "HISTORY", "blabla"]),
+        Value::Array(vec![])
+    );
+    assert_eq!(cmd(&mut c, &["LATENCY", "RESET", "blabla"]), Value::Int(0));
+    let e = common::try_cmd(&mut c, &["LATENCY", "GRAPH", "blabla"]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("No samples available for event 'blabla'"),
+        "{e}"
+    );
+    let e = common::try_cmd(&mut c, &["LATENCY", "HELP", "xxx"]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("wrong number of arguments for 'latency|help' command"),
+        "{e}"
+    );
+    let e = common::try_cmd(
+        &mut c,
+        &["CONFIG", "SET", "latency-monitor-threshold", "-1"],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("latency-monitor-threshold"), "{e}");
+    // The expiry sweep freeing a big set on the loop is an `expire-cycle`.
+    cmd(&mut c, &["CONFIG", "SET", "latency-monitor-threshold", "1"]);
+    for chunk in 0..8 {
+        let members: Vec<String> = (0..25_000).map(|i| format!("m{chunk}-{i}")).collect();
+        let mut sadd = vec!["SADD", "big"];
+        sadd.extend(members.iter().map(String::as_str));
+        cmd(&mut c, &sadd);
+    }
+    cmd(&mut c, &["PEXPIRE", "big", "10"]);
+    let t = Instant::now();
+    while !latest(&mut c).iter().any(|(n, _, _)| n == "expire-cycle") {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            latest(&mut c)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(cmd(&mut c, &["EXISTS", "big"]), Value::Int(0));
+    // RESET without names forgets every event.
+    cmd(&mut c, &["CONFIG", "SET", "latency-monitor-threshold", "0"]);
+    let Value::Int(n) = cmd(&mut c, &["LATENCY", "RESET"]) else {
+        panic!()
+    };
+    assert!(n >= 2, "{n}");
+    assert!(latest(&mut c).is_empty());
+}
+
+#[test]
+fn latency_histogram_counts_each_command_and_subcommand() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut c = connect(&addr);
-    for what in ["SAVE", "BGSAVE"] {
-        let e = redis::cmd(what).query::<Value>(&mut c).unwrap_err();
-        assert!(e.to_string().contains("append-only log"), "{what}: {e}");
-    }
-    assert_eq!(info(&mut c, "persistence")["aof_enabled"], "0");
+    cmd(&mut c, &["CONFIG", "RESETSTAT"]);
+    let all = pairs(cmd(&mut c, &["LATENCY", "HISTOGRAM"]));
+    let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, vec!["config|resetstat"]);
+    cmd(&mut c, &["SET", "a", "b"]);
+    cmd(&mut c, &["SET", "c", "d"]);
+    cmd(&mut c, &["GET", "a"]);
+    cmd(&mut c, &["CLIENT", "ID"]);
+    let got = pairs(cmd(
+        &mut c,
+        &["LATENCY", "HISTOGRAM", "blabla", "set", "client", "get"],
+    ));
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, vec!["set", "client|id", "get"]);
+    let set = pairs(got[0].1.clone());
+    assert_eq!(set[0], ("calls".into(), Value::Int(2)));
+    assert_eq!(set[1].0, "histogram_usec");
+    // Cumulative counts at powers of two of microseconds, ending at the calls.
+    let buckets = pairs(set[1].1.clone());
+    let counts: Vec<i64> = buckets
+        .iter()
+        .map(|(_, v)| match v {
+            Value::Int(n) => *n,
+            v => panic!("{v:?}"),
+        })
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] < w[1]), "{buckets:?}");
+    assert_eq!(counts.last(), Some(&2));
+    // GET is timed one call in 16: its call is counted all the same.
+    assert_eq!(pairs(got[2].1.clone())[0], ("calls".into(), Value::Int(1)));
+    // latency-tracking no: calls are not counted.
+    cmd(&mut c, &["CONFIG", "SET", "latency-tracking", "no"]);
+    cmd(&mut c, &["SET", "a", "b"]);
+    let got = pairs(cmd(&mut c, &["LATENCY", "HISTOGRAM", "set"]));
+    assert_eq!(pairs(got[0].1.clone())[0], ("calls".into(), Value::Int(2)));
+    assert_eq!(
+        cmd(&mut c, &["LATENCY", "HISTOGRAM", "nosuchcommand"]),
+        Value::Array(vec![])
+    );
 }

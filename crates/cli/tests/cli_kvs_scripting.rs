@@ -598,7 +598,7 @@ fn function_libraries_survive_kill_9_and_a_rewrite() {
     assert!(err(&mut c, &["FCALL", "gone_f", "0"]).contains("Function not found"));
     // A rewrite keeps the libraries (they are not keys).
     cmd(&mut c, &["SET", "k", "v"]);
-    cmd(&mut c, &["SAVE"]);
+    common::rewrite_log(&mut c);
     drop(server);
     let (server, addr) = kvs_serve(&args);
     let mut c = connect(&addr);

@@ -225,6 +225,9 @@ pub struct Log {
     /// True while the last commit failed (mirror of the state's `failed`, read without
     /// a lock before every write command).
     failing: AtomicBool,
+    /// The server's latency monitor (writes, syncs and a rewrite's last step are
+    /// timed for it), once the server holds the log.
+    latency: Option<Arc<crate::latency::Monitor>>,
 }
 
 /// What the lock guards: the queue, the counters, the file.
@@ -271,15 +274,35 @@ struct Batch {
     file: Arc<File>,
     target: u64,
     sync: bool,
+    /// The policy is `always` (the sync is timed as `aof-fsync-always`).
+    always: bool,
+    /// A rewrite runs (the write is timed as `aof-write-active-child`).
+    rewriting: bool,
 }
 
 impl Batch {
-    fn run(&self) -> io::Result<()> {
+    fn run(&self, latency: Option<&crate::latency::Monitor>) -> io::Result<()> {
+        use crate::latency as l;
         if !self.buf.is_empty() {
+            let t = latency.and_then(|m| m.start());
             (&*self.file).write_all(&self.buf)?;
+            if let (Some(m), Some(t)) = (latency, t) {
+                let ms = t.elapsed().as_millis() as u64;
+                m.add_if_needed(l::AOF_WRITE, ms);
+                let alone = if self.rewriting {
+                    l::AOF_WRITE_ACTIVE_CHILD
+                } else {
+                    l::AOF_WRITE_ALONE
+                };
+                m.add_if_needed(alone, ms);
+            }
         }
         if self.sync {
+            let t = latency.filter(|_| self.always).and_then(|m| m.start());
             self.file.sync_data()?;
+            if let Some(m) = latency {
+                m.end(t, l::AOF_FSYNC_ALWAYS);
+            }
         }
         Ok(())
     }
@@ -373,9 +396,16 @@ impl Log {
                 rewrite: Mutex::new(None),
                 rewriting: AtomicBool::new(false),
                 failing: AtomicBool::new(false),
+                latency: None,
             },
             report,
         ))
+    }
+
+    /// The log, its writes, syncs and rewrites timed for the latency monitor `m`.
+    pub fn with_latency(mut self, m: Arc<crate::latency::Monitor>) -> Log {
+        self.latency = Some(m);
+        self
     }
 
     /// The log's path.
@@ -496,16 +526,19 @@ impl Log {
             file: s.file.clone(),
             target: s.appended,
             sync,
+            always: s.policy == Fsync::Always,
+            rewriting: s.tail.is_some(),
         };
         let (size, retry) = (s.size, s.failed.is_some());
         s.committing = true;
         drop(s);
         // After a failure the file may end in part of the failed batch: cut it back to
         // the last whole batch before writing that batch again (appends go to the end).
+        let latency = self.latency.as_deref();
         let result = if retry {
-            batch.file.set_len(size).and_then(|()| batch.run())
+            batch.file.set_len(size).and_then(|()| batch.run(latency))
         } else {
-            batch.run()
+            batch.run(latency)
         };
         let mut s = lock(&self.state);
         s.committing = false;
@@ -682,11 +715,20 @@ impl Log {
         }
         let tail = s.tail.take().unwrap_or_default();
         self.rewriting.store(false, Ordering::Release);
+        let latency = self.latency.as_deref();
         let swapped = (|| -> io::Result<File> {
+            let t = latency.and_then(|m| m.start());
             r.file.write_all(&tail)?;
             r.file.sync_all()?;
+            if let Some(m) = latency {
+                m.end(t, crate::latency::AOF_REWRITE_DIFF_WRITE);
+            }
+            let t = latency.and_then(|m| m.start());
             std::fs::rename(&r.tmp, &self.path)?;
             sync_dir(&self.path)?;
+            if let Some(m) = latency {
+                m.end(t, crate::latency::AOF_RENAME);
+            }
             OpenOptions::new().append(true).open(&self.path)
         })();
         match swapped {

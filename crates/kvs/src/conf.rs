@@ -71,6 +71,7 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
     let mut appendonly = next.aof.is_some();
     let mut filename = next.aof.as_ref().map(|(p, _)| p.clone());
     let mut cluster = next.cluster.is_some();
+    let mut save_lines = 0;
     let (mut cluster_file, mut node_timeout) = next.cluster.clone().unwrap_or_else(|| {
         (
             PathBuf::from(crate::cluster::DEFAULT_FILE),
@@ -268,8 +269,16 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
                     .map_err(|why| err(format!("{name}: {why}")))?;
             }
             // Several values in one setting, as CONFIG SET takes them in one argument.
+            // Each `save` line adds its pairs to those of the lines before it in the
+            // file (`save ""` clears them), as Redis reads them.
             "save" => {
-                let joined: Vec<u8> = words[1..].join(&b' ');
+                let mut joined: Vec<u8> = words[1..].join(&b' ');
+                if save_lines > 0 && !joined.is_empty() {
+                    if let Some(before) = next.cmd.compat.get("save").filter(|s| !s.is_empty()) {
+                        joined = [before.as_bytes(), b" ", &joined].concat();
+                    }
+                }
+                save_lines += 1;
                 let mut cmd: Config = next.cmd.clone();
                 cmd.set(&name, &joined)
                     .map_err(|why| err(format!("{name}: {why}")))?;

@@ -50,6 +50,11 @@ pub struct Config {
     pub slowlog_slower_than: i64,
     /// `slowlog-max-len`: entries the slow log keeps.
     pub slowlog_max_len: usize,
+    /// `latency-monitor-threshold`: milliseconds from which the latency monitor
+    /// records an event (`crate::latency`; 0: off).
+    pub latency_threshold: u64,
+    /// `latency-tracking`: per-command latency histograms (LATENCY HISTOGRAM).
+    pub latency_tracking: bool,
     /// `tracking-table-max-keys`: keys the client-side caching table remembers before
     /// it forgets some (sending their invalidations); 0: no bound.
     pub tracking_max_keys: usize,
@@ -171,8 +176,6 @@ pub const COMPAT: &[(&str, &str)] = &[
     // Read by the HyperLogLog commands (`crate::cmd::hll`): checked when set.
     ("hll-sparse-max-bytes", "3000"),
     ("hz", "10"),
-    ("latency-monitor-threshold", "0"),
-    ("latency-tracking", "yes"),
     ("lazyfree-lazy-eviction", "no"),
     ("lazyfree-lazy-expire", "no"),
     ("lazyfree-lazy-server-del", "no"),
@@ -240,6 +243,8 @@ pub(crate) const RUNTIME: &[&str] = &[
     "notify-keyspace-events",
     "slowlog-log-slower-than",
     "slowlog-max-len",
+    "latency-monitor-threshold",
+    "latency-tracking",
     "tracking-table-max-keys",
     "min-replicas-to-write",
     "min-replicas-max-lag",
@@ -313,6 +318,11 @@ impl Config {
                 self.slowlog_slower_than.to_string(),
             ),
             ("slowlog-max-len", self.slowlog_max_len.to_string()),
+            (
+                "latency-monitor-threshold",
+                self.latency_threshold.to_string(),
+            ),
+            ("latency-tracking", yes_no(self.latency_tracking)),
             (
                 "tracking-table-max-keys",
                 self.tracking_max_keys.to_string(),
@@ -437,6 +447,28 @@ impl Config {
                     _ => return Err("argument couldn't be parsed into an integer".into()),
                 }
             }
+            "latency-monitor-threshold" => {
+                self.latency_threshold = match std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|s| s.parse::<i64>().ok())
+                {
+                    Some(n) if n >= 0 => n as u64,
+                    Some(_) => {
+                        return Err(format!(
+                            "argument must be between 0 and {} inclusive",
+                            i64::MAX
+                        ))
+                    }
+                    None => return Err("argument couldn't be parsed into an integer".into()),
+                }
+            }
+            "latency-tracking" => {
+                self.latency_tracking = match text().to_ascii_lowercase().as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err("argument must be 'yes' or 'no'".into()),
+                }
+            }
             "tracking-table-max-keys" => {
                 self.tracking_max_keys = match std::str::from_utf8(value)
                     .ok()
@@ -473,6 +505,26 @@ impl Config {
                     .filter(|&n| n <= i64::MAX as u64)
                     .ok_or("argument couldn't be parsed into an integer")?;
                 self.compat.insert("stream-node-max-entries", v.to_string());
+            }
+            "dbfilename" => {
+                let t = text();
+                if t.is_empty() || t.contains('/') || t == "." || t == ".." {
+                    return Err("dbfilename can't be a path, just a filename".into());
+                }
+                self.compat.insert("dbfilename", t);
+            }
+            "dir" => {
+                let t = text();
+                if !std::path::Path::new(&t).is_dir() {
+                    return Err(format!("'{t}' is not a directory"));
+                }
+                self.compat.insert("dir", t);
+            }
+            "save" => {
+                let pairs =
+                    crate::snapshot::parse_schedule(&text()).ok_or("Invalid save parameters")?;
+                let t: Vec<String> = pairs.iter().map(|(s, c)| format!("{s} {c}")).collect();
+                self.compat.insert("save", t.join(" "));
             }
             n if compat(n).is_some() => {
                 if let Some(key) = compat(n) {
@@ -602,6 +654,8 @@ impl Default for Config {
             notify: 0,
             slowlog_slower_than: 10_000,
             slowlog_max_len: 128,
+            latency_threshold: 0,
+            latency_tracking: true,
             tracking_max_keys: 1_000_000,
             min_replicas: 0,
             min_replicas_lag: 10,

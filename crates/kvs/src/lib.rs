@@ -20,6 +20,8 @@
 //! - [`config`]: the server's settings (values, defaults, parsing, what CONFIG SET may
 //!   change).
 //! - [`conf`]: configuration files in the form of `redis.conf`.
+//! - [`latency`]: the latency monitor (`latency-monitor-threshold`: the events that
+//!   took longer, one sample a second, for LATENCY).
 //! - [`aof`]: the append-only log (a versioned header, checksummed effect records, group
 //!   commit; only a torn tail is cut at start, saved to a side file first; other damage
 //!   and foreign files are refused untouched; the `check-aof` checker and repair).
@@ -51,11 +53,13 @@ pub mod hub;
 pub mod input;
 pub mod keyspace;
 pub mod lazyfree;
+pub mod latency;
 pub mod limits;
 pub mod repl;
 pub mod resp;
 pub mod script;
 pub mod server;
+pub mod snapshot;
 pub mod state;
 pub mod store;
 pub mod stream;

@@ -89,7 +89,6 @@ use accept::listen;
 pub use accept::somaxconn;
 pub(crate) use accept::Acceptor;
 use persist::housekeeping;
-pub(crate) use persist::rewrite_step;
 
 /// Most unsent reply bytes a client that has not authenticated may have (with
 /// `requirepass`); past it the connection is closed.
@@ -219,6 +218,9 @@ pub enum BindError {
     Tls(String),
     /// The ACL users would not load (`user` directives, `aclfile`).
     Acl(String),
+    /// The RDB file (`dir`/`dbfilename`) would not load: one line naming what and
+    /// where.
+    Rdb(String),
 }
 
 impl From<io::Error> for BindError {
@@ -248,6 +250,7 @@ impl std::fmt::Display for BindError {
             BindError::Cluster(e) => write!(f, "cluster-config-file {e}"),
             BindError::Tls(e) => write!(f, "TLS: {e}"),
             BindError::Acl(e) => write!(f, "ACL: {e}"),
+            BindError::Rdb(e) => write!(f, "RDB: {e}"),
         }
     }
 }
@@ -295,7 +298,13 @@ impl Server {
             load,
             functions,
             position,
-        } = persist::load(config.aof.as_ref(), shards, dbs, config.cluster.is_some())?;
+        } = persist::load(
+            config.aof.as_ref(),
+            &crate::snapshot::path(&config.cmd),
+            shards,
+            dbs,
+            config.cluster.is_some(),
+        )?;
         let mut loops = Vec::new();
         let mut mailboxes = Vec::new();
         let mut wakers = Vec::new();
@@ -446,7 +455,7 @@ impl Server {
                 self.shared.hub.wake(i);
             }
         };
-        let result = std::thread::scope(|scope| {
+        let mut result = std::thread::scope(|scope| {
             let handles: Vec<_> = rest
                 .iter_mut()
                 .zip(&listeners[1..])
@@ -500,6 +509,12 @@ impl Server {
         drop(listeners);
         if let Some(log) = &self.shared.log {
             log.flush_all()?;
+        }
+        if let Err(e) = crate::snapshot::on_exit(&self.shared) {
+            eprintln!("kvs: the final RDB snapshot was not written: {e}");
+            if result.is_ok() {
+                result = Err(io::Error::other(e));
+            }
         }
         result
     }

@@ -16,6 +16,7 @@
 //! loop (`crate::cmd::notify`).
 
 pub mod cmdstats;
+pub mod histogram;
 pub mod monitors;
 pub mod pause;
 pub mod slowlog;
@@ -52,9 +53,8 @@ pub struct Shared {
     pub shutdown: AtomicBool,
     /// The loops' inboxes, pub/sub subscribers and blocked clients.
     pub hub: crate::hub::Hub,
-    /// When the log was last rewritten whole (or the server started), seconds since
-    /// the epoch: LASTSAVE.
-    pub last_save: AtomicU64,
+    /// The RDB snapshot's saves (LASTSAVE, BGSAVE, the `save` schedule).
+    pub rdb: std::sync::Arc<crate::snapshot::RdbState>,
     /// The slow log (SLOWLOG).
     pub slowlog: slowlog::SlowLog,
     /// The script cache, the function libraries and the running script.
@@ -71,6 +71,8 @@ pub struct Shared {
     pub pause: pause::Pause,
     /// ACL LOG and the denial counters (the users are in the settings).
     pub acl_log: crate::acl::Log,
+    /// The latency monitor (LATENCY; `latency-monitor-threshold`), shared with the log.
+    pub latency: std::sync::Arc<crate::latency::Monitor>,
 }
 
 impl Shared {
@@ -84,6 +86,8 @@ impl Shared {
         started_ms: u64,
     ) -> Shared {
         let repl = crate::repl::Repl::default();
+        let latency = std::sync::Arc::new(crate::latency::Monitor::new(config.latency_threshold));
+        let log = log.map(|l| l.with_latency(latency.clone()));
         let keyspace = Keyspace::new(
             shards,
             dbs,
@@ -100,7 +104,7 @@ impl Shared {
             watches: Default::default(),
             shutdown: AtomicBool::new(false),
             hub: crate::hub::Hub::new(Vec::new()),
-            last_save: AtomicU64::new(started_ms / 1000),
+            rdb: std::sync::Arc::new(crate::snapshot::RdbState::new(started_ms)),
             slowlog: Default::default(),
             scripts: Default::default(),
             repl,
@@ -109,6 +113,7 @@ impl Shared {
             monitors: Default::default(),
             pause: Default::default(),
             acl_log: Default::default(),
+            latency,
         }
     }
 
@@ -195,6 +200,7 @@ impl Shared {
         }
         self.keyspace
             .set_keep(crate::config::notify::keep(next.notify));
+        self.latency.set_threshold(next.latency_threshold);
         *c = next.clone();
         self.version.fetch_add(1, Ordering::Release);
         Ok(next)

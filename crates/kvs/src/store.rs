@@ -525,6 +525,11 @@ impl Store {
         self.deadline_sum = 0;
     }
 
+    /// Makes room for `additional` more keys (see [`Table::reserve`]).
+    pub fn reserve(&mut self, additional: usize) {
+        self.map.reserve(additional);
+    }
+
     /// Live keys, in no particular order (expired ones are skipped, not removed).
     pub fn keys(&self, now: u64) -> impl Iterator<Item = &[u8]> {
         self.map

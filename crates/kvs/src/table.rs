@@ -202,6 +202,20 @@ impl<V> Table<V> {
         None
     }
 
+    /// Makes room for `additional` more keys without a resize on the way (a load
+    /// that knows how many keys come).
+    pub fn reserve(&mut self, additional: usize) {
+        let want = self
+            .len
+            .saturating_add(additional)
+            .checked_next_power_of_two()
+            .unwrap_or(usize::MAX)
+            .max(MIN_BUCKETS);
+        if want > self.buckets.len() {
+            self.resize(want);
+        }
+    }
+
     /// Removes `key`; returns its value.
     pub fn remove(&mut self, key: &[u8]) -> Option<V> {
         let at = self.find(key)?;

@@ -319,6 +319,15 @@ pub fn redis_server() -> Option<(Killed, String)> {
 
 /// [`redis_server`], started on the configuration file `conf` when given.
 pub fn redis_server_on(conf: Option<&std::path::Path>) -> Option<(Killed, String)> {
+    redis_server_with(conf, &[])
+}
+
+/// [`redis_server_on`], with `extra` arguments last (they win: `--dir D` for a server
+/// that saves and loads D/dump.rdb).
+pub fn redis_server_with(
+    conf: Option<&std::path::Path>,
+    extra: &[&str],
+) -> Option<(Killed, String)> {
     let port = free_port();
     let child = Command::new("redis-server")
         .args(conf)
@@ -333,6 +342,7 @@ pub fn redis_server_on(conf: Option<&std::path::Path>) -> Option<(Killed, String
         .args(["--bind", "127.0.0.1"])
         .arg("--dir")
         .arg(std::env::temp_dir())
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -401,4 +411,14 @@ pub fn until(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// BGREWRITEAOF, then waits (10 s at most) until the rewrite has run and finished.
+#[allow(dead_code)]
+pub fn rewrite_log(con: &mut redis::Connection) {
+    let _: String = redis::cmd("BGREWRITEAOF").query(con).expect("BGREWRITEAOF");
+    until(10, "the log rewrite", || {
+        let p = info(con, "persistence");
+        p["aof_rewrite_in_progress"] == "0" && p["aof_rewrite_scheduled"] == "0"
+    });
 }

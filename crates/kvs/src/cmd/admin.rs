@@ -1,16 +1,14 @@
 //! Administration: SAVE, BGSAVE, LASTSAVE (the append-only log is this server's only
-//! persistence, so a save is a rewrite of the log), SLOWLOG, LATENCY, DEBUG SLEEP.
+//! persistence, so a save is a rewrite of the log), SLOWLOG, DEBUG SLEEP
+//! (LATENCY is [`super::latency`]).
 //!
 //! The slow log keeps the commands that ran at least `slowlog-log-slower-than`
 //! microseconds (negative: none; 0: every command), the newest first, at most
 //! `slowlog-max-len` of them, with Redis's trimming of long argument lists (32
 //! arguments, 128 bytes each). Commands flagged `skip_slowlog` (EXEC, AUTH, ...) are not
 //! logged. At the default threshold (10 ms) fast commands are timed one call in 16 (see
-//! [`crate::state::cmdstats`]); a lower threshold times every command.
-//!
-//! LATENCY answers as Redis does with `latency-monitor-threshold 0` (the default): no
-//! events are recorded, so LATEST and HISTORY are empty; setting a threshold is
-//! accepted and has no effect yet.
+//! [`crate::state::cmdstats`]); a lower threshold, or the latency monitor on, times
+//! every command.
 
 use std::sync::atomic::Ordering;
 
@@ -74,95 +72,32 @@ fn unknown_sub(w: &mut Writer, sub: &[u8], container: &str) {
     ));
 }
 
-/// LATENCY LATEST | HISTORY event | RESET [event ...] | DOCTOR | HELP.
-pub fn latency(_ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
-    let sub = args[1];
-    let latest = eq(sub, "latest") && args.len() == 2;
-    if latest || (eq(sub, "history") && args.len() == 3) {
-        // No event is recorded: no latest samples, no history.
-        w.array(0);
-    } else if eq(sub, "reset") {
-        w.int(0);
-    } else if eq(sub, "doctor") && args.len() == 2 {
-        w.verbatim(b"Dave, no latency spike was observed during the lifetime of this server instance. (latency-monitor-threshold is 0: latency events are not recorded.)\n");
-    } else if eq(sub, "help") && args.len() == 2 {
-        super::help(
-            w,
-            &[
-                "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "DOCTOR",
-                "    Return a human readable latency analysis report.",
-                "HISTORY <event>",
-                "    Return time-latency samples for the <event> class.",
-                "LATEST",
-                "    Return the latest latency samples for all events.",
-                "RESET [<event> ...]",
-                "    Reset latency data of one or more <event> classes.",
-                "    (default: reset all data for all event classes)",
-            ],
-        );
-    } else {
-        unknown_sub(w, sub, "LATENCY");
-    }
-}
-
-/// Rewrites the append-only log now, whole; the error is the reply.
-fn rewrite_now(ctx: &mut Ctx) -> Result<(), String> {
-    let shared = ctx.shared;
-    let Some(log) = &shared.log else {
-        return Err(
-            "ERR this server saves only to its append-only log, which is off (start it with --aof FILE)"
-                .into(),
-        );
-    };
-    // The rewrite locks each shard in turn: this command holds none meanwhile.
-    ctx.keys.unlock();
-    log.start_rewrite(|| shared.log_preamble())
-        .map_err(|e| format!("ERR {e}"))?;
-    while log.rewriting() {
-        match crate::server::rewrite_step(shared, log, wirespeed_util::time::unix_ms()) {
-            Ok(true) => break,
-            // Another loop is stepping it, or more keys are left.
-            Ok(false) => std::thread::yield_now(),
-            Err(e) => {
-                log.abort_rewrite();
-                return Err(format!("ERR log rewrite failed, the old log is kept: {e}"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// SAVE: the append-only log rewritten now (the server's snapshot); OK once done.
+/// SAVE: the RDB file (`dir`/`dbfilename`) written now, with every shard locked
+/// meanwhile (see [`crate::snapshot`]); OK once it is on the disk.
 pub fn save(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    match rewrite_now(ctx) {
-        Ok(()) => {
-            let now = ctx.now / 1000;
-            ctx.shared.last_save.store(now, Ordering::Relaxed);
-            w.simple("OK")
-        }
+    let now = wirespeed_util::time::unix_ms();
+    match crate::snapshot::save(ctx.shared, ctx.keys, ctx.config, now) {
+        Ok(_) => w.simple("OK"),
         Err(e) => w.error(&e),
     }
 }
 
-/// BGSAVE [SCHEDULE]: a rewrite of the append-only log started in the background.
+/// BGSAVE [SCHEDULE]: the keyspace copied now and written to the RDB file on a thread
+/// of its own.
 pub fn bgsave(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if args.len() > 2 || args.get(1).is_some_and(|a| !eq(a, "schedule")) {
         return w.error(super::SYNTAX);
     }
-    let shared = ctx.shared;
-    if shared.log.is_none() {
-        return w.error(
-            "ERR this server saves only to its append-only log, which is off (start it with --aof FILE)",
-        );
+    let now = wirespeed_util::time::unix_ms();
+    match crate::snapshot::bgsave(ctx.shared, ctx.keys, ctx.config, now) {
+        Ok(()) => w.simple("Background saving started"),
+        Err(e) => w.error(&e),
     }
-    shared.rewrite_requested.store(true, Ordering::Relaxed);
-    w.simple("Background saving started");
 }
 
-/// LASTSAVE: when the log was last rewritten whole (or the server started).
+/// LASTSAVE: when the RDB file was last written (or the server started).
 pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
-    w.int(ctx.shared.last_save.load(Ordering::Relaxed) as i64);
+    w.int(ctx.shared.rdb.last_save.load(Ordering::Relaxed) as i64);
 }
 
 /// DEBUG refused by `enable-debug-command` (Redis's text).

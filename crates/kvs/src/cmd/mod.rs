@@ -30,6 +30,7 @@ pub mod geo;
 pub mod hashes;
 pub mod hll;
 pub mod keys;
+pub mod latency;
 pub mod lists;
 pub mod migrate;
 pub mod monitor;
@@ -95,6 +96,9 @@ pub struct Session {
     pub snapshot: Option<Box<crate::repl::SnapshotJob>>,
     /// The port a replica said it listens on (REPLCONF listening-port).
     pub replica_port: u16,
+    /// REPLCONF rdb-only 1: this connection wants the RDB snapshot alone (SYNC or
+    /// PSYNC answer it, then close), as `redis-cli --rdb` asks.
+    pub rdb_only: bool,
     /// The stream's generation when this replica attached (see
     /// [`crate::repl::Repl::generation`]): it is dropped once that moves.
     pub replica_gen: u64,
@@ -368,8 +372,11 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
 pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut Writer) {
     let at = w.position();
     let slow = ctx.config.slowlog_slower_than;
-    // Below the default slow-log threshold every command is timed, exactly.
-    let weight = if (0..10_000).contains(&slow) {
+    // The latency monitor's threshold, ms (0: off).
+    let spikes = ctx.shared.latency.threshold();
+    // Below the default slow-log threshold, or with the latency monitor on, every
+    // command is timed, exactly.
+    let weight = if spikes > 0 || (0..10_000).contains(&slow) {
         Some(1)
     } else {
         ctx.stats.per_command.timing(cmd.has(table::FAST))
@@ -412,8 +419,24 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
         tracking::track_read(ctx, cmd, args);
     }
     ctx.stats.commands += 1;
-    let took = t.map(|t| t.elapsed().as_micros() as u64);
+    let elapsed = t.map(|t| t.elapsed());
+    let took = elapsed.map(|d| d.as_micros() as u64);
     let usec = took.unwrap_or(0) * weight.unwrap_or(0);
+    if ctx.config.latency_tracking {
+        let id = crate::acl::catalog::catalog().call(cmd, args).0;
+        let ns = elapsed.map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
+        ctx.stats.histograms.record(id, ns);
+    }
+    if let Some(d) = elapsed.filter(|_| spikes > 0) {
+        let event = if cmd.has(table::FAST) {
+            crate::latency::FAST_COMMAND
+        } else {
+            crate::latency::COMMAND
+        };
+        ctx.shared
+            .latency
+            .add_if_needed(event, d.as_millis() as u64);
+    }
     if let Some(us) = took {
         // The threshold after the command: `CONFIG SET slowlog-log-slower-than -1` is
         // not logged itself, as in Redis.
@@ -437,6 +460,8 @@ pub(crate) fn run(ctx: &mut Ctx, cmd: &table::Command, args: &[&[u8]], w: &mut W
     let failed = w.byte_at(at) == Some(b'-');
     if failed {
         count_error(ctx, w, at);
+    } else if cmd.has(WRITE) {
+        ctx.stats.dirty += 1;
     }
     ctx.stats.per_command.ran(table::row(cmd), usec, failed);
 }
@@ -501,8 +526,14 @@ pub(crate) fn evict(ctx: &mut Ctx) -> bool {
     match ctx.config.policy {
         Eviction::NoEviction => false,
         Eviction::AllKeysLru => {
+            // The latency monitor's `eviction-cycle` (all of it) and `eviction-del`
+            // (each key).
+            let shared = ctx.shared;
+            let latency = &shared.latency;
+            let cycle = latency.start();
             ctx.keys.lock_every_db();
             while !within(ctx.keys.memory()) {
+                let del = latency.start();
                 match ctx.keys.evict_lru(5) {
                     Some((db, k)) => {
                         ctx.in_db(db, |ctx| {
@@ -510,10 +541,12 @@ pub(crate) fn evict(ctx: &mut Ctx) -> bool {
                             notify::evicted(ctx, &k);
                         });
                         ctx.stats.evicted += 1;
+                        latency.end(del, crate::latency::EVICTION_DEL);
                     }
                     None => break,
                 }
             }
+            latency.end(cycle, crate::latency::EVICTION_CYCLE);
             within(ctx.keys.memory())
         }
     }

@@ -97,6 +97,11 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 Some(p) => ctx.session.replica_port = p as u16,
                 None => return w.error("ERR value is not an integer or out of range"),
             }
+        } else if eq(opt, "rdb-only") {
+            match value {
+                b"0" | b"1" => ctx.session.rdb_only = value == b"1",
+                _ => return w.error("ERR value is not an integer or out of range"),
+            }
         } else if !(eq(opt, "capa") || eq(opt, "ip-address") || eq(opt, "getack")) {
             return w.error(&format!(
                 "ERR Unrecognized REPLCONF option: {}",
@@ -105,6 +110,44 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
     }
     w.simple("OK");
+}
+
+/// The RDB snapshot alone, in Redis's format, for a connection that asked for only
+/// that (`REPLCONF rdb-only 1`, as `redis-cli --rdb` does): `$<length>`, the file,
+/// then the connection closes. `head` goes first (PSYNC's `+FULLRESYNC` line).
+fn rdb_only(ctx: &mut Ctx, head: Option<String>, w: &mut Writer) {
+    let now = wirespeed_util::time::unix_ms();
+    match crate::snapshot::to_bytes(ctx.shared, ctx.keys, now) {
+        Ok(file) => {
+            if let Some(h) = head {
+                w.simple(&h);
+            }
+            w.raw(format!("${}\r\n", file.len()).as_bytes());
+            w.raw(&file);
+            eprintln!(
+                "kvs: client {} was sent the RDB snapshot ({} bytes, rdb-only)",
+                ctx.session.id,
+                file.len()
+            );
+        }
+        Err(e) => w.error(&format!("ERR cannot build the RDB snapshot: {e}")),
+    }
+    ctx.session.quit = true;
+}
+
+/// SYNC: the RDB snapshot for a connection that asked for it alone (`REPLCONF rdb-only
+/// 1`); a replica that would follow gets an error naming PSYNC (this server's stream
+/// is its own format, see [`crate::repl`]).
+pub fn sync(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
+    if ctx.session.tx.queuing() {
+        return w.error("ERR Command not allowed inside a transaction");
+    }
+    if !ctx.session.rdb_only {
+        return w.error(
+            "ERR SYNC serves the RDB snapshot alone here (send REPLCONF rdb-only 1 first, as redis-cli --rdb does); replicas use PSYNC",
+        );
+    }
+    rdb_only(ctx, None, w);
 }
 
 /// PSYNC replid offset: `+CONTINUE id` when this server's backlog holds that point
@@ -127,6 +170,14 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     if ctx.session.snapshot.take().is_some() {
         // A PSYNC again on the same connection: the snapshot it was sent is dropped.
         shared.repl.end_snapshot();
+    }
+    if ctx.session.rdb_only {
+        let head = format!(
+            "FULLRESYNC {} {}",
+            shared.repl.replid(),
+            shared.repl.offset()
+        );
+        return rdb_only(ctx, Some(head), w);
     }
     let asked = std::str::from_utf8(args[1]).unwrap_or("");
     let next = std::str::from_utf8(args[2])

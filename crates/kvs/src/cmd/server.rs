@@ -142,9 +142,22 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             Some(l) => (1, l.rewriting() as u8, l.size()),
             None => (0, 0, 0),
         };
+        let r = &shared.rdb;
+        let relaxed = std::sync::atomic::Ordering::Relaxed;
+        let bg = r.in_progress.load(relaxed);
+        let current = if bg {
+            (ctx.now.saturating_sub(r.started_ms.load(relaxed)) / 1000) as i64
+        } else {
+            -1
+        };
         out.push_str(&format!(
-            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:{on}\r\naof_rewrite_in_progress:{rewriting}\r\naof_rewrite_scheduled:{}\r\naof_last_bgrewrite_status:ok\r\naof_last_write_status:{}\r\naof_current_size:{size}\r\n\r\n",
-            shared.last_save.load(std::sync::atomic::Ordering::Relaxed),
+            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\naof_enabled:{on}\r\naof_rewrite_in_progress:{rewriting}\r\naof_rewrite_scheduled:{}\r\naof_last_bgrewrite_status:ok\r\naof_last_write_status:{}\r\naof_current_size:{size}\r\n\r\n",
+            r.dirty.load(relaxed) + ctx.stats.dirty,
+            bg as u8,
+            r.last_save.load(relaxed),
+            if r.last_ok.load(relaxed) { "ok" } else { "err" },
+            r.last_secs.load(relaxed),
+            r.saves.load(relaxed),
             shared.rewrite_requested.load(std::sync::atomic::Ordering::Relaxed) as u8,
             if shared.log.as_ref().is_some_and(|l| l.failing()) { "err" } else { "ok" },
         ));
@@ -260,9 +273,11 @@ pub fn memory(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 
 /// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]: the server stops (every loop within
 /// 100 ms) after flushing the log, as on SIGTERM; the caller's connection closes
-/// without a reply, as Redis's does. SAVE and NOSAVE change nothing here (the log is
-/// the only persistence and is always flushed).
+/// without a reply, as Redis's does. Once the loops have stopped the RDB file is
+/// written when SAVE says so, or when a `save` schedule is set and NOSAVE does not say
+/// otherwise (as Redis).
 pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let mut on_exit = crate::snapshot::ON_EXIT_SCHEDULE;
     for a in &args[1..] {
         if eq(a, "abort") {
             return w.error("ERR No shutdown in progress.");
@@ -270,7 +285,19 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         if !["nosave", "save", "now", "force"].iter().any(|o| eq(a, o)) {
             return w.error(super::SYNTAX);
         }
+        if eq(a, "save") {
+            on_exit = crate::snapshot::ON_EXIT_SAVE;
+        } else if eq(a, "nosave") {
+            on_exit = crate::snapshot::ON_EXIT_NOSAVE;
+        }
     }
+    if args[1..].iter().any(|a| eq(a, "save")) && args[1..].iter().any(|a| eq(a, "nosave")) {
+        return w.error(super::SYNTAX);
+    }
+    ctx.shared
+        .rdb
+        .on_exit
+        .store(on_exit, std::sync::atomic::Ordering::Relaxed);
     ctx.shared
         .shutdown
         .store(true, std::sync::atomic::Ordering::Relaxed);

@@ -12,8 +12,8 @@
 use super::scripting::{self, functions};
 use super::{
     acl, admin, arity, bits, blocking, cluster, cluster_cmds, config, connection, dbs, eq, geo,
-    hashes, hll, keys, lists, monitor, multi, pubsub, replication, server, sets, sort, streams,
-    strings, zsets, Ctx,
+    hashes, hll, keys, latency, lists, monitor, multi, pubsub, replication, server, sets, sort,
+    streams, strings, zsets, Ctx,
 };
 use crate::resp::Writer;
 
@@ -339,7 +339,7 @@ pub static COMMANDS: &[Command] = &[
     row!("info", -1, LOADING | STALE, NOKEY, "server", server::info, "Returns information and statistics about the server."),
     row!("keys", 2, READONLY, NOKEY, "generic", keys::keys, "Returns all key names that match a pattern."),
     row!("lastsave", 1, LOADING | STALE | FAST, NOKEY, "server", admin::lastsave, "Returns the Unix timestamp of the last successful save to disk."),
-    row!("latency", -2, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", admin::latency, "A container for latency diagnostics commands."),
+    row!("latency", -2, ADMIN | NOSCRIPT | LOADING | STALE, NOKEY, "server", latency::latency, "A container for latency diagnostics commands."),
     row!("lcs", -3, READONLY, (1, 2, 1), "string", strings::lcs, "Finds the longest common substring."),
     row!("lindex", 3, READONLY, KEY1, "list", lists::lindex, "Returns an element from a list by its index."),
     row!("linsert", 5, WRITE | DENYOOM, KEY1, "list", lists::edit, "Inserts an element before or after another element in a list."),
@@ -434,6 +434,7 @@ pub static COMMANDS: &[Command] = &[
     row!("sunionstore", -3, WRITE | DENYOOM, KEYS, "set", sets::sinterstore, "Stores the union of multiple sets in a key."),
     row!("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, KEYS, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to shard channels."),
     row!("swapdb", 3, WRITE | FAST, NOKEY, "server", dbs::swapdb, "Swaps two Redis databases."),
+    row!("sync", 1, ADMIN | NOSCRIPT, NOKEY, "server", replication::sync, "An internal command used in replication."),
     row!("time", 1, LOADING | STALE | FAST, NOKEY, "server", strings::time, "Returns the server time."),
     row!("touch", -2, READONLY | FAST, KEYS, "generic", keys::touch, "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
     row!("ttl", 2, READONLY | FAST, KEY1, "generic", keys::ttl, "Returns the expiration time in seconds of a key."),

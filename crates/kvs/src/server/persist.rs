@@ -3,7 +3,7 @@
 //! of the expiry sweep and of a log rewrite).
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use super::{now_ms, BindError};
@@ -32,6 +32,7 @@ pub(super) struct Loaded {
 /// `by_slot`: cluster mode), and the log's function records.
 pub(super) fn load(
     aof: Option<&(PathBuf, Fsync)>,
+    rdb: &Path,
     shards: usize,
     dbs: usize,
     by_slot: bool,
@@ -92,7 +93,63 @@ pub(super) fn load(
             }
             (Some(log), load)
         }
-        None => (None, LoadReport::default()),
+        None => {
+            // No log: the RDB file, when there is one (Redis's precedence).
+            let now = now_ms();
+            let t = std::time::Instant::now();
+            let mut hinted = vec![false; dbs];
+            // Both callbacks fill the stores (one at a time).
+            let cell = std::cell::RefCell::new(&mut stores);
+            let loaded = crate::snapshot::load(
+                rdb,
+                dbs,
+                now,
+                |db, keys| {
+                    // The tables sized once for the keys to come (the first hint of
+                    // each database only: a hostile file cannot grow them twice).
+                    if db < dbs && !std::mem::replace(&mut hinted[db], true) {
+                        let each = (keys as usize).div_ceil(shards);
+                        for s in &mut cell.borrow_mut()[db * shards..(db + 1) * shards] {
+                            s.reserve(each);
+                        }
+                    }
+                },
+                |k| {
+                    let mut stores = cell.borrow_mut();
+                    let store = &mut stores[k.db * shards + shard_for(&k.key, shards, by_slot)];
+                    store.put(&k.key, k.value, k.expires_at, now);
+                    if let Some(s) = k.idle_s {
+                        store.set_idle(&k.key, now, s.saturating_mul(1000));
+                    }
+                },
+            )
+            .map_err(BindError::Rdb)?;
+            if let Some(mut l) = loaded {
+                for code in std::mem::take(&mut l.summary.functions) {
+                    functions.push(vec![
+                        b"FUNCTION".to_vec(),
+                        b"LOAD".to_vec(),
+                        b"REPLACE".to_vec(),
+                        code,
+                    ]);
+                }
+                let by = l
+                    .summary
+                    .aux("redis-ver")
+                    .map(|v| format!(", written by Redis {}", String::from_utf8_lossy(v)))
+                    .unwrap_or_default();
+                eprintln!(
+                    "kvs: loaded {} keys from {} (RDB version {}{by}, {} bytes, {} expired keys dropped) in {} ms",
+                    l.summary.keys - l.expired,
+                    rdb.display(),
+                    l.summary.version,
+                    l.bytes,
+                    l.expired,
+                    t.elapsed().as_millis()
+                );
+            }
+            (None, LoadReport::default())
+        }
     };
     Ok(Loaded {
         stores,
@@ -108,6 +165,11 @@ pub(super) fn load(
 /// the log rewrite if one runs (one loop at a time; a few thousand keys across the
 /// shards, each locked in turn).
 pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize, now: u64) {
+    if stats.dirty != 0 {
+        shared.rdb.dirty.fetch_add(stats.dirty, Ordering::Relaxed);
+        stats.dirty = 0;
+    }
+    crate::snapshot::maybe_scheduled(shared, now);
     // The shards of the databases in use, a few in turn (one sweep step each), so a
     // key nobody reads goes within a few rounds whatever the number of databases.
     let shards = (shared.keyspace.max_used() + 1) * shared.keyspace.shards();
@@ -116,11 +178,14 @@ pub(super) fn housekeeping(shared: &Shared, stats: &mut Stats, sweep: &mut usize
     shared.keyspace.hide_expired(paused);
     crate::cmd::migrate::prune();
     let sweeps = if paused { 0 } else { SWEEP_SHARDS };
+    // The latency monitor's `expire-cycle`: this round's step of the sweep.
+    let t = shared.latency.start();
     for _ in 0..sweeps.min(shards) {
         let i = *sweep % shards;
         *sweep = i + 1;
         sweep_one(shared, stats, i, now);
     }
+    shared.latency.end(t, crate::latency::EXPIRE_CYCLE);
     let Some(log) = &shared.log else {
         return;
     };
@@ -218,14 +283,10 @@ fn sweep_one(shared: &Shared, stats: &mut Stats, i: usize, now: u64) {
 }
 
 /// One step of the running log rewrite over about 4096 keys, each shard locked in
-/// turn (the caller holds no shard lock); true when the rewrite finished (the time is
-/// kept for LASTSAVE).
+/// turn (the caller holds no shard lock); true when the rewrite finished.
 pub(crate) fn rewrite_step(shared: &Shared, log: &Log, now: u64) -> io::Result<bool> {
     let done = log.rewrite_step(4096, |cursor, budget, f| {
         scan_keyspace(shared, cursor, budget, now, f)
     })?;
-    if done {
-        shared.last_save.store(now / 1000, Ordering::Relaxed);
-    }
     Ok(done)
 }

@@ -10,6 +10,8 @@ pub struct Stats {
     pub commands: u64,
     /// Per command (INFO commandstats).
     pub per_command: super::cmdstats::Local,
+    /// Per command and subcommand latency histograms (LATENCY HISTOGRAM).
+    pub histograms: super::histogram::Local,
     /// Connections accepted.
     pub connections: u64,
     /// Keys removed by expiry.
@@ -27,6 +29,9 @@ pub struct Stats {
     /// Error replies counted by the commands that ran (so the request's own check
     /// does not count them again).
     pub errors_seen: u64,
+    /// Write commands that succeeded since the last round (added to
+    /// [`crate::snapshot::RdbState::dirty`] at its end).
+    pub dirty: u64,
 }
 
 /// Counters for INFO, added to by every loop.
@@ -48,6 +53,8 @@ pub struct SharedStats {
     output_limit_kills: AtomicU64,
     /// Per command (INFO commandstats).
     pub per_command: super::cmdstats::Totals,
+    /// Per command and subcommand latency histograms (LATENCY HISTOGRAM).
+    pub histograms: super::histogram::Totals,
     /// Error replies by their code (INFO errorstats): at most [`ERROR_CODES`] codes.
     errors: std::sync::Mutex<std::collections::BTreeMap<Box<str>, u64>>,
     /// Error replies (INFO `total_error_replies`).
@@ -81,9 +88,14 @@ impl SharedStats {
             }
         }
         self.per_command.add(&mut local.per_command);
+        self.histograms.add(&mut local.histograms);
         let per_command = std::mem::take(&mut local.per_command);
+        let histograms = std::mem::take(&mut local.histograms);
+        // The writes stay for the round's end (the RDB schedule's count).
         *local = Stats {
             per_command,
+            histograms,
+            dirty: local.dirty,
             ..Stats::default()
         };
     }
@@ -101,7 +113,9 @@ impl SharedStats {
             connected: get(&self.connected),
             started_ms: self.started_ms,
             per_command: Default::default(),
+            histograms: Default::default(),
             errors_seen: 0,
+            dirty: 0,
         }
     }
 
@@ -146,6 +160,7 @@ impl SharedStats {
             a.store(0, Ordering::Relaxed);
         }
         self.per_command.reset();
+        self.histograms.reset();
     }
 
     /// Adds a change of the clients' buffer capacities (`before` to `after` bytes).

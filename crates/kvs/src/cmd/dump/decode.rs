@@ -76,7 +76,7 @@ impl<'a> Reader<'a> {
         Ok(head)
     }
 
-    fn byte(&mut self) -> Res<u8> {
+    pub(super) fn byte(&mut self) -> Res<u8> {
         Ok(self.take(1)?[0])
     }
 
@@ -182,6 +182,16 @@ fn parse_score(b: &[u8]) -> Res<f64> {
 /// The value of one object: its type byte, then its serialization.
 pub(super) fn object(r: &mut Reader) -> Res<Value> {
     let t = r.byte()?;
+    value(r, t)
+}
+
+/// True for an object type this server reads ([`value`]).
+pub(super) fn known(t: u8) -> bool {
+    matches!(t, 0..=5 | 10..=21)
+}
+
+/// The serialization of one value of object type `t` (the type byte already read).
+pub(super) fn value(r: &mut Reader, t: u8) -> Res<Value> {
     match t {
         ty::STRING => Ok(Value::Str(r.string()?)),
         ty::LIST => {

@@ -47,6 +47,14 @@ pub(super) fn object(out: &mut Vec<u8>, v: &Value) -> u16 {
     super::DUMP_VERSION
 }
 
+/// The RDB version [`object`] declares for `v`, without encoding it.
+pub(super) fn version_of(v: &Value) -> u16 {
+    match v {
+        Value::Stream(s) => super::stream::version(s),
+        _ => super::DUMP_VERSION,
+    }
+}
+
 /// An RDB length: 6 bits, 14 bits, or a marker and 32 or 64 bits big endian.
 pub(super) fn len(out: &mut Vec<u8>, n: u64) {
     if n < 1 << 6 {

@@ -52,8 +52,13 @@ pub(super) fn decompress(input: &[u8], out_len: u64) -> Res<Vec<u8>> {
             return Err(Malformed);
         }
         let from = out.len() - back;
-        for k in 0..len {
-            out.push(out[from + k]);
+        if back >= len {
+            out.extend_from_within(from..from + len);
+        } else {
+            // Overlapping: each byte copied may be one this reference wrote.
+            for k in 0..len {
+                out.push(out[from + k]);
+            }
         }
     }
     if out.len() != out_len {
@@ -65,11 +70,14 @@ pub(super) fn decompress(input: &[u8], out_len: u64) -> Res<Vec<u8>> {
 /// Bytes a back reference can reach, and the longest match it can copy.
 const WINDOW: usize = 1 << 13;
 const MAX_MATCH: usize = 7 + 255 + 2;
+/// Bits of the hash table at most (16,384 entries); a short input gets one about its
+/// own size, so compressing many small strings (an RDB file of them) does not clear
+/// a large table for each.
 const HASH_BITS: u32 = 14;
 
-fn hash(b: &[u8]) -> usize {
+fn hash(b: &[u8], bits: u32) -> usize {
     let v = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
-    (v.wrapping_mul(0x9e37_79b1) >> (32 - HASH_BITS)) as usize
+    (v.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize
 }
 
 /// Literal items for `lit`, 32 bytes at most each.
@@ -85,13 +93,19 @@ pub(super) fn compress(input: &[u8], saving: usize) -> Option<Vec<u8>> {
     let limit = input.len().checked_sub(saving)?;
     let mut out = Vec::with_capacity(limit + 64);
     // Last position + 1 of each hashed 3-byte sequence (0: none).
-    let mut table = vec![0usize; 1 << HASH_BITS];
+    let bits = input
+        .len()
+        .next_power_of_two()
+        .trailing_zeros()
+        .clamp(6, HASH_BITS);
+    let mut table = vec![0u32; 1 << bits];
     let (mut i, mut lit) = (0, 0);
     while i + 3 <= input.len() && out.len() <= limit {
-        let h = hash(&input[i..]);
-        let seen = std::mem::replace(&mut table[h], i + 1);
+        let h = hash(&input[i..], bits);
+        // Positions past 4 GiB wrap: a stale entry fails the byte check below.
+        let seen = std::mem::replace(&mut table[h], (i + 1) as u32) as usize;
         let from = seen.wrapping_sub(1);
-        if seen == 0 || i - from > WINDOW || input[from..from + 3] != input[i..i + 3] {
+        if seen == 0 || from >= i || i - from > WINDOW || input[from..from + 3] != input[i..i + 3] {
             i += 1;
             continue;
         }

@@ -32,6 +32,7 @@ mod encode;
 mod functions;
 mod lzf;
 mod packed;
+pub mod rdb;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -42,6 +43,7 @@ use crate::value::Value;
 
 pub use decode::Malformed;
 pub use functions::{function_codes, function_payload};
+pub use rdb::{RdbError, RdbKey, RdbSummary, RdbWriter};
 
 /// The RDB version DUMP writes for every type but streams (Redis 5.0 to 6.2; 7.0 and
 /// 7.2 read it too); a stream takes 10 or 11 (see [`stream`]).
@@ -68,10 +70,12 @@ impl RestoreError {
     }
 }
 
-/// The table of the reflected Jones polynomial, one entry per byte value.
-const CRC_TABLE: [u64; 256] = {
+/// The tables of the reflected Jones polynomial for slicing by 8: `CRC_TABLES[0]` is
+/// the byte-at-a-time table; `CRC_TABLES[k][b]` is the CRC of byte `b` followed by `k`
+/// zero bytes, so eight input bytes are folded with eight lookups.
+const CRC_TABLES: [[u64; 256]; 8] = {
     const POLY: u64 = 0x95ac_9329_ac4b_c9b5; // 0xad93d23594c935a9, bits reversed
-    let mut t = [0u64; 256];
+    let mut t = [[0u64; 256]; 8];
     let mut i = 0;
     while i < 256 {
         let mut c = i as u64;
@@ -80,16 +84,45 @@ const CRC_TABLE: [u64; 256] = {
             c = if c & 1 == 1 { (c >> 1) ^ POLY } else { c >> 1 };
             k += 1;
         }
-        t[i] = c;
+        t[0][i] = c;
         i += 1;
+    }
+    let mut k = 1;
+    while k < 8 {
+        let mut i = 0;
+        while i < 256 {
+            let prev = t[k - 1][i];
+            t[k][i] = (prev >> 8) ^ t[0][(prev & 0xff) as usize];
+            i += 1;
+        }
+        k += 1;
     }
     t
 };
 
 /// Redis's CRC-64 of `data` (initial value 0, no final xor).
 pub fn crc64(data: &[u8]) -> u64 {
-    data.iter().fold(0u64, |crc, &b| {
-        CRC_TABLE[((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8)
+    crc64_update(0, data)
+}
+
+/// The CRC-64 of the bytes whose CRC is `crc` followed by `data` (a file's checksum
+/// computed as it is written or read in pieces).
+pub fn crc64_update(mut crc: u64, data: &[u8]) -> u64 {
+    let t = &CRC_TABLES;
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        let x = crc ^ u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        crc = t[7][(x & 0xff) as usize]
+            ^ t[6][((x >> 8) & 0xff) as usize]
+            ^ t[5][((x >> 16) & 0xff) as usize]
+            ^ t[4][((x >> 24) & 0xff) as usize]
+            ^ t[3][((x >> 32) & 0xff) as usize]
+            ^ t[2][((x >> 40) & 0xff) as usize]
+            ^ t[1][((x >> 48) & 0xff) as usize]
+            ^ t[0][(x >> 56) as usize];
+    }
+    chunks.remainder().iter().fold(crc, |crc, &b| {
+        t[0][((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8)
     })
 }
 

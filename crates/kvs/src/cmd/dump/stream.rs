@@ -79,14 +79,26 @@ const ELEM_COST: usize = 16;
 /// The active time Redis writes for a consumer never active (-1).
 const NEVER: u64 = u64::MAX;
 
-/// Appends the type byte and serialization of the stream `s` to `out`; returns the
-/// RDB version the payload must declare.
-pub(super) fn encode(out: &mut Vec<u8>, s: &Stream) -> u16 {
+/// The RDB version a payload of `s` declares: 11 when a consumer's active time differs
+/// from its seen time (only `STREAM_LISTPACKS_3` keeps both), else 10.
+pub(super) fn version(s: &Stream) -> u16 {
     let v3 = s.groups.values().any(|g| {
         g.consumers
             .values()
             .any(|c| c.active_time != Some(c.seen_time))
     });
+    if v3 {
+        11
+    } else {
+        10
+    }
+}
+
+/// Appends the type byte and serialization of the stream `s` to `out`; returns the
+/// RDB version the payload must declare.
+pub(super) fn encode(out: &mut Vec<u8>, s: &Stream) -> u16 {
+    let version = version(s);
+    let v3 = version == 11;
     out.push(if v3 {
         ty::STREAM_LISTPACKS_3
     } else {
@@ -155,11 +167,7 @@ pub(super) fn encode(out: &mut Vec<u8>, s: &Stream) -> u16 {
                 .for_each(|pid| out.extend_from_slice(&raw_id(*pid)));
         }
     }
-    if v3 {
-        11
-    } else {
-        10
-    }
+    version
 }
 
 /// An ID as two RDB lengths.
