@@ -213,6 +213,15 @@ fn save_bgsave_the_schedule_and_shutdown_write_the_rdb_file_a_restart_loads() {
         .query::<Value>(&mut c)
         .unwrap_err();
     assert!(e.to_string().contains("protected"), "{e}");
+    // With a schedule, FLUSHALL writes the empty keyspace at once (as Redis): a
+    // restart does not bring the keys back.
+    cmd(&mut c, &["CONFIG", "SET", "save", "3600 1"]);
+    cmd(&mut c, &["FLUSHALL"]);
+    drop(_server);
+    let (_server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    cmd(&mut c, &["SELECT", "5"]);
+    assert_eq!(cmd(&mut c, &["DBSIZE"]), Value::Int(0));
     drop(_server);
     // A damaged file refuses the start with one line that names it; nothing is half
     // loaded.

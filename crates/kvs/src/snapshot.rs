@@ -217,7 +217,13 @@ fn write_file(
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let written = (|| {
-        let file = File::create(&tmp)?;
+        // A file or link already there (a crash's leftover, or planted) is removed,
+        // not written through: the temporary file is always a new one.
+        let _ = fs::remove_file(&tmp);
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         let (out, n) = write_to(BufWriter::new(file), dbs, codes, now_ms, used_mem)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;

@@ -12,9 +12,21 @@ pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
 }
 
 /// FLUSHALL [ASYNC | SYNC]: every database.
+/// With a `save` schedule the RDB file is written at once (empty), as Redis does, so
+/// that a restart does not bring the keys back from the last save.
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let all: Vec<usize> = (0..=ctx.shared.keyspace.max_used()).collect();
+    let at = w.position();
     flush(ctx, args, &all, w);
+    if w.byte_at(at) != Some(b'-')
+        && !crate::snapshot::schedule(ctx.config).is_empty()
+        && !ctx.shared.rdb.in_progress.load(std::sync::atomic::Ordering::Acquire)
+    {
+        let now = wirespeed_util::time::unix_ms();
+        if let Err(e) = crate::snapshot::save(ctx.shared, ctx.keys, ctx.config, now) {
+            eprintln!("kvs: FLUSHALL could not write the empty RDB file: {e}");
+        }
+    }
 }
 
 /// FLUSHDB [ASYNC | SYNC]: the selected database.

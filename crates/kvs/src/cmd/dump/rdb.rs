@@ -235,7 +235,7 @@ pub fn read(
 }
 
 /// [`read`], with `hint(db, keys)` called for each database's size hint (`RESIZEDB`),
-/// at most the bytes left in the file (a key takes more than one).
+/// at most a third of the bytes left in the file (a key takes three at least).
 pub fn read_with_hints(
     buf: &[u8],
     databases: usize,
@@ -294,7 +294,8 @@ pub fn read_with_hints(
             op::RESIZEDB => {
                 let keys = r.any_len().map_err(|_| bad(&r, "database size hint"))?;
                 r.any_len().map_err(|_| bad(&r, "database size hint"))?;
-                hint(db, keys.min(r.left() as u64));
+                // A key takes three bytes at least (type, key, value).
+                hint(db, keys.min(r.left() as u64 / 3));
             }
             op::SLOT_INFO => {
                 for _ in 0..3 {
