@@ -12,18 +12,22 @@
 //! Members are `Box<[u8]>` in std's `HashMap`/`HashSet` with their default (keyed,
 //! DoS-resistant) hasher: field names are client data.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::store::block;
 pub use crate::stream::Stream;
+
+pub mod ostree;
+use ostree::OsTree;
 
 /// Bytes of a slot in a collection's table (two boxed slices, or one, plus hash
 /// metadata), for the table part of [`Value::heap`].
 const HASH_SLOT: usize = 2 * 16 + 1;
 const SET_SLOT: usize = 16 + 1;
 const LIST_SLOT: usize = 16;
-/// A sorted-set member: its map slot (box, score, metadata) and its ordered node.
-const ZSET_MEMBER: usize = 16 + 8 + 1 + 64;
+/// A slot of a sorted set's map (member box, score, metadata); the order's nodes are
+/// counted by [`OsTree::heap`].
+const ZSET_SLOT: usize = 16 + 8 + 1;
 
 /// A hash: field to value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -257,11 +261,12 @@ impl Ord for Score {
 }
 
 /// A sorted set: members ordered by (score, member), each member's score by name.
-/// Rank queries walk the order (O(rank)); lookups by member are O(1).
+/// Lookups by member are O(1); ranks, the member at a rank and the start of a range
+/// are O(log n) ([`OsTree`], a counted B-tree).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZSet {
     scores: HashMap<Box<[u8]>, Score>,
-    order: BTreeSet<(Score, Box<[u8]>)>,
+    order: OsTree<(Score, Box<[u8]>)>,
     payload: usize,
     heap: usize,
 }
@@ -284,27 +289,34 @@ impl ZSet {
 
     /// Sets the score of `m`; the previous one if it was a member.
     pub fn insert(&mut self, m: &[u8], score: f64) -> Option<f64> {
-        let old = self.scores.insert(m.into(), Score(score));
-        match old {
-            Some(o) => {
-                self.order.remove(&(o, m.into()));
+        let entry = match self.scores.get_mut(m) {
+            Some(s) => {
+                let old = std::mem::replace(s, Score(score));
+                // Move the member's entry (and its box) to its new place.
+                let mut e = self
+                    .order
+                    .remove_by(by_entry(old, m))
+                    .expect("in the order");
+                e.0 = Score(score);
+                self.order.insert(e);
+                return Some(old.0);
             }
-            None => {
-                self.payload += m.len() + 8;
-                self.heap += 2 * block(m.len()) + ZSET_MEMBER;
-            }
-        }
-        self.order.insert((Score(score), m.into()));
-        old.map(|o| o.0)
+            None => (Score(score), Box::<[u8]>::from(m)),
+        };
+        self.scores.insert(m.into(), Score(score));
+        self.order.insert(entry);
+        self.payload += m.len() + 8;
+        self.heap += 2 * block(m.len());
+        None
     }
 
     /// Removes `m`; true when it was a member.
     pub fn remove(&mut self, m: &[u8]) -> bool {
         match self.scores.remove(m) {
             Some(s) => {
-                self.order.remove(&(s, m.into()));
+                self.order.remove_by(by_entry(s, m));
                 self.payload -= m.len() + 8;
-                self.heap -= 2 * block(m.len()) + ZSET_MEMBER;
+                self.heap -= 2 * block(m.len());
                 true
             }
             None => false,
@@ -312,24 +324,50 @@ impl ZSet {
     }
 
     /// Members with their scores, lowest first (ties by member bytes).
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> {
-        self.order.iter().map(|(s, m)| (&**m, s.0))
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> + ExactSizeIterator {
+        self.by_ranks(0, self.len())
     }
 
     /// Members with their scores from the first scoring at least `min`, lowest first
     /// (the start is found in O(log n)); a score of -0 counts as 0.
     pub fn iter_from(&self, min: f64) -> impl Iterator<Item = (&[u8], f64)> {
-        let min = if min == 0.0 { -0.0 } else { min };
-        self.order
-            .range((Score(min), Box::<[u8]>::default())..)
-            .map(|(s, m)| (&**m, s.0))
+        let min = Score(if min == 0.0 { -0.0 } else { min });
+        let start = self.order.partition_point(|(s, _)| *s < min);
+        self.by_ranks(start, self.len())
     }
 
-    /// The 0-based rank of `m`, lowest score first.
+    /// The 0-based rank of `m`, lowest score first. O(log n).
     pub fn rank(&self, m: &[u8]) -> Option<usize> {
         let s = *self.scores.get(m)?;
-        Some(self.order.range(..(s, Box::<[u8]>::from(m))).count())
+        Some(self.order.partition_point(|e| by_entry(s, m)(e).is_lt()))
     }
+
+    /// The member (and its score) at 0-based rank `i`, lowest score first. O(log n).
+    pub fn by_rank(&self, i: usize) -> Option<(&[u8], f64)> {
+        self.order.get(i).map(|(s, m)| (&**m, s.0))
+    }
+
+    /// Members with their scores at ranks `start..end` (clamped to the length), lowest
+    /// first; reversible. The start (or the end) is found in O(log n).
+    pub fn by_ranks(
+        &self,
+        start: usize,
+        end: usize,
+    ) -> impl DoubleEndedIterator<Item = (&[u8], f64)> + ExactSizeIterator {
+        self.order.range(start, end).map(|(s, m)| (&**m, s.0))
+    }
+
+    /// How many members, lowest first, satisfy `below` (member, score), which must
+    /// hold for a prefix of the order and not after: the rank where a range by score
+    /// (or by member, when all scores are equal) starts or ends. O(log n).
+    pub fn rank_where(&self, mut below: impl FnMut(&[u8], f64) -> bool) -> usize {
+        self.order.partition_point(|(s, m)| below(m, s.0))
+    }
+}
+
+/// How an order entry compares with `(s, m)`.
+fn by_entry(s: Score, m: &[u8]) -> impl Fn(&(Score, Box<[u8]>)) -> std::cmp::Ordering + '_ {
+    move |(es, em)| es.cmp(&s).then_with(|| (**em).cmp(m))
 }
 
 /// A collection type a key can hold, reached inside a [`Value`].
@@ -452,7 +490,12 @@ impl Value {
             Value::List(l) => {
                 block(std::mem::size_of::<List>()) + l.heap + block(l.items.capacity() * LIST_SLOT)
             }
-            Value::ZSet(z) => block(std::mem::size_of::<ZSet>()) + z.heap,
+            Value::ZSet(z) => {
+                block(std::mem::size_of::<ZSet>())
+                    + z.heap
+                    + block(z.scores.capacity() * ZSET_SLOT)
+                    + z.order.heap()
+            }
             Value::Stream(s) => block(std::mem::size_of::<Stream>()) + s.heap(),
         }
     }
@@ -496,5 +539,59 @@ mod tests {
         assert_eq!((s.payload, s.heap), (2, block(2)));
         let v = Value::Set(Box::new(s));
         assert!(v.heap() > block(2) && v.payload() == 2);
+    }
+
+    /// A sorted set's ranks, members at ranks, starts of ranges and bytes against a
+    /// sorted list of (score, member), with -0 beside 0 and infinite scores.
+    #[test]
+    fn zset_ranks_agree_with_a_sorted_list() {
+        let (mut z, mut model) = (ZSet::default(), Vec::<(Score, Vec<u8>)>::new());
+        let mut r = 0x2545_F491_4F6C_DD1D_u64;
+        let scores = [-0.0, 0.0, 1.5, -2.0, f64::INFINITY, f64::NEG_INFINITY, 7.0];
+        for step in 0..6_000 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            let m = format!("m{}", r % 900).into_bytes();
+            let s = scores[(r >> 32) as usize % scores.len()];
+            let at = model.iter().position(|(_, x)| *x == m);
+            if step % 3 == 2 {
+                assert_eq!(z.remove(&m), at.is_some());
+                at.map(|i| model.remove(i));
+            } else {
+                assert_eq!(z.insert(&m, s), at.map(|i| model.remove(i).0 .0));
+                model.push((Score(s), m));
+                model.sort();
+            }
+        }
+        assert_eq!(z.len(), model.len());
+        for (i, (s, m)) in model.iter().enumerate() {
+            assert_eq!(z.rank(m), Some(i));
+            assert_eq!(z.by_rank(i), Some((&m[..], s.0)));
+        }
+        assert_eq!((z.rank(b"absent"), z.by_rank(model.len())), (None, None));
+        assert!(z
+            .iter()
+            .rev()
+            .map(|(m, _)| m.to_vec())
+            .eq(model.iter().rev().map(|e| e.1.clone())));
+        for min in [-0.0, 0.0, 1.0, f64::INFINITY, f64::NEG_INFINITY] {
+            let lo = if min == 0.0 { -0.0 } else { min };
+            let want = model
+                .iter()
+                .filter(|(s, _)| s.0.total_cmp(&lo).is_ge())
+                .count();
+            assert_eq!(z.iter_from(min).count(), want);
+            let below = model.iter().filter(|(s, _)| s.0 < min).count();
+            assert_eq!(z.rank_where(|_, s| s < min), below);
+        }
+        assert_eq!(z.by_ranks(3, 9).rev().len(), 6);
+        let members: Vec<Vec<u8>> = model.iter().map(|e| e.1.clone()).collect();
+        let v = Value::ZSet(Box::new(z.clone()));
+        assert!(v.heap() > members.len() * (2 * block(4) + ZSET_SLOT));
+        for m in &members {
+            assert!(z.remove(m));
+        }
+        assert_eq!((z.payload, z.heap, z.order.heap()), (0, 0, 0));
     }
 }

@@ -20,7 +20,11 @@ pub fn flushall(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     flush(ctx, args, &all, w);
     if w.byte_at(at) != Some(b'-')
         && !crate::snapshot::schedule(ctx.config).is_empty()
-        && !ctx.shared.rdb.in_progress.load(std::sync::atomic::Ordering::Acquire)
+        && !ctx
+            .shared
+            .rdb
+            .in_progress
+            .load(std::sync::atomic::Ordering::Acquire)
     {
         let now = wirespeed_util::time::unix_ms();
         if let Err(e) = crate::snapshot::save(ctx.shared, ctx.keys, ctx.config, now) {

@@ -386,26 +386,29 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         Ok(r) => r,
         Err(e) => return w.error(e),
     };
+    let seed = ctx.now ^ ctx.stats.commands.rotate_left(7);
     let items = match crate::cmd::read::<ZSet, _>(ctx, args[1], |z| {
-        z.iter().map(|(m, s)| (m.to_vec(), s)).collect::<Vec<_>>()
+        let p = crate::cmd::sets::pick(z.len(), count, seed);
+        if p.len() >= z.len() / 8 {
+            // Many draws: one walk of the set is cheaper than a descent per draw.
+            let all: Vec<(&[u8], f64)> = z.iter().collect();
+            p.iter().map(|&i| (all[i].0.to_vec(), all[i].1)).collect()
+        } else {
+            p.iter()
+                .filter_map(|&i| z.by_rank(i))
+                .map(|(m, s)| (m.to_vec(), s))
+                .collect::<Vec<_>>()
+        }
     }) {
         Ok(i) => i.unwrap_or_default(),
         Err(e) => return w.error(e),
     };
-    let p = crate::cmd::sets::pick(
-        items.len(),
-        count,
-        ctx.now ^ ctx.stats.commands.rotate_left(7),
-    );
     match count {
-        None => match p.first() {
-            Some(&i) => w.bulk(&items[i].0),
+        None => match items.first() {
+            Some((m, _)) => w.bulk(m),
             None => w.null(),
         },
-        Some(_) => {
-            let chosen: Vec<(Vec<u8>, f64)> = p.iter().map(|&i| items[i].clone()).collect();
-            reply_members(w, &chosen, scores);
-        }
+        Some(_) => reply_members(w, &items, scores),
     }
 }
 

@@ -60,10 +60,74 @@ pub(super) enum By<'a> {
     Lex(Lex<'a>, Lex<'a>),
 }
 
-/// The members (with scores) a range selects, in reply order.
+/// The ranks `lo..hi` (lowest score first) a range covers, found in O(log n); `None`
+/// for a lex range of a set whose scores differ, where the members in the range need
+/// not be adjacent (Redis's answer is unspecified there; ours is every member between
+/// the bounds).
+fn ranks(z: &ZSet, by: &By, rev: bool) -> Option<(usize, usize)> {
+    let (lo, hi) = match by {
+        By::Rank(s, e) => match crate::cmd::strings::rank_range(*s, *e, z.len()) {
+            // Ranks of the reversed order count from the highest score.
+            Some((s, e)) if rev => (z.len() - 1 - e, z.len() - s),
+            Some((s, e)) => (s, e + 1),
+            None => (0, 0),
+        },
+        // Scores are never NaN and the bounds are not NaN: each test holds for a
+        // prefix of the order.
+        By::Score((lo, lo_ex), (hi, hi_ex)) => (
+            z.rank_where(|_, s| if *lo_ex { s <= *lo } else { s < *lo }),
+            z.rank_where(|_, s| if *hi_ex { s < *hi } else { s <= *hi }),
+        ),
+        // With one score the order is the members' order.
+        By::Lex(lo, hi) if one_score(z) => (
+            z.rank_where(|m, _| !above(m, *lo)),
+            z.rank_where(|m, _| below(m, *hi)),
+        ),
+        By::Lex(..) => return None,
+    };
+    Some((lo, hi.max(lo)))
+}
+
+/// How many members a range by score or lex holds: O(log n).
+fn count(z: &ZSet, by: &By) -> usize {
+    match ranks(z, by, false) {
+        Some((lo, hi)) => hi - lo,
+        None => select(z, by, false, None).len(),
+    }
+}
+
+/// The members (with scores) a range selects, in reply order: the range is found in
+/// O(log n) and read in O(its length).
 pub(super) fn select(
     z: &ZSet,
     by: &By,
+    rev: bool,
+    limit: Option<(i64, i64)>,
+) -> Vec<(Vec<u8>, f64)> {
+    let (lo, hi) = match (ranks(z, by, rev), by) {
+        (Some(r), _) => r,
+        (None, By::Lex(lo, hi)) => return lex_filtered(z, *lo, *hi, rev, limit),
+        (None, _) => (0, 0),
+    };
+    let (skip, take) = window(hi - lo, limit);
+    if rev {
+        z.by_ranks(hi - skip - take, hi - skip)
+            .rev()
+            .map(|(m, s)| (m.to_vec(), s))
+            .collect()
+    } else {
+        z.by_ranks(lo + skip, lo + skip + take)
+            .map(|(m, s)| (m.to_vec(), s))
+            .collect()
+    }
+}
+
+/// A lex range of a set whose scores differ: every member between the bounds, in
+/// reply order (O(n)).
+fn lex_filtered(
+    z: &ZSet,
+    lo: Lex,
+    hi: Lex,
     rev: bool,
     limit: Option<(i64, i64)>,
 ) -> Vec<(Vec<u8>, f64)> {
@@ -72,33 +136,41 @@ pub(super) fn select(
     } else {
         Box::new(z.iter())
     };
-    let picked: Vec<(&[u8], f64)> = match by {
-        By::Rank(s, e) => match crate::cmd::strings::rank_range(*s, *e, z.len()) {
-            Some((s, e)) => items.skip(s).take(e - s + 1).collect(),
-            None => Vec::new(),
-        },
-        By::Score((lo, lo_ex), (hi, hi_ex)) => items
-            .filter(|(_, s)| {
-                (if *lo_ex { s > lo } else { s >= lo }) && (if *hi_ex { s < hi } else { s <= hi })
-            })
-            .collect(),
-        By::Lex(lo, hi) => items
-            .filter(|(m, _)| above(m, *lo) && below(m, *hi))
-            .collect(),
-    };
-    let picked = match limit {
+    let picked: Vec<(&[u8], f64)> = items
+        .filter(|(m, _)| above(m, lo) && below(m, hi))
+        .collect();
+    let (skip, take) = window(picked.len(), limit);
+    picked[skip..skip + take]
+        .iter()
+        .map(|(m, s)| (m.to_vec(), *s))
+        .collect()
+}
+
+/// Of `n` members in reply order, how many LIMIT skips and how many it takes.
+fn window(n: usize, limit: Option<(i64, i64)>) -> (usize, usize) {
+    match limit {
+        None => (0, n),
         Some((off, count)) if off >= 0 => {
-            let it = picked.into_iter().skip(off as usize);
-            if count < 0 {
-                it.collect()
-            } else {
-                it.take(count as usize).collect()
-            }
+            let skip = usize::try_from(off).unwrap_or(usize::MAX).min(n);
+            let take = match usize::try_from(count) {
+                Ok(c) => c.min(n - skip),
+                Err(_) => n - skip,
+            };
+            (skip, take)
         }
-        Some(_) => Vec::new(),
-        None => picked,
-    };
-    picked.into_iter().map(|(m, s)| (m.to_vec(), s)).collect()
+        Some(_) => (0, 0),
+    }
+}
+
+/// True when all members have the same score (the lowest is the highest).
+fn one_score(z: &ZSet) -> bool {
+    match (
+        z.by_rank(0),
+        z.len().checked_sub(1).and_then(|i| z.by_rank(i)),
+    ) {
+        (Some((_, a)), Some((_, b))) => a.total_cmp(&b).is_eq(),
+        _ => true,
+    }
 }
 
 /// A parsed range request: how, which way, LIMIT, WITHSCORES.
@@ -216,7 +288,7 @@ pub fn zcount(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             _ => return w.error("ERR min or max is not a float"),
         }
     };
-    match crate::cmd::read::<ZSet, _>(ctx, args[1], |z| select(z, &by, false, None).len()) {
+    match crate::cmd::read::<ZSet, _>(ctx, args[1], |z| count(z, &by)) {
         Ok(n) => w.int(n.unwrap_or(0) as i64),
         Err(e) => w.error(e),
     }
