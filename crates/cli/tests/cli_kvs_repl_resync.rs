@@ -421,6 +421,12 @@ fn a_damaged_record_makes_the_replica_ask_for_a_full_sync() {
     cmd(&mut c, &["SET", "k", "v"]);
     let mut src = BufReader::new(std::net::TcpStream::connect(&real_addr).unwrap());
     src.get_mut()
+        .write_all(b"*3\r\n$8\r\nREPLCONF\r\n$4\r\ncapa\r\n$9\r\nwirespeed\r\n")
+        .unwrap();
+    let mut ok = String::new();
+    src.read_line(&mut ok).unwrap();
+    assert_eq!(ok, "+OK\r\n");
+    src.get_mut()
         .write_all(b"*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n")
         .unwrap();
     let mut full = String::new();

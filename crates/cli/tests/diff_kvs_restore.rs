@@ -7,7 +7,9 @@
 //! FULL, groups, PELs, consumers) against the original, and RESTORE serves clients
 //! blocked in XREAD and XREADGROUP. RDB files move both ways: the same keys of every
 //! type, in each of the encodings Redis picks by size, saved by each server are loaded
-//! by the other and read back equal, and `redis-check-rdb` accepts ours. In CI a
+//! by the other and read back equal, and `redis-check-rdb` accepts ours. A
+//! redis-server replica follows this server (the RDB snapshot, then the stream as
+//! Redis commands) to an equal keyspace. In CI a
 //! missing `redis-server` fails the test; elsewhere it is skipped.
 
 mod common;
@@ -606,7 +608,7 @@ fn keyspace(c: &mut redis::Connection) -> Vec<String> {
             let reads: &[&[&[u8]]] = match kind.as_str() {
                 "string" => &[&[b"GET"]],
                 "list" => &[&[b"LRANGE", b"0", b"-1"]],
-                "set" => &[&[b"SORT", b"ALPHA"]],
+                "set" => &[&[b"SORT_RO", b"ALPHA"]],
                 "hash" => &[&[b"HGETALL"]],
                 "zset" => &[&[b"ZRANGE", b"0", b"-1", b"WITHSCORES"]],
                 // Groups without their times (the two servers ran the commands at
@@ -812,4 +814,73 @@ fn rdb_files_move_both_ways_with_every_type_and_encoding() {
     for d in [rd, wd, r2d, w2d] {
         let _ = std::fs::remove_dir_all(d);
     }
+}
+
+#[test]
+fn a_redis_replica_follows_this_server() {
+    if redis_server().is_none() {
+        return missing_client("redis-server");
+    }
+    let (_ours, waddr) = kvs_serve(&["--port", "0"]);
+    let mut ours = connect(&waddr);
+    // Before the replica attaches: in its snapshot.
+    fill_every_encoding(&mut ours);
+    let (host, port) = waddr.rsplit_once(':').unwrap();
+    let rd = rdb_dir("replica");
+    let (_replica, raddr) = common::redis_server_with(
+        None,
+        &["--dir", rd.to_str().unwrap(), "--replicaof", host, port],
+    )
+    .unwrap();
+    let mut replica = connect(&raddr);
+    until(10, "the replica's first sync", || {
+        common::info(&mut replica, "replication")["master_link_status"] == "up"
+    });
+    // After: in the stream, as Redis commands.
+    let mut p = redis::pipe();
+    p.cmd("SET").arg("after").arg("1").ignore();
+    p.cmd("INCR").arg("after").ignore();
+    p.cmd("SET")
+        .arg("soon")
+        .arg("x")
+        .arg("EX")
+        .arg(3000)
+        .ignore();
+    p.cmd("PERSIST").arg("ttl").ignore();
+    p.cmd("DEL").arg("raw").ignore();
+    p.cmd("HSET").arg("hsmall").arg("new").arg("field").ignore();
+    p.cmd("SREM").arg("sbig").arg("m7").ignore();
+    p.cmd("ZINCRBY").arg("zsmall").arg(5).arg("a").ignore();
+    p.cmd("LPOP").arg("lbig").arg(3).ignore();
+    p.cmd("XADD").arg("st").arg("*").arg("k").arg("v").ignore();
+    p.cmd("XACK").arg("st").arg("g1").arg("1000-0").ignore();
+    p.cmd("PFADD").arg("hll").arg("z").ignore();
+    p.cmd("SELECT").arg(2).ignore();
+    p.cmd("SET").arg("in2b").arg("two").ignore();
+    p.cmd("SWAPDB").arg(2).arg(4).ignore();
+    p.cmd("SELECT").arg(15).ignore();
+    p.cmd("FLUSHDB").ignore();
+    p.cmd("SELECT").arg(0).ignore();
+    p.query::<()>(&mut ours).unwrap();
+    let _: Value = redis::pipe()
+        .atomic()
+        .cmd("SET")
+        .arg("tx1")
+        .arg("a")
+        .cmd("RPUSH")
+        .arg("txl")
+        .arg("b")
+        .query(&mut ours)
+        .unwrap();
+    let want = keyspace(&mut ours);
+    let mut got = Vec::new();
+    until(10, "the replica has every change", || {
+        got = keyspace(&mut replica);
+        got == want
+    });
+    assert_eq!(
+        common::info(&mut ours, "replication")["connected_slaves"],
+        "1"
+    );
+    let _ = std::fs::remove_dir_all(rd);
 }

@@ -470,6 +470,17 @@ fn fmt_i64(v: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
+/// Appends one request in RESP (an array of bulk strings) to `out`: what MIGRATE sends
+/// another server and a Redis-protocol replica's stream carries.
+pub fn request(out: &mut Vec<u8>, args: &[&[u8]]) {
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,17 +13,7 @@ use std::time::Duration;
 
 use super::dump::serialize;
 use super::{eq, parse_i64, Ctx, SYNTAX};
-use crate::resp::Writer;
-
-/// One RESP request.
-fn request(out: &mut Vec<u8>, args: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
+use crate::resp::{request, Writer};
 
 /// One reply's first line (a status or an error: what RESTORE, AUTH and SELECT send);
 /// a bulk or array reply is skipped over and reported as "+".

@@ -99,6 +99,11 @@ pub struct Session {
     /// REPLCONF rdb-only 1: this connection wants the RDB snapshot alone (SYNC or
     /// PSYNC answer it, then close), as `redis-cli --rdb` asks.
     pub rdb_only: bool,
+    /// REPLCONF capa wirespeed: a wirespeed replica (this server's own stream).
+    pub wirespeed_replica: bool,
+    /// A Redis-protocol replica (SYNC, or PSYNC without `capa wirespeed`): its stream
+    /// is translated to Redis's commands (see [`crate::repl::resp`]).
+    pub resp_feed: Option<Box<crate::repl::resp::RespFeed>>,
     /// The stream's generation when this replica attached (see
     /// [`crate::repl::Repl::generation`]): it is dropped once that moves.
     pub replica_gen: u64,

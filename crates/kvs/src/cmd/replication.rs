@@ -79,7 +79,11 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     for pair in args[1..].chunks(2) {
         let (opt, value) = (pair[0], pair[1]);
         if eq(opt, "ack") {
-            // Not answered, as in Redis.
+            // Not answered, as in Redis. A Redis-protocol replica's offsets count RESP
+            // bytes, not this stream's: not counted.
+            if ctx.session.resp_feed.is_some() {
+                return;
+            }
             if let Some(off) = parse_i64(value).filter(|&o| o >= 0) {
                 let now = ctx.now;
                 let shared = ctx.shared;
@@ -102,7 +106,11 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 b"0" | b"1" => ctx.session.rdb_only = value == b"1",
                 _ => return w.error("ERR value is not an integer or out of range"),
             }
-        } else if !(eq(opt, "capa") || eq(opt, "ip-address") || eq(opt, "getack")) {
+        } else if eq(opt, "capa") {
+            if eq(value, "wirespeed") {
+                ctx.session.wirespeed_replica = true;
+            }
+        } else if !(eq(opt, "ip-address") || eq(opt, "getack")) {
             return w.error(&format!(
                 "ERR Unrecognized REPLCONF option: {}",
                 String::from_utf8_lossy(opt)
@@ -142,12 +150,64 @@ pub fn sync(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
     if ctx.session.tx.queuing() {
         return w.error("ERR Command not allowed inside a transaction");
     }
-    if !ctx.session.rdb_only {
-        return w.error(
-            "ERR SYNC serves the RDB snapshot alone here (send REPLCONF rdb-only 1 first, as redis-cli --rdb does); replicas use PSYNC",
-        );
+    if ctx.session.rdb_only {
+        return rdb_only(ctx, None, w);
     }
-    rdb_only(ctx, None, w);
+    if let Err(e) = can_sync(ctx) {
+        return w.error(e);
+    }
+    if let Some(offset) = resp_full_sync(ctx, None, w) {
+        attach(ctx, offset, false, false);
+    }
+}
+
+/// Why this server cannot serve a sync now (a replica without its primary).
+fn can_sync(ctx: &mut Ctx) -> Result<(), &'static str> {
+    let repl = &ctx.shared.repl;
+    if repl.is_replica() && !repl.link().is_some_and(|l| l.up.load(Ordering::Acquire)) {
+        return Err("NOMASTERLINK Can't SYNC while not connected with my master");
+    }
+    Ok(())
+}
+
+/// A full sync for a Redis-protocol replica: `head` (PSYNC's `+FULLRESYNC`), the RDB
+/// snapshot as one bulk, taken with every shard held at the stream's offset, which is
+/// returned; the stream follows as Redis commands ([`crate::repl::resp`]).
+fn resp_full_sync(ctx: &mut Ctx, psync: Option<()>, w: &mut Writer) -> Option<u64> {
+    let shared = ctx.shared;
+    ctx.keys.lock_every_db();
+    let offset = shared.repl.start_backlog(backlog_capacity(ctx.config));
+    let now = wirespeed_util::time::unix_ms();
+    let file = match crate::snapshot::to_bytes(shared, ctx.keys, now) {
+        Ok(f) => f,
+        Err(e) => {
+            w.error(&format!("ERR cannot build the RDB snapshot: {e}"));
+            return None;
+        }
+    };
+    if psync.is_some() {
+        w.simple(&format!("FULLRESYNC {} {offset}", shared.repl.replid()));
+    }
+    let len_line = format!("${}\r\n", file.len());
+    w.raw(len_line.as_bytes());
+    w.raw(&file);
+    ctx.session.bulk = (len_line.len() + file.len()) as u64;
+    let ping_s = ctx
+        .config
+        .compat
+        .get("repl-ping-replica-period")
+        .and_then(|p| p.parse::<u64>().ok())
+        .unwrap_or(10);
+    ctx.session.resp_feed = Some(Box::new(crate::repl::resp::RespFeed::new(
+        ping_s.saturating_mul(1000),
+        now,
+    )));
+    eprintln!(
+        "kvs: Redis-protocol replica {} synced: {} bytes of RDB at offset {offset}",
+        ctx.session.id,
+        file.len()
+    );
+    Some(offset)
 }
 
 /// PSYNC replid offset: `+CONTINUE id` when this server's backlog holds that point
@@ -179,6 +239,13 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         );
         return rdb_only(ctx, Some(head), w);
     }
+    if !ctx.session.wirespeed_replica {
+        // A Redis replica (or redis-cli --replica): always in full, in Redis's format.
+        if let Some(offset) = resp_full_sync(ctx, Some(()), w) {
+            attach(ctx, offset, false, args[1] != b"?");
+        }
+        return;
+    }
     let asked = std::str::from_utf8(args[1]).unwrap_or("");
     let next = std::str::from_utf8(args[2])
         .ok()
@@ -186,7 +253,6 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     // The keyspace at one offset: every shard of every database is held while the
     // point to resume from, or the snapshot, is taken; the stream continues from there.
     ctx.keys.lock_every_db();
-    let generation = shared.repl.generation();
     let now = ctx.now;
     let resume = next.and_then(|n| shared.repl.resume_point(asked, n));
     let (offset, partial) = match resume {
@@ -250,7 +316,16 @@ pub fn psync(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             (offset, false)
         }
     };
-    shared.repl.count_sync(partial, asked != "?");
+    attach(ctx, offset, partial, asked != "?");
+}
+
+/// The connection becomes a replica fed from `offset` (counted as a full or partial
+/// sync).
+fn attach(ctx: &mut Ctx, offset: u64, partial: bool, asked_to_resume: bool) {
+    let shared = ctx.shared;
+    let now = ctx.now;
+    let generation = shared.repl.generation();
+    shared.repl.count_sync(partial, asked_to_resume);
     if let Some(m) = &ctx.session.meta {
         m.replica.store(true, Ordering::Relaxed);
     }

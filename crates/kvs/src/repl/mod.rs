@@ -27,6 +27,7 @@
 //! after a failure.
 
 pub mod replica;
+pub mod resp;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};

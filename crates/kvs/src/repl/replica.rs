@@ -189,7 +189,19 @@ fn follow(
             config.port.to_string().as_bytes(),
         ],
     )?;
-    ask(&mut r, &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
+    // `capa wirespeed`: this server's own stream (a Redis primary ignores it).
+    ask(
+        &mut r,
+        &[
+            b"REPLCONF",
+            b"capa",
+            b"eof",
+            b"capa",
+            b"psync2",
+            b"capa",
+            b"wirespeed",
+        ],
+    )?;
     let (id, next) = shared.repl.psync_args();
     let reply = ask(
         &mut r,

@@ -59,13 +59,25 @@ impl Loop {
                 continue;
             }
             if sent >= offset {
+                // A Redis-protocol replica hears a PING when the stream is silent.
+                if let Some(feed) = c.session.resp_feed.as_mut() {
+                    if feed.keepalive(wirespeed_util::time::unix_ms(), &mut c.output) {
+                        touched.push(t);
+                    }
+                }
                 continue;
             }
             match shared.repl.since(sent) {
                 Some(bytes) => {
                     c.session.replica = Some(sent + bytes.len() as u64);
                     shared.repl.sent(c.session.id, sent + bytes.len() as u64);
-                    c.output.extend_from_slice(&bytes);
+                    match c.session.resp_feed.as_mut() {
+                        Some(feed) => {
+                            feed.translate(&bytes, &mut c.output);
+                            feed.last_ms = wirespeed_util::time::unix_ms();
+                        }
+                        None => c.output.extend_from_slice(&bytes),
+                    }
                     touched.push(t);
                 }
                 None => closed.push(t),
