@@ -10,6 +10,11 @@
 //! primary after each round, and once the writers stop every replica reaches the
 //! primary's offset with the same keys and values. Then redis-py's
 //! `Sentinel` client writes across one more failover.
+//!
+//! And the move in from Redis: a redis-server primary, a wirespeed replica of it, one
+//! Sentinel; clients write throughout; the primary's writes are paused until the
+//! replica has them, `SENTINEL FAILOVER` promotes the wirespeed replica, the old Redis
+//! primary follows it; no acknowledged write is lost and both hold the same keys.
 
 mod common;
 
@@ -139,6 +144,17 @@ fn primary_port(sentinels: &[u16]) -> Option<u16> {
 /// `WAIT 1 1000`; the keys acknowledged by a replica go to `acked`. Reconnects
 /// (asking Sentinel again) after any error, until `stop`.
 fn writer(id: usize, sentinels: Vec<u16>, acked: Arc<Mutex<Vec<String>>>, stop: Arc<AtomicBool>) {
+    writes(id, sentinels, acked, stop, true)
+}
+
+/// [`writer`]; without `wait`, a write counts once the primary answers OK.
+fn writes(
+    id: usize,
+    sentinels: Vec<u16>,
+    acked: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    wait: bool,
+) {
     let mut n = 0u64;
     let mut c: Option<Connection> = None;
     while !stop.load(Ordering::Relaxed) {
@@ -152,14 +168,22 @@ fn writer(id: usize, sentinels: Vec<u16>, acked: Arc<Mutex<Vec<String>>>, stop: 
         let con = c.as_mut().expect("connected");
         let key = format!("w{id}:{n}");
         n += 1;
-        let r: redis::RedisResult<(String, i64)> = redis::pipe()
-            .cmd("SET")
-            .arg(&key)
-            .arg(n)
-            .cmd("WAIT")
-            .arg(1)
-            .arg(1000)
-            .query(con);
+        let r: redis::RedisResult<(String, i64)> = if wait {
+            redis::pipe()
+                .cmd("SET")
+                .arg(&key)
+                .arg(n)
+                .cmd("WAIT")
+                .arg(1)
+                .arg(1000)
+                .query(con)
+        } else {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(n)
+                .query::<String>(con)
+                .map(|ok| (ok, 1))
+        };
         match r {
             Ok((_, replicas)) if replicas >= 1 => acked.lock().unwrap().push(key),
             Ok(_) => {}
@@ -283,12 +307,7 @@ fn switch_over(
         },
     );
     let switched_at = Instant::now();
-    let mut s = conn(sentinel_ports[0]).expect("a sentinel");
-    let _: () = redis::cmd("SENTINEL")
-        .arg("FAILOVER")
-        .arg("mymaster")
-        .query(&mut s)
-        .expect("SENTINEL FAILOVER");
+    failover(sentinel_ports[0]);
     until_or_dump(
         40,
         &format!("round {round}: Sentinel promotes a replica on request"),
@@ -363,6 +382,24 @@ fn rejoined(
     );
 }
 
+/// `SENTINEL FAILOVER mymaster` on the Sentinel at `port`.
+fn failover(port: u16) {
+    let mut s = conn(port).expect("a sentinel");
+    let _: () = redis::cmd("SENTINEL")
+        .arg("FAILOVER")
+        .arg("mymaster")
+        .query(&mut s)
+        .expect("SENTINEL FAILOVER");
+}
+
+/// redis-sentinel is not installed.
+fn no_sentinel() -> bool {
+    Command::new("redis-sentinel")
+        .arg("--version")
+        .output()
+        .is_err()
+}
+
 fn sentinel_conf(dir: &std::path::Path, port: u16, primary: u16) -> String {
     format!(
         "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {0}\nlogfile \"{0}/sentinel.log\"\n\
@@ -376,11 +413,7 @@ fn sentinel_conf(dir: &std::path::Path, port: u16, primary: u16) -> String {
 
 #[test]
 fn sentinel_fails_over_ten_times_and_no_acknowledged_write_is_lost() {
-    if Command::new("redis-sentinel")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
+    if no_sentinel() {
         return missing_client("redis-sentinel");
     }
     // The servers, on configuration files that CONFIG REWRITE keeps up to date.
@@ -595,4 +628,178 @@ print(first[1], ok, len(seen))
         words[2], "2",
         "redis-py wrote to the old and the new primary: {text}"
     );
+}
+
+#[test]
+fn a_redis_primary_moves_to_a_wirespeed_replica_by_sentinel_with_writers_running() {
+    if no_sentinel() {
+        return missing_client("redis-sentinel");
+    }
+    let dir = temp("sentinel-mixed", "redis");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_redis, raddr) = common::redis_server_with(
+        None,
+        &[
+            "--dir",
+            dir.to_str().unwrap(),
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    )
+    .expect("redis-server");
+    let redis_port: u16 = raddr.rsplit_once(':').unwrap().1.parse().unwrap();
+    let port = free_port();
+    let conf = temp("sentinel-mixed", "ours.conf");
+    std::fs::write(
+        &conf,
+        format!("port {port}\nreplicaof 127.0.0.1 {redis_port}\n"),
+    )
+    .unwrap();
+    let log = temp("sentinel-mixed", "ours.log");
+    let _ = std::fs::remove_file(&log);
+    let mut ours = Node {
+        conf: conf.clone(),
+        log,
+        port,
+        proc: None,
+    };
+    ours.start();
+    until(10, "the wirespeed replica syncs from redis-server", || {
+        info_field(port, "master_link_status").as_deref() == Some("up")
+    });
+    let sentinel_port = free_port();
+    let sentinel_dir = temp("sentinel-mixed", "s0");
+    let _ = std::fs::remove_dir_all(&sentinel_dir);
+    std::fs::create_dir_all(&sentinel_dir).unwrap();
+    let sconf = sentinel_dir.join("sentinel.conf");
+    // One Sentinel: quorum 1.
+    let text = sentinel_conf(&sentinel_dir, sentinel_port, redis_port)
+        .replace(&format!("{redis_port} 2\n"), &format!("{redis_port} 1\n"));
+    std::fs::write(&sconf, text).unwrap();
+    let _sentinel = Killed(
+        Command::new("redis-sentinel")
+            .arg(&sconf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-sentinel"),
+    );
+    let (sentinels, dirs) = (vec![sentinel_port], vec![sentinel_dir]);
+    let nodes = [ours];
+    until_or_dump(
+        20,
+        "Sentinel sees the replica",
+        &nodes,
+        &sentinels,
+        &dirs,
+        || {
+            conn(sentinel_port)
+                .and_then(|mut c| {
+                    redis::cmd("SENTINEL")
+                        .arg("replicas")
+                        .arg("mymaster")
+                        .query::<redis::Value>(&mut c)
+                })
+                .is_ok_and(|v| format!("{v:?}").contains(&port.to_string()))
+        },
+    );
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let (s, a, st) = (sentinels.clone(), acked.clone(), stop.clone());
+            std::thread::spawn(move || writes(w, s, a, st, false))
+        })
+        .collect();
+    until_or_dump(
+        20,
+        "writes to redis-server",
+        &nodes,
+        &sentinels,
+        &dirs,
+        || acked.lock().unwrap().len() > 300,
+    );
+    // The switch-over: Redis's writes paused until the replica has them all.
+    let mut old = conn(redis_port).expect("redis-server");
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(20000)
+        .arg("WRITE")
+        .query(&mut old)
+        .unwrap();
+    until_or_dump(
+        20,
+        "the replica reaches Redis's offset",
+        &nodes,
+        &sentinels,
+        &dirs,
+        || {
+            let want = info_field(redis_port, "master_repl_offset");
+            want.is_some() && info_field(port, "slave_repl_offset") == want
+        },
+    );
+    failover(sentinel_port);
+    until_or_dump(
+        40,
+        "Sentinel promotes the wirespeed replica",
+        &nodes,
+        &sentinels,
+        &dirs,
+        || {
+            primary_port(&sentinels) == Some(port)
+                && info_field(port, "role").as_deref() == Some("master")
+        },
+    );
+    // The old Redis primary follows the new one (a redis-server replica of wirespeed).
+    let _: String = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(port)
+        .query(&mut old)
+        .unwrap();
+    let _: () = redis::cmd("CLIENT").arg("UNPAUSE").query(&mut old).unwrap();
+    until_or_dump(
+        30,
+        "redis-server follows wirespeed",
+        &nodes,
+        &sentinels,
+        &dirs,
+        || info_field(redis_port, "master_link_status").as_deref() == Some("up"),
+    );
+    let before = acked.lock().unwrap().len();
+    until_or_dump(20, "writes to wirespeed", &nodes, &sentinels, &dirs, || {
+        acked.lock().unwrap().len() > before + 300
+    });
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().expect("writer");
+    }
+    // Every write acknowledged by either primary is on the new one, and on the old one
+    // now its replica.
+    let want = keyspace(port);
+    let keys = acked.lock().unwrap().clone();
+    let lost: Vec<&String> = keys.iter().filter(|k| !want.contains_key(*k)).collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged writes lost: {:?}",
+        lost.len(),
+        keys.len(),
+        &lost[..lost.len().min(10)]
+    );
+    let mut got = Default::default();
+    until_or_dump(
+        20,
+        "redis-server holds the same keys",
+        &nodes,
+        &sentinels,
+        &dirs,
+        || {
+            got = keyspace(redis_port);
+            got == want
+        },
+    );
+    // Sentinel's CONFIG REWRITE: the file no longer says replicaof.
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(!text.lines().any(|l| l.starts_with("replicaof ")), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

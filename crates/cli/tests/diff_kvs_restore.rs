@@ -816,27 +816,9 @@ fn rdb_files_move_both_ways_with_every_type_and_encoding() {
     }
 }
 
-#[test]
-fn a_redis_replica_follows_this_server() {
-    if redis_server().is_none() {
-        return missing_client("redis-server");
-    }
-    let (_ours, waddr) = kvs_serve(&["--port", "0"]);
-    let mut ours = connect(&waddr);
-    // Before the replica attaches: in its snapshot.
-    fill_every_encoding(&mut ours);
-    let (host, port) = waddr.rsplit_once(':').unwrap();
-    let rd = rdb_dir("replica");
-    let (_replica, raddr) = common::redis_server_with(
-        None,
-        &["--dir", rd.to_str().unwrap(), "--replicaof", host, port],
-    )
-    .unwrap();
-    let mut replica = connect(&raddr);
-    until(10, "the replica's first sync", || {
-        common::info(&mut replica, "replication")["master_link_status"] == "up"
-    });
-    // After: in the stream, as Redis commands.
+/// Writes of every kind after a replica synced (they reach it in the stream): each
+/// type, deadlines, databases, SWAPDB, FLUSHDB, a transaction.
+fn change_every_type(c: &mut redis::Connection) {
     let mut p = redis::pipe();
     p.cmd("SET").arg("after").arg("1").ignore();
     p.cmd("INCR").arg("after").ignore();
@@ -861,7 +843,7 @@ fn a_redis_replica_follows_this_server() {
     p.cmd("SELECT").arg(15).ignore();
     p.cmd("FLUSHDB").ignore();
     p.cmd("SELECT").arg(0).ignore();
-    p.query::<()>(&mut ours).unwrap();
+    p.query::<()>(c).unwrap();
     let _: Value = redis::pipe()
         .atomic()
         .cmd("SET")
@@ -870,8 +852,32 @@ fn a_redis_replica_follows_this_server() {
         .cmd("RPUSH")
         .arg("txl")
         .arg("b")
-        .query(&mut ours)
+        .query(c)
         .unwrap();
+}
+
+#[test]
+fn a_redis_replica_follows_this_server() {
+    if redis_server().is_none() {
+        return missing_client("redis-server");
+    }
+    let (_ours, waddr) = kvs_serve(&["--port", "0"]);
+    let mut ours = connect(&waddr);
+    // Before the replica attaches: in its snapshot.
+    fill_every_encoding(&mut ours);
+    let (host, port) = waddr.rsplit_once(':').unwrap();
+    let rd = rdb_dir("replica");
+    let (_replica, raddr) = common::redis_server_with(
+        None,
+        &["--dir", rd.to_str().unwrap(), "--replicaof", host, port],
+    )
+    .unwrap();
+    let mut replica = connect(&raddr);
+    until(10, "the replica's first sync", || {
+        common::info(&mut replica, "replication")["master_link_status"] == "up"
+    });
+    // After: in the stream, as Redis commands.
+    change_every_type(&mut ours);
     let want = keyspace(&mut ours);
     let mut got = Vec::new();
     until(10, "the replica has every change", || {
@@ -881,6 +887,158 @@ fn a_redis_replica_follows_this_server() {
     assert_eq!(
         common::info(&mut ours, "replication")["connected_slaves"],
         "1"
+    );
+    let _ = std::fs::remove_dir_all(rd);
+}
+
+#[test]
+fn this_server_follows_a_redis_primary_diskless_and_from_disk_and_resumes() {
+    if redis_server().is_none() {
+        return missing_client("redis-server");
+    }
+    // A directory of its own: the sync from disk writes its dump.rdb there.
+    let rd = rdb_dir("primary");
+    let (_redis, raddr) = common::redis_server_with(
+        None,
+        &[
+            "--dir",
+            rd.to_str().unwrap(),
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    )
+    .unwrap();
+    let mut theirs = connect(&raddr);
+    // Before the replica attaches: in the RDB snapshot (sent diskless, Redis 7's default).
+    fill_every_encoding(&mut theirs);
+    let log = common::fresh_log("follows-redis");
+    let (_ours, waddr) = kvs_serve(&common::durable_args(&log));
+    let mut ours = connect(&waddr);
+    let (host, port) = raddr.rsplit_once(':').unwrap();
+    let linked = |ours: &mut redis::Connection| {
+        common::info(ours, "replication")["master_link_status"] == "up"
+    };
+    let _: () = redis::cmd("REPLICAOF")
+        .arg(host)
+        .arg(port)
+        .query(&mut ours)
+        .unwrap();
+    until(10, "the first sync", || linked(&mut ours));
+    let want = keyspace(&mut theirs);
+    assert_eq!(keyspace(&mut ours), want, "the snapshot");
+    // The function library came with it.
+    let libs = reply_bytes(&mut ours, &[b"FUNCTION", b"LIST"]).unwrap();
+    assert!(format!("{libs:?}").contains("rdblib"), "{libs:?}");
+    // After: the command stream.
+    change_every_type(&mut theirs);
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("#!lua name=streamlib\nredis.register_function('sf', function() return 1 end)")
+        .query(&mut theirs)
+        .unwrap();
+    let want = keyspace(&mut theirs);
+    let mut got = Vec::new();
+    until(10, "every change of the stream", || {
+        got = keyspace(&mut ours);
+        got == want
+    });
+    let libs = reply_bytes(&mut ours, &[b"FUNCTION", b"LIST"]).unwrap();
+    assert!(format!("{libs:?}").contains("streamlib"), "{libs:?}");
+    // WAIT on the primary: the replica acknowledges at once (REPLCONF GETACK).
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(5000)
+        .query(&mut theirs)
+        .unwrap();
+    assert_eq!(acked, 1);
+    // The offsets are the primary's.
+    let offset = |c: &mut redis::Connection, f: &str| common::info(c, "replication")[f].clone();
+    until(10, "the offsets agree", || {
+        offset(&mut ours, "slave_repl_offset") == offset(&mut theirs, "master_repl_offset")
+    });
+    assert_eq!(
+        offset(&mut ours, "master_replid"),
+        offset(&mut theirs, "master_replid")
+    );
+    // A dropped link resumes where it stopped (PSYNC: +CONTINUE), with what was written
+    // meanwhile.
+    let partial = |c: &mut redis::Connection| info_num(c, "stats", "sync_partial_ok");
+    let before = partial(&mut theirs);
+    let _: Value = redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "replica"])
+        .query(&mut theirs)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("while-down")
+        .arg("1")
+        .query(&mut theirs)
+        .unwrap();
+    let _: i64 = redis::cmd("RPUSH")
+        .arg("lbig")
+        .arg("late")
+        .query(&mut theirs)
+        .unwrap();
+    until(10, "a partial resync", || partial(&mut theirs) > before);
+    let want = keyspace(&mut theirs);
+    until(10, "what was written while the link was down", || {
+        got = keyspace(&mut ours);
+        got == want
+    });
+    // The replica refuses writes of its own, as Redis's do.
+    let refused = redis::cmd("SET")
+        .arg("mine")
+        .arg("1")
+        .query::<()>(&mut ours);
+    assert!(refused
+        .unwrap_err()
+        .to_string()
+        .contains("read only replica"));
+    // A snapshot from the primary's disk, after this server left and came back.
+    let _: () = redis::cmd("CONFIG")
+        .arg(&["SET", "repl-diskless-sync", "no"])
+        .query(&mut theirs)
+        .unwrap();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg(&["NO", "ONE"])
+        .query(&mut ours)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("mine")
+        .arg("dropped at the sync")
+        .query(&mut ours)
+        .unwrap();
+    let full = info_num(&mut theirs, "stats", "sync_full");
+    let _: () = redis::cmd("HSET")
+        .arg("hbig")
+        .arg("f1")
+        .arg("changed")
+        .query(&mut theirs)
+        .unwrap();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg(host)
+        .arg(port)
+        .query(&mut ours)
+        .unwrap();
+    until(10, "a second full sync", || {
+        info_num(&mut theirs, "stats", "sync_full") > full && linked(&mut ours)
+    });
+    let want = keyspace(&mut theirs);
+    until(10, "the snapshot from disk", || {
+        got = keyspace(&mut ours);
+        got == want
+    });
+    // What the replica applied is in its own log: a restart from it holds the same keys.
+    let _: () = redis::cmd("REPLICAOF")
+        .arg(&["NO", "ONE"])
+        .query(&mut ours)
+        .unwrap();
+    drop(_ours);
+    let (_again, addr2) = kvs_serve(&common::durable_args(&log));
+    let mut again = connect(&addr2);
+    assert_eq!(
+        keyspace(&mut again),
+        want,
+        "the log holds what the replica applied"
     );
     let _ = std::fs::remove_dir_all(rd);
 }

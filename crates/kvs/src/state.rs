@@ -124,9 +124,21 @@ impl Shared {
     /// Then ends the command in `keys` (its shards stay locked for the batch).
     #[inline]
     pub fn propagate(&self, keys: &mut Keys<'_>, effects: &mut Vec<Effect>) -> u64 {
+        self.propagate_to(keys, effects, !self.repl.is_replica())
+    }
+
+    /// [`Shared::propagate`], to this server's own stream when `stream` (a primary's
+    /// writes; a Redis primary's commands run on a replica, whose own stream is its
+    /// own: see [`crate::repl::from_redis`]).
+    pub fn propagate_to(
+        &self,
+        keys: &mut Keys<'_>,
+        effects: &mut Vec<Effect>,
+        stream: bool,
+    ) -> u64 {
         let mut seq = 0;
         if !effects.is_empty() {
-            if self.repl.active() && !self.repl.is_replica() {
+            if stream && self.repl.active() {
                 if self.repl.snapshotting() {
                     // A snapshot being streamed may hold a change or not: the stream
                     // carries the state it left where the step is not idempotent.

@@ -3,12 +3,12 @@
 //!
 //! The handshake is Redis's (PING, REPLCONF listening-port / capa, PSYNC), so the
 //! commands and replies a Redis user or tool sees are the usual ones; what follows
-//! `+FULLRESYNC <replid> <offset>` is this server's own: the snapshot is the records
-//! of the append-only log's format ([`crate::aof::format`]: its header, then every
-//! key of every database and the function libraries) sent as one bulk, and the stream
-//! after it is the same records, each change as the log records it. A wirespeed
-//! replica therefore follows a wirespeed primary only (a Redis primary's RDB snapshot
-//! is refused with one line in the replica's log; a Redis replica refuses ours).
+//! `+FULLRESYNC <replid> <offset>` between wirespeed servers is this server's own: the
+//! snapshot is the records of the append-only log's format ([`crate::aof::format`]:
+//! its header, then every key of every database and the function libraries) sent as
+//! one bulk, and the stream after it is the same records, each change as the log
+//! records it. A Redis replica gets an RDB file and Redis's commands instead
+//! ([`resp`]).
 //!
 //! Primary side: once a replica has asked for a full sync, every change is also
 //! appended to a backlog ([`Backlog`], `repl-backlog-size` bytes, 1 MiB by default),
@@ -21,11 +21,16 @@
 //! replica; the replica's output limit bounds it); a replica resuming from a point
 //! the backlog no longer holds syncs in full.
 //!
+//! A Redis primary answers PSYNC with its RDB snapshot and its command stream: the
+//! replica loads the one and runs the other as its primary's client ([`from_redis`]),
+//! with its own stream for its own replicas.
+//!
 //! Replica side ([`replica`]): a thread per link connects, syncs, and applies the
 //! records under the shards' locks as commands do, the records of each read as one
 //! batch (and writes them to its own log, when it has one), reconnecting once a second
 //! after a failure.
 
+pub mod from_redis;
 pub mod replica;
 pub mod resp;
 
@@ -217,6 +222,18 @@ pub struct Repl {
     /// [`Repl::keep_bits`] as of the last change of the role or of `active`, published
     /// to the keyspace ([`Repl::keep_cell`]), which reads it at every shard lock.
     keep: Arc<AtomicU8>,
+    /// Following a Redis primary ([`from_redis`]): the place in its stream (its id, and
+    /// the bytes of its stream applied), apart from this server's own stream.
+    upstream: Mutex<Option<Upstream>>,
+}
+
+/// A place in a Redis primary's stream: its replication id and offset (Redis's bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upstream {
+    /// The primary's replication id.
+    pub replid: String,
+    /// The bytes of its stream applied here (its `master_repl_offset` numbering).
+    pub offset: u64,
 }
 
 impl Default for Repl {
@@ -244,6 +261,7 @@ impl Default for Repl {
             attached: AtomicUsize::new(0),
             link: Mutex::new(None),
             keep: Arc::new(AtomicU8::new(0)),
+            upstream: Mutex::new(None),
         }
     }
 }
@@ -423,21 +441,59 @@ impl Repl {
     /// damaged or misplaced record): its next PSYNC asks for a full sync.
     pub fn forget_position(&self) {
         self.resumable.store(false, Ordering::Release);
+        *lock(&self.upstream) = None;
+    }
+
+    /// The place in a Redis primary's stream, when this server follows one.
+    pub fn upstream(&self) -> Option<Upstream> {
+        lock(&self.upstream).clone()
+    }
+
+    /// After a full sync from a Redis primary at `replid` `offset`: this server's own
+    /// stream starts anew (its replicas sync again), and the primary's is followed from
+    /// there.
+    pub fn synced_redis(&self, replid: &str, offset: u64, capacity: usize) {
+        self.synced(&new_replid(), 0, capacity);
+        *lock(&self.upstream) = Some(Upstream {
+            replid: replid.to_string(),
+            offset,
+        });
+    }
+
+    /// `bytes` more of the Redis primary's stream are applied; the offset after them.
+    pub fn advance_upstream(&self, bytes: u64) -> u64 {
+        let mut up = lock(&self.upstream);
+        match up.as_mut() {
+            Some(u) => {
+                u.offset += bytes;
+                u.offset
+            }
+            None => 0,
+        }
     }
 
     /// What a replica sends in PSYNC to resume: its primary's id and the next offset
     /// (Redis's numbering), or `?` and -1 when it holds no stream's data.
     pub fn psync_args(&self) -> (String, i64) {
-        if self.resumable.load(Ordering::Acquire) {
-            (self.replid(), self.offset() as i64 + 1)
-        } else {
-            ("?".to_string(), -1)
+        if !self.resumable.load(Ordering::Acquire) {
+            return ("?".to_string(), -1);
         }
+        if let Some(up) = self.upstream() {
+            return (up.replid, up.offset as i64 + 1);
+        }
+        (self.replid(), self.offset() as i64 + 1)
     }
 
     /// The primary answered `+CONTINUE newid`: the stream goes on under `newid`,
     /// which continues this one (the primary was promoted) when it differs.
     pub fn continued(&self, newid: &str) {
+        if let Some(up) = lock(&self.upstream).as_mut() {
+            // A Redis primary's stream: its new id (it was promoted) goes on from here.
+            if !newid.is_empty() {
+                up.replid = newid.to_string();
+            }
+            return;
+        }
         let mut id = lock(&self.replid);
         if *id != newid && !newid.is_empty() {
             *lock(&self.replid2) = (
@@ -604,6 +660,8 @@ impl Repl {
         *lock(&self.role) = Role::Primary;
         self.replica.store(false, Ordering::Release);
         self.publish_keep();
+        // This server's own stream goes on; a Redis primary's place is left behind.
+        *lock(&self.upstream) = None;
         if was_replica {
             let mut id = lock(&self.replid);
             let old = std::mem::replace(&mut *id, new_replid());
@@ -623,6 +681,7 @@ impl Repl {
     /// Takes the primary's id and offset after a full sync from it: the backlog
     /// starts there (empty), and replicas of this server sync again.
     pub fn synced(&self, replid: &str, offset: u64, capacity: usize) {
+        *lock(&self.upstream) = None;
         *lock(&self.replid) = replid.to_string();
         *lock(&self.replid2) = (NO_REPLID.to_string(), 0);
         let mut b = lock(&self.backlog);
@@ -647,7 +706,11 @@ impl Repl {
         let (replid2, second) = lock(&self.replid2).clone();
         let offset = self.offset();
         let mut out = String::from("# Replication\r\n");
+        let upstream = self.upstream();
         if let Role::Replica { host, port } = self.role() {
+            // Following a Redis primary: offsets in its numbering (Sentinel compares
+            // them with its other replicas').
+            let offset = upstream.as_ref().map_or(offset, |u| u.offset);
             let link = self.link();
             let get = |f: fn(&Link) -> &AtomicU64| {
                 link.as_ref().map_or(0, |l| f(l).load(Ordering::Acquire))
@@ -687,6 +750,10 @@ impl Repl {
                 now.saturating_sub(a.ack_ms) / 1000
             ));
         }
+        let (replid, offset) = match upstream {
+            Some(u) if self.is_replica() => (u.replid, u.offset),
+            _ => (replid, offset),
+        };
         let b = lock(&self.backlog);
         out.push_str(&format!(
             "master_failover_state:no-failover\r\nmaster_replid:{replid}\r\nmaster_replid2:{replid2}\r\nmaster_repl_offset:{offset}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n\r\n",

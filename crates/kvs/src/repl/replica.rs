@@ -24,7 +24,7 @@ use crate::state::Shared;
 use wirespeed_util::time::unix_ms as now_ms;
 
 /// Largest snapshot accepted (bytes): a bound before allocation.
-const MAX_SNAPSHOT: u64 = 64 << 30;
+pub(super) const MAX_SNAPSHOT: u64 = 64 << 30;
 /// Largest record in the stream.
 const MAX_RECORD: usize = format::MAX_RECORD as usize;
 
@@ -84,9 +84,9 @@ fn follow_until_gone(shared: &Shared, host: &str, port: u16, link: &Link, gone: 
 }
 
 /// The connection to the primary: plain, or TLS (`tls-replication yes`).
-type Wire = crate::tls::Stream;
+pub(super) type Wire = crate::tls::Stream;
 
-fn bad(msg: impl Into<String>) -> io::Error {
+pub(super) fn bad(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
@@ -104,12 +104,12 @@ impl std::fmt::Display for Corrupt {
 
 impl std::error::Error for Corrupt {}
 
-fn corrupt(msg: &str) -> io::Error {
+pub(super) fn corrupt(msg: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, Corrupt(msg.into()))
 }
 
 /// Sends one command.
-fn send(sock: &mut impl Write, args: &[&[u8]]) -> io::Result<()> {
+pub(super) fn send(sock: &mut impl Write, args: &[&[u8]]) -> io::Result<()> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
     for a in args {
         out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
@@ -203,28 +203,40 @@ fn follow(
         ],
     )?;
     let (id, next) = shared.repl.psync_args();
-    let reply = ask(
-        &mut r,
+    send(
+        r.get_mut(),
         &[b"PSYNC", id.as_bytes(), next.to_string().as_bytes()],
     )?;
+    // A Redis primary sends newlines until its snapshot starts.
+    let reply = loop {
+        let l = line(&mut r)?;
+        if !l.is_empty() {
+            break l;
+        }
+    };
     let mut words = reply.split_whitespace();
+    // A Redis primary's stream is its commands (see `from_redis`).
+    let mut redis = shared.repl.upstream().is_some();
     match words.next() {
         Some("+CONTINUE") => {
             // The primary holds our point of its stream: it goes on from there.
             shared.repl.continued(words.next().unwrap_or(""));
-            log_position(shared);
+            if !redis {
+                log_position(shared);
+            }
             link.partial_syncs.fetch_add(1, Ordering::Relaxed);
-            eprintln!(
-                "kvs: replica of {host}:{port} resumed at offset {} (partial resync)",
-                shared.repl.offset()
-            );
+            let offset = shared
+                .repl
+                .upstream()
+                .map_or(shared.repl.offset(), |u| u.offset);
+            eprintln!("kvs: replica of {host}:{port} resumed at offset {offset} (partial resync)");
         }
         Some("+FULLRESYNC") => {
             let (Some(replid), Some(offset)) = (words.next(), words.next()) else {
                 return Err(bad(format!("PSYNC answered {reply}")));
             };
             let offset: u64 = offset.parse().map_err(|_| bad("a bad offset"))?;
-            full_sync(shared, &mut r, replid, offset)?;
+            redis = full_sync(shared, &mut r, replid, offset)?;
             link.full_syncs.fetch_add(1, Ordering::Relaxed);
             eprintln!("kvs: replica of {host}:{port} in sync at offset {offset}");
         }
@@ -232,6 +244,9 @@ fn follow(
     }
     link.up.store(true, Ordering::Release);
     link.last_io_ms.store(now_ms(), Ordering::Release);
+    if redis {
+        return super::from_redis::stream(shared, &mut r, link, gone);
+    }
     let mut keys = Keys::new(&shared.keyspace);
     stream(shared, &mut keys, &mut r, link, gone)
 }
@@ -240,14 +255,27 @@ fn follow(
 /// continues from `offset`. Two forms: `$<length>` then that many bytes (a snapshot
 /// taken at once), or `$STREAM` then records until [`super::SNAPSHOT_END`] (a snapshot
 /// the primary streams while it goes on writing; what changed meanwhile follows it in
-/// the stream as state, not steps, so records applied twice agree).
+/// the stream as state, not steps, so records applied twice agree). A Redis primary's
+/// (an RDB file, `$<length>` or `$EOF:<mark>`) is loaded by [`super::from_redis`]:
+/// true then.
 fn full_sync(
     shared: &Shared,
     r: &mut BufReader<Wire>,
     replid: &str,
     offset: u64,
-) -> io::Result<()> {
-    let len = line(r)?;
+) -> io::Result<bool> {
+    use super::from_redis::{self, Payload};
+    // A Redis primary sends newlines while it makes its snapshot.
+    let len = loop {
+        let l = line(r)?;
+        if !l.is_empty() {
+            break l;
+        }
+    };
+    if let Some(payload) = from_redis::eof_mark(&len) {
+        from_redis::full_sync(shared, r, payload?, &[], replid, offset)?;
+        return Ok(true);
+    }
     let len: Option<u64> = match len.as_str() {
         "$STREAM" => None,
         _ => Some(
@@ -262,26 +290,21 @@ fn full_sync(
         return Err(bad("a snapshot shorter than its header"));
     }
     r.read_exact(&mut head)?;
+    if let (Some(n), b"REDIS") = (len, &head[..5]) {
+        from_redis::full_sync(shared, r, Payload::Len(n), &head, replid, offset)?;
+        return Ok(true);
+    }
     if head[..8] != format::MAGIC {
         return Err(bad(
-            "the primary's snapshot is not this server's format (a Redis primary?): \
-             a wirespeed replica follows a wirespeed primary",
+            "the primary's snapshot is neither this server's format nor an RDB file",
         ));
     }
     let mut keys = Keys::new(&shared.keyspace);
-    // Until the snapshot is whole, the log names no place to resume from.
-    shared.propagate(
-        &mut keys,
-        &mut vec![Effect::Position {
-            replid: Vec::new(),
-            offset: 0,
-        }],
-    );
     load_snapshot(shared, &mut keys, r, len.map(|n| n - head.len() as u64))?;
     let capacity = super::backlog_capacity(&shared.config().0);
     shared.repl.synced(replid, offset, capacity);
     log_position(shared);
-    Ok(())
+    Ok(false)
 }
 
 /// Empties every database and the libraries, then applies the snapshot's records:
@@ -292,18 +315,8 @@ fn load_snapshot(
     r: &mut BufReader<Wire>,
     mut left: Option<u64>,
 ) -> io::Result<()> {
-    let mut clear: Vec<Effect> = (0..=shared.keyspace.max_used())
-        .map(|db| Effect::in_db(db, Effect::Clear))
-        .collect();
-    clear.push(Effect::Function(vec![
-        b"FUNCTION".to_vec(),
-        b"FLUSH".to_vec(),
-    ]));
+    clear_all(shared, keys);
     let mut changes = Vec::new();
-    for e in clear {
-        changes.push(e);
-        apply_batch(shared, keys, &mut changes, &[], &[]);
-    }
     loop {
         if left == Some(0) {
             return Ok(());
@@ -317,6 +330,30 @@ fn load_snapshot(
                 .ok_or_else(|| bad("a record past the snapshot"))?;
         }
         add_change(&mut changes, e);
+        apply_batch(shared, keys, &mut changes, &[], &[]);
+    }
+}
+
+/// Empties every database in use and the function libraries (before a snapshot); the
+/// log names no place to resume from until the snapshot is whole.
+pub(super) fn clear_all(shared: &Shared, keys: &mut Keys) {
+    shared.propagate(
+        keys,
+        &mut vec![Effect::Position {
+            replid: Vec::new(),
+            offset: 0,
+        }],
+    );
+    let mut clear: Vec<Effect> = (0..=shared.keyspace.max_used())
+        .map(|db| Effect::in_db(db, Effect::Clear))
+        .collect();
+    clear.push(Effect::Function(vec![
+        b"FUNCTION".to_vec(),
+        b"FLUSH".to_vec(),
+    ]));
+    let mut changes = Vec::new();
+    for e in clear {
+        changes.push(e);
         apply_batch(shared, keys, &mut changes, &[], &[]);
     }
 }
@@ -444,36 +481,51 @@ fn stream(
                 }
             }
         }
-        if buf.is_empty() {
-            partial_since = None;
-            if asked || now >= last_ack + 1000 {
-                (last_ack, asked) = (now, false);
-                let offset = shared.repl.offset();
-                send(sock, &[b"REPLCONF", b"ACK", offset.to_string().as_bytes()])?;
-            }
-        } else if partial_since.is_some_and(|t| now > t + 30_000) {
-            return Err(bad("a record's bytes stopped coming for 30 s"));
-        } else {
-            partial_since.get_or_insert(now);
+        waiting(&buf, &mut partial_since, now, "a record")?;
+        if buf.is_empty() && (asked || now >= last_ack + 1000) {
+            (last_ack, asked) = (now, false);
+            let offset = shared.repl.offset();
+            send(sock, &[b"REPLCONF", b"ACK", offset.to_string().as_bytes()])?;
         }
         // Read what came: at least 64 KiB of room, or the rest of a long record.
-        let have = buf.len();
-        buf.resize(have + (need.saturating_sub(have)).max(64 * 1024), 0);
-        match sock.read(&mut buf[have..]) {
-            Ok(0) => return Err(bad("the primary closed the connection")),
-            Ok(n) => buf.truncate(have + n),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
-                buf.truncate(have)
-            }
-            Err(e) => return Err(e),
+        read_more(sock, &mut buf, need)?;
+    }
+}
+
+/// Notes since when the unapplied bytes `buf` hold have waited for the rest of
+/// `what`: an error past 30 s.
+pub(super) fn waiting(buf: &[u8], since: &mut Option<u64>, now: u64, what: &str) -> io::Result<()> {
+    if buf.is_empty() {
+        *since = None;
+    } else if since.is_some_and(|t| now > t + 30_000) {
+        return Err(bad(format!("{what}'s bytes stopped coming for 30 s")));
+    } else {
+        since.get_or_insert(now);
+    }
+    Ok(())
+}
+
+/// Appends what the primary sent (within the socket's read timeout) to `buf`, with
+/// room for `need` bytes in all and 64 KiB at least; an error once it closed.
+pub(super) fn read_more(sock: &mut Wire, buf: &mut Vec<u8>, need: usize) -> io::Result<()> {
+    let have = buf.len();
+    buf.resize(have + (need.saturating_sub(have)).max(64 * 1024), 0);
+    match sock.read(&mut buf[have..]) {
+        Ok(0) => Err(bad("the primary closed the connection")),
+        Ok(n) => {
+            buf.truncate(have + n);
+            Ok(())
         }
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+            ) =>
+        {
+            buf.truncate(have);
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -507,7 +559,7 @@ fn add_change(changes: &mut Vec<Effect>, e: Effect) {
 /// record as the changes, before the shards are unlocked: a snapshot for a replica of
 /// this one has the records or its offset counts them, never one without the other,
 /// and a restart from the log knows where to resume. Empties `changes`.
-fn apply_batch(
+pub(super) fn apply_batch(
     shared: &Shared,
     keys: &mut Keys,
     changes: &mut Vec<Effect>,
