@@ -464,7 +464,14 @@ fn streams_move_both_ways() {
         let (x, y) = common_fields(
             &x.expect("XINFO"),
             &y.expect("XINFO"),
-            &["last-generated-id", "last-entry", "first-entry"],
+            // The IDs `*` made: each server's clock (an emptied stream's first entry
+            // is one of them).
+            &[
+                "last-generated-id",
+                "last-entry",
+                "first-entry",
+                "recorded-first-entry-id",
+            ],
         );
         assert_eq!(x, y, "{k} after XADD");
     }
@@ -887,6 +894,33 @@ fn a_redis_replica_follows_this_server() {
     assert_eq!(
         common::info(&mut ours, "replication")["connected_slaves"],
         "1"
+    );
+    // Its acknowledgements count: WAIT sends it REPLCONF GETACK and it answers at once
+    // (well before its once-a-second ACK), its RESP offset mapped to this stream's.
+    for i in 0..5 {
+        let _: () = redis::cmd("SET")
+            .arg("waited")
+            .arg(i)
+            .query(&mut ours)
+            .unwrap();
+        let t = std::time::Instant::now();
+        let acked: i64 = redis::cmd("WAIT")
+            .arg(1)
+            .arg(5000)
+            .query(&mut ours)
+            .unwrap();
+        assert_eq!(acked, 1);
+        assert!(
+            t.elapsed() < std::time::Duration::from_millis(900),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+    let lag = common::info(&mut ours, "replication")["slave0"].clone();
+    let offset = common::info(&mut ours, "replication")["master_repl_offset"].clone();
+    assert!(
+        lag.contains(&format!("offset={offset},")),
+        "{lag} at {offset}"
     );
     let _ = std::fs::remove_dir_all(rd);
 }

@@ -80,11 +80,12 @@ pub fn replconf(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         let (opt, value) = (pair[0], pair[1]);
         if eq(opt, "ack") {
             // Not answered, as in Redis. A Redis-protocol replica's offsets count RESP
-            // bytes, not this stream's: not counted.
-            if ctx.session.resp_feed.is_some() {
-                return;
+            // bytes: the offset of this stream they stand for.
+            let mut off = parse_i64(value).filter(|&o| o >= 0);
+            if let (Some(feed), Some(o)) = (ctx.session.resp_feed.as_mut(), off) {
+                off = feed.acked(o as u64).map(|r| r as i64);
             }
-            if let Some(off) = parse_i64(value).filter(|&o| o >= 0) {
+            if let Some(off) = off {
                 let now = ctx.now;
                 let shared = ctx.shared;
                 shared.repl.ack(ctx.session.id, off as u64, now);
@@ -201,6 +202,7 @@ fn resp_full_sync(ctx: &mut Ctx, psync: Option<()>, w: &mut Writer) -> Option<u6
     ctx.session.resp_feed = Some(Box::new(crate::repl::resp::RespFeed::new(
         ping_s.saturating_mul(1000),
         now,
+        offset,
     )));
     eprintln!(
         "kvs: Redis-protocol replica {} synced: {} bytes of RDB at offset {offset}",

@@ -14,11 +14,20 @@
 //! FUNCTION as they are.
 //!
 //! Such a replica always syncs in full: its offsets count RESP bytes, not this
-//! server's records, so a PSYNC from it never continues, and its `REPLCONF ACK`s are
-//! not counted (WAIT and `min-replicas-to-write` count wirespeed replicas only).
+//! server's records, so a PSYNC from it never continues. Its `REPLCONF ACK`s are
+//! counted: the feed remembers which of its RESP offsets ends which record of this
+//! server's stream ([`RespFeed::acked`]), so WAIT and `min-replicas-to-write` count a
+//! Redis replica as they count a wirespeed one; a WAIT's GETACK record is sent as
+//! `REPLCONF GETACK *`.
+
+use std::collections::VecDeque;
 
 use crate::aof::{decode, Effect};
 use crate::resp::request as command;
+
+/// Marks kept between acknowledgements at most (the oldest go first: an
+/// acknowledgement then counts a little less, never more).
+const MAX_MARKS: usize = 4096;
 
 /// What one Redis-protocol replica's stream has said so far.
 #[derive(Debug, Default)]
@@ -29,31 +38,80 @@ pub struct RespFeed {
     pub last_ms: u64,
     /// `repl-ping-replica-period` when it attached, in ms (0: no PING).
     pub ping_ms: u64,
+    /// The replica's offset after what was sent (Redis's numbering: the offset of
+    /// `+FULLRESYNC`, plus the RESP bytes since).
+    resp: u64,
+    /// `(resp, record)`: once the replica acknowledges `resp`, it has this server's
+    /// stream up to `record`. Ascending in both.
+    marks: VecDeque<(u64, u64)>,
 }
 
 impl RespFeed {
-    /// A feed that PINGs every `ping_ms` (0: never) of silence, from `now_ms`.
-    pub fn new(ping_ms: u64, now_ms: u64) -> RespFeed {
+    /// A feed that PINGs every `ping_ms` (0: never) of silence, from `now_ms`, to a
+    /// replica that synced at `offset`.
+    pub fn new(ping_ms: u64, now_ms: u64, offset: u64) -> RespFeed {
         RespFeed {
             db: None,
             last_ms: now_ms,
             ping_ms,
+            resp: offset,
+            marks: VecDeque::new(),
         }
     }
 
-    /// Appends to `out` the commands the whole records in `bytes` make.
-    pub fn translate(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+    /// Appends to `out` the commands the whole records in `bytes` make; `bytes` start
+    /// at offset `from` of this server's stream.
+    pub fn translate(&mut self, bytes: &[u8], from: u64, out: &mut Vec<u8>) {
+        let start = out.len();
         let mut at = 0;
         while let Some(head) = bytes.get(at..at + 8) {
             let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
             let Some(payload) = bytes.get(at + 8..at + 8 + len) else {
                 break;
             };
-            if let Some(e) = decode(payload) {
-                self.effect(&e, 0, out);
-            }
             at += 8 + len;
+            match decode(payload) {
+                Some(Effect::GetAck) => {
+                    // A replica may acknowledge before or after counting the GETACK.
+                    let end = from + at as u64;
+                    self.mark(self.resp + (out.len() - start) as u64, end);
+                    command(out, &[b"REPLCONF", b"GETACK", b"*"]);
+                    self.mark(self.resp + (out.len() - start) as u64, end);
+                }
+                Some(e) => self.effect(&e, 0, out),
+                None => {}
+            }
         }
+        self.resp += (out.len() - start) as u64;
+        self.mark(self.resp, from + at as u64);
+    }
+
+    fn mark(&mut self, resp: u64, record: u64) {
+        if self.marks.back().is_some_and(|&(r, _)| r == resp) {
+            self.marks.pop_back();
+        }
+        if self.marks.len() >= MAX_MARKS {
+            self.marks.pop_front();
+        }
+        self.marks.push_back((resp, record));
+    }
+
+    /// The offset of this server's stream that the replica's `REPLCONF ACK resp`
+    /// acknowledges (None: none yet).
+    pub fn acked(&mut self, resp: u64) -> Option<u64> {
+        let mut got = None;
+        while let Some(&(r, record)) = self.marks.front() {
+            if r > resp {
+                break;
+            }
+            got = Some(record);
+            self.marks.pop_front();
+        }
+        if let Some(record) = got {
+            // The next acknowledgement may repeat this one.
+            self.marks.push_front((resp, record));
+        }
+        got
     }
 
     /// A PING when the stream has been silent for the period.
@@ -61,7 +119,9 @@ impl RespFeed {
         if self.ping_ms == 0 || now_ms < self.last_ms + self.ping_ms {
             return false;
         }
+        let start = out.len();
         command(out, &[b"PING"]);
+        self.resp += (out.len() - start) as u64;
         self.last_ms = now_ms;
         true
     }
@@ -146,7 +206,7 @@ mod tests {
         let mut bytes = Vec::new();
         effects.iter().for_each(|e| encode(e, &mut bytes));
         let mut out = Vec::new();
-        RespFeed::default().translate(&bytes, &mut out);
+        RespFeed::default().translate(&bytes, 0, &mut out);
         String::from_utf8(out).unwrap()
     }
 
@@ -177,18 +237,62 @@ mod tests {
                     *2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*5\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$4\r\n1234\r\n\
                     *2\r\n$7\r\nPERSIST\r\n$1\r\nb\r\n\
                     *2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*1\r\n$5\r\nMULTI\r\n*2\r\n$3\r\nDEL\r\n$1\r\na\r\n\
-                    *3\r\n$4\r\nSADD\r\n$1\r\ns\r\n$1\r\nm\r\n*1\r\n$4\r\nEXEC\r\n";
+                    *3\r\n$4\r\nSADD\r\n$1\r\ns\r\n$1\r\nm\r\n*1\r\n$4\r\nEXEC\r\n\
+                    *3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
         assert_eq!(got, want);
     }
 
     #[test]
     fn a_silent_stream_pings_at_its_period() {
-        let mut f = RespFeed::new(10_000, 1_000);
+        let mut f = RespFeed::new(10_000, 1_000, 0);
         let mut out = Vec::new();
         assert!(!f.keepalive(5_000, &mut out));
         assert!(f.keepalive(11_000, &mut out));
         assert_eq!(out, b"*1\r\n$4\r\nPING\r\n");
         assert!(!f.keepalive(12_000, &mut out));
-        assert!(!RespFeed::new(0, 0).keepalive(u64::MAX / 2, &mut out));
+        assert!(!RespFeed::new(0, 0, 0).keepalive(u64::MAX / 2, &mut out));
+    }
+
+    #[test]
+    fn acknowledgements_map_to_this_servers_offsets() {
+        let set = |k: &[u8]| Effect::Set {
+            key: k.to_vec(),
+            value: b"v".to_vec(),
+            expires_at: 0,
+        };
+        let mut bytes = Vec::new();
+        encode(&set(b"a"), &mut bytes);
+        let first = bytes.len() as u64;
+        encode(&Effect::GetAck, &mut bytes);
+        let second = bytes.len() as u64;
+        // Synced at offset 100 of this server's stream and 1000 of the replica's.
+        let mut f = RespFeed::new(0, 0, 1000);
+        let mut out = Vec::new();
+        f.translate(&bytes[..first as usize], 100, &mut out);
+        let after_set = 1000 + out.len() as u64;
+        assert_eq!(f.acked(999), None, "nothing acknowledged");
+        assert_eq!(f.acked(after_set - 1), None, "the SET in part");
+        f.translate(&bytes[first as usize..], 100 + first, &mut out);
+        let getack = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n".len() as u64;
+        assert_eq!(1000 + out.len() as u64, after_set + getack);
+        // Acknowledged before the GETACK counts itself, and after.
+        assert_eq!(f.acked(after_set), Some(100 + second));
+        assert_eq!(f.acked(after_set + getack), Some(100 + second));
+        assert_eq!(f.acked(after_set + getack), Some(100 + second), "again");
+        // A PING moves the replica's offset, not this server's.
+        let mut f2 = RespFeed::new(1, 0, 0);
+        let mut o2 = Vec::new();
+        f2.translate(&bytes[..first as usize], 0, &mut o2);
+        assert!(f2.keepalive(10, &mut o2));
+        assert_eq!(f2.acked(o2.len() as u64), Some(first));
+        // Marks are bounded: an old acknowledgement counts less, never more.
+        let mut f3 = RespFeed::new(0, 0, 0);
+        let mut o3 = Vec::new();
+        for i in 0..(MAX_MARKS as u64 + 10) {
+            f3.translate(&bytes[..first as usize], i * first, &mut o3);
+        }
+        assert!(f3.marks.len() <= MAX_MARKS);
+        let all = f3.acked(o3.len() as u64).unwrap();
+        assert_eq!(all, (MAX_MARKS as u64 + 10) * first);
     }
 }

@@ -73,7 +73,7 @@ impl Loop {
                     shared.repl.sent(c.session.id, sent + bytes.len() as u64);
                     match c.session.resp_feed.as_mut() {
                         Some(feed) => {
-                            feed.translate(&bytes, &mut c.output);
+                            feed.translate(&bytes, sent, &mut c.output);
                             feed.last_ms = wirespeed_util::time::unix_ms();
                         }
                         None => c.output.extend_from_slice(&bytes),
