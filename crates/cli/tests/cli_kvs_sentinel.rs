@@ -11,10 +11,11 @@
 //! primary's offset with the same keys and values. Then redis-py's
 //! `Sentinel` client writes across one more failover.
 //!
-//! And the move in from Redis: a redis-server primary, a wirespeed replica of it, one
-//! Sentinel; clients write throughout; the primary's writes are paused until the
-//! replica has them, `SENTINEL FAILOVER` promotes the wirespeed replica, the old Redis
-//! primary follows it; no acknowledged write is lost and both hold the same keys.
+//! And moves between Redis and wirespeed, both ways: a redis-server primary and a
+//! wirespeed replica of it (or the other way round), one Sentinel; clients write
+//! throughout; the primary's writes are paused until the replica has them, `SENTINEL
+//! FAILOVER` promotes the replica, the old primary follows it; no acknowledged write is
+//! lost and both hold the same keys.
 
 mod common;
 
@@ -632,31 +633,44 @@ print(first[1], ok, len(seen))
 
 #[test]
 fn a_redis_primary_moves_to_a_wirespeed_replica_by_sentinel_with_writers_running() {
+    moves_by_sentinel(true);
+}
+
+#[test]
+fn a_wirespeed_primary_moves_to_a_redis_replica_by_sentinel_with_writers_running() {
+    moves_by_sentinel(false);
+}
+
+/// The offset the primary at `port` says its first replica acknowledged.
+fn acked_offset(port: u16) -> Option<String> {
+    let line = info_field(port, "slave0")?;
+    line.split(',')
+        .find_map(|f| f.strip_prefix("offset="))
+        .map(str::to_string)
+}
+
+/// A switch-over between a redis-server and a wirespeed server by one Sentinel, from
+/// Redis to wirespeed (`from_redis`) or back, clients writing throughout: the
+/// primary's writes paused until its replica acknowledged them all, `SENTINEL
+/// FAILOVER`, the old primary told to follow the new one; no acknowledged write lost,
+/// both servers with the same keys after.
+fn moves_by_sentinel(from_redis: bool) {
     if no_sentinel() {
         return missing_client("redis-sentinel");
     }
-    let dir = temp("sentinel-mixed", "redis");
+    let group = if from_redis {
+        "sentinel-in"
+    } else {
+        "sentinel-out"
+    };
+    let dir = temp(group, "redis");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let (_redis, raddr) = common::redis_server_with(
-        None,
-        &[
-            "--dir",
-            dir.to_str().unwrap(),
-            "--repl-diskless-sync-delay",
-            "0",
-        ],
-    )
-    .expect("redis-server");
-    let redis_port: u16 = raddr.rsplit_once(':').unwrap().1.parse().unwrap();
-    let port = free_port();
-    let conf = temp("sentinel-mixed", "ours.conf");
-    std::fs::write(
-        &conf,
-        format!("port {port}\nreplicaof 127.0.0.1 {redis_port}\n"),
-    )
-    .unwrap();
-    let log = temp("sentinel-mixed", "ours.log");
+    // Each server's port is taken just before it starts (two free ports asked for at
+    // once may be the same one).
+    let mut port = free_port();
+    let conf = temp(group, "ours.conf");
+    let log = temp(group, "ours.log");
     let _ = std::fs::remove_file(&log);
     let mut ours = Node {
         conf: conf.clone(),
@@ -664,18 +678,46 @@ fn a_redis_primary_moves_to_a_wirespeed_replica_by_sentinel_with_writers_running
         port,
         proc: None,
     };
-    ours.start();
-    until(10, "the wirespeed replica syncs from redis-server", || {
-        info_field(port, "master_link_status").as_deref() == Some("up")
+    let mut redis_args = vec![
+        "--dir".to_string(),
+        dir.to_str().unwrap().to_string(),
+        "--repl-diskless-sync-delay".to_string(),
+        "0".to_string(),
+    ];
+    if !from_redis {
+        std::fs::write(&conf, format!("port {port}\n")).unwrap();
+        ours.start();
+        redis_args.extend(["--replicaof".into(), "127.0.0.1".into(), port.to_string()]);
+    }
+    let args: Vec<&str> = redis_args.iter().map(String::as_str).collect();
+    let (_redis, raddr) = common::redis_server_with(None, &args).expect("redis-server");
+    let redis_port: u16 = raddr.rsplit_once(':').unwrap().1.parse().unwrap();
+    if from_redis {
+        port = free_port();
+        ours.port = port;
+        std::fs::write(
+            &conf,
+            format!("port {port}\nreplicaof 127.0.0.1 {redis_port}\n"),
+        )
+        .unwrap();
+        ours.start();
+    }
+    let (primary, replica) = if from_redis {
+        (redis_port, port)
+    } else {
+        (port, redis_port)
+    };
+    until(10, "the replica syncs", || {
+        info_field(replica, "master_link_status").as_deref() == Some("up")
     });
     let sentinel_port = free_port();
-    let sentinel_dir = temp("sentinel-mixed", "s0");
+    let sentinel_dir = temp(group, "s0");
     let _ = std::fs::remove_dir_all(&sentinel_dir);
     std::fs::create_dir_all(&sentinel_dir).unwrap();
     let sconf = sentinel_dir.join("sentinel.conf");
     // One Sentinel: quorum 1.
-    let text = sentinel_conf(&sentinel_dir, sentinel_port, redis_port)
-        .replace(&format!("{redis_port} 2\n"), &format!("{redis_port} 1\n"));
+    let text = sentinel_conf(&sentinel_dir, sentinel_port, primary)
+        .replace(&format!("{primary} 2\n"), &format!("{primary} 1\n"));
     std::fs::write(&sconf, text).unwrap();
     let _sentinel = Killed(
         Command::new("redis-sentinel")
@@ -701,7 +743,7 @@ fn a_redis_primary_moves_to_a_wirespeed_replica_by_sentinel_with_writers_running
                         .arg("mymaster")
                         .query::<redis::Value>(&mut c)
                 })
-                .is_ok_and(|v| format!("{v:?}").contains(&port.to_string()))
+                .is_ok_and(|v| format!("{v:?}").contains(&replica.to_string()))
         },
     );
     let acked = Arc::new(Mutex::new(Vec::new()));
@@ -714,14 +756,14 @@ fn a_redis_primary_moves_to_a_wirespeed_replica_by_sentinel_with_writers_running
         .collect();
     until_or_dump(
         20,
-        "writes to redis-server",
+        "writes to the first primary",
         &nodes,
         &sentinels,
         &dirs,
         || acked.lock().unwrap().len() > 300,
     );
-    // The switch-over: Redis's writes paused until the replica has them all.
-    let mut old = conn(redis_port).expect("redis-server");
+    // The switch-over: the primary's writes paused until the replica has them all.
+    let mut old = conn(primary).expect("the primary");
     let _: () = redis::cmd("CLIENT")
         .arg("PAUSE")
         .arg(20000)
@@ -730,53 +772,58 @@ fn a_redis_primary_moves_to_a_wirespeed_replica_by_sentinel_with_writers_running
         .unwrap();
     until_or_dump(
         20,
-        "the replica reaches Redis's offset",
+        "the replica acknowledges every write",
         &nodes,
         &sentinels,
         &dirs,
         || {
-            let want = info_field(redis_port, "master_repl_offset");
-            want.is_some() && info_field(port, "slave_repl_offset") == want
+            let want = info_field(primary, "master_repl_offset");
+            want.is_some() && acked_offset(primary) == want
         },
     );
     failover(sentinel_port);
     until_or_dump(
         40,
-        "Sentinel promotes the wirespeed replica",
+        "Sentinel promotes the replica",
         &nodes,
         &sentinels,
         &dirs,
         || {
-            primary_port(&sentinels) == Some(port)
-                && info_field(port, "role").as_deref() == Some("master")
+            primary_port(&sentinels) == Some(replica)
+                && info_field(replica, "role").as_deref() == Some("master")
         },
     );
-    // The old Redis primary follows the new one (a redis-server replica of wirespeed).
+    // The old primary follows the new one.
     let _: String = redis::cmd("REPLICAOF")
         .arg("127.0.0.1")
-        .arg(port)
+        .arg(replica)
         .query(&mut old)
         .unwrap();
     let _: () = redis::cmd("CLIENT").arg("UNPAUSE").query(&mut old).unwrap();
     until_or_dump(
         30,
-        "redis-server follows wirespeed",
+        "the old primary follows the new one",
         &nodes,
         &sentinels,
         &dirs,
-        || info_field(redis_port, "master_link_status").as_deref() == Some("up"),
+        || info_field(primary, "master_link_status").as_deref() == Some("up"),
     );
     let before = acked.lock().unwrap().len();
-    until_or_dump(20, "writes to wirespeed", &nodes, &sentinels, &dirs, || {
-        acked.lock().unwrap().len() > before + 300
-    });
+    until_or_dump(
+        20,
+        "writes to the new primary",
+        &nodes,
+        &sentinels,
+        &dirs,
+        || acked.lock().unwrap().len() > before + 300,
+    );
     stop.store(true, Ordering::Relaxed);
     for w in writers {
         w.join().expect("writer");
     }
     // Every write acknowledged by either primary is on the new one, and on the old one
     // now its replica.
-    let want = keyspace(port);
+    let want = keyspace(replica);
     let keys = acked.lock().unwrap().clone();
     let lost: Vec<&String> = keys.iter().filter(|k| !want.contains_key(*k)).collect();
     assert!(
@@ -789,17 +836,19 @@ fn a_redis_primary_moves_to_a_wirespeed_replica_by_sentinel_with_writers_running
     let mut got = Default::default();
     until_or_dump(
         20,
-        "redis-server holds the same keys",
+        "the old primary holds the same keys",
         &nodes,
         &sentinels,
         &dirs,
         || {
-            got = keyspace(redis_port);
+            got = keyspace(primary);
             got == want
         },
     );
-    // Sentinel's CONFIG REWRITE: the file no longer says replicaof.
-    let text = std::fs::read_to_string(&conf).unwrap();
-    assert!(!text.lines().any(|l| l.starts_with("replicaof ")), "{text}");
+    if from_redis {
+        // Sentinel's CONFIG REWRITE on the promoted wirespeed server: no replicaof.
+        let text = std::fs::read_to_string(&conf).unwrap();
+        assert!(!text.lines().any(|l| l.starts_with("replicaof ")), "{text}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -187,7 +187,11 @@ fn resp_full_sync(ctx: &mut Ctx, psync: Option<()>, w: &mut Writer) -> Option<u6
         }
     };
     if psync.is_some() {
-        w.simple(&format!("FULLRESYNC {} {offset}", shared.repl.replid()));
+        // An id of its own: the replica's offsets count RESP bytes, so a PSYNC naming
+        // this stream's id must never be answered from them (say this server, after
+        // that replica was promoted, asked to continue its own stream there).
+        let id = crate::repl::resp::stream_id(&shared.repl.replid());
+        w.simple(&format!("FULLRESYNC {id} {offset}"));
     }
     let len_line = format!("${}\r\n", file.len());
     w.raw(len_line.as_bytes());

@@ -14,7 +14,8 @@
 //! FUNCTION as they are.
 //!
 //! Such a replica always syncs in full: its offsets count RESP bytes, not this
-//! server's records, so a PSYNC from it never continues. Its `REPLCONF ACK`s are
+//! server's records, so a PSYNC from it never continues, and it is given an id of its
+//! own for the stream ([`stream_id`]). Its `REPLCONF ACK`s are
 //! counted: the feed remembers which of its RESP offsets ends which record of this
 //! server's stream ([`RespFeed::acked`]), so WAIT and `min-replicas-to-write` count a
 //! Redis replica as they count a wirespeed one; a WAIT's GETACK record is sent as
@@ -24,6 +25,19 @@ use std::collections::VecDeque;
 
 use crate::aof::{decode, Effect};
 use crate::resp::request as command;
+
+/// The replication id a Redis replica is given for this server's stream `replid`: each
+/// hex digit `d` as `15 - d`, so never `replid` itself (the two streams count offsets
+/// differently).
+pub fn stream_id(replid: &str) -> String {
+    replid
+        .chars()
+        .map(|c| match c.to_digit(16) {
+            Some(d) => std::char::from_digit(15 - d, 16).unwrap_or(c),
+            None => c,
+        })
+        .collect()
+}
 
 /// Marks kept between acknowledgements at most (the oldest go first: an
 /// acknowledgement then counts a little less, never more).
@@ -251,6 +265,16 @@ mod tests {
         assert_eq!(out, b"*1\r\n$4\r\nPING\r\n");
         assert!(!f.keepalive(12_000, &mut out));
         assert!(!RespFeed::new(0, 0, 0).keepalive(u64::MAX / 2, &mut out));
+    }
+
+    #[test]
+    fn a_redis_replica_gets_an_id_of_its_own() {
+        let id = crate::repl::new_replid();
+        let other = stream_id(&id);
+        assert_eq!(other.len(), 40);
+        assert!(other.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert!(id.chars().zip(other.chars()).all(|(a, b)| a != b));
+        assert_eq!(stream_id(&other), id);
     }
 
     #[test]
