@@ -420,3 +420,96 @@ fn latency_histogram_counts_each_command_and_subcommand() {
         Value::Array(vec![])
     );
 }
+
+#[test]
+fn debug_reload_saves_and_loads_back_and_a_bad_file_changes_nothing() {
+    let dir = temp("kvs-admin", "reload");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap().to_string();
+    let log = common::fresh_log("kvs-admin-reload");
+    let args = [
+        "--port",
+        "0",
+        "--dir",
+        &d,
+        "--aof",
+        &log,
+        "--enable-debug-command",
+        "yes",
+    ];
+    let keys = |c: &mut redis::Connection| {
+        let mut out = Vec::new();
+        for db in ["0", "3"] {
+            cmd(c, &["SELECT", db]);
+            let Value::Array(mut ks) = cmd(c, &["KEYS", "*"]) else {
+                panic!()
+            };
+            ks.sort_by_key(|k| format!("{k:?}"));
+            for k in ks {
+                let Value::BulkString(k) = k else { panic!() };
+                let k = String::from_utf8(k).unwrap();
+                out.push(format!("{db} {k} {:?}", cmd(c, &["DUMP", &k])));
+            }
+        }
+        cmd(c, &["SELECT", "0"]);
+        out
+    };
+    let (server, addr) = kvs_serve(&args);
+    let mut c = connect(&addr);
+    cmd(&mut c, &["SET", "a", "1"]);
+    cmd(&mut c, &["RPUSH", "l", "x", "y"]);
+    cmd(&mut c, &["ZADD", "z", "1", "m", "2.5", "n"]);
+    cmd(&mut c, &["SET", "t", "v", "EX", "1000"]);
+    cmd(&mut c, &["SELECT", "3"]);
+    cmd(&mut c, &["HSET", "h", "f", "v"]);
+    cmd(&mut c, &["SELECT", "0"]);
+    let before = keys(&mut c);
+    // Saved, emptied, loaded: the same keys, values and deadlines.
+    assert_eq!(cmd(&mut c, &["DEBUG", "RELOAD"]), Value::Okay);
+    assert_eq!(keys(&mut c), before);
+    assert!(matches!(cmd(&mut c, &["TTL", "t"]), Value::Int(t) if t > 990));
+    // NOSAVE: the file as it is; a key written since is gone.
+    cmd(&mut c, &["SET", "since", "1"]);
+    assert_eq!(cmd(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]), Value::Okay);
+    assert_eq!(keys(&mut c), before);
+    // NOFLUSH without MERGE: a key already there refuses the load, nothing changes.
+    cmd(&mut c, &["SET", "a", "changed"]);
+    let refused = common::try_cmd(&mut c, &["DEBUG", "RELOAD", "NOFLUSH", "NOSAVE"]);
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(
+        cmd(&mut c, &["GET", "a"]),
+        Value::BulkString(b"changed".to_vec())
+    );
+    // MERGE: the file's keys replace those in memory, the others stay.
+    cmd(&mut c, &["SET", "extra", "1"]);
+    assert_eq!(
+        cmd(&mut c, &["DEBUG", "RELOAD", "MERGE", "NOFLUSH", "NOSAVE"]),
+        Value::Okay
+    );
+    assert_eq!(cmd(&mut c, &["GET", "a"]), Value::BulkString(b"1".to_vec()));
+    assert_eq!(
+        cmd(&mut c, &["GET", "extra"]),
+        Value::BulkString(b"1".to_vec())
+    );
+    // A damaged file: an error, and the keyspace as it was.
+    let now = keys(&mut c);
+    let file = dir.join("dump.rdb");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0x5a;
+    std::fs::write(&file, &bytes).unwrap();
+    let bad = common::try_cmd(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]);
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("Error trying to load the RDB dump"),);
+    assert_eq!(keys(&mut c), now);
+    assert!(common::try_cmd(&mut c, &["DEBUG", "RELOAD", "BOGUS"]).is_err());
+    // What a reload changed is in the log: a restart from it holds the same keys.
+    drop(server);
+    let (_again, addr) = kvs_serve(&args[..6]);
+    let mut c = connect(&addr);
+    assert_eq!(keys(&mut c), now);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -13,6 +13,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{eq, parse_i64, Ctx};
+use crate::aof::Effect;
 use crate::resp::Writer;
 
 /// SLOWLOG GET [count] | LEN | RESET | HELP.
@@ -103,7 +104,8 @@ pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]], w: &mut Writer) {
 /// DEBUG refused by `enable-debug-command` (Redis's text).
 pub const DEBUG_REFUSED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
 
-/// DEBUG SLEEP seconds | PANIC | HELP (the other DEBUG subcommands are not served),
+/// DEBUG SLEEP seconds | RELOAD | PANIC | HELP (the other DEBUG subcommands are not
+/// served),
 /// for the clients `enable-debug-command` allows.
 pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let peer = ctx.session.meta.as_ref().map(|m| m.addr.as_str());
@@ -124,6 +126,8 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         ctx.keys.unlock();
         std::thread::sleep(std::time::Duration::from_secs_f64(secs));
         w.simple("OK");
+    } else if eq(sub, "reload") {
+        reload(ctx, &args[2..], w);
     } else if eq(sub, "panic") && args.len() == 2 {
         // The supervisor's view of a bug: the process ends with a message (the
         // server's panic rule, crate::server::on_panic), it never goes deaf.
@@ -137,6 +141,12 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 "    Stop the server for <seconds>. Decimals allowed.",
                 "PANIC",
                 "    Crash the server simulating a panic.",
+                "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+                "    Save the RDB on disk and reload it back to memory. By default it will",
+                "    save the RDB file and load it back.",
+                "    * MERGE: keys in the file replace those in memory, the others stay.",
+                "    * NOFLUSH: do not empty the databases before loading.",
+                "    * NOSAVE: load the file as it is on disk, without saving first.",
             ],
         );
     } else {
@@ -145,4 +155,113 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             String::from_utf8_lossy(sub)
         ));
     }
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: the RDB file saved (unless NOSAVE), then
+/// read whole and parsed before anything changes (a file that cannot be loaded leaves
+/// the keyspace as it was and answers an error), then the databases emptied (unless
+/// NOFLUSH) and the file's keys and libraries put in; every shard held throughout, the
+/// result logged and streamed as state. NOFLUSH without MERGE refuses a key that is
+/// already there (Redis's rule), before anything changes.
+fn reload(ctx: &mut Ctx, opts: &[&[u8]], w: &mut Writer) {
+    const FAILED: &str = "ERR Error trying to load the RDB dump, check server logs.";
+    let (mut save, mut flush, mut merge) = (true, true, false);
+    for o in opts {
+        if eq(o, "nosave") {
+            save = false;
+        } else if eq(o, "noflush") {
+            flush = false;
+        } else if eq(o, "merge") {
+            merge = true;
+        } else {
+            return w.error(super::SYNTAX);
+        }
+    }
+    ctx.keys.lock_every_db();
+    if save {
+        if let Err(e) = crate::snapshot::save(ctx.shared, ctx.keys, ctx.config, ctx.now) {
+            return w.error(&e);
+        }
+    }
+    let path = crate::snapshot::path(ctx.config);
+    let dbs = ctx.shared.keyspace.dbs();
+    let mut loaded = Vec::new();
+    let read = std::fs::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|buf| {
+            crate::cmd::dump::rdb::read(&buf, dbs, |k| loaded.push(k)).map_err(|e| e.to_string())
+        });
+    let summary = match read {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("kvs: DEBUG RELOAD: {}: {e}", path.display());
+            return w.error(FAILED);
+        }
+    };
+    let now = ctx.now;
+    if !flush && !merge {
+        let mine = ctx.keys.db();
+        for k in &loaded {
+            ctx.keys.select(k.db);
+            if ctx.keys.contains(&k.key, now) {
+                ctx.keys.select(mine);
+                eprintln!(
+                    "kvs: DEBUG RELOAD: duplicate key '{}' in database {}",
+                    String::from_utf8_lossy(&k.key),
+                    k.db
+                );
+                return w.error(FAILED);
+            }
+        }
+        ctx.keys.select(mine);
+    }
+    let libraries = &ctx.shared.scripts.libraries;
+    let mut changes: Vec<Vec<Vec<u8>>> = Vec::new();
+    if flush {
+        let all: Vec<(usize, Option<usize>)> = (0..dbs).map(|d| (d, None)).collect();
+        super::multi::touch_dbs(ctx, &all);
+        let mine = ctx.keys.db();
+        for db in 0..dbs {
+            ctx.keys.select(db);
+            ctx.keys.clear();
+            if ctx.logging {
+                ctx.effects.push(Effect::in_db(db, Effect::Clear));
+            }
+        }
+        ctx.keys.select(mine);
+        changes.push(vec![b"FUNCTION".to_vec(), b"FLUSH".to_vec()]);
+    }
+    for code in summary.functions {
+        changes.push(vec![
+            b"FUNCTION".to_vec(),
+            b"LOAD".to_vec(),
+            b"REPLACE".to_vec(),
+            code,
+        ]);
+    }
+    for argv in changes {
+        let _ = crate::script::library::replay(libraries, &argv);
+        if ctx.logging {
+            ctx.effects.push(Effect::Function(argv));
+        }
+    }
+    for k in loaded {
+        if k.expires_at != 0 && k.expires_at <= now {
+            continue;
+        }
+        let store = ctx.keys.store_in(k.db, &k.key);
+        store.put(&k.key, k.value, k.expires_at, now);
+        if let Some(s) = k.idle_s {
+            store.set_idle(&k.key, now, s.saturating_mul(1000));
+        }
+        if ctx.logging {
+            if let Some(e) = store.get_quiet(&k.key, now) {
+                let mut dump = vec![Effect::Del { key: k.key.clone() }];
+                dump.extend(crate::aof::dump(&k.key, e));
+                ctx.effects
+                    .extend(dump.into_iter().map(|x| Effect::in_db(k.db, x)));
+            }
+        }
+    }
+    w.simple("OK");
 }
