@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{bulk, cmd, connect, info, kvs_serve, temp};
+use common::{bulk, cmd, connect, info, kvs_serve, temp, try_cmd};
 use redis::{Connection, Value};
 
 /// The argument lists of the slow log's entries, newest first.
@@ -374,6 +374,115 @@ fn the_latency_monitor_records_what_passed_its_threshold() {
     };
     assert!(n >= 2, "{n}");
     assert!(latest(&mut c).is_empty());
+}
+
+/// INFO `section` as text.
+fn info_text(c: &mut Connection, section: &str) -> String {
+    redis::cmd("INFO").arg(section).query(c).expect("INFO")
+}
+
+/// The percentiles of INFO latencystats' line for `name`: (percentile, µs).
+fn latency_line(c: &mut Connection, name: &str) -> Option<Vec<(String, f64)>> {
+    let text = info_text(c, "latencystats");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("latency_percentiles_usec_{name}:")))?;
+    Some(
+        line.split(',')
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let (p, v) = f.split_once('=').unwrap_or_else(|| panic!("{line}"));
+                let (_, decimals) = v.split_once('.').unwrap_or_else(|| panic!("{line}"));
+                assert_eq!(decimals.len(), 3, "{line}");
+                (p.to_string(), v.parse().unwrap())
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn info_latencystats_gives_each_commands_percentiles() {
+    let (_server, addr) = kvs_serve(&["--port", "0", "--enable-debug-command", "yes"]);
+    let mut c = connect(&addr);
+    cmd(&mut c, &["CONFIG", "RESETSTAT"]);
+    for _ in 0..3 {
+        cmd(&mut c, &["SET", "a", "b"]);
+    }
+    cmd(&mut c, &["DEBUG", "SLEEP", "0.02"]);
+    cmd(&mut c, &["CLIENT", "ID"]);
+    let text = info_text(&mut c, "latencystats");
+    assert!(text.starts_with("# Latencystats\r\n"), "{text}");
+    // Redis's form: p50, p99, p99.9 by default, microseconds with three decimals.
+    let set = latency_line(&mut c, "set").expect("a line for SET");
+    let names: Vec<&str> = set.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(names, ["p50", "p99", "p99.9"]);
+    assert!(set.windows(2).all(|w| w[0].1 <= w[1].1), "{set:?}");
+    assert!(set[0].1 > 0.0);
+    let debug = latency_line(&mut c, "debug").expect("a line for DEBUG");
+    assert!(debug.iter().all(|(_, v)| *v >= 20_000.0), "{debug:?}");
+    assert!(
+        latency_line(&mut c, "client|id").is_some(),
+        "subcommands by name"
+    );
+    assert!(latency_line(&mut c, "get").is_none(), "not called");
+    // Not in the default sections; in all and everything.
+    assert!(!info_text(&mut c, "default").contains("# Latencystats"));
+    let plain: String = redis::cmd("INFO").query(&mut c).unwrap();
+    assert!(!plain.contains("# Latencystats"));
+    assert!(info_text(&mut c, "all").contains("latency_percentiles_usec_set:p50="));
+    assert!(info_text(&mut c, "everything").contains("# Latencystats"));
+    // The percentiles follow latency-tracking-info-percentiles.
+    cmd(
+        &mut c,
+        &[
+            "CONFIG",
+            "SET",
+            "latency-tracking-info-percentiles",
+            "0 12.5 100",
+        ],
+    );
+    let set = latency_line(&mut c, "set").unwrap();
+    let names: Vec<&str> = set.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(names, ["p0", "p12.5", "p100"]);
+    assert!(set[0].1 <= set[2].1);
+    let got: Vec<String> = redis::cmd("CONFIG")
+        .arg(&["GET", "latency-tracking-info-percentiles"])
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(got, ["latency-tracking-info-percentiles", "0 12.5 100"]);
+    // None: each line is left without values, as Redis leaves it.
+    cmd(
+        &mut c,
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", ""],
+    );
+    assert_eq!(latency_line(&mut c, "set"), Some(vec![]));
+    // Bad values: Redis's errors, the setting unchanged.
+    for (bad, why) in [
+        ("101", "parameters should sit between [0.0,100.0]"),
+        (
+            "50 abc",
+            "Invalid latency-tracking-info-percentiles parameters",
+        ),
+    ] {
+        let e = try_cmd(
+            &mut c,
+            &["CONFIG", "SET", "latency-tracking-info-percentiles", bad],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+    assert_eq!(latency_line(&mut c, "set"), Some(vec![]));
+    // Many percentiles: INFO still answers them all.
+    let many = vec!["99.5"; 5000].join(" ");
+    cmd(
+        &mut c,
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", &many],
+    );
+    assert_eq!(latency_line(&mut c, "set").unwrap().len(), 5000);
+    // latency-tracking no: the header only.
+    cmd(&mut c, &["CONFIG", "SET", "latency-tracking", "no"]);
+    assert_eq!(info_text(&mut c, "latencystats"), "# Latencystats\r\n\r\n");
 }
 
 #[test]

@@ -264,6 +264,152 @@ fn command_reports_the_table() {
 }
 
 #[test]
+fn command_getkeysandflags_gives_each_key_with_its_flags() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let flags = |c: &mut Connection, args: &[&str]| -> Vec<(String, Vec<String>)> {
+        let mut all = vec!["COMMAND", "GETKEYSANDFLAGS"];
+        all.extend_from_slice(args);
+        redis::cmd(all[0])
+            .arg(&all[1..])
+            .query(c)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    let k = |key: &str, f: &[&str]| (key.to_string(), f.iter().map(|s| s.to_string()).collect());
+    // What redis-server 7.0 answers.
+    assert_eq!(
+        flags(&mut c, &["SET", "k", "v"]),
+        [k("k", &["OW", "update"])]
+    );
+    assert_eq!(
+        flags(&mut c, &["set", "k", "v", "GET"]),
+        [k("k", &["RW", "access", "update"])]
+    );
+    assert_eq!(flags(&mut c, &["GET", "k"]), [k("k", &["RO", "access"])]);
+    assert_eq!(
+        flags(&mut c, &["LMOVE", "a", "b", "LEFT", "RIGHT"]),
+        [
+            k("a", &["RW", "access", "delete"]),
+            k("b", &["RW", "insert"])
+        ]
+    );
+    assert_eq!(
+        flags(&mut c, &["SORT", "k", "BY", "w*", "GET", "x", "STORE", "d"]),
+        [k("k", &["RO", "access"]), k("d", &["OW", "update"])]
+    );
+    assert_eq!(
+        flags(&mut c, &["EVAL", "s", "2", "a", "b", "x"]),
+        [
+            k("a", &["RW", "access", "update"]),
+            k("b", &["RW", "access", "update"])
+        ]
+    );
+    assert_eq!(flags(&mut c, &["EVAL", "s", "0"]), []);
+    assert_eq!(
+        flags(&mut c, &["EVAL", "s", "9", "a"]),
+        [],
+        "no_mandatory_keys"
+    );
+    assert_eq!(
+        flags(
+            &mut c,
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "STREAMS",
+                "s1",
+                "s2",
+                "0",
+                "0"
+            ]
+        ),
+        [k("s1", &["RO", "access"]), k("s2", &["RO", "access"])]
+    );
+    assert_eq!(
+        flags(&mut c, &["MSET", "a", "1", "b", "2"]),
+        [k("a", &["OW", "update"]), k("b", &["OW", "update"])]
+    );
+    assert_eq!(
+        flags(&mut c, &["RENAME", "a", "b"]),
+        [
+            k("a", &["RW", "access", "delete"]),
+            k("b", &["OW", "update"])
+        ]
+    );
+    assert_eq!(flags(&mut c, &["DEL", "a"]), [k("a", &["RM", "delete"])]);
+    assert_eq!(
+        flags(&mut c, &["OBJECT", "ENCODING", "k"]),
+        [k("k", &["RO"])]
+    );
+    assert_eq!(
+        flags(&mut c, &["XGROUP", "CREATE", "s", "g", "0"]),
+        [k("s", &["RW", "insert"])]
+    );
+    // GETKEYS gives the same keys.
+    let keys: Vec<String> = redis::cmd("COMMAND")
+        .arg(&["GETKEYS", "ZUNIONSTORE", "d", "2", "a", "b"])
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(keys, ["d", "a", "b"]);
+    // Redis's errors, in its order: unknown command or subcommand, no keys, arity,
+    // arguments; and COMMAND's own arity.
+    for (args, e) in [
+        (&["FOO", "a"][..], "Invalid command specified"),
+        (&["OBJECT", "NOSUCH", "k"], "Invalid command specified"),
+        (&["ECHO", "a", "b"], "The command has no key arguments"),
+        (&["OBJECT", "HELP", "x"], "The command has no key arguments"),
+        (&["SPUBLISH", "ch", "m"], "The command has no key arguments"),
+        (
+            &["SET", "k"],
+            "Invalid number of arguments specified for command",
+        ),
+        (
+            &["OBJECT", "ENCODING"],
+            "Invalid number of arguments specified for command",
+        ),
+        (
+            &["OBJECT", "ENCODING", "a", "b"],
+            "Invalid number of arguments specified",
+        ),
+        (
+            &["ZUNIONSTORE", "d", "3", "a", "b"],
+            "Invalid arguments specified for command",
+        ),
+        (
+            &["LMPOP", "0", "a", "LEFT"],
+            "Invalid arguments specified for command",
+        ),
+        (
+            &["GET"],
+            "wrong number of arguments for 'command|getkeysandflags'",
+        ),
+        (
+            &[],
+            "wrong number of arguments for 'command|getkeysandflags'",
+        ),
+    ] {
+        let mut all = vec!["COMMAND", "GETKEYSANDFLAGS"];
+        all.extend_from_slice(args);
+        let got = err(&mut c, &all);
+        assert!(got.contains(e), "{args:?}: {got}");
+        all[1] = "GETKEYS";
+        let plain = err(&mut c, &all).replace("command|getkeys'", "command|getkeysandflags'");
+        assert_eq!(plain, got, "GETKEYS {args:?}");
+    }
+    // Many keys: one entry each, the server still answering.
+    let many: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
+    let mut args = vec!["COMMAND", "GETKEYSANDFLAGS", "DEL"];
+    args.extend(many.iter().map(String::as_str));
+    let Value::Array(got) = cmd(&mut c, &args) else {
+        panic!("DEL with many keys")
+    };
+    assert_eq!(got.len(), many.len());
+    assert_eq!(cmd(&mut c, &["PING"]), Value::SimpleString("PONG".into()));
+}
+
+#[test]
 fn exec_refuses_a_transaction_that_would_grow_past_maxmemory() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut a = connect(&addr);

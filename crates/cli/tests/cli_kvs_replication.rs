@@ -231,6 +231,69 @@ fn two_replicas_follow_a_primary_through_10000_writes() {
 }
 
 #[test]
+fn config_get_replicaof_and_its_slaveof_alias_follow_the_role() {
+    let (_primary, paddr) = kvs_serve(&["--port", "0"]);
+    let port = port_of(&paddr).to_string();
+    let (_replica, raddr) = kvs_serve(&["--port", "0", "--replicaof", "127.0.0.1", &port]);
+    let mut p = connect(&paddr);
+    let mut r = connect(&raddr);
+    let get = |c: &mut Connection, args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["GET"];
+        all.extend_from_slice(args);
+        let mut pairs: Vec<(String, String)> = redis::cmd("CONFIG")
+            .arg(&all)
+            .query::<std::collections::HashMap<String, String>>(c)
+            .unwrap()
+            .into_iter()
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let pair = |n: &str, v: &str| (n.to_string(), v.to_string());
+    let primary_of = format!("127.0.0.1 {port}");
+    // As redis-server 7.0: an empty value on a primary, "host port" on a replica,
+    // under either name, as asked.
+    assert_eq!(get(&mut p, &["replicaof"]), [pair("replicaof", "")]);
+    assert_eq!(get(&mut p, &["slaveof"]), [pair("slaveof", "")]);
+    assert_eq!(
+        get(&mut r, &["replicaof"]),
+        [pair("replicaof", &primary_of)]
+    );
+    assert_eq!(get(&mut r, &["SLAVEOF"]), [pair("SLAVEOF", &primary_of)]);
+    assert_eq!(
+        get(&mut r, &["*of"]),
+        [pair("replicaof", &primary_of), pair("slaveof", &primary_of)]
+    );
+    assert!(get(&mut p, &["replica*"]).contains(&pair("replicaof", "")));
+    // Set only by REPLICAOF.
+    for name in ["replicaof", "slaveof"] {
+        let e = try_cmd(&mut p, &["CONFIG", "SET", name, "127.0.0.1 1"]).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!(
+                "possibly related to argument '{name}') - can't set immutable config"
+            )),
+            "{e}"
+        );
+    }
+    // The other aliases set what they stand for.
+    cmd(&mut p, &["CONFIG", "SET", "slave-priority", "7"]);
+    assert_eq!(
+        get(&mut p, &["replica-priority"]),
+        [pair("replica-priority", "7")]
+    );
+    assert_eq!(
+        get(&mut p, &["slave-priority"]),
+        [pair("slave-priority", "7")]
+    );
+    // Promoted: empty again.
+    cmd(&mut r, &["REPLICAOF", "NO", "ONE"]);
+    assert_eq!(
+        get(&mut r, &["slaveof", "replicaof"]),
+        [pair("replicaof", ""), pair("slaveof", "")]
+    );
+}
+
+#[test]
 fn a_replica_with_a_log_keeps_its_data_across_kill_9_and_syncs_again() {
     let (_primary, paddr) = kvs_serve(&["--port", "0"]);
     let port = port_of(&paddr).to_string();

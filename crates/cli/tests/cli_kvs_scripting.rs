@@ -280,6 +280,132 @@ fn call_raises_pcall_returns_and_the_sandbox_refuses() {
 }
 
 #[test]
+fn acl_check_cmd_answers_for_the_callers_user() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut admin = connect(&addr);
+    cmd(
+        &mut admin,
+        &[
+            "ACL",
+            "SETUSER",
+            "u",
+            "on",
+            "nopass",
+            "+@all",
+            "-hset",
+            "-config|set",
+            "~x*",
+            "&*",
+        ],
+    );
+    let mut c = connect(&addr);
+    cmd(&mut c, &["AUTH", "u", "any"]);
+    let check = |c: &mut Connection, script: &str| eval(c, script, &[], &[]);
+    // As redis-server 7.0 answers (true: 1, false: nil).
+    for (script, want) in [
+        ("return redis.acl_check_cmd('set','xx',1)", Value::Int(1)),
+        (
+            "return redis.acl_check_cmd('SET','xx','v','GET')",
+            Value::Int(1),
+        ),
+        ("return redis.acl_check_cmd('hset','xx','f',1)", Value::Nil),
+        // A key the user may not touch, though the script did not declare it.
+        ("return redis.acl_check_cmd('set','yy',1)", Value::Nil),
+        (
+            "return redis.acl_check_cmd('mset','xa','1','yb','2')",
+            Value::Nil,
+        ),
+        (
+            "return redis.acl_check_cmd('config','set','a','b')",
+            Value::Nil,
+        ),
+        (
+            "return redis.acl_check_cmd('config','get','a')",
+            Value::Int(1),
+        ),
+        ("return redis.acl_check_cmd('config')", Value::Int(1)),
+        // Arity is not checked; keys are found as the command finds them.
+        ("return redis.acl_check_cmd('get')", Value::Int(1)),
+        ("return redis.acl_check_cmd('get','a','b')", Value::Nil),
+        (
+            "return redis.acl_check_cmd('eval','s','2','xa','yb')",
+            Value::Nil,
+        ),
+        (
+            "return redis.acl_check_cmd('eval','s','5','xa')",
+            Value::Int(1),
+        ),
+        (
+            "return redis.acl_check_cmd('object','encoding','yy')",
+            Value::Nil,
+        ),
+        ("return type(redis.acl_check_cmd('ping'))", bulk("boolean")),
+        (
+            "local ok, e = pcall(redis.acl_check_cmd, 'nosuch') return {tostring(ok), e}",
+            Value::Array(vec![
+                bulk("false"),
+                bulk("ERR Invalid command passed to redis.acl_check_cmd()"),
+            ]),
+        ),
+    ] {
+        assert_eq!(check(&mut c, script), want, "{script}");
+    }
+    for (script, e) in [
+        (
+            "return redis.acl_check_cmd('invalid-cmd','arg')",
+            "Invalid command passed to redis.acl_check_cmd()",
+        ),
+        (
+            "return redis.acl_check_cmd('config','nosuch')",
+            "Invalid command passed to redis.acl_check_cmd()",
+        ),
+        (
+            "return redis.acl_check_cmd()",
+            "Please specify at least one argument for this redis lib call",
+        ),
+        (
+            "return redis.acl_check_cmd('get', {})",
+            "Lua redis lib command arguments must be strings or integers",
+        ),
+    ] {
+        let got = err(&mut c, &["EVAL", script, "0"]);
+        assert!(got.contains(e), "{script}: {got}");
+    }
+    // Nothing is logged: the check is a question, not a denial.
+    let Value::Array(log) = cmd(&mut admin, &["ACL", "LOG"]) else {
+        panic!("ACL LOG")
+    };
+    assert!(log.is_empty(), "{log:?}");
+    // The default user may run anything.
+    assert_eq!(
+        check(&mut admin, "return redis.acl_check_cmd('hset','yy','f',1)"),
+        Value::Int(1)
+    );
+    // As many keys as Lua passes (7,000; 100,000 is Lua's own error, as in Redis),
+    // every one allowed but the last: answered, and the server still serves.
+    let many = "local t = {} for i = 1, 7000 do t[i] = 'x' .. i end t[#t] = 'nope' \
+                return redis.acl_check_cmd('del', unpack(t))";
+    assert_eq!(check(&mut c, many), Value::Nil);
+    let most = "local t = {} for i = 1, 7000 do t[i] = 'x' .. i end \
+                return redis.acl_check_cmd('del', unpack(t))";
+    assert_eq!(check(&mut c, most), Value::Int(1));
+    let huge = "local t = {} for i = 1, 100000 do t[i] = 'x' .. i end \
+                return redis.acl_check_cmd('del', unpack(t))";
+    let got = err(&mut c, &["EVAL", huge, "0"]);
+    assert!(got.contains("too many results to unpack"), "{got}");
+    assert_eq!(cmd(&mut c, &["PING"]), Value::SimpleString("PONG".into()));
+    // It runs in functions as well.
+    let lib = "#!lua name=chk\nredis.register_function('chk', function(keys, args) \
+               return redis.acl_check_cmd(unpack(args)) end)";
+    cmd(&mut admin, &["FUNCTION", "LOAD", lib]);
+    assert_eq!(
+        cmd(&mut c, &["FCALL", "chk", "0", "get", "xy"]),
+        Value::Int(1)
+    );
+    assert_eq!(cmd(&mut c, &["FCALL", "chk", "0", "get", "yy"]), Value::Nil);
+}
+
+#[test]
 fn read_only_scripts_cannot_write() {
     let (_server, addr) = kvs_serve(&["--port", "0"]);
     let mut c = connect(&addr);

@@ -512,6 +512,9 @@ fn config_rewrite_keeps_the_log_in_force_and_every_setting_round_trips() {
             // Set in the file already; a tiny limit would evict the keys.
             "maxmemory",
             "maxmemory-policy",
+            // Set by REPLICAOF only.
+            "replicaof",
+            "slaveof",
         ];
         for (k, v) in all(&mut c) {
             // The TLS settings are set at start only, as `port` is.
@@ -529,6 +532,7 @@ fn config_rewrite_keeps_the_log_in_force_and_every_setting_round_trips() {
                     "notify-keyspace-events" => "Kg".into(),
                     "loglevel" => "warning".into(),
                     "acl-pubsub-default" => "allchannels".into(),
+                    "latency-tracking-info-percentiles" => "12.5 99".into(),
                     _ => format!("{v}x"),
                 },
             };

@@ -153,165 +153,28 @@ pub struct Need {
     pub write: bool,
 }
 
-const R: Need = Need {
-    read: true,
-    write: false,
-};
-const W: Need = Need {
-    read: false,
-    write: true,
-};
-const RW: Need = Need {
-    read: true,
-    write: true,
-};
-/// Existence and length tests: any pattern (read or write) will do.
-const ANY: Need = Need {
-    read: false,
-    write: false,
-};
-
-/// Writes that do not read the key (Redis's key specs without ACCESS).
-const WRITE_ONLY: &[&str] = &[
-    "append",
-    "del",
-    "expire",
-    "expireat",
-    "geoadd",
-    "hdel",
-    "hmset",
-    "hset",
-    "hsetnx",
-    "linsert",
-    "lpush",
-    "lpushx",
-    "lrem",
-    "lset",
-    "ltrim",
-    "mset",
-    "msetnx",
-    "persist",
-    "pexpire",
-    "pexpireat",
-    "pfadd",
-    "psetex",
-    "restore",
-    "restore-asking",
-    "rpush",
-    "rpushx",
-    "sadd",
-    "setex",
-    "setnx",
-    "setrange",
-    "srem",
-    "unlink",
-    "xack",
-    "xadd",
-    "xautoclaim",
-    "xclaim",
-    "xdel",
-    "xgroup",
-    "xsetid",
-    "xtrim",
-    "zadd",
-    "zrem",
-    "zremrangebylex",
-    "zremrangebyrank",
-    "zremrangebyscore",
-];
-
-/// Existence, type and length tests: either permission will do.
-const EITHER: &[&str] = &[
-    "exists",
-    "hexists",
-    "hlen",
-    "hstrlen",
-    "llen",
-    "memory",
-    "object",
-    "scard",
-    "sismember",
-    "strlen",
-    "touch",
-    "type",
-    "watch",
-    "xlen",
-    "zcard",
-];
-
-/// The key arguments of `cmd` called with `args` (name first), with what each needs.
-/// Shard channels (SPUBLISH, SSUBSCRIBE) are not keys here; MIGRATE's keys are found
-/// as Redis finds them; a key count that is not valid means no keys (the command
-/// itself will refuse it).
+/// The key arguments of `cmd` called with `args` (name first), with what each needs,
+/// read from the key-spec flags of the command table ([`Command::key_flags`]) as
+/// Redis reads them: reading the value (`access`) needs read permission, changing it
+/// (`update`, `insert`, `delete`) write permission, and existence, type and length
+/// tests (neither) either one. Shard channels (SPUBLISH, SSUBSCRIBE) are not keys
+/// here; MIGRATE's keys are found as Redis finds them; a key count that is not valid
+/// means no keys (the command itself will refuse it).
 pub fn key_needs(cmd: &Command, args: &[&[u8]]) -> Vec<(usize, Need)> {
-    let name = cmd.name;
-    let idx: Vec<usize> = match name {
-        "spublish" | "ssubscribe" | "sunsubscribe" => return Vec::new(),
-        "migrate" => migrate_keys(args),
-        _ => cmd.keys_of(args).unwrap_or_default(),
+    let flags: Vec<(usize, u16)> = if cmd.name == "migrate" {
+        let f = table::KEY_RW | table::KEY_ACCESS | table::KEY_DELETE;
+        migrate_keys(args).into_iter().map(|i| (i, f)).collect()
+    } else {
+        cmd.key_flags(args).unwrap_or_default()
     };
-    let has = |from: usize, words: &[&str]| {
-        args.iter()
-            .skip(from)
-            .any(|a| words.iter().any(|w| eq(a, w)))
-    };
-    let need_all = match name {
-        "migrate" => Some(RW),
-        "set" => Some(if has(3, &["get"]) { RW } else { W }),
-        "bitfield" => Some(if has(2, &["set", "incrby"]) { RW } else { R }),
-        "pfdebug" | "xreadgroup" => Some(R),
-        n if WRITE_ONLY.contains(&n) => Some(W),
-        n if EITHER.contains(&n) => Some(ANY),
-        _ => None,
-    };
-    idx.iter()
-        .enumerate()
-        .map(|(n, &i)| {
-            let first = n == 0;
-            let need = need_all.unwrap_or(match name {
-                // A destination first, then sources.
-                "bitop" | "geosearchstore" | "sdiffstore" | "sinterstore" | "sunionstore"
-                | "zdiffstore" | "zinterstore" | "zunionstore" | "zrangestore" => {
-                    if first {
-                        W
-                    } else {
-                        R
-                    }
-                }
-                // A source emptied or moved, then a destination.
-                "lmove" | "blmove" | "rpoplpush" | "brpoplpush" | "smove" | "rename"
-                | "renamenx" => {
-                    if first {
-                        RW
-                    } else {
-                        W
-                    }
-                }
-                // A source read, then destinations.
-                "copy" | "sort" | "sort_ro" | "georadius" | "georadiusbymember" => {
-                    if first {
-                        R
-                    } else {
-                        W
-                    }
-                }
-                "pfmerge" => {
-                    if first {
-                        RW
-                    } else {
-                        R
-                    }
-                }
-                _ if cmd.group == "scripting" => {
-                    if cmd.has(table::READONLY) {
-                        R
-                    } else {
-                        RW
-                    }
-                }
-                _ if cmd.has(table::READONLY) => R,
-                _ => RW,
-            });
+    let writes = table::KEY_UPDATE | table::KEY_INSERT | table::KEY_DELETE;
+    flags
+        .into_iter()
+        .map(|(i, f)| {
+            let need = Need {
+                read: f & table::KEY_ACCESS != 0,
+                write: f & writes != 0,
+            };
             (i, need)
         })
         .collect()
@@ -1400,6 +1263,16 @@ pub(crate) fn admit_script(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> Resu
             ))
         }
     }
+}
+
+/// Whether the session's user may run `cmd` with `args` (`redis.acl_check_cmd`): the
+/// full check (command, keys, channels), nothing logged; false for a user deleted.
+pub(crate) fn allows(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) -> bool {
+    if open(ctx) {
+        return true;
+    }
+    let users = ctx.config.acl.clone();
+    matches!(judge(&users, ctx.session, cmd, args), Verdict::Allowed)
 }
 
 /// The check at EXEC of a command queued before (the rules may have changed since).

@@ -271,6 +271,12 @@ pub fn apply(config: &mut ServerConfig, text: &str) -> Result<Vec<ConfError>, Co
             // Several values in one setting, as CONFIG SET takes them in one argument.
             // Each `save` line adds its pairs to those of the lines before it in the
             // file (`save ""` clears them), as Redis reads them.
+            "latency-tracking-info-percentiles" => {
+                let mut cmd: Config = next.cmd.clone();
+                cmd.set(&name, &words[1..].join(&b' '))
+                    .map_err(|why| err(format!("{name}: {why}")))?;
+                next.cmd = cmd;
+            }
             "save" => {
                 let mut joined: Vec<u8> = words[1..].join(&b' ');
                 if save_lines > 0 && !joined.is_empty() {
@@ -377,6 +383,27 @@ mod tests {
         );
         // A known setting with a bad value is still an error.
         assert!(apply(&mut c, "daemonize no\nmaxmemory lots\n").is_err());
+    }
+
+    #[test]
+    fn percentiles_and_aliases_read_from_a_file() {
+        let mut c = ServerConfig::default();
+        let text = "latency-tracking-info-percentiles 50 99.99\nslave-read-only no\n\
+                    min-slaves-to-write 2\n";
+        apply(&mut c, text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.cmd.latency_percentiles, [50.0, 99.99]);
+        assert_eq!(c.cmd.min_replicas, 2);
+        assert_eq!(
+            c.cmd.compat.get("replica-read-only").map(String::as_str),
+            Some("no")
+        );
+        // As CONFIG REWRITE writes them: one quoted value, or none.
+        apply(&mut c, "latency-tracking-info-percentiles \"1 2\"\n").unwrap();
+        assert_eq!(c.cmd.latency_percentiles, [1.0, 2.0]);
+        apply(&mut c, "latency-tracking-info-percentiles \"\"\n").unwrap();
+        assert!(c.cmd.latency_percentiles.is_empty());
+        let e = apply(&mut c, "latency-tracking-info-percentiles 50 200\n").unwrap_err();
+        assert!(e.message.contains("[0.0,100.0]"), "{e}");
     }
 
     #[test]

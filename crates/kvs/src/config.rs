@@ -55,6 +55,9 @@ pub struct Config {
     pub latency_threshold: u64,
     /// `latency-tracking`: per-command latency histograms (LATENCY HISTOGRAM).
     pub latency_tracking: bool,
+    /// `latency-tracking-info-percentiles`: the percentiles INFO latencystats gives of
+    /// each command's latency (0 to 100; none: the section's lines list none).
+    pub latency_percentiles: Vec<f64>,
     /// `tracking-table-max-keys`: keys the client-side caching table remembers before
     /// it forgets some (sending their invalidations); 0: no bound.
     pub tracking_max_keys: usize,
@@ -227,6 +230,27 @@ pub(crate) fn compat(name: &str) -> Option<&'static str> {
         .map(|i| COMPAT[i].0)
 }
 
+/// Redis 7's older names of settings this server has, each with the name it stands
+/// for: CONFIG GET answers under either (a pattern matches both), CONFIG SET and the
+/// configuration file take either.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("slave-priority", "replica-priority"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slaveof", "replicaof"),
+];
+
+/// The setting `name` (lower case) stands for: itself, or the one an alias names.
+pub fn canonical(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, n)| n)
+}
+
 /// The names [`Config::set`] takes while running.
 pub(crate) const RUNTIME: &[&str] = &[
     "requirepass",
@@ -245,6 +269,7 @@ pub(crate) const RUNTIME: &[&str] = &[
     "slowlog-max-len",
     "latency-monitor-threshold",
     "latency-tracking",
+    "latency-tracking-info-percentiles",
     "tracking-table-max-keys",
     "min-replicas-to-write",
     "min-replicas-max-lag",
@@ -273,6 +298,8 @@ pub(crate) const IMMUTABLE: &[&str] = &[
     "unixsocket",
     "aclfile",
     "daemonize",
+    // Set by REPLICAOF (CONFIG GET shows the primary followed).
+    "replicaof",
 ];
 
 impl Config {
@@ -323,6 +350,14 @@ impl Config {
                 self.latency_threshold.to_string(),
             ),
             ("latency-tracking", yes_no(self.latency_tracking)),
+            (
+                "latency-tracking-info-percentiles",
+                self.latency_percentiles
+                    .iter()
+                    .map(|&p| percentile_text(p))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
             (
                 "tracking-table-max-keys",
                 self.tracking_max_keys.to_string(),
@@ -380,7 +415,7 @@ impl Config {
                 Some(v) if v >= min => Ok(v),
                 _ => Err(format!("argument must be {what}")),
             };
-        let name = name.to_ascii_lowercase();
+        let name = canonical(&name.to_ascii_lowercase()).to_string();
         match name.as_str() {
             "requirepass" => {
                 self.requirepass = (!value.is_empty()).then(|| value.to_vec());
@@ -469,6 +504,9 @@ impl Config {
                     _ => return Err("argument must be 'yes' or 'no'".into()),
                 }
             }
+            "latency-tracking-info-percentiles" => {
+                self.latency_percentiles = parse_percentiles(&text())?;
+            }
             "tracking-table-max-keys" => {
                 self.tracking_max_keys = match std::str::from_utf8(value)
                     .ok()
@@ -541,6 +579,38 @@ impl Config {
         debug_assert!(RUNTIME.contains(&name.as_str()) || compat(&name).is_some());
         Ok(())
     }
+}
+
+/// `latency-tracking-info-percentiles`: percentiles separated by spaces (none for an
+/// empty value), each a number from 0 to 100, with Redis's errors.
+fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
+    text.split_ascii_whitespace()
+        .map(|t| {
+            let v = t
+                .parse::<f64>()
+                .ok()
+                // Not a number, or one past a double's range (Redis's strtod check).
+                .filter(|v| {
+                    !v.is_nan() && (v.is_finite() || t.to_ascii_lowercase().contains("inf"))
+                })
+                .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
+            if !(0.0..=100.0).contains(&v) {
+                return Err(
+                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                        .into(),
+                );
+            }
+            Ok(v)
+        })
+        .collect()
+}
+
+/// A percentile as Redis writes it (`%f` without trailing zeros: `50`, `99.9`,
+/// `12.5`), in CONFIG GET and in INFO latencystats (`p99.9=`).
+pub fn percentile_text(p: f64) -> String {
+    let s = format!("{p:.6}");
+    let s = s.trim_end_matches('0');
+    s.strip_suffix('.').unwrap_or(s).to_string()
 }
 
 /// `maxmemory-policy`.
@@ -656,6 +726,7 @@ impl Default for Config {
             slowlog_max_len: 128,
             latency_threshold: 0,
             latency_tracking: true,
+            latency_percentiles: vec![50.0, 99.0, 99.9],
             tracking_max_keys: 1_000_000,
             min_replicas: 0,
             min_replicas_lag: 10,
@@ -784,5 +855,58 @@ mod tests {
         assert!(p.contains(&("list-max-listpack-size", "4".to_string())));
         assert!(p.contains(&("hz", "10".to_string())));
         assert!(c.set("no-such-setting", b"1").is_err());
+    }
+
+    #[test]
+    fn latency_percentiles_parse_and_show_as_redis_does() {
+        let mut c = Config::default();
+        let shown = |c: &Config| {
+            c.params()
+                .into_iter()
+                .find(|(n, _)| *n == "latency-tracking-info-percentiles")
+                .unwrap()
+                .1
+        };
+        assert_eq!(shown(&c), "50 99 99.9");
+        // What redis-server 7.0 shows for these.
+        c.set(
+            "latency-tracking-info-percentiles",
+            b"12.5 -0 1e1 99.990 100 0",
+        )
+        .unwrap();
+        assert_eq!(shown(&c), "12.5 -0 10 99.99 100 0");
+        c.set("latency-tracking-info-percentiles", b"").unwrap();
+        assert_eq!(shown(&c), "");
+        assert!(c.latency_percentiles.is_empty());
+        for (bad, why) in [
+            ("101", "should sit between [0.0,100.0]"),
+            ("-0.5", "should sit between [0.0,100.0]"),
+            ("inf", "should sit between [0.0,100.0]"),
+            (
+                "abc",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+            (
+                "nan",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+            (
+                "1e400",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+            (
+                "50 x",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+        ] {
+            let e = c
+                .set("latency-tracking-info-percentiles", bad.as_bytes())
+                .unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        // A refused value leaves the setting as it was.
+        assert!(c.latency_percentiles.is_empty());
+        assert_eq!(percentile_text(99.9), "99.9");
+        assert_eq!(percentile_text(1e-7), "0");
     }
 }

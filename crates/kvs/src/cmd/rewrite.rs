@@ -173,10 +173,9 @@ fn setting_of(line: &str) -> Option<String> {
     let name = String::from_utf8_lossy(first).to_ascii_lowercase();
     Some(if eq(first, "io-threads") {
         "threads".into()
-    } else if eq(first, "slaveof") {
-        "replicaof".into()
     } else {
-        name
+        // `slaveof`, `slave-read-only`, ...: the setting they stand for.
+        crate::config::canonical(&name).to_string()
     })
 }
 

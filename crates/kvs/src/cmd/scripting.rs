@@ -44,7 +44,7 @@ use super::table::{self, Command, ALLOW_BUSY, DENYOOM, NOSCRIPT, WRITE};
 use super::{eq, parse_i64, Ctx};
 use crate::aof::Effect;
 use crate::resp::{Proto, Writer};
-use crate::script::engine::{with_engine, Ended};
+use crate::script::engine::{with_engine, Ask, Ended};
 use crate::script::{busy_error, sha1_hex, Busy};
 
 const NOSCRIPT_ERR: &str = "NOSCRIPT No matching script. Please use EVAL.";
@@ -305,16 +305,19 @@ pub(crate) fn run(
     let resp3 = w.proto() == Proto::Resp3;
     let maxmemory = ctx.config.maxmemory;
     let allow_oom = origin.allow_oom;
-    let mut call = |argv: &[Vec<u8>], resp3_call: bool| -> Vec<u8> {
+    let mut call = |argv: &[Vec<u8>], ask: Ask| -> Vec<u8> {
         let mut out = Vec::new();
-        let proto = if resp3_call {
+        let proto = if ask == (Ask::Run { resp3: true }) {
             Proto::Resp3
         } else {
             Proto::Resp2
         };
         let mut cw = Writer::new(&mut out, proto);
         let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-        call_command(ctx, &args, readonly, allow_oom, &busy, &mut cw);
+        match ask {
+            Ask::Run { .. } => call_command(ctx, &args, readonly, allow_oom, &busy, &mut cw),
+            Ask::AclCheck => acl_check(ctx, &args, &mut cw),
+        }
         out
     };
     let _ = resp3;
@@ -359,6 +362,16 @@ const CLUSTER_NOSCRIPT: &[&str] = &[
     "flushslots",
     "set-config-epoch",
 ];
+
+/// `redis.acl_check_cmd(...)`: whether the caller's user may run the command line
+/// `args` (its keys and channels as well; arity is not checked, nothing is logged), as
+/// 1 or 0; an error when it names no command or no subcommand of a container.
+fn acl_check(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
+    let Some((cmd, _, _)) = table::lookup_call(args) else {
+        return w.error("ERR Invalid command passed to redis.acl_check_cmd()");
+    };
+    w.int(i64::from(crate::acl::allows(ctx, cmd, args)));
+}
 
 /// One `redis.call` from a script: the command table's checks in Redis's order and
 /// texts for scripts, then the handler, its reply into `w`.

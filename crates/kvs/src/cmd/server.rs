@@ -207,6 +207,9 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         let shared = &ctx.shared.stats.per_command;
         out.push_str(&commandstats(shared, &ctx.stats.per_command));
     }
+    if explicit("latencystats") {
+        out.push_str(&latencystats(ctx));
+    }
     if want("keyspace") {
         out.push_str("# Keyspace\r\n");
         for db in 0..=ctx.shared.keyspace.max_used() {
@@ -318,6 +321,44 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         .shutdown
         .store(true, std::sync::atomic::Ordering::Relaxed);
     ctx.session.quit = true;
+}
+
+/// The INFO latencystats section: per command and subcommand with measured calls
+/// (`crate::state::histogram`), the `latency-tracking-info-percentiles` of its
+/// latency in microseconds, as Redis writes them
+/// (`latency_percentiles_usec_get:p50=8.255,p99=16.511,p99.9=16.511`); only the
+/// header with `latency-tracking no`.
+fn latencystats(ctx: &Ctx) -> String {
+    let mut out = String::from("# Latencystats\r\n");
+    if ctx.config.latency_tracking {
+        let cat = crate::acl::catalog::catalog();
+        let names: Vec<String> = ctx
+            .config
+            .latency_percentiles
+            .iter()
+            .map(|&p| crate::config::percentile_text(p))
+            .collect();
+        for id in 0..cat.entries().len() as u16 {
+            let h = ctx.shared.stats.histograms.get(id, &ctx.stats.histograms);
+            if h.percentile_usec(100.0).is_none() {
+                continue;
+            }
+            let values: Vec<String> = ctx
+                .config
+                .latency_percentiles
+                .iter()
+                .zip(&names)
+                .map(|(&p, name)| format!("p{name}={:.3}", h.percentile_usec(p).unwrap_or(0.0)))
+                .collect();
+            out.push_str(&format!(
+                "latency_percentiles_usec_{}:{}\r\n",
+                cat.entry(id).name,
+                values.join(",")
+            ));
+        }
+    }
+    out.push_str("\r\n");
+    out
 }
 
 /// The INFO commandstats section.

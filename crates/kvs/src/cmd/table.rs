@@ -2,8 +2,9 @@
 //! is not its behaviour comes: the arity check, the flags that decide whether it may
 //! run (authentication, `maxmemory`, a failing log, inside MULTI), its key positions
 //! (COMMAND GETKEYS, cluster clients, WATCH), and the replies of COMMAND, COMMAND
-//! COUNT/INFO/DOCS/LIST/GETKEYS. Rows are sorted by name (checked by a test) and found
-//! by binary search on the lower-cased name, without allocating.
+//! COUNT/INFO/DOCS/LIST/GETKEYS/GETKEYSANDFLAGS (the keys with Redis's key-spec
+//! flags, which the ACLs also read). Rows are sorted by name (checked by a test) and
+//! found by binary search on the lower-cased name, without allocating.
 //!
 //! Arity follows Redis: `n` means exactly `n` arguments counting the name, `-n` at
 //! least `n`. Key positions are `first`, `last` (negative: from the end) and `step`,
@@ -71,6 +72,39 @@ const FLAG_NAMES: &[(u32, &str)] = &[
     (NO_MANDATORY_KEYS, "no_mandatory_keys"),
     (ALLOW_BUSY, "allow_busy"),
     (MOVABLEKEYS, "movablekeys"),
+];
+
+/// Key-spec flags, as Redis's key specifications flag how a command uses a key
+/// (COMMAND GETKEYSANDFLAGS; the ACLs read the read and write needs from them):
+/// read-only, read-write, overwrite, remove; then what it does: reads the value
+/// (`access`), replaces or changes it (`update`), adds to it (`insert`), removes from
+/// it (`delete`).
+pub const KEY_RO: u16 = 1;
+/// Reads and writes the key.
+pub const KEY_RW: u16 = 1 << 1;
+/// Overwrites the key whatever it held.
+pub const KEY_OW: u16 = 1 << 2;
+/// Removes the key.
+pub const KEY_RM: u16 = 1 << 3;
+/// Reads the value (or part of it).
+pub const KEY_ACCESS: u16 = 1 << 4;
+/// Replaces or changes the value.
+pub const KEY_UPDATE: u16 = 1 << 5;
+/// Adds to the value.
+pub const KEY_INSERT: u16 = 1 << 6;
+/// Removes from the value (or the key).
+pub const KEY_DELETE: u16 = 1 << 7;
+
+/// Key-spec flag names, in Redis's order.
+const KEY_FLAG_NAMES: &[(u16, &str)] = &[
+    (KEY_RO, "RO"),
+    (KEY_RW, "RW"),
+    (KEY_OW, "OW"),
+    (KEY_RM, "RM"),
+    (KEY_ACCESS, "access"),
+    (KEY_UPDATE, "update"),
+    (KEY_INSERT, "insert"),
+    (KEY_DELETE, "delete"),
 ];
 
 /// One command.
@@ -181,6 +215,30 @@ impl Command {
             return None;
         }
         Some(before.iter().copied().chain(at + 1..at + 1 + n).collect())
+    }
+
+    /// The keys of a full command line `args` (name at 0) with their key-spec flags
+    /// ([`KEY_RO`], ...): the keys [`Command::keys_of`] finds, flagged as Redis's key
+    /// specifications flag them (SET with GET and BITFIELD with a write as Redis
+    /// resolves their variable flags). Empty for a command or subcommand without keys
+    /// (shard channels are not keys here); None when the key count is not valid.
+    pub fn key_flags(&self, args: &[&[u8]]) -> Option<Vec<(usize, u16)>> {
+        let Some((first, rest)) = spec_flags(self, args) else {
+            return Some(Vec::new());
+        };
+        let idx = self.keys_of(args)?;
+        Some(
+            idx.into_iter()
+                .enumerate()
+                .map(|(n, i)| (i, if n == 0 { first } else { rest }))
+                .collect(),
+        )
+    }
+
+    /// True when the command (for a container: the subcommand `args[1]`) has keys,
+    /// whatever its arguments (Redis's "has key specifications").
+    pub fn has_keys(&self, args: &[&[u8]]) -> bool {
+        spec_flags(self, args).is_some()
     }
 
     /// Redis's ACL categories for this command (COMMAND's seventh field), as the ACLs
@@ -520,6 +578,20 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
         .map(|i| &COMMANDS[i])
 }
 
+/// The command a full command line `args` (name first) names, as Redis looks it up:
+/// None for an unknown command, or for a container (CONFIG, OBJECT, ...) followed by
+/// an unknown subcommand; with the catalog id of what runs (`crate::acl::catalog`) and
+/// whether that is a subcommand.
+pub fn lookup_call(args: &[&[u8]]) -> Option<(&'static Command, u16, bool)> {
+    let c = lookup(args.first()?)?;
+    let cat = crate::acl::catalog::catalog();
+    let (id, is_sub) = cat.call(c, args);
+    if !is_sub && args.len() >= 2 && !cat.entry(id).subs.is_empty() {
+        return None;
+    }
+    Some((c, id, is_sub))
+}
+
 /// One command's COMMAND / COMMAND INFO entry.
 fn describe(c: &Command, w: &mut Writer) {
     w.array(10);
@@ -559,7 +631,8 @@ fn document(c: &Command, w: &mut Writer) {
     w.bulk(c.group.as_bytes());
 }
 
-/// COMMAND [COUNT | INFO name... | DOCS [name...] | LIST | GETKEYS cmd args... | HELP].
+/// COMMAND [COUNT | INFO name... | DOCS [name...] | LIST | GETKEYS cmd args... |
+/// GETKEYSANDFLAGS cmd args... | HELP].
 pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let _ = ctx;
     let Some(sub) = args.get(1) else {
@@ -597,23 +670,8 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         }
     } else if eq(sub, "list") {
         command_list(rest, w);
-    } else if eq(sub, "getkeys") && rest.len() >= 2 {
-        let Some(c) = lookup(rest[0]) else {
-            return w.error("ERR Invalid command specified");
-        };
-        if !c.arity_ok(rest.len()) {
-            return w.error("ERR Invalid number of arguments specified for command");
-        }
-        let Some(idx) = c.keys_of(rest) else {
-            return w.error("ERR Invalid arguments specified for command");
-        };
-        if idx.is_empty() && !c.has(NO_MANDATORY_KEYS) {
-            return w.error("ERR The command has no key arguments");
-        }
-        w.array(idx.len());
-        for i in idx {
-            w.bulk(rest[i]);
-        }
+    } else if (eq(sub, "getkeys") || eq(sub, "getkeysandflags")) && rest.len() >= 2 {
+        getkeys(rest, eq(sub, "getkeysandflags"), w);
     } else if eq(sub, "help") && rest.is_empty() {
         let lines = [
             "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -629,15 +687,174 @@ pub fn command(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             "    Return documentation details about multiple commands.",
             "GETKEYS <full-command>",
             "    Return the keys from a full command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full command.",
         ];
         super::help(w, &lines);
-    } else if eq(sub, "count") || eq(sub, "getkeys") || eq(sub, "help") {
+    } else if eq(sub, "count")
+        || eq(sub, "getkeys")
+        || eq(sub, "getkeysandflags")
+        || eq(sub, "help")
+    {
         arity(w, format!("command|{}", super::lower(sub)).as_bytes());
     } else {
         w.error(&format!(
             "ERR unknown subcommand '{}'. Try COMMAND HELP.",
             String::from_utf8_lossy(sub)
         ));
+    }
+}
+
+/// The key-spec flags of `cmd`'s keys (for a container: of the subcommand `args[1]`)
+/// as Redis 7.0 has them: those of the first key and those of the others (a
+/// destination before its sources, a source before its destination); None for a
+/// command or subcommand without keys. Commands with keys not named here read them
+/// (`RO access`) when read-only; a write not named is taken to read and change them.
+fn spec_flags(cmd: &Command, args: &[&[u8]]) -> Option<(u16, u16)> {
+    const R: u16 = KEY_RO | KEY_ACCESS;
+    const RW_ACCESS: u16 = KEY_RW | KEY_ACCESS;
+    const RW_UPDATE: u16 = KEY_RW | KEY_ACCESS | KEY_UPDATE;
+    const POP: u16 = KEY_RW | KEY_ACCESS | KEY_DELETE;
+    const OVERWRITE: u16 = KEY_OW | KEY_UPDATE;
+    let one = |f: u16| Some((f, f));
+    let sub = |names: &[&str]| args.get(1).is_some_and(|s| names.iter().any(|n| eq(s, n)));
+    match cmd.name {
+        // Containers: only some subcommands have keys.
+        "object" => sub(&["encoding", "freq", "idletime", "refcount"]).then_some((KEY_RO, KEY_RO)),
+        "memory" => sub(&["usage"]).then_some((KEY_RO, KEY_RO)),
+        "xinfo" => sub(&["consumers", "groups", "stream"]).then_some((R, R)),
+        "xgroup" => {
+            if sub(&["create", "createconsumer"]) {
+                one(KEY_RW | KEY_INSERT)
+            } else if sub(&["delconsumer", "destroy"]) {
+                one(KEY_RW | KEY_DELETE)
+            } else if sub(&["setid"]) {
+                one(KEY_RW | KEY_UPDATE)
+            } else {
+                None
+            }
+        }
+        // Shard channels are keys for cluster routing only.
+        "spublish" | "ssubscribe" | "sunsubscribe" => None,
+        // Variable flags: GET reads the old value.
+        "set" => {
+            let get = args.iter().skip(3).any(|a| eq(a, "get"));
+            one(if get { RW_UPDATE } else { OVERWRITE })
+        }
+        "bitfield" => one(if bitfield_reads_only(args) {
+            R
+        } else {
+            RW_UPDATE
+        }),
+        // A destination, then sources.
+        "bitop" | "geosearchstore" | "sdiffstore" | "sunionstore" | "zdiffstore"
+        | "zinterstore" | "zrangestore" | "zunionstore" => Some((OVERWRITE, R)),
+        "sinterstore" => Some((KEY_RW | KEY_UPDATE, R)),
+        "pfmerge" => Some((KEY_RW | KEY_ACCESS | KEY_INSERT, R)),
+        // A source emptied or moved, then a destination.
+        "blmove" | "brpoplpush" | "lmove" | "rpoplpush" | "smove" => {
+            Some((POP, KEY_RW | KEY_INSERT))
+        }
+        "rename" => Some((POP, OVERWRITE)),
+        "renamenx" => Some((POP, KEY_OW | KEY_INSERT)),
+        // A source read, then destinations.
+        "copy" | "georadius" | "georadiusbymember" | "sort" => Some((R, OVERWRITE)),
+        "migrate" => one(POP),
+        // Existence, type and length tests: the value is not read.
+        "exists" | "hexists" | "hlen" | "hstrlen" | "llen" | "scard" | "sismember" | "strlen"
+        | "touch" | "type" | "watch" | "xlen" | "zcard" => one(KEY_RO),
+        // Writes that change the value without reading it.
+        "expire" | "expireat" | "geoadd" | "hmset" | "hset" | "lset" | "persist" | "pexpire"
+        | "pexpireat" | "setrange" | "xack" | "xadd" | "xclaim" | "xsetid" | "zadd" => {
+            one(KEY_RW | KEY_UPDATE)
+        }
+        // Removals from the value.
+        "hdel" | "lrem" | "ltrim" | "srem" | "xautoclaim" | "xdel" | "xtrim" | "zrem"
+        | "zremrangebylex" | "zremrangebyrank" | "zremrangebyscore" => one(KEY_RW | KEY_DELETE),
+        // Additions to the value.
+        "append" | "hsetnx" | "linsert" | "lpush" | "lpushx" | "pfadd" | "rpush" | "rpushx"
+        | "sadd" => one(KEY_RW | KEY_INSERT),
+        // Pops: read and remove.
+        "blmpop" | "blpop" | "brpop" | "bzmpop" | "bzpopmax" | "bzpopmin" | "getdel" | "lmpop"
+        | "lpop" | "rpop" | "spop" | "zmpop" | "zpopmax" | "zpopmin" => one(POP),
+        // Overwrites.
+        "mset" | "psetex" | "restore" | "restore-asking" | "setex" => one(OVERWRITE),
+        "msetnx" | "setnx" => one(KEY_OW | KEY_INSERT),
+        "del" | "unlink" => one(KEY_RM | KEY_DELETE),
+        // PFCOUNT may cache the count it computed in the value.
+        "pfcount" | "pfdebug" => one(RW_ACCESS),
+        // Streams read by a group (its state is not the key's value).
+        "xreadgroup" => one(R),
+        _ if cmd.first == 0 && !cmd.has(MOVABLEKEYS) => None,
+        _ if cmd.has(READONLY) => one(R),
+        // Scripts (Redis cannot tell what they do), INCR and its kin, GETEX, MOVE, ...
+        _ => one(RW_UPDATE),
+    }
+}
+
+/// True when BITFIELD's operations are only GETs and OVERFLOWs (Redis's reading of
+/// them: a syntax error counts as a write).
+fn bitfield_reads_only(args: &[&[u8]]) -> bool {
+    let mut i = 2;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        if eq(args[i], "get") && left >= 2 {
+            i += 3;
+        } else if eq(args[i], "overflow") && left >= 1 {
+            i += 2;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// COMMAND GETKEYS / GETKEYSANDFLAGS over the full command `cmd` (name first), with
+/// Redis's checks in its order and texts.
+fn getkeys(cmd: &[&[u8]], with_flags: bool, w: &mut Writer) {
+    // A container's subcommand, as Redis looks it up: an unknown one is no command.
+    let Some((c, id, is_sub)) = lookup_call(cmd) else {
+        return w.error("ERR Invalid command specified");
+    };
+    if !c.has_keys(cmd) {
+        return w.error("ERR The command has no key arguments");
+    }
+    let arity_ok = if is_sub {
+        let a = crate::acl::catalog::catalog().entry(id).arity;
+        if a >= 0 {
+            cmd.len() == a as usize
+        } else {
+            cmd.len() >= a.unsigned_abs() as usize
+        }
+    } else {
+        c.arity_ok(cmd.len())
+    };
+    if !arity_ok {
+        return w.error("ERR Invalid number of arguments specified for command");
+    }
+    let Some(keys) = c.key_flags(cmd).filter(|k| !k.is_empty()) else {
+        if c.has(NO_MANDATORY_KEYS) {
+            return w.array(0);
+        }
+        return w.error("ERR Invalid arguments specified for command");
+    };
+    w.array(keys.len());
+    for (i, flags) in keys {
+        if !with_flags {
+            w.bulk(cmd[i]);
+            continue;
+        }
+        w.array(2);
+        w.bulk(cmd[i]);
+        let names: Vec<&str> = KEY_FLAG_NAMES
+            .iter()
+            .filter(|(f, _)| flags & f != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        w.set(names.len());
+        for n in names {
+            w.simple(n);
+        }
     }
 }
 
@@ -699,6 +916,168 @@ mod tests {
         assert_eq!(get.key_indexes(2).collect::<Vec<_>>(), vec![1]);
         let ping = lookup(b"ping").unwrap();
         assert_eq!(ping.key_indexes(2).count(), 0);
+    }
+
+    /// The flag names of each key of `args`, as GETKEYSANDFLAGS writes them.
+    fn flags_of(args: &[&str]) -> Option<Vec<(String, Vec<&'static str>)>> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let c = lookup(args[0]).unwrap();
+        let keys = c.key_flags(&args)?;
+        Some(
+            keys.into_iter()
+                .map(|(i, f)| {
+                    let names = KEY_FLAG_NAMES
+                        .iter()
+                        .filter(|(b, _)| f & b != 0)
+                        .map(|(_, n)| *n)
+                        .collect();
+                    (String::from_utf8_lossy(args[i]).into_owned(), names)
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn key_flags_are_those_of_redis_key_specs() {
+        // COMMAND INFO's key specifications of redis-server 7.0.15, grouped by flags:
+        // every command and subcommand of the table that has keys (first key; then
+        // the others where they differ).
+        let groups: &[(&str, &str)] = &[
+            ("RO access", "bitcount bitfield_ro bitpos dump eval_ro evalsha_ro expiretime fcall_ro geodist geohash geopos georadius_ro georadiusbymember_ro geosearch get getbit getrange hget hgetall hkeys hmget hrandfield hscan hvals lcs lindex lpos lrange mget pexpiretime pttl sdiff sinter sintercard smembers smismember srandmember sscan substr sunion ttl xinfo|consumers xinfo|groups xinfo|stream xpending xrange xread xreadgroup xrevrange zcount zdiff zinter zintercard zlexcount zmscore zrandmember zrange zrangebylex zrangebyscore zrank zrevrange zrevrangebylex zrevrangebyscore zrevrank zscan zscore zunion sort_ro"),
+            ("RO", "exists hexists hlen hstrlen llen memory|usage object|freq object|idletime object|encoding object|refcount scard sismember strlen touch type watch xlen zcard"),
+            ("RW update", "expire expireat geoadd hmset hset lset persist pexpire pexpireat setrange xack xadd xclaim xgroup|setid xsetid zadd"),
+            ("RW access update", "decr decrby eval evalsha fcall getex getset hincrby hincrbyfloat incr incrby incrbyfloat move setbit zincrby bitfield"),
+            ("RW access delete", "blmpop blpop brpop bzmpop bzpopmax bzpopmin getdel lmpop lpop rpop spop zmpop zpopmax zpopmin migrate"),
+            ("RW delete", "hdel lrem ltrim srem xautoclaim xdel xgroup|delconsumer xgroup|destroy xtrim zrem zremrangebylex zremrangebyrank zremrangebyscore"),
+            ("RW insert", "append hsetnx linsert lpush lpushx pfadd rpush rpushx sadd xgroup|create xgroup|createconsumer"),
+            ("OW update/RO access", "bitop geosearchstore sdiffstore sunionstore zdiffstore zinterstore zrangestore zunionstore"),
+            ("RW access delete/RW insert", "blmove brpoplpush lmove rpoplpush smove"),
+            ("OW update", "mset psetex restore restore-asking setex set"),
+            ("RM delete", "del unlink"),
+            ("RO access/OW update", "georadius georadiusbymember copy sort"),
+            ("OW insert", "msetnx setnx"),
+            ("RW access", "pfcount pfdebug"),
+            ("RW access insert/RO access", "pfmerge"),
+            ("RW access delete/OW update", "rename"),
+            ("RW access delete/OW insert", "renamenx"),
+            ("RW update/RO access", "sinterstore"),
+        ];
+        let show = |f: u16| {
+            KEY_FLAG_NAMES
+                .iter()
+                .filter(|(b, _)| f & b != 0)
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut named = std::collections::HashSet::new();
+        for (flags, names) in groups {
+            let (first, rest) = flags.split_once('/').unwrap_or((flags, flags));
+            for full in names.split(' ') {
+                named.insert(full);
+                let mut args: Vec<&[u8]> = full.split('|').map(str::as_bytes).collect();
+                // Enough arguments for SET's third and BITFIELD's operations.
+                args.extend([b"x".as_slice(), b"y", b"z"]);
+                let c = lookup(args[0]).unwrap();
+                let got = spec_flags(c, &args).unwrap_or_else(|| panic!("{full}: no keys"));
+                assert_eq!(
+                    (show(got.0), show(got.1)),
+                    (first.into(), rest.into()),
+                    "{full}"
+                );
+            }
+        }
+        // Every other command has no keys, and neither has a subcommand not named.
+        for c in COMMANDS {
+            if !named.contains(c.name) {
+                let sub = [c.name.as_bytes(), b"help", b"x"];
+                assert!(spec_flags(c, &sub).is_none(), "{}", c.name);
+            }
+        }
+    }
+
+    #[test]
+    fn key_flags_follow_the_arguments() {
+        let f = |a: &[&str]| flags_of(a).unwrap();
+        let k = |key: &str, flags: &[&'static str]| (key.to_string(), flags.to_vec());
+        assert_eq!(f(&["set", "k", "v"]), vec![k("k", &["OW", "update"])]);
+        assert_eq!(
+            f(&["SET", "k", "v", "nx", "Get"]),
+            vec![k("k", &["RW", "access", "update"])]
+        );
+        // GET as the value is no option.
+        assert_eq!(f(&["set", "k", "get"]), vec![k("k", &["OW", "update"])]);
+        assert_eq!(
+            f(&["bitfield", "k", "get", "u8", "0", "overflow", "wrap"]),
+            vec![k("k", &["RO", "access"])]
+        );
+        for write in [&["set", "u8", "0", "1"][..], &["get", "u8"], &["foo"]] {
+            let mut a = vec!["bitfield", "k"];
+            a.extend_from_slice(write);
+            assert_eq!(f(&a), vec![k("k", &["RW", "access", "update"])], "{a:?}");
+        }
+        assert_eq!(
+            f(&["lmove", "a", "b", "left", "right"]),
+            vec![
+                k("a", &["RW", "access", "delete"]),
+                k("b", &["RW", "insert"])
+            ]
+        );
+        assert_eq!(
+            f(&["sort", "k", "by", "w*", "get", "x", "store", "d"]),
+            vec![k("k", &["RO", "access"]), k("d", &["OW", "update"])]
+        );
+        assert_eq!(
+            f(&["zunionstore", "d", "2", "a", "b"]),
+            vec![
+                k("d", &["OW", "update"]),
+                k("a", &["RO", "access"]),
+                k("b", &["RO", "access"])
+            ]
+        );
+        assert_eq!(
+            f(&["eval", "s", "2", "a", "b", "x"]),
+            vec![
+                k("a", &["RW", "access", "update"]),
+                k("b", &["RW", "access", "update"])
+            ]
+        );
+        assert_eq!(
+            f(&[
+                "xreadgroup",
+                "group",
+                "g",
+                "c",
+                "streams",
+                "s1",
+                "s2",
+                "0",
+                "0"
+            ]),
+            vec![k("s1", &["RO", "access"]), k("s2", &["RO", "access"])]
+        );
+        assert_eq!(
+            f(&["mset", "a", "1", "b", "2"]),
+            vec![k("a", &["OW", "update"]), k("b", &["OW", "update"])]
+        );
+        assert_eq!(
+            f(&["rename", "a", "b"]),
+            vec![
+                k("a", &["RW", "access", "delete"]),
+                k("b", &["OW", "update"])
+            ]
+        );
+        // No keys: shard channels, subcommands without keys, key-less commands.
+        assert!(f(&["spublish", "ch", "m"]).is_empty());
+        assert!(f(&["object", "help", "x"]).is_empty());
+        assert!(f(&["ping", "x"]).is_empty());
+        // A key count that does not fit.
+        assert_eq!(flags_of(&["eval", "s", "5", "a"]), None);
+        assert_eq!(flags_of(&["eval", "s", "-1", "a"]), None);
+        assert_eq!(
+            flags_of(&["zunionstore", "d", "99999999999999999999", "a"]),
+            None
+        );
     }
 
     #[test]

@@ -71,9 +71,23 @@ pub fn memory_limit(maxmemory: u64) -> usize {
     limit as usize
 }
 
-/// What a script's `redis.call` runs: the arguments, whether RESP3 was asked for
-/// (`redis.setresp(3)`); the reply's bytes come back.
-pub(crate) type Call<'a> = dyn FnMut(&[Vec<u8>], bool) -> Vec<u8> + 'a;
+/// What a script asks of the server with a command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// Run it (`redis.call`, `redis.pcall`), its reply in RESP3 when asked for
+    /// (`redis.setresp(3)`).
+    Run {
+        /// RESP3 reply.
+        resp3: bool,
+    },
+    /// Whether the caller's user may run it (`redis.acl_check_cmd`): an integer reply
+    /// (1 or 0), or an error when it names no command.
+    AclCheck,
+}
+
+/// What a script's `redis.call` (and `redis.acl_check_cmd`) runs: the arguments and
+/// what is asked; the reply's bytes come back.
+pub(crate) type Call<'a> = dyn FnMut(&[Vec<u8>], Ask) -> Vec<u8> + 'a;
 
 /// How a run ended.
 #[derive(Debug)]
@@ -399,8 +413,12 @@ impl Engine {
         let bridge = self.bridge.clone();
         let run = self.run.clone();
         let globals = self.globals.clone();
+        // Both bridge functions run commands through `call`, one at a time (a command
+        // run from a script runs no script).
+        let call = RefCell::new(call);
         lua.scope(|scope| {
             let resp_of = bridge.clone();
+            let call_ref = &call;
             let bridged = scope.create_function_mut(move |lua, args: Table| {
                 let resp3 = matches!(resp_of.raw_get::<Value>("resp"), Ok(Value::Integer(3)))
                     || matches!(resp_of.raw_get::<Value>("resp"), Ok(Value::Number(n)) if n == 3.0);
@@ -408,13 +426,32 @@ impl Engine {
                     Ok(a) => a,
                     Err(msg) => return error_value(lua, msg),
                 };
-                let out = call(&argv, resp3);
+                let Ok(mut call) = call_ref.try_borrow_mut() else {
+                    return error_value(lua, "ERR a command is already running");
+                };
+                let out = call(&argv, Ask::Run { resp3 });
                 let r = reply::read(&out)
                     .unwrap_or(Reply::Error(b"ERR reply could not be read back".to_vec()));
                 let failed = matches!(r, Reply::Error(_));
                 Ok((reply::to_lua(lua, r)?, failed))
             })?;
+            // `redis.acl_check_cmd`: true or false, or an error table marked as failed.
+            let acl_check = scope.create_function_mut(move |lua, args: Table| {
+                let argv = match arguments(args) {
+                    Ok(a) => a,
+                    Err(msg) => return error_value(lua, msg),
+                };
+                let Ok(mut call) = call_ref.try_borrow_mut() else {
+                    return error_value(lua, "ERR a command is already running");
+                };
+                match reply::read(&call(&argv, Ask::AclCheck)) {
+                    Some(Reply::Int(n)) => Ok((Value::Boolean(n != 0), false)),
+                    Some(Reply::Error(e)) => error_value(lua, &String::from_utf8_lossy(&e)),
+                    _ => error_value(lua, "ERR reply could not be read back"),
+                }
+            })?;
             bridge.raw_set("call", bridged)?;
+            bridge.raw_set("acl_check", acl_check)?;
             bridge.raw_set("resp", 2)?;
             let (ok, value): (bool, Value) = if as_function {
                 run.call((f.clone(), keys, argv))?
@@ -424,6 +461,7 @@ impl Engine {
                 run.call((f.clone(),))?
             };
             bridge.raw_set("call", Value::Nil)?;
+            bridge.raw_set("acl_check", Value::Nil)?;
             if ok {
                 reply::write_value(&value, w, 0);
                 return Ok(Ended::Done);

@@ -263,6 +263,13 @@ end
 redis.pcall = function(...)
   return (bridge.call({ n = select('#', ...), ... }))
 end
+-- Whether the caller's user may run the command with these arguments (its keys and
+-- channels included); an error for a name that is no command.
+redis.acl_check_cmd = function(...)
+  local v, failed = bridge.acl_check({ n = select('#', ...), ... })
+  if failed then error(v, 0) end
+  return v
+end
 redis.error_reply = function(msg)
   if type(msg) ~= 'string' then
     return { err = 'ERR wrong number or type of arguments' }

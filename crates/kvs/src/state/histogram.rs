@@ -1,6 +1,6 @@
-//! Per-command latency histograms for LATENCY HISTOGRAM (`latency-tracking yes`, the
-//! default), by command and subcommand (`client|list`: the ids of
-//! `crate::acl::catalog`).
+//! Per-command latency histograms for LATENCY HISTOGRAM and INFO latencystats's
+//! percentiles (`latency-tracking yes`, the default), by command and subcommand
+//! (`client|list`: the ids of `crate::acl::catalog`).
 //!
 //! Buckets follow Redis's reply: powers of two of nanoseconds from 2^10 (about 1 µs)
 //! to 2^30 (about 1.07 s; longer calls count there), each named by the highest
@@ -82,6 +82,45 @@ impl Histogram {
         }
         out
     }
+
+    /// The latency at percentile `p` (0 to 100) of the measured calls, in
+    /// microseconds, as Redis's INFO latencystats takes it from its HDR histogram
+    /// (`hdr_value_at_percentile`): the highest value of the first bucket whose
+    /// cumulative count reaches `p`% of the calls (rounded, at least one), or for 0 the
+    /// lowest value of the first bucket with calls. None without measured calls. The
+    /// buckets are powers of two, so the value is a bucket's bound (Redis's histogram
+    /// has finer buckets).
+    pub fn percentile_usec(&self, p: f64) -> Option<f64> {
+        let measured: u64 = self.timed.iter().sum();
+        if measured == 0 {
+            return None;
+        }
+        let want = ((p.min(100.0) / 100.0 * measured as f64 + 0.5) as u64).max(1);
+        let mut sum = 0;
+        let b = self.timed.iter().position(|&n| {
+            sum += n;
+            sum >= want
+        })?;
+        let ns = if p == 0.0 {
+            if b == 0 {
+                1
+            } else {
+                bucket_high_ns(b - 1) + 1
+            }
+        } else {
+            bucket_high_ns(b)
+        };
+        Some(ns as f64 / 1000.0)
+    }
+}
+
+/// The highest time bucket `b` holds, in nanoseconds.
+fn bucket_high_ns(b: usize) -> u64 {
+    let k = LOW_POWER + b as u32;
+    if b + 1 == BUCKETS {
+        return 1 << k;
+    }
+    (1u64 << k) + (1u64 << (k - 7)) - 1
 }
 
 /// A loop's counts not yet added to the totals.
@@ -226,6 +265,32 @@ mod tests {
         totals.reset();
         assert_eq!(totals.get(7, &Local::default()), Histogram::default());
         assert_eq!(totals.get(MAX_IDS as u16, &a), Histogram::default());
+    }
+
+    #[test]
+    fn percentiles_are_read_as_redis_reads_its_histogram() {
+        let mut h = Histogram::default();
+        assert_eq!(h.percentile_usec(50.0), None);
+        // 3 calls of about 6 µs, one of 12 µs, sampled (calls counts all 64 of them).
+        h.calls = 64;
+        h.timed[bucket(6_000)] = 3;
+        h.timed[bucket(12_000)] = 1;
+        assert_eq!(h.percentile_usec(50.0), Some(8.255));
+        assert_eq!(h.percentile_usec(75.0), Some(8.255));
+        assert_eq!(h.percentile_usec(99.0), Some(16.511));
+        assert_eq!(h.percentile_usec(100.0), Some(16.511));
+        assert_eq!(h.percentile_usec(250.0), Some(16.511));
+        // 0: the low end of the first bucket with calls.
+        assert_eq!(h.percentile_usec(0.0), Some(4.128));
+        // Each bucket's reported value is in that bucket.
+        for b in 0..BUCKETS {
+            let mut one = Histogram::default();
+            one.timed[b] = 1;
+            let hi = (one.percentile_usec(50.0).unwrap() * 1000.0).round() as u64;
+            let lo = (one.percentile_usec(0.0).unwrap() * 1000.0).round() as u64;
+            assert_eq!((bucket(hi), bucket(lo)), (b, b), "bucket {b}");
+            assert!(lo <= hi);
+        }
     }
 
     #[test]
