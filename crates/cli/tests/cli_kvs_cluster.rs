@@ -1085,3 +1085,156 @@ fn idle_bus_connections_cost_no_thread_each_and_are_bounded() {
     let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c).unwrap();
     assert!(info.contains("cluster_state:"), "{info}");
 }
+
+/// Redis's binary cluster bus, as redis-server 7.0 speaks it: a node that only listens
+/// on a bus port is MEET by a redis-server node; its MEET decodes (and encodes back to
+/// the same bytes), and the PONG this side encodes, naming itself and claiming slots,
+/// makes the Redis node take it as a connected primary serving those slots.
+#[test]
+fn redis_cluster_bus_messages_decode_and_a_redis_node_takes_a_pong() {
+    use std::io::{Read, Write};
+    use wirespeed_kvs::cluster::redis_bus::{self as bus, Body, Message};
+    if common::redis_server().is_none() {
+        return missing_client("redis-server");
+    }
+    let dir = temp("cluster-redis-bus", "redis");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let rport = cluster_port();
+    let _redis = Killed(
+        Command::new("redis-server")
+            .args(["--port", &rport.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--cluster-enabled",
+                "yes",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server"),
+    );
+    let raddr = format!("127.0.0.1:{rport}");
+    until(10, "redis-server starts", || {
+        std::net::TcpStream::connect(&raddr).is_ok()
+    });
+    let mut redis = connect(&raddr);
+    let Value::BulkString(rid) = cmd(&mut redis, &["CLUSTER", "MYID"]) else {
+        panic!()
+    };
+    // This side: a bus port, and a client port 10000 below it (never connected to).
+    let listener = loop {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        if l.local_addr().unwrap().port() > 10_000 {
+            break l;
+        }
+    };
+    let cport = listener.local_addr().unwrap().port();
+    let port = cport - 10_000;
+    let meet = cmd(
+        &mut redis,
+        &[
+            "CLUSTER",
+            "MEET",
+            "127.0.0.1",
+            &port.to_string(),
+            &cport.to_string(),
+        ],
+    );
+    assert_eq!(meet, Value::Okay);
+    let (mut link, _) = listener.accept().unwrap();
+    link.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let read_message = |link: &mut std::net::TcpStream| {
+        let mut buf = vec![0u8; 8];
+        link.read_exact(&mut buf).unwrap();
+        let n = bus::message_len(&buf).unwrap();
+        buf.resize(n, 0);
+        link.read_exact(&mut buf[8..]).unwrap();
+        let (m, used) = bus::decode(&buf).unwrap();
+        assert_eq!(used, n);
+        (m, buf)
+    };
+    let (m, raw) = read_message(&mut link);
+    assert_eq!(bus::encode(&m), raw, "the same bytes back");
+    let h = &m.header;
+    assert_eq!(h.kind, bus::kind::MEET);
+    assert_eq!(
+        bus::text(&h.sender),
+        String::from_utf8(rid.clone()).unwrap()
+    );
+    assert_eq!((h.port, h.cport), (rport, rport + 10_000));
+    assert_eq!(h.flags & bus::flag::MASTER, bus::flag::MASTER);
+    assert!(h.slots.iter().all(|&b| b == 0), "no slots yet");
+    assert_eq!(h.slaveof, [0; bus::NAME_LEN]);
+    let Body::Ping { gossip, .. } = &m.body else {
+        panic!("{:?}", m.body)
+    };
+    // It gossips about the only other node it knows: this one, in handshake.
+    assert!(gossip.iter().all(|g| g.cport == cport || g.port == rport));
+    // The answer: a PONG from a primary named here, claiming slots 0 to 99.
+    let name = "0123456789abcdef0123456789abcdef01234567";
+    let mut slots = Box::new([0u8; bus::SLOTS / 8]);
+    for s in 0..100 {
+        slots[s >> 3] |= 1 << (s & 7);
+    }
+    let pong = Message {
+        header: bus::Header {
+            kind: bus::kind::PONG,
+            port,
+            pport: 0,
+            cport,
+            current_epoch: 1,
+            config_epoch: 1,
+            offset: 0,
+            sender: bus::field(name),
+            slots,
+            slaveof: [0; bus::NAME_LEN],
+            myip: bus::field("127.0.0.1"),
+            flags: bus::flag::MASTER,
+            state: 0,
+            mflags: [0; 3],
+        },
+        body: Body::Ping {
+            gossip: Vec::new(),
+            exts: Vec::new(),
+        },
+    };
+    // The first renames the handshake node; the next (once known by name) gives its
+    // slots, as between Redis nodes.
+    let mut shown = String::new();
+    let start = Instant::now();
+    let took = loop {
+        link.write_all(&bus::encode(&pong)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if let Value::BulkString(nodes) = cmd(&mut redis, &["CLUSTER", "NODES"]) {
+            shown = String::from_utf8_lossy(&nodes).into_owned();
+        }
+        let known = shown.lines().any(|l| {
+            l.starts_with(name)
+                && l.contains(&format!("127.0.0.1:{port}@{cport}"))
+                && l.contains("master")
+                && !l.contains("handshake")
+                && l.ends_with("0-99")
+        });
+        if known || start.elapsed().as_secs() > 10 {
+            break known;
+        }
+    };
+    assert!(
+        took,
+        "the Redis node knows this one by name with its slots:\n{shown}"
+    );
+    // Redis's own PINGs decode too, as long as it sends them.
+    let (next, raw) = read_message(&mut link);
+    assert_eq!(bus::encode(&next), raw);
+    assert!(matches!(
+        next.header.kind,
+        bus::kind::PING | bus::kind::PONG | bus::kind::MEET
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}

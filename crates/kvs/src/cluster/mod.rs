@@ -16,6 +16,7 @@
 pub mod bus;
 pub mod conf;
 pub mod failover;
+pub mod redis_bus;
 pub mod route;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
