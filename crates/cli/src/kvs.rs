@@ -259,7 +259,7 @@ pub struct ServeArgs {
     #[arg(long, value_parser = memory_size)]
     pub maxmemory: Option<usize>,
 
-    /// At the limit: noeviction (writes get an OOM error) or allkeys-lru [default: noeviction]
+    /// At the limit: noeviction (writes get an OOM error), allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random or volatile-ttl [default: noeviction]
     #[arg(long)]
     pub maxmemory_policy: Option<Eviction>,
 

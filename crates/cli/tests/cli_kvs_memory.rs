@@ -3,6 +3,11 @@
 //! process's resident size within 1.5 x the limit plus a fixed allowance, for values of
 //! one size each from 1 byte to 1 MiB and for a skewed mix of sizes; with noeviction,
 //! writes past the limit get Redis's OOM error while reads and deletes still work.
+//! The other policies, each filling past a 2 MiB limit: the `volatile-*` ones evict
+//! only keys with a deadline (volatile-ttl the nearest first) and then refuse writes
+//! as noeviction does; allkeys-random evicts old and new keys alike; the LFU ones
+//! keep keys read often over keys read once; OBJECT FREQ, CONFIG SET of the policy
+//! names and RESTORE ... FREQ as in Redis.
 //!
 //! Linux only for the resident size (`/proc/PID/status`); elsewhere those checks are
 //! skipped with a line saying so.
@@ -463,4 +468,302 @@ fn noeviction_refuses_writes_past_the_limit_but_serves_reads_and_deletes() {
         assert!(deleted <= 2, "{deleted} deletes and SET is still refused");
     }
     check_rss(&mut con, pid, maxmemory, "noeviction after deletes");
+}
+
+/// A server with `maxmemory` 2mb and `policy`, set by CONFIG SET.
+fn serve_with_policy(policy: &str) -> (common::Killed, redis::Connection) {
+    let (server, addr) = kvs_serve(&["--port", "0", "--maxmemory", "2mb"]);
+    let mut con = connect(&addr);
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg(policy)
+        .query(&mut con)
+        .expect("CONFIG SET maxmemory-policy");
+    (server, con)
+}
+
+fn exists(con: &mut redis::Connection, key: &str) -> bool {
+    redis::cmd("EXISTS")
+        .arg(key)
+        .query::<i64>(con)
+        .expect("EXISTS")
+        == 1
+}
+
+/// SETs `key` to a 1 KiB value (with a deadline `ex` seconds away, unless 0).
+fn set_kib(con: &mut redis::Connection, key: &str, ex: u64) -> redis::RedisResult<()> {
+    let mut c = redis::cmd("SET");
+    c.arg(key).arg(vec![b'x'; KIB]);
+    if ex != 0 {
+        c.arg("EX").arg(ex);
+    }
+    c.query(con)
+}
+
+#[test]
+fn volatile_policies_evict_only_keys_with_a_deadline_then_refuse_writes() {
+    for policy in [
+        "volatile-lru",
+        "volatile-random",
+        "volatile-ttl",
+        "volatile-lfu",
+    ] {
+        let (_server, mut con) = serve_with_policy(policy);
+        // 400 persistent keys (about a quarter of the limit), then three times the
+        // limit of keys with deadlines, the later ones further away.
+        for i in 0..400 {
+            set_kib(&mut con, &format!("p:{i}"), 0).expect("SET p");
+        }
+        let n = 4000;
+        for i in 0..n {
+            set_kib(&mut con, &format!("v:{i}"), 10_000 + i).expect("SET v");
+        }
+        let evicted = info_num(&mut con, "stats", "evicted_keys");
+        let left: Vec<u64> = (0..n)
+            .filter(|i| exists(&mut con, &format!("v:{i}")))
+            .collect();
+        say(&format!(
+            "{policy}: {evicted} evicted, {} of {n} keys with a deadline left",
+            left.len()
+        ));
+        assert!(evicted > 0, "{policy}: nothing evicted");
+        assert_eq!(evicted as u64 + left.len() as u64, n, "{policy}");
+        for i in 0..400 {
+            assert!(
+                exists(&mut con, &format!("p:{i}")),
+                "{policy}: p:{i} evicted"
+            );
+        }
+        if policy == "volatile-ttl" {
+            // The nearest deadlines went first: the survivors are mostly the last
+            // written (sampled, so not strictly).
+            let late = left
+                .iter()
+                .filter(|&&i| i >= n - left.len() as u64 * 2)
+                .count();
+            assert!(
+                late * 10 >= left.len() * 9,
+                "{policy}: {late} of {} survivors among the latest deadlines",
+                left.len()
+            );
+        }
+        // Persistent keys push the others out; once none with a deadline is left,
+        // writes are refused as under noeviction.
+        let mut i = 400;
+        let refused = loop {
+            match set_kib(&mut con, &format!("p:{i}"), 0) {
+                Ok(()) => i += 1,
+                Err(e) => break e,
+            }
+            assert!(i < 10_000, "{policy}: writes never refused");
+        };
+        assert!(is_oom(&refused), "{policy}: {refused}");
+        let volatile = (0..n)
+            .filter(|i| exists(&mut con, &format!("v:{i}")))
+            .count();
+        assert_eq!(volatile, 0, "{policy}: refused with keys to evict");
+        let keys: usize = redis::cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+        assert_eq!(keys, i, "{policy}: a persistent key was evicted");
+        let evicted = info_num(&mut con, "stats", "evicted_keys");
+        assert_eq!(evicted as u64, n, "{policy}");
+        // Reads still work.
+        let v: Vec<u8> = redis::cmd("GET").arg("p:0").query(&mut con).expect("GET");
+        assert_eq!(v.len(), KIB);
+    }
+}
+
+#[test]
+fn allkeys_random_evicts_old_and_new_keys_alike() {
+    let (_server, mut con) = serve_with_policy("allkeys-random");
+    let n = 5000;
+    for i in 0..n {
+        set_kib(
+            &mut con,
+            &format!("k:{i}"),
+            if i % 2 == 0 { 0 } else { 100_000 },
+        )
+        .expect("SET");
+    }
+    let left: Vec<usize> = (0..n)
+        .filter(|i| exists(&mut con, &format!("k:{i}")))
+        .collect();
+    let evicted = info_num(&mut con, "stats", "evicted_keys");
+    say(&format!(
+        "allkeys-random: {evicted} evicted, {} left",
+        left.len()
+    ));
+    assert_eq!(evicted + left.len(), n);
+    // Unlike LRU, keys of the last fifth written were evicted too, and some of the
+    // first fifth are still there; keys with and without deadlines alike.
+    let last = (4 * n / 5..n).filter(|i| !left.contains(i)).count();
+    let first = left.iter().filter(|&&i| i < n / 5).count();
+    assert!(last > 20, "only {last} of the last fifth evicted");
+    assert!(first > 20, "only {first} of the first fifth left");
+    let persistent = left.iter().filter(|&&i| i % 2 == 0).count();
+    assert!(
+        persistent * 3 > left.len() && persistent * 3 < 2 * left.len(),
+        "{persistent} persistent of {} left",
+        left.len()
+    );
+}
+
+#[test]
+fn allkeys_lfu_keeps_frequently_read_keys_over_keys_read_once() {
+    for policy in ["allkeys-lfu", "volatile-lfu"] {
+        let (_server, mut con) = serve_with_policy(policy);
+        let ex = if policy == "volatile-lfu" { 100_000 } else { 0 };
+        // 200 keys read 100 times each, written first (LRU would evict them first).
+        // With lfu-log-factor 10, 100 reads raise a counter from 5 to about 13, and
+        // leave it at 6 (as one read does) with probability (10/11)^99, about 1e-4.
+        for i in 0..200 {
+            set_kib(&mut con, &format!("hot:{i}"), ex).expect("SET hot");
+        }
+        for _ in 0..100 {
+            let mut pipe = redis::pipe();
+            for i in 0..200 {
+                pipe.cmd("GET").arg(format!("hot:{i}")).ignore();
+            }
+            pipe.query::<()>(&mut con).expect("GETs");
+        }
+        // Then four times the limit of keys, each read once.
+        let n = 8000;
+        for i in 0..n {
+            let key = format!("cold:{i}");
+            set_kib(&mut con, &key, ex).expect("SET cold");
+            let _: Option<Vec<u8>> = redis::cmd("GET").arg(&key).query(&mut con).expect("GET");
+        }
+        let hot = (0..200)
+            .filter(|i| exists(&mut con, &format!("hot:{i}")))
+            .count();
+        let cold = (0..n)
+            .filter(|i| exists(&mut con, &format!("cold:{i}")))
+            .count();
+        let evicted = info_num(&mut con, "stats", "evicted_keys");
+        say(&format!(
+            "{policy}: {hot} of 200 frequently read keys and {cold} of {n} read once left, \
+             {evicted} evicted"
+        ));
+        assert_eq!(evicted + hot + cold, n + 200, "{policy}");
+        // A frequent key goes only when all 5 samples are frequent ones (about 10% of
+        // the keys): rare. A wide margin for the sampling.
+        assert!(
+            hot >= 190,
+            "{policy}: only {hot} of 200 frequently read keys left"
+        );
+        assert!(cold < n / 2, "{policy}: {cold} read-once keys left");
+    }
+}
+
+#[test]
+fn object_freq_counts_under_an_lfu_policy_only() {
+    let (_server, addr) = kvs_serve(&["--port", "0"]);
+    let mut con = connect(&addr);
+    let err = |con: &mut redis::Connection, args: &[&str]| -> String {
+        let r: redis::RedisResult<redis::Value> = redis::cmd(args[0]).arg(&args[1..]).query(con);
+        r.expect_err(&format!("{args:?} succeeded")).to_string()
+    };
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("hello")
+        .query(&mut con)
+        .expect("SET");
+    let e = err(&mut con, &["OBJECT", "FREQ", "k"]);
+    assert!(
+        e.contains("An LFU maxmemory policy is not selected, access frequency not tracked"),
+        "{e}"
+    );
+    let set = |con: &mut redis::Connection, k: &str, v: &str| {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(k)
+            .arg(v)
+            .query(con)
+            .expect("CONFIG SET");
+    };
+    // Every policy by its name, any case; others get Redis's error.
+    for p in [
+        "noeviction",
+        "allkeys-lru",
+        "volatile-lru",
+        "allkeys-random",
+        "volatile-random",
+        "volatile-ttl",
+        "volatile-lfu",
+        "ALLKEYS-LFU",
+    ] {
+        set(&mut con, "maxmemory-policy", p);
+        let got: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory-policy")
+            .query(&mut con)
+            .expect("CONFIG GET");
+        assert_eq!(got[1], p.to_ascii_lowercase());
+    }
+    let e = err(&mut con, &["CONFIG", "SET", "maxmemory-policy", "lru"]);
+    assert!(
+        e.contains(
+            "CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) \
+             must be one of the following: volatile-lru, volatile-lfu, volatile-random, \
+             volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
+        ),
+        "{e}"
+    );
+    let e = err(&mut con, &["CONFIG", "SET", "lfu-log-factor", "-1"]);
+    assert!(
+        e.contains("argument must be between 0 and 2147483647 inclusive"),
+        "{e}"
+    );
+    // allkeys-lfu: a new key starts at 5; with lfu-log-factor 0 every read adds one.
+    let freq = |con: &mut redis::Connection, k: &str| -> Option<i64> {
+        redis::cmd("OBJECT")
+            .arg("FREQ")
+            .arg(k)
+            .query(con)
+            .expect("OBJECT FREQ")
+    };
+    let _: () = redis::cmd("SET")
+        .arg("n")
+        .arg("hello")
+        .query(&mut con)
+        .expect("SET");
+    assert_eq!(freq(&mut con, "n"), Some(5));
+    assert_eq!(freq(&mut con, "nosuchkey"), None);
+    set(&mut con, "lfu-log-factor", "0");
+    for _ in 0..10 {
+        let _: Vec<u8> = redis::cmd("GET").arg("n").query(&mut con).expect("GET");
+    }
+    // OBJECT, TYPE, EXISTS and TTL are not uses.
+    let _: String = redis::cmd("TYPE").arg("n").query(&mut con).expect("TYPE");
+    let _: i64 = redis::cmd("EXISTS")
+        .arg("n")
+        .query(&mut con)
+        .expect("EXISTS");
+    assert_eq!(freq(&mut con, "n"), Some(15));
+    assert_eq!(freq(&mut con, "n"), Some(15));
+    let e = err(&mut con, &["OBJECT", "IDLETIME", "n"]);
+    assert!(
+        e.contains("An LFU maxmemory policy is selected, idle time not tracked"),
+        "{e}"
+    );
+    // RESTORE ... FREQ sets the counter.
+    let dump: Vec<u8> = redis::cmd("DUMP").arg("n").query(&mut con).expect("DUMP");
+    let _: () = redis::cmd("RESTORE")
+        .arg("r")
+        .arg(0)
+        .arg(dump)
+        .arg("FREQ")
+        .arg(100)
+        .query(&mut con)
+        .expect("RESTORE");
+    assert_eq!(freq(&mut con, "r"), Some(100));
+    // Back to an LRU policy: IDLETIME answers, FREQ is refused.
+    set(&mut con, "maxmemory-policy", "volatile-lru");
+    let idle: i64 = redis::cmd("OBJECT")
+        .arg("IDLETIME")
+        .arg("n")
+        .query(&mut con)
+        .expect("OBJECT IDLETIME");
+    assert!(idle < 5, "{idle}");
+    assert!(err(&mut con, &["OBJECT", "FREQ", "n"]).contains("not selected"));
 }

@@ -397,6 +397,18 @@ impl Config {
         params
     }
 
+    /// What the stores count of accesses (see [`crate::store::Store::set_lfu`]): 0
+    /// unless the policy is an LFU one, else `lfu-log-factor` and `lfu-decay-time`.
+    pub fn lfu(&self) -> u64 {
+        if !self.policy.is_lfu() {
+            return 0;
+        }
+        crate::store::lfu_settings(
+            self.compat_u64("lfu-log-factor", 10),
+            self.compat_u64("lfu-decay-time", 1),
+        )
+    }
+
     /// A numeric setting kept for compatibility (`stream-node-max-entries`, ...): its
     /// value, or `default` when not set.
     pub fn compat_u64(&self, name: &str, default: u64) -> u64 {
@@ -450,9 +462,7 @@ impl Config {
                 self.acl_pubsub_all = v == "allchannels";
             }
             "maxmemory" => self.maxmemory = memory(0, "a memory value")?,
-            "maxmemory-policy" => {
-                self.policy = text().parse().map_err(|_| "Invalid argument".to_string())?
-            }
+            "maxmemory-policy" => self.policy = text().parse()?,
             "proto-max-bulk-len" => {
                 self.limits.max_bulk = memory(1 << 20, "a memory value of at least 1mb")?
             }
@@ -536,6 +546,20 @@ impl Config {
                 let key = compat(&name).unwrap_or("hll-sparse-max-bytes");
                 self.compat.insert(key, v.to_string());
             }
+            "lfu-log-factor" | "lfu-decay-time" => {
+                let v = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|t| t.parse::<i64>().ok())
+                    .ok_or("argument couldn't be parsed into an integer")?;
+                if !(0..=i32::MAX as i64).contains(&v) {
+                    return Err(format!(
+                        "argument must be between 0 and {} inclusive",
+                        i32::MAX
+                    ));
+                }
+                let key = compat(&name).unwrap_or("lfu-log-factor");
+                self.compat.insert(key, v.to_string());
+            }
             "stream-node-max-entries" => {
                 let v = std::str::from_utf8(value)
                     .ok()
@@ -613,7 +637,8 @@ pub fn percentile_text(p: f64) -> String {
     s.strip_suffix('.').unwrap_or(s).to_string()
 }
 
-/// `maxmemory-policy`.
+/// `maxmemory-policy`: Redis's eight. The `volatile-*` ones evict only keys with a
+/// deadline and, when none is left, refuse the write as noeviction does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Eviction {
     /// Writes that may add memory get Redis's OOM error.
@@ -621,7 +646,33 @@ pub enum Eviction {
     NoEviction,
     /// Evict keys by sampled LRU (5 samples) until under the limit.
     AllKeysLru,
+    /// Sampled LRU among the keys with a deadline.
+    VolatileLru,
+    /// Any key, drawn at random.
+    AllKeysRandom,
+    /// A key with a deadline, drawn at random.
+    VolatileRandom,
+    /// Of 5 keys with a deadline drawn at random, the one due first.
+    VolatileTtl,
+    /// Sampled LFU: of 5 keys drawn at random, the least frequently used (the access
+    /// counter of [`crate::store::Entry::touched`], decayed; the least recently used
+    /// of equals).
+    AllKeysLfu,
+    /// Sampled LFU among the keys with a deadline.
+    VolatileLfu,
 }
+
+/// Every policy, in the order Redis's error lists them.
+const POLICIES: [Eviction; 8] = [
+    Eviction::VolatileLru,
+    Eviction::VolatileLfu,
+    Eviction::VolatileRandom,
+    Eviction::VolatileTtl,
+    Eviction::AllKeysLru,
+    Eviction::AllKeysLfu,
+    Eviction::AllKeysRandom,
+    Eviction::NoEviction,
+];
 
 impl Eviction {
     /// The Redis name.
@@ -629,20 +680,50 @@ impl Eviction {
         match self {
             Eviction::NoEviction => "noeviction",
             Eviction::AllKeysLru => "allkeys-lru",
+            Eviction::VolatileLru => "volatile-lru",
+            Eviction::AllKeysRandom => "allkeys-random",
+            Eviction::VolatileRandom => "volatile-random",
+            Eviction::VolatileTtl => "volatile-ttl",
+            Eviction::AllKeysLfu => "allkeys-lfu",
+            Eviction::VolatileLfu => "volatile-lfu",
         }
     }
+
+    /// How keys are chosen and whether only keys with a deadline are (None:
+    /// noeviction).
+    pub fn pick(self) -> Option<(crate::store::Pick, bool)> {
+        use crate::store::Pick;
+        Some(match self {
+            Eviction::NoEviction => return None,
+            Eviction::AllKeysLru => (Pick::Lru, false),
+            Eviction::VolatileLru => (Pick::Lru, true),
+            Eviction::AllKeysRandom => (Pick::Random, false),
+            Eviction::VolatileRandom => (Pick::Random, true),
+            Eviction::VolatileTtl => (Pick::Ttl, true),
+            Eviction::AllKeysLfu => (Pick::Lfu, false),
+            Eviction::VolatileLfu => (Pick::Lfu, true),
+        })
+    }
+
+    /// An LFU policy: the stores count accesses (OBJECT FREQ answers).
+    pub fn is_lfu(self) -> bool {
+        matches!(self, Eviction::AllKeysLfu | Eviction::VolatileLfu)
+    }
 }
+
+/// Redis's reason for a `maxmemory-policy` it does not know (CONFIG SET, the file).
+pub const POLICY_ERROR: &str = "argument(s) must be one of the following: volatile-lru, \
+     volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, \
+     noeviction";
 
 impl std::str::FromStr for Eviction {
     type Err = String;
     fn from_str(s: &str) -> Result<Eviction, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "noeviction" => Ok(Eviction::NoEviction),
-            "allkeys-lru" => Ok(Eviction::AllKeysLru),
-            _ => Err(format!(
-                "maxmemory-policy must be noeviction or allkeys-lru, not '{s}'"
-            )),
-        }
+        let lower = s.to_ascii_lowercase();
+        POLICIES
+            .into_iter()
+            .find(|p| p.name() == lower)
+            .ok_or_else(|| POLICY_ERROR.to_string())
     }
 }
 

@@ -12,7 +12,7 @@
 //!   in ascending order ([`Keys::lock_all`]); SCAN locks the shard its cursor names
 //!   and, when that one is done, the next ones, ascending;
 //! - a command over several databases (FLUSHALL, INFO keyspace, SWAPDB, and a write
-//!   over `maxmemory` under allkeys-lru, which evicts from any shard) locks theirs,
+//!   over `maxmemory` under an evicting policy, which evicts from any shard) locks theirs,
 //!   ascending; EXEC and scripts lock every shard of the databases up to the highest
 //!   in use ([`Keys::lock_atomic`]).
 //!
@@ -33,7 +33,7 @@
 //! The keyspace knows nothing else of the server: the settings, the log, replication
 //! and the clients live in [`crate::state`].
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 mod route;
 pub use route::{scan_shards, shard_for, shard_index};
@@ -116,6 +116,8 @@ pub struct Keyspace {
     keep_track: AtomicU8,
     /// Sum of the shards' [`Store::memory`], as of the last command that changed each.
     memory: AtomicUsize,
+    /// The LFU settings each store is given when locked ([`Store::set_lfu`]).
+    lfu: AtomicU64,
 }
 
 fn lock(m: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -159,6 +161,7 @@ impl Keyspace {
             max_used: AtomicUsize::new(max_used),
             shards,
             memory: AtomicUsize::new(memory),
+            lfu: AtomicU64::new(0),
         }
     }
 
@@ -230,6 +233,12 @@ impl Keyspace {
     pub fn keep_for_tracking(&self) {
         self.keep_track
             .store(crate::store::KEEP_EXPIRED, Ordering::Relaxed);
+    }
+
+    /// Sets what the stores count of accesses for an LFU policy (the settings changed;
+    /// see [`crate::config::Config::lfu`]).
+    pub fn set_lfu(&self, lfu: u64) {
+        self.lfu.store(lfu, Ordering::Relaxed);
     }
 
     /// Sets which keys the stores keep for notifications (the settings changed).
@@ -376,6 +385,7 @@ impl<'s> Keys<'s> {
                 debug_assert_eq!(p, self.held.len(), "shard {i} locked out of order");
                 let mut store = lock(&self.keyspace.shards[i].0);
                 store.keep_events(self.keyspace.keep());
+                store.set_lfu(self.keyspace.lfu.load(Ordering::Relaxed));
                 let memory = store.memory();
                 self.held.insert(
                     p,
@@ -467,14 +477,42 @@ impl<'s> Keys<'s> {
     /// after [`Keys::lock_every_db`]); None when the locked shards are empty. Returns
     /// the key's database and the key.
     pub fn evict_lru(&mut self, samples: usize) -> Option<(usize, Vec<u8>)> {
+        self.evict(crate::store::Pick::Lru, false, samples, 0)
+    }
+
+    /// Evicts one key as `pick` chooses ([`Store::evict`]; only keys with a deadline
+    /// when `volatile`) from the largest locked shard that has a candidate (of every
+    /// database, after [`Keys::lock_every_db`]); None when none has. Returns the key's
+    /// database and the key.
+    pub fn evict(
+        &mut self,
+        pick: crate::store::Pick,
+        volatile: bool,
+        samples: usize,
+        now: u64,
+    ) -> Option<(usize, Vec<u8>)> {
         let n = self.shards();
-        let h = self
-            .held
-            .iter_mut()
-            .filter(|h| !h.store.is_empty())
-            .max_by_key(|h| h.store.memory())?;
-        let db = h.index / n;
-        h.store.evict_lru(samples).map(|k| (db, k))
+        let eligible = |h: &Held<'_>| {
+            if volatile {
+                h.store.has_volatile()
+            } else {
+                !h.store.is_empty()
+            }
+        };
+        let mut tried = Vec::new();
+        loop {
+            let (p, _) = self
+                .held
+                .iter()
+                .enumerate()
+                .filter(|(p, h)| eligible(h) && !tried.contains(p))
+                .max_by_key(|(_, h)| h.store.memory())?;
+            let h = &mut self.held[p];
+            if let Some(k) = h.store.evict(pick, volatile, samples, now) {
+                return Some((h.index / n, k));
+            }
+            tried.push(p);
+        }
     }
 
     /// The selected database's shards among those held.

@@ -94,6 +94,7 @@ impl Shared {
             crate::config::notify::keep(config.notify),
             repl.keep_cell(),
         );
+        keyspace.set_lfu(config.lfu());
         Shared {
             keyspace,
             config: Mutex::new(config),
@@ -212,6 +213,7 @@ impl Shared {
         }
         self.keyspace
             .set_keep(crate::config::notify::keep(next.notify));
+        self.keyspace.set_lfu(next.lfu());
         self.latency.set_threshold(next.latency_threshold);
         *c = next.clone();
         self.version.fetch_add(1, Ordering::Release);

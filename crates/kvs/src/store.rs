@@ -26,20 +26,75 @@ pub struct Entry {
     pub value: Value,
     /// Expiry time in milliseconds since the epoch; 0 when the key does not expire.
     pub expires_at: u64,
-    /// Last read or write (for LRU eviction and OBJECT IDLETIME): the time in ms
-    /// shifted left by [`USE_SEQ_BITS`], below it a count that orders the uses made
-    /// within one millisecond ([`Entry::used_ms`] reads the time back).
+    /// Last read or write (for LRU eviction and OBJECT IDLETIME) and, in the top 8
+    /// bits ([`LFU_SHIFT`]), the LFU access counter. The use mark below them is the
+    /// time in ms shifted left by [`USE_SEQ_BITS`], below it a count that orders the
+    /// uses made within one millisecond ([`Entry::used_ms`] reads the time back): 46
+    /// bits of ms last until the year 4200.
+    ///
+    /// The counter is Redis's: 8 bits, raised with probability
+    /// `1 / ((counter - 5) * lfu-log-factor + 1)` on each access and lowered by one
+    /// per `lfu-decay-time` minutes since the last access (the use mark's time, which
+    /// is Redis's separate 16-bit minute clock here), only kept while an LFU policy is
+    /// set ([`Store::set_lfu`]); otherwise a use sets it to 0.
     pub touched: u64,
 }
 
 /// Bits of [`Entry::touched`] below the time: a sequence for uses within one ms.
 pub const USE_SEQ_BITS: u32 = 10;
 
+/// Where the LFU counter starts in [`Entry::touched`].
+pub const LFU_SHIFT: u32 = 56;
+
+/// The use mark's bits of [`Entry::touched`].
+const MARK_MASK: u64 = (1 << LFU_SHIFT) - 1;
+
+/// A new key's LFU counter (Redis's `LFU_INIT_VAL`), so that new keys are not evicted
+/// before they had a chance to be read.
+pub const LFU_INIT: u64 = 5;
+
 impl Entry {
     /// When the key was last read or written, ms since the epoch.
     pub fn used_ms(&self) -> u64 {
-        self.touched >> USE_SEQ_BITS
+        (self.touched & MARK_MASK) >> USE_SEQ_BITS
     }
+
+    /// The LFU counter at `now` under the settings `lfu` ([`lfu_settings`]): as
+    /// stored, less one per `lfu-decay-time` minutes since the last access (Redis's
+    /// `LFUDecrAndReturn`, what OBJECT FREQ shows).
+    pub fn freq(&self, lfu: u64, now: u64) -> u64 {
+        lfu_decayed(self.touched, lfu, now)
+    }
+}
+
+/// The LFU settings a store is given ([`Store::set_lfu`]): 0 when the policy is not
+/// an LFU one, else a flag, `lfu-log-factor` and `lfu-decay-time` (minutes) packed.
+pub fn lfu_settings(log_factor: u64, decay_minutes: u64) -> u64 {
+    1 << 63 | log_factor.min(i32::MAX as u64) << 32 | decay_minutes.min(u32::MAX as u64)
+}
+
+fn lfu_decayed(touched: u64, lfu: u64, now: u64) -> u64 {
+    let counter = touched >> LFU_SHIFT;
+    let decay = lfu & 0xffff_ffff;
+    if decay == 0 {
+        return counter;
+    }
+    let used_min = ((touched & MARK_MASK) >> USE_SEQ_BITS) / 60_000;
+    let periods = (now / 60_000).saturating_sub(used_min) / decay;
+    counter.saturating_sub(periods)
+}
+
+/// How [`Store::evict`] chooses among the keys it draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// The least recently used.
+    Lru,
+    /// The lowest decayed LFU counter (the least recently used of equals).
+    Lfu,
+    /// The first drawn.
+    Random,
+    /// The nearest deadline.
+    Ttl,
 }
 
 /// Bytes a heap block of `n` bytes takes: `n` rounded up to jemalloc's size classes
@@ -105,6 +160,8 @@ pub struct Store {
     clock: u64,
     /// State of the sampler that picks eviction candidates (xorshift).
     rng: u64,
+    /// The LFU settings ([`lfu_settings`]; 0: no counting), see [`Store::set_lfu`].
+    lfu: u64,
     /// Keys that have a deadline (expired ones not yet removed included).
     volatile: usize,
     /// Sum of those deadlines (for the mean remaining time to live).
@@ -243,26 +300,171 @@ impl Store {
     /// Marks `key` as last used at `now_ms` less `idle_ms` (RESTORE ... IDLETIME).
     pub fn set_idle(&mut self, key: &[u8], now_ms: u64, idle_ms: u64) {
         if let Some(e) = self.map.get_mut(key) {
-            e.touched = now_ms.saturating_sub(idle_ms) << USE_SEQ_BITS;
+            e.touched = (e.touched & !MARK_MASK) | now_ms.saturating_sub(idle_ms) << USE_SEQ_BITS;
         }
+    }
+
+    /// Sets the LFU counter of `key` (RESTORE ... FREQ), as of an access now.
+    pub fn set_freq(&mut self, key: &[u8], freq: u8, now_ms: u64) {
+        let t = self.tick(now_ms);
+        if let Some(e) = self.map.get_mut(key) {
+            e.touched = t | (freq as u64) << LFU_SHIFT;
+        }
+    }
+
+    /// Counts accesses for an LFU policy from now on, with the settings `lfu`
+    /// ([`lfu_settings`]; 0: no counting, uses only mark the time). The keyspace passes
+    /// the server's settings on each lock of the store.
+    #[inline]
+    pub fn set_lfu(&mut self, lfu: u64) {
+        self.lfu = lfu;
+    }
+
+    /// The LFU settings given ([`Store::set_lfu`]).
+    pub fn lfu(&self) -> u64 {
+        self.lfu
+    }
+
+    /// The counter an access now leaves on an entry whose [`Entry::touched`] is `old`
+    /// (Redis's `updateLFU`: decay, then the logarithmic increment).
+    fn lfu_bump(&mut self, old: u64, now: u64) -> u64 {
+        let c = lfu_decayed(old, self.lfu, now);
+        if c == 255 {
+            return 255;
+        }
+        let factor = ((self.lfu >> 32) & 0x7fff_ffff) as f64;
+        let p = 1.0 / (c.saturating_sub(LFU_INIT) as f64 * factor + 1.0);
+        let r = (self.next_rng() >> 11) as f64 / (1u64 << 53) as f64;
+        if r < p {
+            c + 1
+        } else {
+            c
+        }
+    }
+
+    fn next_rng(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    /// True when some key has a deadline (a `volatile-*` policy has a candidate).
+    pub fn has_volatile(&self) -> bool {
+        self.volatile > 0
     }
 
     /// Evicts one key chosen by sampled LRU: of `samples` keys drawn at random, the
     /// least recently used (Redis's approximate LRU). Returns it, or None when empty.
     pub fn evict_lru(&mut self, samples: usize) -> Option<Vec<u8>> {
+        self.evict(Pick::Lru, false, samples, 0)
+    }
+
+    /// Evicts one key: of `samples` keys drawn at random (one for [`Pick::Random`]),
+    /// among all or, when `volatile`, among those with a deadline, the one `pick`
+    /// ranks first (Redis's sampled policies). Returns it, or None when there is no
+    /// candidate.
+    pub fn evict(
+        &mut self,
+        pick: Pick,
+        volatile: bool,
+        samples: usize,
+        now: u64,
+    ) -> Option<Vec<u8>> {
+        let samples = if pick == Pick::Random {
+            1
+        } else {
+            samples.max(1)
+        };
+        let lfu = self.lfu;
+        let score = move |e: &Entry| -> u64 {
+            match pick {
+                Pick::Lru => e.touched & MARK_MASK,
+                Pick::Lfu => lfu_decayed(e.touched, lfu, now) << LFU_SHIFT | e.touched & MARK_MASK,
+                Pick::Ttl => e.expires_at,
+                Pick::Random => 0,
+            }
+        };
+        if volatile {
+            return self.evict_volatile(score, samples);
+        }
         let mut best: Option<(u64, Vec<u8>)> = None;
-        for _ in 0..samples.max(1) {
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            let (k, e) = self.map.sample(self.rng)?;
-            if best.as_ref().is_none_or(|(t, _)| e.touched < *t) {
-                best = Some((e.touched, k.to_vec()));
+        for _ in 0..samples {
+            let r = self.next_rng();
+            let (k, e) = self.map.sample(r)?;
+            let s = score(e);
+            if best.as_ref().is_none_or(|(b, _)| s < *b) {
+                best = Some((s, k.to_vec()));
             }
         }
         let (_, key) = best?;
         self.remove(&key);
         Some(key)
+    }
+
+    /// [`Store::evict`] among the keys with a deadline: draws deadline records, skips
+    /// (and drops) stale ones; when every draw was stale, drops all stale records and
+    /// draws again.
+    fn evict_volatile(&mut self, score: impl Fn(&Entry) -> u64, samples: usize) -> Option<Vec<u8>> {
+        for _ in 0..2 {
+            if self.volatile == 0 || self.deadlines.is_empty() {
+                return None;
+            }
+            let mut best: Option<(u64, usize)> = None;
+            let mut drop = Vec::new();
+            let mut found = 0;
+            for _ in 0..samples * 4 {
+                if found == samples {
+                    break;
+                }
+                let i = (self.next_rng() % self.deadlines.len() as u64) as usize;
+                let (ref k, at) = self.deadlines[i];
+                match self.map.get(k) {
+                    Some(e) if e.expires_at == at => {
+                        found += 1;
+                        let s = score(e);
+                        if best.is_none_or(|(b, _)| s < b) {
+                            best = Some((s, i));
+                        }
+                    }
+                    _ => drop.push(i),
+                }
+            }
+            let Some((_, chosen)) = best else {
+                self.drop_stale_deadlines();
+                continue;
+            };
+            drop.push(chosen);
+            drop.sort_unstable();
+            drop.dedup();
+            // Highest first: a swap-remove moves only the last record, never one of
+            // the lower indices still to go.
+            let mut key = None;
+            for &i in drop.iter().rev() {
+                let k = self.drop_deadline(i);
+                if i == chosen {
+                    key = Some(k);
+                }
+            }
+            let key = key?;
+            self.remove(&key);
+            return Some(key.into_vec());
+        }
+        None
+    }
+
+    /// Drops every deadline record whose key is gone or has another deadline now.
+    fn drop_stale_deadlines(&mut self) {
+        let mut i = 0;
+        while i < self.deadlines.len() {
+            let (ref k, at) = self.deadlines[i];
+            if self.map.get(k).map(|e| e.expires_at) == Some(at) {
+                i += 1;
+            } else {
+                self.drop_deadline(i);
+            }
+        }
+        self.cursor = 0;
     }
 
     /// A live key drawn at random (RANDOMKEY): up to 100 draws skip expired keys,
@@ -371,7 +573,11 @@ impl Store {
         if !touch {
             return self.map.at_mut(at).map(|e| &*e);
         }
-        let t = self.tick(now);
+        let mut t = self.tick(now);
+        if self.lfu != 0 {
+            let old = self.map.at_mut(at)?.touched;
+            t |= self.lfu_bump(old, now) << LFU_SHIFT;
+        }
         let e = self.map.at_mut(at)?;
         e.touched = t;
         Some(e)
@@ -410,7 +616,10 @@ impl Store {
         if expires_at != 0 {
             self.push_deadline(key, expires_at);
         }
-        let touched = self.tick(now);
+        let mut touched = self.tick(now);
+        if self.lfu != 0 {
+            touched |= LFU_INIT << LFU_SHIFT;
+        }
         let old = self.map.insert(
             key,
             Entry {
@@ -428,6 +637,14 @@ impl Store {
             return None;
         };
         self.sub_blocks(key.len(), &old.value);
+        if self.lfu != 0 && !Store::expired(&old, now) {
+            // An overwrite keeps the key's counter, as an access (Redis's dbOverwrite
+            // after the write's lookup).
+            let c = self.lfu_bump(old.touched, now);
+            if let Some(e) = self.map.get_mut(key) {
+                e.touched = e.touched & MARK_MASK | c << LFU_SHIFT;
+            }
+        }
         if Store::expired(&old, now) {
             self.note_expired_ref(key);
             if self.keep & KEEP_NEW != 0 {
@@ -450,7 +667,11 @@ impl Store {
         if !self.live(key, now) {
             return None;
         }
-        let t = self.tick(now);
+        let mut t = self.tick(now);
+        if self.lfu != 0 {
+            let old = self.map.get(key)?.touched;
+            t |= self.lfu_bump(old, now) << LFU_SHIFT;
+        }
         let e = self.map.get_mut(key)?;
         e.touched = t;
         let (payload, heap) = (e.value.payload(), e.value.heap());
@@ -771,6 +992,93 @@ mod lru_tests {
         assert_eq!(s.len(), 500);
         assert_eq!(s.memory(), before - 500 * Store::key_cost(4, 10));
         // With 5 samples, a hot key is chosen only when all 5 are hot: rare.
+        assert!(hot_evicted < 20, "{hot_evicted} hot keys evicted");
+    }
+
+    #[test]
+    fn volatile_picks_only_keys_with_a_deadline_and_ttl_the_nearest() {
+        let mut s = Store::new();
+        for i in 0..100u32 {
+            s.set(&i.to_le_bytes(), vec![0; 10], 0, 0);
+            s.set(&(1000 + i).to_le_bytes(), vec![0; 10], 10_000 + i as u64, 0);
+        }
+        // Stale records (deadlines changed, keys deleted) are skipped.
+        for i in 0..50u32 {
+            s.set_deadline(&(1000 + i).to_le_bytes(), 20_000 + i as u64, 0);
+        }
+        let mut last = 0;
+        let mut order = Vec::new();
+        while let Some(k) = s.evict(Pick::Ttl, true, 5, 0) {
+            let i = u32::from_le_bytes(k[..4].try_into().unwrap_or_default());
+            assert!(i >= 1000, "persistent key {i} evicted");
+            order.push(i);
+            last = i;
+        }
+        assert_eq!(order.len(), 100, "{last}");
+        assert_eq!(s.len(), 100);
+        assert!(!s.has_volatile());
+        // Sampled: the first evicted are mostly the nearest deadlines (1050..1099).
+        let early = order[..25].iter().filter(|&&i| i >= 1050).count();
+        assert!(early >= 20, "{order:?}");
+        // Every record went with its key or as stale.
+        assert!(s.deadlines.is_empty(), "{}", s.deadlines.len());
+        for pick in [Pick::Lru, Pick::Lfu, Pick::Random] {
+            assert_eq!(s.evict(pick, true, 5, 0), None);
+        }
+        assert!(s.evict(Pick::Random, false, 5, 0).is_some());
+    }
+
+    #[test]
+    fn lfu_counter_grows_logarithmically_and_decays() {
+        let mut s = Store::new();
+        s.set_lfu(lfu_settings(10, 1));
+        let now = 120 * 60_000;
+        s.set(b"k", vec![1], 0, now);
+        assert_eq!(s.peek(b"k").map(|e| e.freq(s.lfu(), now)), Some(LFU_INIT));
+        for _ in 0..1000 {
+            s.get(b"k", now);
+        }
+        let f = s.peek(b"k").map_or(0, |e| e.freq(s.lfu(), now));
+        // Redis's table for factor 10: about 10 after 100 hits, 18 after 1,000.
+        assert!((12..=25).contains(&f), "{f}");
+        // One less per minute idle.
+        let later = now + 5 * 60_000;
+        assert_eq!(s.peek(b"k").map(|e| e.freq(s.lfu(), later)), Some(f - 5));
+        // The use mark is intact.
+        assert_eq!(s.peek(b"k").map(Entry::used_ms), Some(now));
+        // An overwrite keeps the counter.
+        s.set(b"k", vec![2], 0, now);
+        assert!(s.peek(b"k").is_some_and(|e| e.freq(s.lfu(), now) >= f));
+        // Without LFU settings a use clears it.
+        s.set_lfu(0);
+        s.get(b"k", now);
+        assert_eq!(s.peek(b"k").map(|e| e.freq(0, now)), Some(0));
+    }
+
+    #[test]
+    fn sampled_lfu_prefers_rarely_read_keys() {
+        let mut s = Store::new();
+        s.set_lfu(lfu_settings(10, 1));
+        for i in 0..1000u32 {
+            s.set(&i.to_le_bytes(), vec![0; 10], 0, 0);
+        }
+        // Keys 0..100 are read often, the rest once; the frequent ones first, so
+        // LRU alone would evict them.
+        for _ in 0..50 {
+            for i in 0..100u32 {
+                s.get(&i.to_le_bytes(), 0);
+            }
+        }
+        for i in 100..1000u32 {
+            s.get(&i.to_le_bytes(), 0);
+        }
+        let mut hot_evicted = 0;
+        for _ in 0..500 {
+            let k = s.evict(Pick::Lfu, false, 5, 0).unwrap_or_default();
+            if u32::from_le_bytes(k[..4].try_into().unwrap_or_default()) < 100 {
+                hot_evicted += 1;
+            }
+        }
         assert!(hot_evicted < 20, "{hot_evicted} hot keys evicted");
     }
 }

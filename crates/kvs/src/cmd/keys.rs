@@ -304,9 +304,11 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
         .store(args[2])
         .peek(args[2])
         .map_or(ctx.now, |e| e.used_ms());
-    let Some(e) = ctx.keys.get(args[2], ctx.now) else {
+    // Redis's OBJECT does not count as a use of the key (LRU, LFU).
+    let Some(e) = ctx.keys.get_quiet(args[2], ctx.now) else {
         return w.null();
     };
+    let lfu = ctx.config.policy.is_lfu();
     if eq(sub, "encoding") {
         // Redis's encodings: for a string a decimal integer, a short string or a long
         // one; for a collection its compact form while small, else a hash table.
@@ -332,7 +334,12 @@ pub fn object(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     } else if eq(sub, "refcount") {
         w.int(1);
     } else if eq(sub, "freq") {
-        w.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        if !lfu {
+            return w.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        }
+        w.int(e.freq(ctx.config.lfu(), ctx.now) as i64);
+    } else if lfu {
+        w.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     } else {
         // IDLETIME: seconds since the key was last read or written (this lookup
         // aside: it was read from the entry before the lookup marked it used).

@@ -56,7 +56,7 @@ use crate::resp::{Proto, Writer};
 use crate::state::{Shared, Stats};
 use crate::value::Value;
 
-use crate::config::{Config, Eviction};
+use crate::config::Config;
 pub use crate::glob::glob;
 pub use cluster::key_slot;
 pub use server::rss_bytes;
@@ -506,15 +506,15 @@ pub(crate) fn admit_with(ctx: &mut Ctx, cmd: &Command, memory: bool) -> Result<(
     Ok(())
 }
 
-/// Applies maxmemory before a command: false when it must be refused (noeviction);
-/// with allkeys-lru, locks every shard and evicts (and logs the evictions) until under
-/// the limit.
+/// Applies maxmemory before a command: false when it must be refused (noeviction,
+/// or a `volatile-*` policy with no key with a deadline left); with an evicting
+/// policy, locks every shard and evicts (and logs the evictions) until under the limit.
 fn within_memory(ctx: &mut Ctx, cmd: &Command) -> bool {
     !cmd.has(DENYOOM) || evict(ctx)
 }
 
-/// Applies `maxmemory` now: true when within it (after evicting, under allkeys-lru),
-/// false when over it with noeviction.
+/// Applies `maxmemory` now: true when within it (after evicting, under an evicting
+/// policy), false when over it with noeviction or with nothing left to evict.
 pub(crate) fn evict(ctx: &mut Ctx) -> bool {
     let max = ctx.config.maxmemory;
     if max == 0 {
@@ -528,9 +528,9 @@ pub(crate) fn evict(ctx: &mut Ctx) -> bool {
     if within(ctx.keys.memory()) {
         return true;
     }
-    match ctx.config.policy {
-        Eviction::NoEviction => false,
-        Eviction::AllKeysLru => {
+    match ctx.config.policy.pick() {
+        None => false,
+        Some((pick, volatile)) => {
             // The latency monitor's `eviction-cycle` (all of it) and `eviction-del`
             // (each key).
             let shared = ctx.shared;
@@ -539,7 +539,7 @@ pub(crate) fn evict(ctx: &mut Ctx) -> bool {
             ctx.keys.lock_every_db();
             while !within(ctx.keys.memory()) {
                 let del = latency.start();
-                match ctx.keys.evict_lru(5) {
+                match ctx.keys.evict(pick, volatile, 5, ctx.now) {
                     Some((db, k)) => {
                         ctx.in_db(db, |ctx| {
                             ctx.log_del(&k);

@@ -23,9 +23,9 @@
 //! restored key is written as COPY writes one: through the store's memory count, the
 //! append-only log (its whole value), WATCH, blocked clients (RESTORE is a write, so
 //! clients waiting on the key are served after it) and the `restore` notification.
-//! IDLETIME sets when the key counts as last used (OBJECT IDLETIME, LRU eviction);
-//! FREQ is checked as Redis checks it and has no effect: this server keeps no LFU
-//! counter.
+//! IDLETIME sets when the key counts as last used (OBJECT IDLETIME, LRU eviction)
+//! unless an LFU policy is set; FREQ sets the key's LFU counter (OBJECT FREQ, LFU
+//! eviction) only when one is, as in Redis.
 
 mod decode;
 mod encode;
@@ -163,7 +163,7 @@ pub fn dump(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
 /// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ f].
 pub fn restore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     let (key, now) = (args[1], ctx.now);
-    let (mut replace, mut absttl, mut idle, mut freq) = (false, false, None, false);
+    let (mut replace, mut absttl, mut idle, mut freq) = (false, false, None, None);
     let mut i = 4;
     while i < args.len() {
         let more = i + 1 < args.len();
@@ -171,7 +171,7 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
             replace = true;
         } else if eq(args[i], "absttl") {
             absttl = true;
-        } else if eq(args[i], "idletime") && more && !freq {
+        } else if eq(args[i], "idletime") && more && freq.is_none() {
             match parse_i64(args[i + 1]) {
                 None => return w.error(NOT_INT),
                 Some(s) if s < 0 => return w.error("ERR Invalid IDLETIME value, must be >= 0"),
@@ -184,7 +184,7 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
                 Some(f) if !(0..=255).contains(&f) => {
                     return w.error("ERR Invalid FREQ value, must be >= 0 and <= 255")
                 }
-                Some(_) => freq = true,
+                Some(f) => freq = Some(f as u8),
             }
             i += 1;
         } else {
@@ -220,10 +220,15 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]], w: &mut Writer) {
     }
     ctx.keys.put(key, value, at, now);
     ctx.log_key(key);
-    if let Some(s) = idle {
+    // As Redis: IDLETIME counts under an LRU policy, FREQ under an LFU one.
+    let lfu = ctx.config.policy.is_lfu();
+    if let Some(s) = idle.filter(|_| !lfu) {
         ctx.keys
             .store(key)
             .set_idle(key, now, s.saturating_mul(1000));
+    }
+    if let Some(f) = freq.filter(|_| lfu) {
+        ctx.keys.store(key).set_freq(key, f, now);
     }
     w.simple("OK");
 }
