@@ -75,9 +75,20 @@ pub(super) fn full_sync(
 ) -> io::Result<()> {
     let bytes = read_payload(r, payload, head)?;
     let mut loaded = Vec::new();
-    let summary = rdb::read(&bytes, shared.keyspace.dbs(), |k| loaded.push(k))
-        .map_err(|e| bad(format!("the primary's RDB snapshot: {e}")))?;
+    // Each database's size as the file says (a third of its bytes at most).
+    let mut hints = Vec::new();
+    let summary = rdb::read_with_hints(
+        &bytes,
+        shared.keyspace.dbs(),
+        |db, n| hints.push((db, n as usize)),
+        |k| loaded.push(k),
+    )
+    .map_err(|e| bad(format!("the primary's RDB snapshot: {e}")))?;
     drop(bytes);
+    // A shard at a time: each locked once, its table sized once.
+    let per_db = shared.keyspace.shards();
+    let at = |k: &rdb::RdbKey| k.db * per_db + shared.keyspace.shard_of(&k.key);
+    loaded.sort_by_key(at);
     let mut keys = Keys::new(&shared.keyspace);
     clear_all(shared, &mut keys);
     let mut changes = Vec::new();
@@ -90,13 +101,26 @@ pub(super) fn full_sync(
         ]));
         apply_batch(shared, &mut keys, &mut changes, &[], &[]);
     }
+    for (db, n) in hints {
+        shared.keyspace.use_db(db);
+        for i in 0..per_db {
+            keys.shard_at(db * per_db + i).reserve(n.div_ceil(per_db));
+        }
+        keys.unlock();
+    }
     // Keys past their deadline stay: the primary's DEL removes them (as in Redis).
     let logging = shared.log.is_some();
     let now = now_ms();
     let mut effects = Vec::new();
+    let mut held = usize::MAX;
     for k in loaded {
-        shared.keyspace.use_db(k.db);
-        let store = keys.store_in(k.db, &k.key);
+        let i = at(&k);
+        if i != held {
+            keys.unlock();
+            shared.keyspace.use_db(k.db);
+            held = i;
+        }
+        let store = keys.shard_at(i);
         store.put(&k.key, k.value, k.expires_at, now);
         if let Some(s) = k.idle_s {
             store.set_idle(&k.key, now, s.saturating_mul(1000));
@@ -112,8 +136,8 @@ pub(super) fn full_sync(
             }
             shared.propagate(&mut keys, &mut effects);
         }
-        keys.unlock();
     }
+    keys.unlock();
     let capacity = super::backlog_capacity(&shared.config().0);
     shared.repl.synced_redis(replid, offset, capacity);
     Ok(())
