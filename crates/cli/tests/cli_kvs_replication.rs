@@ -581,3 +581,59 @@ fn a_full_sync_empties_the_databases_the_stream_wrote() {
     wait_synced(&mut p2, &mut r);
     assert_eq!(keyspace(&mut r), keyspace(&mut p2));
 }
+
+/// `replica-serve-stale-data no`: while a replica's link is down, commands without
+/// Redis's STALE flag get MASTERDOWN (INFO, REPLICAOF, CONFIG still run), EXEC of a
+/// transaction queued before the link went down is discarded with it, and once the
+/// server is a primary again everything runs.
+#[test]
+fn a_stale_replica_refuses_what_redis_refuses() {
+    let (_s, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    let mut other = connect(&addr);
+    // (the redis crate spells the code MasterDown)
+    let masterdown = |r: redis::RedisResult<redis::Value>| {
+        r.unwrap_err()
+            .to_string()
+            .contains("Link with MASTER is down and replica-serve-stale-data is set to 'no'")
+    };
+    assert_eq!(
+        cmd(&mut c, &["CONFIG", "SET", "replica-serve-stale-data", "no"]),
+        redis::Value::Okay
+    );
+    cmd(&mut c, &["SET", "xx", "1"]);
+    cmd(&mut c, &["MULTI"]);
+    cmd(&mut c, &["GET", "xx"]);
+    // A primary nobody answers for: the link never comes up.
+    cmd(&mut other, &["REPLICAOF", "127.0.0.1", "1"]);
+    let e = try_cmd(&mut c, &["EXEC"]).unwrap_err().to_string();
+    assert!(
+        e.contains("discarded") && e.contains("Link with MASTER is down"),
+        "{e}"
+    );
+    assert!(masterdown(try_cmd(&mut c, &["GET", "xx"])));
+    assert!(masterdown(try_cmd(&mut c, &["PING"])));
+    assert!(matches!(
+        cmd(&mut c, &["INFO", "replication"]),
+        redis::Value::BulkString(_)
+    ));
+    // The default: stale data is served.
+    cmd(&mut c, &["CONFIG", "SET", "slave-serve-stale-data", "yes"]);
+    assert_eq!(
+        cmd(&mut c, &["GET", "xx"]),
+        redis::Value::BulkString(b"1".to_vec())
+    );
+    cmd(&mut c, &["CONFIG", "SET", "replica-serve-stale-data", "no"]);
+    // Queued while stale: refused at once, and EXEC discards the transaction.
+    cmd(&mut c, &["MULTI"]);
+    assert!(masterdown(try_cmd(&mut c, &["GET", "xx"])));
+    cmd(&mut other, &["REPLICAOF", "NO", "ONE"]);
+    assert!(try_cmd(&mut c, &["EXEC"]).is_err());
+    // A primary again: served.
+    cmd(&mut c, &["MULTI"]);
+    cmd(&mut c, &["GET", "xx"]);
+    assert_eq!(
+        cmd(&mut c, &["EXEC"]),
+        redis::Value::Array(vec![redis::Value::BulkString(b"1".to_vec())])
+    );
+}

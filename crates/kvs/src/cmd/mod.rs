@@ -353,6 +353,17 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
         ctx.stats.per_command.rejected(table::row(cmd));
         return w.error(&e);
     }
+    if stale(ctx, cmd) {
+        ctx.stats.per_command.rejected(table::row(cmd));
+        if cmd.name == "exec" && ctx.session.tx.queuing() {
+            ctx.session.tx.end();
+            return w.error(&format!(
+                "EXECABORT Transaction discarded because of: {MASTERDOWN}"
+            ));
+        }
+        multi::flag_error(ctx);
+        return w.error(MASTERDOWN);
+    }
     if let Err(e) = scripting::wait_busy(ctx, cmd, args) {
         // An EXEC refused ends its transaction (EXECABORT, as Redis answers and as the
         // busy pump answers on the script's own loop); anything else refused inside
@@ -370,6 +381,34 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
     let start = ctx.effects.len();
     run(ctx, cmd, args, w);
     multi::touch(ctx, start);
+}
+
+/// A stale replica's refusal (Redis's text).
+pub(crate) const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+
+/// `replica-serve-stale-data no` on a replica whose link to its primary is down: a
+/// command without the STALE flag is refused, and so is EXEC of a transaction that
+/// queued one (it may have been queued while the link was up), as in Redis.
+fn stale(ctx: &Ctx, cmd: &Command) -> bool {
+    let repl = &ctx.shared.repl;
+    if !repl.is_replica()
+        || !ctx
+            .config
+            .compat
+            .get("replica-serve-stale-data")
+            .is_some_and(|v| v.eq_ignore_ascii_case("no"))
+        || repl
+            .link()
+            .is_some_and(|l| l.up.load(std::sync::atomic::Ordering::Acquire))
+    {
+        return false;
+    }
+    if cmd.name == "exec" && ctx.session.tx.queuing() {
+        ctx.session.tx.queued_without(table::STALE)
+    } else {
+        !cmd.has(table::STALE)
+    }
 }
 
 /// Runs a command that passed its checks, counting it (a command that blocked is

@@ -44,6 +44,14 @@ pub struct Tx {
 }
 
 impl Tx {
+    /// Whether a command queued so far lacks `flag` (EXEC on a stale replica refuses a
+    /// transaction that holds one without STALE).
+    pub(crate) fn queued_without(&self, flag: u32) -> bool {
+        self.queued
+            .as_ref()
+            .is_some_and(|q| q.iter().any(|c| !c.cmd.has(flag)))
+    }
+
     /// Marks the transaction being queued (if any) as refused.
     pub fn refuse(&mut self) {
         if self.queuing() {
