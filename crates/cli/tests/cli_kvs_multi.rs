@@ -434,3 +434,32 @@ fn exec_refuses_a_transaction_that_would_grow_past_maxmemory() {
     cmd(&mut b, &["CONFIG", "SET", "maxmemory", "0"]);
     assert_eq!(get(&mut a, "x").as_deref(), Some("value"));
 }
+
+/// Redis's no-multi commands (SAVE, SHUTDOWN, SYNC, PSYNC) are refused inside MULTI and
+/// the transaction is discarded: the server is still up after EXEC.
+#[test]
+fn save_and_shutdown_are_refused_inside_multi() {
+    let (_s, addr) = kvs_serve(&["--port", "0"]);
+    let mut c = connect(&addr);
+    for no in [
+        &["SHUTDOWN"][..],
+        &["SAVE"],
+        &["SYNC"],
+        &["PSYNC", "?", "-1"],
+    ] {
+        assert_eq!(cmd(&mut c, &["MULTI"]), redis::Value::Okay);
+        cmd(&mut c, &["SET", "k", "v"]);
+        let e = try_cmd(&mut c, no).unwrap_err().to_string();
+        assert!(
+            e.contains("Command not allowed inside a transaction"),
+            "{no:?}: {e}"
+        );
+        let e = try_cmd(&mut c, &["EXEC"]).unwrap_err().to_string();
+        assert!(e.contains("previous errors"), "{e}");
+        assert_eq!(cmd(&mut c, &["EXISTS", "k"]), redis::Value::Int(0));
+    }
+    assert_eq!(
+        cmd(&mut c, &["PING"]),
+        redis::Value::SimpleString("PONG".into())
+    );
+}

@@ -326,6 +326,13 @@ fn checked(ctx: &mut Ctx, cmd: &'static table::Command, args: &[&[u8]], w: &mut 
         ctx.stats.per_command.rejected(table::row(cmd));
         return w.error("NOAUTH Authentication required.");
     }
+    // Redis's no-multi commands: never queued (a SHUTDOWN in EXEC would stop the
+    // server with the transaction half told).
+    if ctx.session.tx.queuing() && matches!(cmd.name, "save" | "shutdown" | "sync" | "psync") {
+        multi::flag_error(ctx);
+        ctx.stats.per_command.rejected(table::row(cmd));
+        return w.error("ERR Command not allowed inside a transaction");
+    }
     // ACLs: one comparison for a user that may run anything (see `crate::acl`).
     if !crate::acl::open(ctx) {
         if let Err(e) = crate::acl::admit(ctx, cmd, args) {
